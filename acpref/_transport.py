@@ -1,0 +1,495 @@
+"""Transport: byte streams, newline framing, and spawning a peer process.
+
+Spec: transports.mdx (stdio); clauses TRANSPORT-01, TRANSPORT-03 .. TRANSPORT-05, TRANSPORT-07,
+TRANSPORT-10 .. TRANSPORT-12.
+
+A *stream* is what a connection reads bytes from and writes bytes to. Three kinds:
+
+* ``FdStream``: a pair of OS file descriptors (a subprocess's pipes, our own stdin/stdout, a
+  socket). Reads wait in ``poll`` beside a wake-up pipe, so that ``close()`` stops a blocked
+  reader at once; writes use a non-blocking descriptor and ``poll``, so that a peer that stopped
+  reading makes a write fail after ``write_timeout`` instead of blocking a thread forever.
+* ``FileStream``: any pair of binary file objects (a socket file, a ``BytesIO``...).
+* ``memory_pipe()``: an in-memory one-way pipe, for tests that want exact write boundaries.
+
+``LineSplitter`` turns reads into lines (one JSON-RPC message each, spec TRANSPORT-04) with a
+bound on line length: an oversize line is dropped as it arrives (never buffered whole) and
+reported as ``Oversize``, and the stream goes on. ``spawn`` starts a peer process with its stderr
+drained by a thread (a peer blocked on a full stderr pipe is a classic hang).
+
+Nothing here knows JSON or JSON-RPC.
+"""
+
+from __future__ import annotations
+
+import collections
+import errno
+import logging
+import os
+import select
+import stat
+import subprocess
+import threading
+import time
+from typing import IO, Any, Callable, Deque, Iterator, List, Mapping, Optional, Protocol, Sequence, Union
+
+import attrs
+
+__all__ = [
+    "Stream",
+    "FdStream",
+    "FileStream",
+    "memory_pipe",
+    "LineSplitter",
+    "Oversize",
+    "Process",
+    "spawn",
+    "StderrBuffer",
+]
+
+log = logging.getLogger("acpref.transport")
+
+#: Bytes asked for per read while between lines, and while inside a long line.
+_SMALL_READ = 64 * 1024
+_LARGE_READ = 1024 * 1024
+
+
+class Stream(Protocol):
+    """What a connection needs: blocking reads that return ``b""`` at the end, whole writes."""
+
+    def read(self, size: int) -> bytes: ...
+
+    def write(self, data: bytes) -> None: ...
+
+    def close(self) -> None: ...
+
+
+class StreamClosed(OSError):
+    """The stream was closed by our side."""
+
+
+# -- Framing --------------------------------------------------------------------------------------
+
+
+@attrs.frozen
+class Oversize:
+    """A line longer than the bound was dropped; ``size`` is how many bytes it had."""
+
+    size: int
+
+
+class LineSplitter:
+    """Split a stream's bytes into lines without the ``\\n``; bound the length of one line.
+
+    Pieces of a line in progress are kept in a list and joined once, when the newline arrives,
+    so a line of N bytes costs O(N) however it was cut. A final line without a newline is
+    delivered at the end of input.
+    """
+
+    def __init__(self, read: Callable[[int], bytes], max_line_bytes: int) -> None:
+        self._read = read
+        self._max = max_line_bytes
+
+    def __iter__(self) -> Iterator[Union[bytes, Oversize]]:
+        parts: List[bytes] = []
+        pending = 0  # bytes held in `parts`
+        dropping = 0  # > 0 while discarding an oversize line: bytes seen so far
+        while True:
+            chunk = self._read(_LARGE_READ if pending or dropping else _SMALL_READ)
+            if not chunk:
+                if dropping:
+                    yield Oversize(dropping)
+                elif parts:
+                    yield b"".join(parts)
+                return
+            start = 0
+            while True:
+                nl = chunk.find(b"\n", start)
+                if nl < 0:
+                    break
+                if dropping:
+                    yield Oversize(dropping + nl - start)
+                    dropping = 0
+                elif parts:
+                    parts.append(chunk[start:nl])
+                    line = b"".join(parts)
+                    parts, pending = [], 0
+                    if len(line) > self._max:
+                        yield Oversize(len(line))
+                    else:
+                        yield line
+                elif nl - start > self._max:
+                    yield Oversize(nl - start)
+                else:
+                    yield chunk[start:nl]
+                start = nl + 1
+            rest = len(chunk) - start
+            if not rest:
+                continue
+            if dropping:
+                dropping += rest
+            elif pending + rest > self._max:
+                dropping = pending + rest
+                parts, pending = [], 0
+            else:
+                parts.append(chunk[start:] if start else chunk)
+                pending += rest
+
+
+# -- Streams --------------------------------------------------------------------------------------
+
+
+def _is_pipe_or_socket(fd: int) -> bool:
+    try:
+        mode = os.fstat(fd).st_mode
+    except OSError:
+        return False
+    return stat.S_ISFIFO(mode) or stat.S_ISSOCK(mode)
+
+
+class FdStream:
+    """Reads from ``read_fd`` and writes to ``write_fd`` (the same fd for a socket).
+
+    ``write_timeout`` bounds how long one write may make no progress (the peer stopped reading);
+    past it the write raises ``TimeoutError``. ``owns_fds`` closes the descriptors on ``close()``.
+    """
+
+    def __init__(
+        self,
+        read_fd: int,
+        write_fd: int,
+        *,
+        write_timeout: Optional[float] = 30.0,
+        owns_fds: bool = False,
+    ) -> None:
+        self._read_fd = read_fd
+        self._write_fd = write_fd
+        self._write_timeout = write_timeout
+        self._owns = owns_fds
+        self._wake_r, self._wake_w = os.pipe()
+        self._closed = False
+        self._close_lock = threading.Lock()
+        # Only a pipe or socket is made non-blocking: a terminal's file description is shared
+        # with the shell, and a regular file never blocks anyway.
+        self._nonblocking_write = _is_pipe_or_socket(write_fd)
+        if self._nonblocking_write:
+            os.set_blocking(write_fd, False)
+        self._poll_read = select.poll()
+        self._poll_read.register(read_fd, select.POLLIN | select.POLLHUP | select.POLLERR)
+        self._poll_read.register(self._wake_r, select.POLLIN)
+
+    def read(self, size: int) -> bytes:
+        while not self._closed:
+            try:
+                events = self._poll_read.poll()
+            except InterruptedError:  # pragma: no cover - PEP 475 retries this already
+                continue
+            if self._closed or any(fd == self._wake_r for fd, _ in events):
+                return b""
+            try:
+                return os.read(self._read_fd, size)
+            except BlockingIOError:
+                continue
+            except OSError as exc:
+                if exc.errno in (errno.EBADF, errno.ECONNRESET, errno.EIO):
+                    return b""
+                raise
+        return b""
+
+    def write(self, data: bytes) -> None:
+        if self._closed:
+            raise StreamClosed("stream closed")
+        if not self._nonblocking_write:
+            view = memoryview(data)
+            while view:
+                view = view[os.write(self._write_fd, view) :]
+            return
+        view = memoryview(data)
+        poller = select.poll()
+        poller.register(self._write_fd, select.POLLOUT | select.POLLERR | select.POLLHUP)
+        deadline = None if self._write_timeout is None else time.monotonic() + self._write_timeout
+        while view:
+            try:
+                written = os.write(self._write_fd, view)
+            except BlockingIOError:
+                written = 0
+            if written:
+                view = view[written:]
+                if deadline is not None:
+                    deadline = time.monotonic() + self._write_timeout  # type: ignore[operator]
+                continue
+            if self._closed:
+                raise StreamClosed("stream closed")
+            wait_ms = None if deadline is None else max(0, int((deadline - time.monotonic()) * 1000))
+            # Wake up now and then to notice close(); the deadline is checked on every pass.
+            events = poller.poll(200 if wait_ms is None else min(wait_ms, 200))
+            if not events and deadline is not None and time.monotonic() >= deadline:
+                raise TimeoutError(f"peer read nothing for {self._write_timeout}s; write abandoned")
+            for _, ev in events:
+                if ev & (select.POLLERR | select.POLLHUP) and not ev & select.POLLOUT:
+                    raise BrokenPipeError(errno.EPIPE, "peer closed its end of the pipe")
+
+    def close(self) -> None:
+        with self._close_lock:
+            if self._closed:
+                return
+            self._closed = True
+        try:
+            os.write(self._wake_w, b"x")
+        except OSError:  # pragma: no cover
+            pass
+        if self._owns:
+            for fd in {self._read_fd, self._write_fd}:
+                try:
+                    os.close(fd)
+                except OSError:
+                    pass
+
+    def close_wake(self) -> None:
+        """Free the wake-up pipe; call once no thread can be reading any more."""
+        for fd in (self._wake_r, self._wake_w):
+            try:
+                os.close(fd)
+            except OSError:
+                pass
+
+
+class FileStream:
+    """Adapts a pair of binary file objects (``read1``/``read`` and ``write``/``flush``)."""
+
+    def __init__(self, reader: IO[bytes], writer: IO[bytes]) -> None:
+        self._reader = reader
+        self._writer = writer
+        self._read = getattr(reader, "read1", None) or reader.read
+        self._closed = False
+
+    def read(self, size: int) -> bytes:
+        if self._closed:
+            return b""
+        try:
+            return self._read(size)
+        except (OSError, ValueError):
+            return b""
+
+    def write(self, data: bytes) -> None:
+        if self._closed:
+            raise StreamClosed("stream closed")
+        self._writer.write(data)
+        self._writer.flush()
+
+    def close(self) -> None:
+        if self._closed:
+            return
+        self._closed = True
+        for f in (self._writer, self._reader):
+            try:
+                f.close()
+            except Exception:  # noqa: BLE001 - closing is best effort
+                pass
+
+
+class _MemoryPipeEnd:
+    """One end of an in-memory pipe (``memory_pipe``): reads what the other end wrote."""
+
+    def __init__(self) -> None:
+        self._chunks: Deque[bytes] = collections.deque()
+        self._cond = threading.Condition()
+        self._eof = False
+
+    def feed(self, data: bytes) -> None:
+        with self._cond:
+            if self._eof:
+                raise BrokenPipeError(errno.EPIPE, "memory pipe closed")
+            self._chunks.append(bytes(data))
+            self._cond.notify()
+
+    def end(self) -> None:
+        with self._cond:
+            self._eof = True
+            self._cond.notify_all()
+
+    def read(self, size: int) -> bytes:
+        with self._cond:
+            while not self._chunks and not self._eof:
+                self._cond.wait()
+            if not self._chunks:
+                return b""
+            chunk = self._chunks.popleft()
+            if len(chunk) > size:
+                self._chunks.appendleft(chunk[size:])
+                chunk = chunk[:size]
+            return chunk
+
+
+class MemoryStream:
+    """A stream over two in-memory pipe ends: what we read, and where the peer reads."""
+
+    def __init__(self, inbound: _MemoryPipeEnd, outbound: _MemoryPipeEnd) -> None:
+        self._in = inbound
+        self._out = outbound
+
+    def read(self, size: int) -> bytes:
+        return self._in.read(size)
+
+    def write(self, data: bytes) -> None:
+        self._out.feed(data)
+
+    def close(self) -> None:
+        self._out.end()
+        self._in.end()
+
+
+def memory_pipe() -> "tuple[MemoryStream, MemoryStream]":
+    """Two connected in-memory streams: what one writes, the other reads, in the same pieces."""
+    a_to_b, b_to_a = _MemoryPipeEnd(), _MemoryPipeEnd()
+    return MemoryStream(b_to_a, a_to_b), MemoryStream(a_to_b, b_to_a)
+
+
+# -- Processes ------------------------------------------------------------------------------------
+
+
+class StderrBuffer:
+    """Keeps the last ``limit`` bytes a process wrote to stderr, and passes lines to a callback.
+
+    Spec TRANSPORT-07: the client may capture, forward or ignore an agent's stderr; it is never
+    parsed as ACP. Draining it always keeps a chatty peer from blocking on a full pipe.
+    """
+
+    def __init__(self, limit: int = 1 << 20, on_line: Optional[Callable[[str], None]] = None) -> None:
+        self._limit = limit
+        self._chunks: Deque[bytes] = collections.deque()
+        self._size = 0
+        self._lock = threading.Lock()
+        self._on_line = on_line
+        self._partial = b""
+        self.total = 0
+
+    def feed(self, data: bytes) -> None:
+        with self._lock:
+            self.total += len(data)
+            self._chunks.append(data)
+            self._size += len(data)
+            while self._size > self._limit and self._chunks:
+                self._size -= len(self._chunks.popleft())
+        if self._on_line is not None:
+            data = self._partial + data
+            *lines, self._partial = data.split(b"\n")
+            if len(self._partial) > self._limit:
+                self._partial = b""
+            for line in lines:
+                try:
+                    self._on_line(line.decode("utf-8", "replace"))
+                except Exception:  # noqa: BLE001 - a callback must not stop the drain
+                    log.exception("stderr callback failed")
+
+    def text(self) -> str:
+        """What is kept, decoded (invalid UTF-8 replaced)."""
+        with self._lock:
+            return b"".join(self._chunks).decode("utf-8", "replace")
+
+
+class Process:
+    """A spawned peer: its pipes, its drained stderr, and a bounded shutdown ladder."""
+
+    def __init__(self, popen: "subprocess.Popen[bytes]", stderr: StderrBuffer) -> None:
+        self.popen = popen
+        self.stderr = stderr
+        self._drain = threading.Thread(target=self._drain_stderr, name=f"acpref-stderr-{popen.pid}", daemon=True)
+        self._drain.start()
+
+    @property
+    def pid(self) -> int:
+        return self.popen.pid
+
+    @property
+    def returncode(self) -> Optional[int]:
+        return self.popen.poll()
+
+    def _drain_stderr(self) -> None:
+        err = self.popen.stderr
+        assert err is not None
+        fd = err.fileno()
+        while True:
+            try:
+                data = os.read(fd, 65536)
+            except OSError:
+                break
+            if not data:
+                break
+            self.stderr.feed(data)
+        try:
+            err.close()
+        except OSError:  # pragma: no cover
+            pass
+
+    def shutdown(self, *, grace: float = 2.0, term_grace: float = 2.0) -> Optional[int]:
+        """Stop the process in a ladder: close stdin, wait; SIGTERM, wait; SIGKILL, wait.
+
+        Spec TRANSPORT-10: the client ends the connection by closing the agent's stdin and
+        terminating the subprocess. Each step is bounded; returns the exit status
+        (negative: killed by that signal), or None if even SIGKILL did not end it in time.
+        """
+        if self.popen.stdin is not None:
+            try:
+                self.popen.stdin.close()
+            except OSError:
+                pass
+        for step, wait in (("close stdin", grace), ("terminate", term_grace), ("kill", 5.0)):
+            if step == "terminate" and self.popen.poll() is None:
+                self._signal("terminate")
+            elif step == "kill" and self.popen.poll() is None:
+                self._signal("kill")
+            try:
+                self.popen.wait(timeout=wait)
+                break
+            except subprocess.TimeoutExpired:
+                continue
+        self._drain.join(timeout=1.0)
+        for f in (self.popen.stdout,):
+            if f is not None:
+                try:
+                    f.close()
+                except OSError:
+                    pass
+        return self.popen.poll()
+
+    def _signal(self, how: str) -> None:
+        try:
+            if how == "terminate":
+                self.popen.terminate()
+            else:
+                self.popen.kill()
+        except ProcessLookupError:  # pragma: no cover - already gone
+            pass
+
+    def wait_drained(self, timeout: float) -> bool:
+        """Wait for the stderr drain to reach the end of the process's stderr."""
+        self._drain.join(timeout)
+        return not self._drain.is_alive()
+
+
+def spawn(
+    argv: Sequence[str],
+    *,
+    env: Optional[Mapping[str, str]] = None,
+    cwd: Optional[str] = None,
+    stderr: Optional[StderrBuffer] = None,
+    new_session: bool = False,
+    **popen_kwargs: Any,
+) -> Process:
+    """Start ``argv`` (no shell) with piped stdin/stdout and a drained stderr.
+
+    Spec TRANSPORT-03: in stdio mode the client spawns the agent process.
+    """
+    popen = subprocess.Popen(
+        list(argv),
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        env=dict(env) if env is not None else None,
+        cwd=cwd,
+        bufsize=0,
+        start_new_session=new_session,
+        **popen_kwargs,
+    )
+    return Process(popen, stderr or StderrBuffer())

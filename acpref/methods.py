@@ -1,0 +1,171 @@
+"""The methods table: every ACP v1 method with its types, receiver, kind, gate and clause.
+
+Spec: ``../shared/spec/meta.json`` (method names) and schema.json (``x-method``, ``x-side``);
+overview.mdx (Agent and Client methods); clauses OVERVIEW-02 .. OVERVIEW-05, EXT-05.
+
+``receiver`` is the side that *handles* the method: ``"agent"`` methods are sent by the client,
+``"client"`` methods by the agent, ``"both"`` by either. ``gate`` names the capability that makes
+an optional method available, as a dotted path into the receiver's advertised capabilities
+(``"loadSession"`` in ``agentCapabilities``, ``"fs.readTextFile"`` in ``clientCapabilities``);
+``acpref._rules.capabilities.gate_open`` reads it with the schema's defaults. ``clause`` is the
+clause that makes the gate (or, ungated, the one that makes the method baseline).
+
+Nothing here does I/O; the connection, the rules and the oracle all read this one table.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Dict, Optional
+
+import attrs
+
+from . import schema as s
+
+__all__ = [
+    "Method",
+    "METHODS",
+    "AGENT_METHODS",
+    "CLIENT_METHODS",
+    "PROTOCOL_METHODS",
+    "CANCEL_REQUEST",
+    "PROTOCOL_VERSION",
+    "is_extension",
+    "lookup",
+]
+
+#: The protocol version this implementation speaks, and the newest it knows (spec SCHEMA-12).
+PROTOCOL_VERSION = 1
+
+#: The protocol-level notification that cancels one outstanding request (cancellation.mdx).
+CANCEL_REQUEST = "$/cancel_request"
+
+
+@attrs.frozen(kw_only=True)
+class Method:
+    """One row of the table."""
+
+    #: The wire method name.
+    name: str
+    #: The params model.
+    params: Any
+    #: The result model; ``None`` for a notification.
+    result: Any
+    #: ``"agent"``, ``"client"`` or ``"both"``: who handles (receives) it.
+    receiver: str
+    #: The capability path that gates it in the receiver's capabilities, or ``None`` (baseline).
+    gate: Optional[str]
+    #: The clause that gates it, or that makes it baseline.
+    clause: str
+
+    @property
+    def is_notification(self) -> bool:
+        return self.result is None
+
+    @property
+    def sender(self) -> str:
+        return {"agent": "client", "client": "agent"}.get(self.receiver, "both")
+
+
+def _m(name: str, params: Any, result: Any, receiver: str, gate: Optional[str], clause: str) -> Method:
+    return Method(name=name, params=params, result=result, receiver=receiver, gate=gate, clause=clause)
+
+
+#: Methods the agent handles (``agentMethods`` of meta.json), in meta.json order.
+AGENT_METHODS: Dict[str, Method] = {
+    m.name: m
+    for m in (
+        _m("initialize", s.InitializeRequest, s.InitializeResponse, "agent", None, "OVERVIEW-02"),
+        _m("authenticate", s.AuthenticateRequest, s.AuthenticateResponse, "agent", None, "OVERVIEW-02"),
+        _m("session/new", s.NewSessionRequest, s.NewSessionResponse, "agent", None, "OVERVIEW-02"),
+        _m("session/load", s.LoadSessionRequest, s.LoadSessionResponse, "agent", "loadSession", "SETUP-03"),
+        _m("session/set_mode", s.SetSessionModeRequest, s.SetSessionModeResponse, "agent", None, "OVERVIEW-03"),
+        _m(
+            "session/set_config_option",
+            s.SetSessionConfigOptionRequest,
+            s.SetSessionConfigOptionResponse,
+            "agent",
+            None,
+            "CONFIG-16",
+        ),
+        _m("session/prompt", s.PromptRequest, s.PromptResponse, "agent", None, "OVERVIEW-02"),
+        _m("session/cancel", s.CancelNotification, None, "agent", None, "OVERVIEW-02"),
+        _m("session/list", s.ListSessionsRequest, s.ListSessionsResponse, "agent", "sessionCapabilities.list", "LIST-01"),
+        _m(
+            "session/delete",
+            s.DeleteSessionRequest,
+            s.DeleteSessionResponse,
+            "agent",
+            "sessionCapabilities.delete",
+            "DELETE-01",
+        ),
+        _m(
+            "session/resume",
+            s.ResumeSessionRequest,
+            s.ResumeSessionResponse,
+            "agent",
+            "sessionCapabilities.resume",
+            "SETUP-10",
+        ),
+        _m("session/close", s.CloseSessionRequest, s.CloseSessionResponse, "agent", "sessionCapabilities.close", "SETUP-14"),
+        _m("logout", s.LogoutRequest, s.LogoutResponse, "agent", "auth.logout", "AUTH-03"),
+    )
+}
+
+#: Methods the client handles (``clientMethods`` of meta.json), in meta.json order.
+CLIENT_METHODS: Dict[str, Method] = {
+    m.name: m
+    for m in (
+        _m(
+            "session/request_permission",
+            s.RequestPermissionRequest,
+            s.RequestPermissionResponse,
+            "client",
+            None,
+            "OVERVIEW-04",
+        ),
+        _m("session/update", s.SessionNotification, None, "client", None, "OVERVIEW-04"),
+        _m("fs/write_text_file", s.WriteTextFileRequest, s.WriteTextFileResponse, "client", "fs.writeTextFile", "FS-02"),
+        _m("fs/read_text_file", s.ReadTextFileRequest, s.ReadTextFileResponse, "client", "fs.readTextFile", "FS-01"),
+        _m("terminal/create", s.CreateTerminalRequest, s.CreateTerminalResponse, "client", "terminal", "TERM-01"),
+        _m("terminal/output", s.TerminalOutputRequest, s.TerminalOutputResponse, "client", "terminal", "TERM-01"),
+        _m("terminal/release", s.ReleaseTerminalRequest, s.ReleaseTerminalResponse, "client", "terminal", "TERM-01"),
+        _m(
+            "terminal/wait_for_exit",
+            s.WaitForTerminalExitRequest,
+            s.WaitForTerminalExitResponse,
+            "client",
+            "terminal",
+            "TERM-01",
+        ),
+        _m("terminal/kill", s.KillTerminalRequest, s.KillTerminalResponse, "client", "terminal", "TERM-01"),
+        # The gate of elicitation/create depends on the request's mode (ELICIT-06): the rules
+        # check "elicitation.form" or "elicitation.url"; "elicitation" here is the family.
+        _m(
+            "elicitation/create",
+            s.CreateElicitationRequest,
+            s.CreateElicitationResponse,
+            "client",
+            "elicitation",
+            "ELICIT-06",
+        ),
+        _m("elicitation/complete", s.CompleteElicitationNotification, None, "client", None, "OVERVIEW-05"),
+    )
+}
+
+#: Protocol-level methods either side may send (``protocolMethods`` of meta.json).
+PROTOCOL_METHODS: Dict[str, Method] = {
+    CANCEL_REQUEST: _m(CANCEL_REQUEST, s.CancelRequestNotification, None, "both", None, "CANCEL-01"),
+}
+
+#: Every method ACP v1 defines, by wire name.
+METHODS: Dict[str, Method] = {**AGENT_METHODS, **CLIENT_METHODS, **PROTOCOL_METHODS}
+
+
+def is_extension(method: str) -> bool:
+    """True for a custom method: its name starts with ``_`` (spec EXT-05)."""
+    return method.startswith("_")
+
+
+def lookup(method: str) -> Optional[Method]:
+    """The table row of a method name, or ``None`` (an extension or an unknown method)."""
+    return METHODS.get(method)

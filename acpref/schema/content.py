@@ -1,0 +1,179 @@
+"""Content blocks: text, images, audio and resources, as in MCP.
+
+Spec: content.mdx; clauses CONTENT-01 .. CONTENT-09, SCHEMA-16. Content blocks appear in prompts,
+in streamed message chunks and in tool call content. Which of them a prompt may carry is decided
+by the agent's ``promptCapabilities`` (text and resource links are always allowed, INIT-15).
+"""
+
+import enum
+from typing import ClassVar, List, Union
+
+import attrs
+
+from ._base import (
+    Meta,
+    Unset,
+    field,
+    keyed_union,
+    tagged_union,
+)
+
+__all__ = [
+    "Role",
+    "Annotations",
+    "AudioContent",
+    "BlobResourceContents",
+    "TextResourceContents",
+    "EmbeddedResourceResource",
+    "EmbeddedResource",
+    "ImageContent",
+    "ResourceLink",
+    "TextContent",
+    "ContentBlock",
+]
+
+
+class Role(str, enum.Enum):
+    """Who a piece of content is for: the user or the assistant.
+
+    Spec: content.mdx
+    """
+
+    ASSISTANT = "assistant"
+    USER = "user"
+
+
+@attrs.frozen(kw_only=True)
+class Annotations:
+    """Display hints for a content block: audience, last modification, priority.
+
+    Spec: content.mdx
+    """
+
+    audience: List[Role] | None | Unset = field(
+        default_on_error=True, skip_invalid_items=True
+    )
+    last_modified: str | None | Unset = field(default_on_error=True)
+    priority: float | None | Unset = field(default_on_error=True)
+    meta: Meta | Unset = field(default_on_error=True)
+
+
+@attrs.frozen(kw_only=True)
+class AudioContent:
+    """An audio content block, base64 data with its MIME type.
+
+    Spec: content.mdx
+    """
+
+    type: ClassVar[str] = "audio"
+
+    annotations: Annotations | None | Unset = field(default_on_error=True)
+    data: str = field(required=True)
+    mime_type: str = field(required=True)
+    meta: Meta | Unset = field(default_on_error=True)
+
+
+@attrs.frozen(kw_only=True)
+class BlobResourceContents:
+    """Embedded resource contents given as base64 data.
+
+    Spec: content.mdx
+    """
+
+    blob: str = field(required=True)
+    mime_type: str | None | Unset = field(default_on_error=True)
+    uri: str = field(required=True)
+    meta: Meta | Unset = field(default_on_error=True)
+
+
+@attrs.frozen(kw_only=True)
+class TextResourceContents:
+    """Embedded resource contents given as text.
+
+    Spec: content.mdx
+    """
+
+    mime_type: str | None | Unset = field(default_on_error=True)
+    text: str = field(required=True)
+    uri: str = field(required=True)
+    meta: Meta | Unset = field(default_on_error=True)
+
+
+#: The contents of an embedded resource: text or blob, told apart by which key is present.
+#: Spec: content.mdx (Embedded Resource).
+EmbeddedResourceResource = keyed_union(
+    Union[TextResourceContents, BlobResourceContents],
+    ("text", TextResourceContents),
+    ("blob", BlobResourceContents),
+)
+
+
+@attrs.frozen(kw_only=True)
+class EmbeddedResource:
+    """A content block that carries a resource's contents inline.
+
+    Spec: content.mdx
+    """
+
+    type: ClassVar[str] = "resource"
+
+    annotations: Annotations | None | Unset = field(default_on_error=True)
+    resource: EmbeddedResourceResource = field(required=True)
+    meta: Meta | Unset = field(default_on_error=True)
+
+
+@attrs.frozen(kw_only=True)
+class ImageContent:
+    """An image content block, base64 data with its MIME type.
+
+    Spec: content.mdx
+    """
+
+    type: ClassVar[str] = "image"
+
+    annotations: Annotations | None | Unset = field(default_on_error=True)
+    data: str = field(required=True)
+    mime_type: str = field(required=True)
+    uri: str | None | Unset = field(default_on_error=True)
+    meta: Meta | Unset = field(default_on_error=True)
+
+
+@attrs.frozen(kw_only=True)
+class ResourceLink:
+    """A content block that points at a resource by URI.
+
+    Spec: content.mdx
+    """
+
+    type: ClassVar[str] = "resource_link"
+
+    annotations: Annotations | None | Unset = field(default_on_error=True)
+    description: str | None | Unset = field(default_on_error=True)
+    mime_type: str | None | Unset = field(default_on_error=True)
+    name: str = field(required=True)
+    size: int | None | Unset = field(default_on_error=True, fmt="int64")
+    title: str | None | Unset = field(default_on_error=True)
+    uri: str = field(required=True)
+    meta: Meta | Unset = field(default_on_error=True)
+
+
+@attrs.frozen(kw_only=True)
+class TextContent:
+    """A text content block.
+
+    Spec: content.mdx
+    """
+
+    type: ClassVar[str] = "text"
+
+    annotations: Annotations | None | Unset = field(default_on_error=True)
+    text: str = field(required=True)
+    meta: Meta | Unset = field(default_on_error=True)
+
+
+#: A displayable piece of content, tagged by ``type`` (the MCP content block).
+#: Spec: content.mdx; CONTENT-01.
+ContentBlock = tagged_union(
+    Union[TextContent, ImageContent, AudioContent, ResourceLink, EmbeddedResource],
+    tag="type",
+)

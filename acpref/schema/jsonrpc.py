@@ -1,0 +1,117 @@
+"""The JSON-RPC 2.0 envelope of ACP messages: requests, responses, notifications, errors.
+
+Spec: overview.mdx (Communication Model, Error Handling); schema.json top-level ``anyOf``;
+clauses OVERVIEW-01, OVERVIEW-08, OVERVIEW-11, RPC-01 .. RPC-09.
+
+These models describe whole messages for readers, the oracle and tests. The live connection does
+not build them on its hot path: it reads the envelope as a plain ``dict`` (it is five keys) and
+decodes only ``params`` and ``result`` into the typed models of ``acpref.methods``. ``params`` and
+``result`` are therefore kept here as raw JSON values.
+
+The "Agent"/"Client" prefix names the *sender*: an ``AgentRequest`` is a request the agent sends
+to the client (``fs/read_text_file``, ...), a ``ClientResponse`` is the client's answer to it.
+"""
+
+from typing import Union
+
+import attrs
+
+from ..errors import ErrorCode
+from ._base import JsonValue, Unset, field
+from .identifiers import RequestId
+
+__all__ = [
+    "ErrorCode",
+    "Error",
+    "AgentRequest",
+    "ClientRequest",
+    "AgentNotification",
+    "ClientNotification",
+    "ResultResponse",
+    "ErrorResponse",
+    "AgentResponse",
+    "ClientResponse",
+]
+
+
+@attrs.frozen(kw_only=True)
+class Error:
+    """The error member of a failed JSON-RPC response: integer code, message, optional data.
+
+    ``code`` is any integer (spec RPC-18: unknown codes are generic errors); ``data`` is any JSON.
+    Spec: overview.mdx (Error Handling); RPC-09.
+    """
+
+    code: int = field(required=True)
+    message: str = field(required=True)
+    data: JsonValue | Unset = field(default_on_error=True)
+
+
+@attrs.frozen(kw_only=True)
+class _Request:
+    id: RequestId = field(required=True)
+    method: str = field(required=True)
+    params: JsonValue | Unset = field()
+
+
+@attrs.frozen(kw_only=True)
+class AgentRequest(_Request):
+    """A JSON-RPC request that the agent sends to the client (``fs/*``, ``terminal/*``, ...).
+
+    Spec: overview.mdx (Client methods); RPC-02.
+    """
+
+
+@attrs.frozen(kw_only=True)
+class ClientRequest(_Request):
+    """A JSON-RPC request that the client sends to the agent (``initialize``, ``session/*``, ...).
+
+    Spec: overview.mdx (Agent methods); RPC-02.
+    """
+
+
+@attrs.frozen(kw_only=True)
+class _Notification:
+    method: str = field(required=True)
+    params: JsonValue | Unset = field()
+
+
+@attrs.frozen(kw_only=True)
+class AgentNotification(_Notification):
+    """A JSON-RPC notification that the agent sends (``session/update``, ...); never answered.
+
+    Spec: overview.mdx; OVERVIEW-09.
+    """
+
+
+@attrs.frozen(kw_only=True)
+class ClientNotification(_Notification):
+    """A JSON-RPC notification that the client sends (``session/cancel``, ...); never answered.
+
+    Spec: overview.mdx; OVERVIEW-09.
+    """
+
+
+@attrs.frozen(kw_only=True)
+class ResultResponse:
+    """A successful response: the request's id and its ``result``. Spec: RPC-04, RPC-05."""
+
+    id: RequestId = field(required=True)
+    result: JsonValue = field(required=True)
+
+
+@attrs.frozen(kw_only=True)
+class ErrorResponse:
+    """A failed response: the request's id (``null`` if unreadable) and the ``error``.
+
+    Spec: RPC-04, RPC-05, RPC-10, RPC-11.
+    """
+
+    id: RequestId = field(required=True)
+    error: Error = field(required=True)
+
+
+#: A response the agent sends: exactly one of ``result`` / ``error``. Spec: RPC-05.
+AgentResponse = Union[ResultResponse, ErrorResponse]
+#: A response the client sends: exactly one of ``result`` / ``error``. Spec: RPC-05.
+ClientResponse = Union[ResultResponse, ErrorResponse]

@@ -1,0 +1,191 @@
+"""The prompt turn: ``session/prompt``, ``session/update``, ``session/cancel``.
+
+Spec: prompt-turn.mdx; clauses PROMPT-01 .. PROMPT-27, SCHEMA-01, SCHEMA-02. The agent streams
+``session/update`` notifications while a turn runs and answers ``session/prompt`` with a stop
+reason once the turn is over; a cancelled turn ends with ``stopReason: "cancelled"``, never an
+error (PROMPT-24).
+"""
+
+import enum
+from typing import ClassVar, List, Union
+
+import attrs
+
+from ._base import (
+    Meta,
+    Unset,
+    field,
+    tagged_union,
+)
+from .agent_plan import Plan
+from .content import ContentBlock
+from .identifiers import MessageId, SessionId
+from .session_config_options import ConfigOptionUpdate
+from .session_list import SessionInfoUpdate
+from .session_modes import CurrentModeUpdate
+from .slash_commands import AvailableCommandsUpdate
+from .tool_calls import ToolCall, ToolCallUpdate
+
+__all__ = [
+    "StopReason",
+    "PromptResponse",
+    "ContentChunk",
+    "Cost",
+    "UsageUpdate",
+    "UserMessageChunk",
+    "AgentMessageChunk",
+    "AgentThoughtChunk",
+    "SessionUpdate",
+    "SessionNotification",
+    "PromptRequest",
+    "CancelNotification",
+]
+
+
+class StopReason(str, enum.Enum):
+    """Why a prompt turn ended.
+
+    Spec: prompt-turn.mdx
+    """
+
+    END_TURN = "end_turn"
+    MAX_TOKENS = "max_tokens"
+    MAX_TURN_REQUESTS = "max_turn_requests"
+    REFUSAL = "refusal"
+    CANCELLED = "cancelled"
+
+
+@attrs.frozen(kw_only=True)
+class PromptResponse:
+    """Result of `session/prompt`: why the turn stopped.
+
+    Spec: prompt-turn.mdx
+    """
+
+    stop_reason: StopReason = field(required=True)
+    meta: Meta | Unset = field(default_on_error=True)
+
+
+@attrs.frozen(kw_only=True)
+class ContentChunk:
+    """A streamed piece of a message: one content block and an optional message id.
+
+    Spec: prompt-turn.mdx
+    """
+
+    content: ContentBlock = field(required=True)
+    message_id: MessageId | None | Unset = field(default_on_error=True)
+    meta: Meta | Unset = field(default_on_error=True)
+
+
+@attrs.frozen(kw_only=True)
+class Cost:
+    """A cumulative cost: amount and ISO 4217 currency.
+
+    Spec: prompt-turn.mdx
+    """
+
+    amount: float = field(required=True)
+    currency: str = field(required=True)
+    meta: Meta | Unset = field(default_on_error=True)
+
+
+@attrs.frozen(kw_only=True)
+class UsageUpdate:
+    """Session update: context tokens used, context size, and cost.
+
+    Spec: prompt-turn.mdx
+    """
+
+    session_update: ClassVar[str] = "usage_update"
+
+    used: int = field(required=True, fmt="uint64")
+    size: int = field(required=True, fmt="uint64")
+    cost: Cost | None | Unset = field(default_on_error=True)
+    meta: Meta | Unset = field(default_on_error=True)
+
+
+@attrs.frozen(kw_only=True)
+class UserMessageChunk(ContentChunk):
+    """Session update: a chunk of the user's message (sent while replaying history on load).
+
+    Spec: prompt-turn.mdx, session-setup.mdx (Loading Sessions); SCHEMA-02.
+    """
+
+    session_update: ClassVar[str] = "user_message_chunk"
+
+
+@attrs.frozen(kw_only=True)
+class AgentMessageChunk(ContentChunk):
+    """Session update: a chunk of the agent's reply.
+
+    Spec: prompt-turn.mdx (Agent Reports Output); SCHEMA-02.
+    """
+
+    session_update: ClassVar[str] = "agent_message_chunk"
+
+
+@attrs.frozen(kw_only=True)
+class AgentThoughtChunk(ContentChunk):
+    """Session update: a chunk of the agent's reasoning.
+
+    Spec: prompt-turn.mdx (Agent Reports Output); SCHEMA-02.
+    """
+
+    session_update: ClassVar[str] = "agent_thought_chunk"
+
+
+#: One session update, tagged by ``sessionUpdate``; the 11 stable kinds. Spec: prompt-turn.mdx;
+#: SCHEMA-01. The three chunk kinds share the schema's ``ContentChunk`` shape, so each has its own
+#: subclass here to carry its tag.
+SessionUpdate = tagged_union(
+    Union[
+        UserMessageChunk,
+        AgentMessageChunk,
+        AgentThoughtChunk,
+        ToolCall,
+        ToolCallUpdate,
+        Plan,
+        AvailableCommandsUpdate,
+        CurrentModeUpdate,
+        ConfigOptionUpdate,
+        SessionInfoUpdate,
+        UsageUpdate,
+    ],
+    tag="sessionUpdate",
+)
+
+
+@attrs.frozen(kw_only=True)
+class SessionNotification:
+    """Params of `session/update`: one update about a session.
+
+    Spec: prompt-turn.mdx
+    """
+
+    session_id: SessionId = field(required=True)
+    update: SessionUpdate = field(required=True)
+    meta: Meta | Unset = field(default_on_error=True)
+
+
+@attrs.frozen(kw_only=True)
+class PromptRequest:
+    """Params of `session/prompt`: the user's message as content blocks.
+
+    Spec: prompt-turn.mdx
+    """
+
+    session_id: SessionId = field(required=True)
+    prompt: List[ContentBlock] = field(required=True)
+    meta: Meta | Unset = field(default_on_error=True)
+
+
+@attrs.frozen(kw_only=True)
+class CancelNotification:
+    """Params of `session/cancel`: stop the session's running turn.
+
+    Spec: prompt-turn.mdx
+    """
+
+    session_id: SessionId = field(required=True)
+    meta: Meta | Unset = field(default_on_error=True)

@@ -1,0 +1,182 @@
+"""Session config options: selectors (select or boolean) the agent offers for a session.
+
+Spec: session-config-options.mdx; clauses CONFIG-01 .. CONFIG-24, SCHEMA-07, SCHEMA-08, INIT-13.
+
+On the wire a config option is one flat object: common keys (``id``, ``name``, ``category``, ...)
+plus a ``type`` that brings its own keys (``currentValue`` and, for a select, ``options``). Here
+the common part is ``SessionConfigOption`` and the typed part is its ``kind`` field, a
+``SessionConfigSelect`` or a ``SessionConfigBoolean``; the codec flattens ``kind`` into the
+enclosing object.
+"""
+
+import enum
+from typing import ClassVar, List, Union
+
+import attrs
+
+from ._base import Meta, Unset, field, tagged_union
+from .identifiers import (
+    SessionConfigGroupId,
+    SessionConfigId,
+    SessionConfigValueId,
+    SessionId,
+)
+
+__all__ = [
+    "SessionConfigOptionCategory",
+    "SessionConfigSelectOption",
+    "SessionConfigSelectGroup",
+    "SessionConfigSelectOptions",
+    "SessionConfigSelect",
+    "SessionConfigBoolean",
+    "SessionConfigKind",
+    "SessionConfigOption",
+    "SetSessionConfigOptionRequest",
+    "SetSessionConfigOptionResponse",
+    "ConfigOptionUpdate",
+]
+
+
+class SessionConfigOptionCategory(str, enum.Enum):
+    """A UX hint for a config option; names starting with ``_`` are custom.
+
+    Fields typed with it also accept any other string: an unknown category decodes to the plain
+    string (spec CONFIG-09: handle missing or unknown categories gracefully; CONFIG-10).
+    Spec: session-config-options.mdx (Option Categories).
+    """
+
+    MODE = "mode"
+    MODEL = "model"
+    MODEL_CONFIG = "model_config"
+    THOUGHT_LEVEL = "thought_level"
+
+
+@attrs.frozen(kw_only=True)
+class SessionConfigSelectOption:
+    """One value of a select option.
+
+    Spec: session-config-options.mdx (ConfigOptionValue)
+    """
+
+    value: SessionConfigValueId = field(required=True)
+    name: str = field(required=True)
+    description: str | None | Unset = field(default_on_error=True)
+    meta: Meta | Unset = field(default_on_error=True)
+
+
+@attrs.frozen(kw_only=True)
+class SessionConfigSelectGroup:
+    """A named group of select values.
+
+    Spec: session-config-options.mdx; SCHEMA-07
+    """
+
+    group: SessionConfigGroupId = field(required=True)
+    name: str = field(required=True)
+    options: List[SessionConfigSelectOption] = field(
+        required=True, default_on_error=True, skip_invalid_items=True
+    )
+    meta: Meta | Unset = field(default_on_error=True)
+
+
+#: The values of a select option: a flat list, or a list of groups (spec SCHEMA-07: clients
+#: handle both). The codec tells them apart by the ``group`` key of the items.
+#: Spec: session-config-options.mdx.
+SessionConfigSelectOptions = Union[
+    List[SessionConfigSelectOption], List[SessionConfigSelectGroup]
+]
+
+
+@attrs.frozen(kw_only=True)
+class SessionConfigSelect:
+    """The select part of a config option: current value and choices.
+
+    Spec: session-config-options.mdx; CONFIG-03, CONFIG-04
+    """
+
+    type: ClassVar[str] = "select"
+
+    current_value: SessionConfigValueId = field(required=True)
+    options: SessionConfigSelectOptions = field(required=True)
+
+
+@attrs.frozen(kw_only=True)
+class SessionConfigBoolean:
+    """The boolean part of a config option: its current value.
+
+    Sent only to clients that advertised ``session.configOptions.boolean`` (spec CONFIG-05).
+    Spec: session-config-options.mdx (Boolean Config Options); CONFIG-03, CONFIG-04
+    """
+
+    type: ClassVar[str] = "boolean"
+
+    current_value: bool = field(required=True)
+
+
+#: The typed part of a config option, tagged by ``type`` (not a ``$defs`` entry: the schema writes
+#: it inline in ``SessionConfigOption``).
+SessionConfigKind = tagged_union(
+    Union[SessionConfigSelect, SessionConfigBoolean], tag="type"
+)
+
+
+@attrs.frozen(kw_only=True)
+class SessionConfigOption:
+    """A config option of a session with its current value: a select or a boolean.
+
+    Spec: session-config-options.mdx (ConfigOption); CONFIG-03
+    """
+
+    id: SessionConfigId = field(required=True)
+    name: str = field(required=True)
+    description: str | None | Unset = field(default_on_error=True)
+    category: SessionConfigOptionCategory | str | None | Unset = field(
+        default_on_error=True
+    )
+    #: ``type`` with its ``currentValue`` (and ``options``), flattened into this object.
+    kind: SessionConfigKind = field(required=True, flatten=True)
+    meta: Meta | Unset = field(default_on_error=True)
+
+
+@attrs.frozen(kw_only=True)
+class SetSessionConfigOptionRequest:
+    """Params of ``session/set_config_option``: a value id, or a boolean with ``type: "boolean"``.
+
+    ``value`` is a ``str`` (a select value id) or a ``bool``; the codec writes ``type: "boolean"``
+    beside a boolean and reads a string value under any other ``type`` as a value id (spec
+    SCHEMA-08, CONFIG-18).
+    Spec: session-config-options.mdx (Setting a Config Option)
+    """
+
+    session_id: SessionId = field(required=True)
+    config_id: SessionConfigId = field(required=True)
+    value: SessionConfigValueId | bool = field(required=True)
+    meta: Meta | Unset = field(default_on_error=True)
+
+
+@attrs.frozen(kw_only=True)
+class SetSessionConfigOptionResponse:
+    """Result of ``session/set_config_option``: the complete list of options (spec CONFIG-19).
+
+    Spec: session-config-options.mdx
+    """
+
+    config_options: List[SessionConfigOption] = field(
+        required=True, default_on_error=True, skip_invalid_items=True
+    )
+    meta: Meta | Unset = field(default_on_error=True)
+
+
+@attrs.frozen(kw_only=True)
+class ConfigOptionUpdate:
+    """Session update: the complete list of config options after the agent changed them.
+
+    Spec: session-config-options.mdx (From the Agent); CONFIG-20, CONFIG-21
+    """
+
+    session_update: ClassVar[str] = "config_option_update"
+
+    config_options: List[SessionConfigOption] = field(
+        required=True, default_on_error=True, skip_invalid_items=True
+    )
+    meta: Meta | Unset = field(default_on_error=True)

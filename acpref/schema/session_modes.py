@@ -1,0 +1,82 @@
+"""Session modes: the (legacy) mode selector, ``session/set_mode`` and ``current_mode_update``.
+
+Spec: session-modes.mdx; clauses MODES-01 .. MODES-07, SCHEMA-03. Config options supersede modes;
+agents keep both in sync (CONFIG-24).
+"""
+
+from typing import ClassVar, List
+
+import attrs
+
+from ._base import Meta, Unset, field
+from .identifiers import SessionId, SessionModeId
+
+__all__ = [
+    "SessionMode",
+    "SessionModeState",
+    "SetSessionModeResponse",
+    "CurrentModeUpdate",
+    "SetSessionModeRequest",
+]
+
+
+@attrs.frozen(kw_only=True)
+class SessionMode:
+    """One mode the agent can work in.
+
+    Spec: session-modes.mdx
+    """
+
+    id: SessionModeId = field(required=True)
+    name: str = field(required=True)
+    description: str | None | Unset = field(default_on_error=True)
+    meta: Meta | Unset = field(default_on_error=True)
+
+
+@attrs.frozen(kw_only=True)
+class SessionModeState:
+    """The modes a session offers and the one in use.
+
+    Spec: session-modes.mdx
+    """
+
+    current_mode_id: SessionModeId = field(required=True)
+    available_modes: List[SessionMode] = field(
+        required=True, default_on_error=True, skip_invalid_items=True
+    )
+    meta: Meta | Unset = field(default_on_error=True)
+
+
+@attrs.frozen(kw_only=True)
+class SetSessionModeResponse:
+    """Result of `session/set_mode`.
+
+    Spec: session-modes.mdx
+    """
+
+    meta: Meta | Unset = field(default_on_error=True)
+
+
+@attrs.frozen(kw_only=True)
+class CurrentModeUpdate:
+    """Session update: the agent switched the current mode.
+
+    Spec: session-modes.mdx
+    """
+
+    session_update: ClassVar[str] = "current_mode_update"
+
+    current_mode_id: SessionModeId = field(required=True)
+    meta: Meta | Unset = field(default_on_error=True)
+
+
+@attrs.frozen(kw_only=True)
+class SetSessionModeRequest:
+    """Params of `session/set_mode`.
+
+    Spec: session-modes.mdx
+    """
+
+    session_id: SessionId = field(required=True)
+    mode_id: SessionModeId = field(required=True)
+    meta: Meta | Unset = field(default_on_error=True)

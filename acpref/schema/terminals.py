@@ -1,0 +1,161 @@
+"""Client terminals: ``terminal/create``, ``output``, ``wait_for_exit``, ``kill``, ``release``.
+
+Spec: terminals.mdx; clauses TERM-01 .. TERM-15. Available only when the client advertised
+``terminal``; every terminal an agent creates is released by it (TERM-07).
+"""
+
+from typing import List
+
+import attrs
+
+from ._base import Meta, Unset, field
+from .identifiers import SessionId, TerminalId
+from .session_setup import EnvVariable
+
+__all__ = [
+    "CreateTerminalRequest",
+    "TerminalOutputRequest",
+    "ReleaseTerminalRequest",
+    "WaitForTerminalExitRequest",
+    "KillTerminalRequest",
+    "CreateTerminalResponse",
+    "TerminalExitStatus",
+    "TerminalOutputResponse",
+    "ReleaseTerminalResponse",
+    "WaitForTerminalExitResponse",
+    "KillTerminalResponse",
+]
+
+
+@attrs.frozen(kw_only=True)
+class CreateTerminalRequest:
+    """Params of `terminal/create`: run a command (no shell) in a new client terminal.
+
+    Spec: terminals.mdx
+    """
+
+    session_id: SessionId = field(required=True)
+    command: str = field(required=True)
+    args: List[str] | Unset = field(default_on_error=True, skip_invalid_items=True)
+    env: List[EnvVariable] | Unset = field(
+        default_on_error=True, skip_invalid_items=True
+    )
+    cwd: str | None | Unset = field(default_on_error=True)
+    output_byte_limit: int | None | Unset = field(default_on_error=True, fmt="uint64")
+    meta: Meta | Unset = field(default_on_error=True)
+
+
+@attrs.frozen(kw_only=True)
+class TerminalOutputRequest:
+    """Params of `terminal/output`: the output so far, without waiting.
+
+    Spec: terminals.mdx
+    """
+
+    session_id: SessionId = field(required=True)
+    terminal_id: TerminalId = field(required=True)
+    meta: Meta | Unset = field(default_on_error=True)
+
+
+@attrs.frozen(kw_only=True)
+class ReleaseTerminalRequest:
+    """Params of `terminal/release`: kill if running and free the terminal.
+
+    Spec: terminals.mdx
+    """
+
+    session_id: SessionId = field(required=True)
+    terminal_id: TerminalId = field(required=True)
+    meta: Meta | Unset = field(default_on_error=True)
+
+
+@attrs.frozen(kw_only=True)
+class WaitForTerminalExitRequest:
+    """Params of `terminal/wait_for_exit`: answer once the command has exited.
+
+    Spec: terminals.mdx
+    """
+
+    session_id: SessionId = field(required=True)
+    terminal_id: TerminalId = field(required=True)
+    meta: Meta | Unset = field(default_on_error=True)
+
+
+@attrs.frozen(kw_only=True)
+class KillTerminalRequest:
+    """Params of `terminal/kill`: stop the command, keep the terminal readable.
+
+    Spec: terminals.mdx
+    """
+
+    session_id: SessionId = field(required=True)
+    terminal_id: TerminalId = field(required=True)
+    meta: Meta | Unset = field(default_on_error=True)
+
+
+@attrs.frozen(kw_only=True)
+class CreateTerminalResponse:
+    """Result of `terminal/create`: the new terminal's id, returned at once.
+
+    Spec: terminals.mdx
+    """
+
+    terminal_id: TerminalId = field(required=True)
+    meta: Meta | Unset = field(default_on_error=True)
+
+
+@attrs.frozen(kw_only=True)
+class TerminalExitStatus:
+    """How a terminal's command ended: exit code, or the signal that killed it.
+
+    Spec: terminals.mdx
+    """
+
+    exit_code: int | None | Unset = field(default_on_error=True, fmt="uint32")
+    signal: str | None | Unset = field(default_on_error=True)
+    meta: Meta | Unset = field(default_on_error=True)
+
+
+@attrs.frozen(kw_only=True)
+class TerminalOutputResponse:
+    """Result of `terminal/output`: output, truncation flag, and the exit status once exited.
+
+    Spec: terminals.mdx
+    """
+
+    output: str = field(required=True)
+    truncated: bool = field(required=True)
+    exit_status: TerminalExitStatus | None | Unset = field(default_on_error=True)
+    meta: Meta | Unset = field(default_on_error=True)
+
+
+@attrs.frozen(kw_only=True)
+class ReleaseTerminalResponse:
+    """Result of `terminal/release`.
+
+    Spec: terminals.mdx
+    """
+
+    meta: Meta | Unset = field(default_on_error=True)
+
+
+@attrs.frozen(kw_only=True)
+class WaitForTerminalExitResponse:
+    """Result of `terminal/wait_for_exit`: the exit code or signal.
+
+    Spec: terminals.mdx
+    """
+
+    exit_code: int | None | Unset = field(default_on_error=True, fmt="uint32")
+    signal: str | None | Unset = field(default_on_error=True)
+    meta: Meta | Unset = field(default_on_error=True)
+
+
+@attrs.frozen(kw_only=True)
+class KillTerminalResponse:
+    """Result of `terminal/kill`.
+
+    Spec: terminals.mdx
+    """
+
+    meta: Meta | Unset = field(default_on_error=True)

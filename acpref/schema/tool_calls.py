@@ -1,0 +1,254 @@
+"""Tool calls: reports of what the agent does, their content, and permission requests.
+
+Spec: tool-calls.mdx; clauses TOOL-01 .. TOOL-15, SCHEMA-04. A ``ToolCall`` introduces a tool
+call; a ``ToolCallUpdate`` changes some of its fields (absent fields stay as they were, TOOL-06).
+``session/request_permission`` asks the user; its outcome is ``selected`` or ``cancelled``.
+"""
+
+import enum
+from typing import ClassVar, List, Union
+
+import attrs
+
+from ._base import (
+    JsonValue,
+    Meta,
+    Unset,
+    field,
+    tagged_union,
+)
+from .content import ContentBlock
+from .identifiers import PermissionOptionId, SessionId, TerminalId, ToolCallId
+
+__all__ = [
+    "PermissionOptionKind",
+    "PermissionOption",
+    "Content",
+    "Diff",
+    "Terminal",
+    "ToolCallContent",
+    "ToolCallLocation",
+    "ToolCallStatus",
+    "ToolKind",
+    "ToolCallUpdate",
+    "RequestPermissionRequest",
+    "ToolCall",
+    "SelectedPermissionOutcome",
+    "CancelledPermissionOutcome",
+    "RequestPermissionOutcome",
+    "RequestPermissionResponse",
+]
+
+
+class PermissionOptionKind(str, enum.Enum):
+    """The flavour of a permission option (a display hint).
+
+    Spec: tool-calls.mdx
+    """
+
+    ALLOW_ONCE = "allow_once"
+    ALLOW_ALWAYS = "allow_always"
+    REJECT_ONCE = "reject_once"
+    REJECT_ALWAYS = "reject_always"
+
+
+@attrs.frozen(kw_only=True)
+class PermissionOption:
+    """One choice offered to the user in a permission request.
+
+    Spec: tool-calls.mdx
+    """
+
+    option_id: PermissionOptionId = field(required=True)
+    name: str = field(required=True)
+    kind: PermissionOptionKind = field(required=True)
+    meta: Meta | Unset = field(default_on_error=True)
+
+
+@attrs.frozen(kw_only=True)
+class Content:
+    """Tool call content that is an ordinary content block.
+
+    Spec: tool-calls.mdx
+    """
+
+    type: ClassVar[str] = "content"
+
+    content: ContentBlock = field(required=True)
+    meta: Meta | Unset = field(default_on_error=True)
+
+
+@attrs.frozen(kw_only=True)
+class Diff:
+    """Tool call content that shows a file change.
+
+    Spec: tool-calls.mdx
+    """
+
+    type: ClassVar[str] = "diff"
+
+    path: str = field(required=True)
+    old_text: str | None | Unset = field(default_on_error=True)
+    new_text: str = field(required=True)
+    meta: Meta | Unset = field(default_on_error=True)
+
+
+@attrs.frozen(kw_only=True)
+class Terminal:
+    """Tool call content that embeds a client terminal by id.
+
+    Spec: tool-calls.mdx
+    """
+
+    type: ClassVar[str] = "terminal"
+
+    terminal_id: TerminalId = field(required=True)
+    meta: Meta | Unset = field(default_on_error=True)
+
+
+#: What a tool call produced, tagged by ``type``. Spec: tool-calls.mdx (Content); TOOL-12.
+ToolCallContent = tagged_union(Union[Content, Diff, Terminal], tag="type")
+
+
+@attrs.frozen(kw_only=True)
+class ToolCallLocation:
+    """A file (and optional 1-based line) a tool call is working on.
+
+    Spec: tool-calls.mdx
+    """
+
+    path: str = field(required=True)
+    line: int | None | Unset = field(default_on_error=True, fmt="uint32")
+    meta: Meta | Unset = field(default_on_error=True)
+
+
+class ToolCallStatus(str, enum.Enum):
+    """Where a tool call is in its lifecycle.
+
+    Spec: tool-calls.mdx
+    """
+
+    PENDING = "pending"
+    IN_PROGRESS = "in_progress"
+    COMPLETED = "completed"
+    FAILED = "failed"
+
+
+class ToolKind(str, enum.Enum):
+    """What kind of work a tool call does (a display hint).
+
+    Spec: tool-calls.mdx
+    """
+
+    READ = "read"
+    EDIT = "edit"
+    DELETE = "delete"
+    MOVE = "move"
+    SEARCH = "search"
+    EXECUTE = "execute"
+    THINK = "think"
+    FETCH = "fetch"
+    SWITCH_MODE = "switch_mode"
+    OTHER = "other"
+
+
+@attrs.frozen(kw_only=True)
+class ToolCallUpdate:
+    """A change to a known tool call: every field but the id is optional and replaces the old value.
+
+    Spec: tool-calls.mdx
+    """
+
+    session_update: ClassVar[str] = "tool_call_update"
+
+    tool_call_id: ToolCallId = field(required=True)
+    kind: ToolKind | None | Unset = field(default_on_error=True)
+    status: ToolCallStatus | None | Unset = field(default_on_error=True)
+    title: str | None | Unset = field(default_on_error=True)
+    content: List[ToolCallContent] | None | Unset = field(
+        default_on_error=True, skip_invalid_items=True
+    )
+    locations: List[ToolCallLocation] | None | Unset = field(
+        default_on_error=True, skip_invalid_items=True
+    )
+    raw_input: JsonValue | Unset = field(default_on_error=True)
+    raw_output: JsonValue | Unset = field(default_on_error=True)
+    meta: Meta | Unset = field(default_on_error=True)
+
+
+@attrs.frozen(kw_only=True)
+class RequestPermissionRequest:
+    """Params of `session/request_permission`: ask the user before a tool call runs.
+
+    Spec: tool-calls.mdx
+    """
+
+    session_id: SessionId = field(required=True)
+    tool_call: ToolCallUpdate = field(required=True)
+    options: List[PermissionOption] = field(required=True)
+    meta: Meta | Unset = field(default_on_error=True)
+
+
+@attrs.frozen(kw_only=True)
+class ToolCall:
+    """A tool call the agent reports when the model asks for one.
+
+    Spec: tool-calls.mdx
+    """
+
+    session_update: ClassVar[str] = "tool_call"
+
+    tool_call_id: ToolCallId = field(required=True)
+    title: str = field(required=True)
+    kind: ToolKind | Unset = field(default_on_error=True)
+    status: ToolCallStatus | Unset = field(default_on_error=True)
+    content: List[ToolCallContent] | Unset = field(
+        default_on_error=True, skip_invalid_items=True
+    )
+    locations: List[ToolCallLocation] | Unset = field(
+        default_on_error=True, skip_invalid_items=True
+    )
+    raw_input: JsonValue | Unset = field(default_on_error=True)
+    raw_output: JsonValue | Unset = field(default_on_error=True)
+    meta: Meta | Unset = field(default_on_error=True)
+
+
+@attrs.frozen(kw_only=True)
+class SelectedPermissionOutcome:
+    """The user chose one of the offered options.
+
+    Spec: tool-calls.mdx
+    """
+
+    outcome: ClassVar[str] = "selected"
+
+    option_id: PermissionOptionId = field(required=True)
+    meta: Meta | Unset = field(default_on_error=True)
+
+
+@attrs.frozen(kw_only=True)
+class CancelledPermissionOutcome:
+    """The prompt turn was cancelled before the user chose (the ``cancelled`` outcome).
+
+    Not a ``$defs`` entry of its own: the schema writes it inline in ``RequestPermissionOutcome``.
+    Spec: tool-calls.mdx (Requesting Permission); PROMPT-21, SCHEMA-04.
+    """
+
+    outcome: ClassVar[str] = "cancelled"
+
+
+#: Outcome of a permission request, tagged by ``outcome``. Spec: tool-calls.mdx; SCHEMA-04.
+RequestPermissionOutcome = tagged_union(
+    Union[CancelledPermissionOutcome, SelectedPermissionOutcome], tag="outcome"
+)
+
+
+@attrs.frozen(kw_only=True)
+class RequestPermissionResponse:
+    """Result of `session/request_permission`: the outcome chosen.
+
+    Spec: tool-calls.mdx
+    """
+
+    outcome: RequestPermissionOutcome = field(required=True)
+    meta: Meta | Unset = field(default_on_error=True)
