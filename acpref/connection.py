@@ -34,14 +34,30 @@ import logging
 import queue
 import threading
 import time
-from typing import Any, Callable, Dict, List, Mapping, Optional, Union
+from typing import Any, Callable, Dict, List, Mapping, Optional, Protocol
 
 from . import codec
 from ._transport import LineSplitter, Oversize, Stream
-from .errors import ConnectionClosed, ErrorCode, ProtocolError, RemoteProtocolError, RequestTimeout, RpcError
+from .errors import (
+    ConnectionClosed,
+    ErrorCode,
+    LocalProtocolError,
+    ProtocolError,
+    RemoteProtocolError,
+    RequestTimeout,
+    RpcError,
+)
 from .methods import CANCEL_REQUEST, lookup
 
-__all__ = ["Connection", "RequestContext", "PendingRequest", "Handler", "Recorder", "DEFAULT_MAX_LINE_BYTES"]
+__all__ = [
+    "Connection",
+    "RequestContext",
+    "PendingRequest",
+    "Handler",
+    "Recorder",
+    "Observer",
+    "DEFAULT_MAX_LINE_BYTES",
+]
 
 log = logging.getLogger("acpref.connection")
 
@@ -53,6 +69,22 @@ DEFAULT_MAX_LINE_BYTES = 64 * 1024 * 1024
 Handler = Callable[[Any, "RequestContext"], Any]
 #: ``recorder(direction, line)``: direction is ``"in"`` or ``"out"``; ``line`` the exact bytes.
 Recorder = Callable[[str, bytes], None]
+
+
+
+class Observer(Protocol):
+    """Sees every well-formed message in wire order, both ways: where the protocol rules plug in.
+
+    ``on_receive`` runs on the reader thread before a message is dispatched; for a request, a
+    returned ``RpcError`` is the answer and the handler never runs. ``on_send`` runs under the
+    write lock just before a message is written, so its view of the order is the wire's; raising
+    ``LocalProtocolError`` stops the message (a response is then replaced by a -32603 error).
+    """
+
+    def on_receive(self, message: Dict[str, Any]) -> Optional[RpcError]: ...
+
+    def on_send(self, message: Dict[str, Any]) -> None: ...
+
 
 _NO_ID = object()  # a message without an "id" key (a notification), apart from "id": null
 
@@ -337,6 +369,7 @@ class Connection:
         max_handlers: int = 64,
         max_queued: int = 1024,
         recorder: Optional[Recorder] = None,
+        observer: Optional[Observer] = None,
         on_close: Optional[Callable[["Connection"], None]] = None,
         drain_timeout: float = 5.0,
     ) -> None:
@@ -346,6 +379,7 @@ class Connection:
         self._fallback = fallback
         self._max_line_bytes = max_line_bytes
         self._recorder = recorder
+        self._observer = observer
         self._on_close = on_close
         self._drain_timeout = drain_timeout
 
@@ -450,6 +484,8 @@ class Connection:
             raise ConnectionClosed(f"connection {self.name} is closed")
         try:
             with self._write_lock:
+                if self._observer is not None:
+                    self._observer.on_send(message)  # may raise LocalProtocolError: nothing sent
                 self._stream.write(data)
         except (OSError, ValueError, TimeoutError) as exc:
             self._on_dead_peer(f"write failed: {exc}")
@@ -515,6 +551,11 @@ class Connection:
             message["result"] = result
         try:
             self._write(message)
+        except LocalProtocolError as exc:
+            # Our own handler's answer breaks a rule: answer with the error that says which.
+            log.error("%s: %s answer refused: %s", self.name, ctx.method, exc)
+            error = RpcError(ErrorCode.INTERNAL_ERROR, f"Internal error: {exc}", {"clause": exc.clause})
+            self._write({"jsonrpc": "2.0", "id": ctx.id, "error": error.to_wire()})
         except ConnectionClosed:
             log.debug("%s: response to %r not sent: connection closed", self.name, ctx.id)
         except (TypeError, ValueError) as exc:
@@ -618,6 +659,14 @@ class Connection:
             else:
                 log.warning("%s: dropped %s notification: params must be an object", self.name, method)
             return
+        if self._observer is not None:
+            refusal = self._observer.on_receive(message)
+            if refusal is not None:
+                if is_request:
+                    self._send_error_raw(request_id, refusal)
+                else:
+                    log.warning("%s: dropped %s notification: %s", self.name, method, refusal.message)
+                return
         if is_request:
             self._on_request(method, request_id, params)
         else:
@@ -739,6 +788,8 @@ class Connection:
             if not (isinstance(error, dict) and type(error.get("code")) is int and type(error.get("message")) is str):
                 pending._fail(RemoteProtocolError("RPC-09", f"malformed error object: {error!r}"))
                 return
+        if self._observer is not None:
+            self._observer.on_receive(message)
         pending._resolve(message, self._notifications.submitted)
 
     # -- Ending ----------------------------------------------------------------------------------
