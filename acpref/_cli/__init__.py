@@ -1,0 +1,56 @@
+"""The ``acpref`` command line: one sub-command per module of this package.
+
+Each sub-command module exposes ``register(subparsers)``, which adds its parser and sets
+``func(args) -> int`` (the exit status). Modules are imported only when their command runs, so
+that ``acpref echo`` starts as fast as the agent it is.
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import sys
+from typing import List, Optional
+
+#: Sub-command name -> (module, one-line help). Modules live in acpref/_cli/.
+COMMANDS = {
+    "client": ("client", "talk to any ACP agent interactively or with -p"),
+    "demo": ("demo", "run the reference client against the echo agent through a full session"),
+    "echo": ("echo", "run the echo agent on stdio (a deterministic agent that exercises every feature)"),
+    "validate": ("validate", "check a recorded transcript against the spec"),
+    "proxy": ("proxy", "sit between a client and an agent, record and validate the traffic"),
+    "check-agent": ("check_agent", "drive an agent through conformance scenarios"),
+    "check-client": ("check_client", "grade a client with a scripted agent"),
+    "diff": ("diff", "compare two transcripts of the same scenario"),
+    "spec": ("spec", "show where a clause of the spec is enforced and tested"),
+}
+
+
+def _build_parser(only: Optional[str] = None) -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="acpref", description="acpref: the reference implementation of the Agent Client Protocol v1."
+    )
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND")
+    for name, (module, help_text) in COMMANDS.items():
+        if only is not None and name != only:
+            sub.add_parser(name, help=help_text, add_help=False)
+            continue
+        try:
+            mod = importlib.import_module(f"acpref._cli.{module}")
+        except ModuleNotFoundError as exc:
+            if exc.name != f"acpref._cli.{module}":
+                raise
+            continue  # not built yet
+        mod.register(sub, name, help_text)
+    return parser
+
+
+def main(argv: Optional[List[str]] = None) -> int:
+    argv = list(sys.argv[1:] if argv is None else argv)
+    command = argv[0] if argv and argv[0] in COMMANDS else None
+    parser = _build_parser(only=command)
+    args = parser.parse_args(argv)
+    if not getattr(args, "func", None):
+        parser.print_help(sys.stderr)
+        return 2
+    return int(args.func(args) or 0)

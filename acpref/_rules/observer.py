@@ -1,0 +1,69 @@
+"""The live sides' use of the rules: refuse what we must not send, answer what the peer broke.
+
+Spec: see ``state``. Plugged into ``Connection`` as its ``observer``.
+
+* A message **we** send is checked first; a MUST-level finding raises ``LocalProtocolError`` and
+  the message is not sent nor recorded. SHOULD-level findings are logged.
+* A message the **peer** sends is recorded; a request that breaks a MUST rule whose finding names
+  an answer code is refused with that error (its handler never runs). Anything else the peer broke
+  is logged, and ``on_finding`` (if given) hears of it.
+"""
+
+from __future__ import annotations
+
+import logging
+from typing import Any, Callable, Dict, List, Optional
+
+from ..errors import LocalProtocolError, RpcError
+from .findings import Finding, Party, other
+from .state import ProtocolState
+
+__all__ = ["RulesObserver"]
+
+log = logging.getLogger("acpref.rules")
+
+
+class RulesObserver:
+    def __init__(
+        self,
+        me: Party,
+        state: Optional[ProtocolState] = None,
+        *,
+        on_finding: Optional[Callable[[Finding], None]] = None,
+    ) -> None:
+        self.me = me
+        self.peer = other(me)
+        self.state = state if state is not None else ProtocolState()
+        self._on_finding = on_finding
+        #: Every finding seen on this connection, both ways.
+        self.findings: List[Finding] = []
+
+    def _report(self, findings: List[Finding]) -> None:
+        for f in findings:
+            self.findings.append(f)
+            if len(self.findings) > 10_000:
+                del self.findings[:5_000]
+            log.log(logging.WARNING if f.is_violation else logging.INFO, "%s broke %s: %s", f.blame.value, f.clause, f.message)
+            if self._on_finding is not None:
+                try:
+                    self._on_finding(f)
+                except Exception:  # noqa: BLE001
+                    log.exception("on_finding callback failed")
+
+    def on_send(self, message: Dict[str, Any]) -> None:
+        findings = self.state.check(self.me, message)
+        must = [f for f in findings if f.is_violation and f.blame is self.me]
+        if must:
+            f = must[0]
+            raise LocalProtocolError(f.clause, f.message, code=f.code if f.code is not None else -32600)
+        self._report(findings)
+        self.state.apply(self.me, message)
+
+    def on_receive(self, message: Dict[str, Any]) -> Optional[RpcError]:
+        findings = self.state.observe(self.peer, message)
+        self._report(findings)
+        if "method" in message and "id" in message:
+            for f in findings:
+                if f.is_violation and f.code is not None and f.blame is self.peer:
+                    return f.to_rpc_error()
+        return None

@@ -1,0 +1,301 @@
+"""The protocol's rules, as one state machine that watches a connection from both ends.
+
+Spec: every page; the clause of each rule is cited where it is checked (``client_sends``,
+``agent_sends``). Decisions where the spec is silent: spec_notes/decisions.md.
+
+The contract, in the manner of h11:
+
+* **Rule 1.** ``ProtocolState`` sees every well-formed message of one connection, in wire order,
+  in both directions, and knows who sent it. It keeps only what the rules need: the negotiated
+  version and capabilities, requests in flight, sessions (and their running turn, tool calls,
+  modes and options), terminals, URL elicitations.
+* **Rule 2.** ``check(sender, message)`` says which rules the message breaks, as ``Finding``s
+  naming the clause, its level, and who is to blame; it changes nothing. ``apply`` records the
+  message. ``observe`` is both.
+* **Rule 3.** The same object serves three masters: the agent side and the client side (each
+  refuses to *send* a message that breaks a MUST rule, raising ``LocalProtocolError``, and answers
+  a *received* request that breaks one with the error the finding names), and the oracle (which
+  only collects findings over a transcript). So the live code and the oracle cannot disagree.
+
+Shape (a string where an integer is due, unknown keys) is the codec's business, not this one's;
+the rules read raw wire dicts defensively and never fail on malformed input.
+"""
+
+from __future__ import annotations
+
+import threading
+from typing import Any, Dict, Iterable, List, Optional, Set
+
+import attrs
+
+from ..methods import CANCEL_REQUEST, METHODS, is_extension
+from . import capabilities
+from .book import RULES, Message, Outstanding, params_of
+from .findings import Finding, Party, finding, other
+
+__all__ = ["ProtocolState", "SessionState", "TerminalState", "classify"]
+
+
+@attrs.define
+class SessionState:
+    """What the rules know of one session on this connection."""
+
+    id: str
+    cwd: Optional[str] = None
+    #: "loading" / "resuming" while that request is in flight, "active", or "closed".
+    status: str = "active"
+    #: What happened last: "new", "load", "resume" or "turn"; names the clause of a stray update.
+    last: str = "new"
+    #: The id of the running session/prompt request, if a turn is running.
+    turn: Any = None
+    #: Set when the turn was cancelled: the clause that makes "cancelled" due (PROMPT-23, SETUP-16).
+    cancel_clause: Optional[str] = None
+    #: True when, at cancel time, the agent was waiting on a request of its own for this session
+    #: (then it cannot have finished the turn before it saw the cancel).
+    cancel_certain: bool = False
+    tool_calls: Set[str] = attrs.Factory(set)
+    #: Message ids used by finished messages, and the one being streamed (SETUP-06, PROMPT-07).
+    old_message_ids: Set[str] = attrs.Factory(set)
+    message_id: Optional[str] = None
+    mode_ids: Optional[Set[str]] = None
+    #: Config options by id, as wire dicts (CONFIG-17).
+    config: Dict[str, Dict[str, Any]] = attrs.Factory(dict)
+    #: Permission requests in flight for this session: request id -> offered option ids.
+    permissions: Dict[Any, Set[str]] = attrs.Factory(dict)
+    #: Permission requests that were in flight when the client cancelled (PROMPT-21).
+    cancelled_permissions: Set[Any] = attrs.Factory(set)
+    #: The id of the session/load or session/resume request in flight, if any.
+    reopen_request: Any = None
+    #: True when this record was made by a load/resume (dropped again if that fails).
+    created_by_reopen: bool = False
+
+
+@attrs.define
+class TerminalState:
+    session_id: Any
+    created_index: Optional[int]
+    released: bool = False
+
+
+def classify(raw: Any) -> Optional[str]:
+    """``request``, ``notification``, ``response``, or None for something else."""
+    if not isinstance(raw, dict):
+        return None
+    if "method" in raw:
+        if not isinstance(raw["method"], str):
+            return None
+        return "request" if "id" in raw else "notification"
+    if "id" in raw and ("result" in raw or "error" in raw):
+        return "response"
+    return None
+
+
+class ProtocolState:
+    """Everything the rules need to know about one ACP connection. Thread-safe."""
+
+    def __init__(self) -> None:
+        self._lock = threading.RLock()
+        # Initialization (initialization.mdx)
+        self.initialize_sent = False
+        self.initialized = False
+        self.requested_version: Any = None
+        self.version: Any = None
+        self.client_caps: Dict[str, Any] = {}
+        self.agent_caps: Dict[str, Any] = {}
+        self.auth_methods: List[Dict[str, Any]] = []
+        self.authenticated = False
+        # JSON-RPC bookkeeping: requests each party sent and that are not answered yet.
+        self.outstanding: Dict[Party, Dict[Any, Outstanding]] = {Party.AGENT: {}, Party.CLIENT: {}}
+        self.answered: Dict[Party, Set[Any]] = {Party.AGENT: set(), Party.CLIENT: set()}
+        # Sessions, listing, terminals, elicitations
+        self.sessions: Dict[Any, SessionState] = {}
+        self.deleted: Set[Any] = set()
+        self.cursors: Set[str] = set()
+        #: cwd of sessions seen in session/list results, for SETUP-22.
+        self.listed: Dict[Any, Any] = {}
+        self.terminals: Dict[Any, TerminalState] = {}
+        self.url_elicitations: Dict[Any, Optional[int]] = {}
+
+    # -- The public face -------------------------------------------------------------------------
+
+    def observe(self, sender: Party, raw: Dict[str, Any], index: Optional[int] = None) -> List[Finding]:
+        """Check a message, then record it; returns the findings (Rule 2)."""
+        with self._lock:
+            m = self._message(sender, raw, index)
+            if m is None:
+                return []
+            findings = list(self._check(m))
+            self._apply(m)
+            return findings
+
+    def check(self, sender: Party, raw: Dict[str, Any], index: Optional[int] = None) -> List[Finding]:
+        """The findings a message would cause; changes nothing."""
+        with self._lock:
+            m = self._message(sender, raw, index)
+            return [] if m is None else list(self._check(m))
+
+    def apply(self, sender: Party, raw: Dict[str, Any], index: Optional[int] = None) -> None:
+        """Record a message without checking it."""
+        with self._lock:
+            m = self._message(sender, raw, index)
+            if m is not None:
+                self._apply(m)
+
+    def finish(self, *, complete: bool = True) -> List[Finding]:
+        """Findings that only the end of a transcript shows.
+
+        ``complete`` says the transcript ended cleanly (not cut off): then requests never answered
+        break RPC-06, and terminals never released break TERM-07.
+        """
+        out: List[Finding] = []
+        if not complete:
+            return out
+        with self._lock:
+            for party, table in self.outstanding.items():
+                for request_id, req in table.items():
+                    out.append(
+                        finding(
+                            "RPC-06",
+                            other(party),
+                            f"{req.method} request {request_id!r} was never answered",
+                            req.index,
+                        )
+                    )
+            for terminal_id, term in self.terminals.items():
+                if not term.released:
+                    out.append(
+                        finding(
+                            "TERM-07", Party.AGENT, f"terminal {terminal_id!r} was never released", term.created_index
+                        )
+                    )
+        return out
+
+    # -- Views the rules share --------------------------------------------------------------------
+
+    def caps_of(self, party: Party) -> Dict[str, Any]:
+        return self.agent_caps if party is Party.AGENT else self.client_caps
+
+    def gate_open(self, gate: Optional[str], receiver: Party) -> bool:
+        return capabilities.gate_open(gate, self.caps_of(receiver))
+
+    def session(self, session_id: Any) -> Optional[SessionState]:
+        s = self.sessions.get(session_id) if isinstance(session_id, str) else None
+        return s if s is not None and s.status != "closed" else None
+
+    def waiting_on_agent_request(self, session_id: Any) -> bool:
+        """True when the agent has a request in flight to the client for this session."""
+        return any(req.params.get("sessionId") == session_id for req in self.outstanding[Party.AGENT].values())
+
+    # -- Internals --------------------------------------------------------------------------------
+
+    def _message(self, sender: Party, raw: Dict[str, Any], index: Optional[int]) -> Optional[Message]:
+        kind = classify(raw)
+        if kind is None:
+            return None
+        if kind == "response":
+            request_id = raw.get("id")
+            req = self.outstanding[other(sender)].get(request_id) if _hashable(request_id) else None
+            return Message(
+                sender=sender,
+                raw=raw,
+                index=index,
+                kind=kind,
+                method=req.method if req is not None else None,
+                id=request_id,
+                request=req,
+            )
+        return Message(
+            sender=sender,
+            raw=raw,
+            index=index,
+            kind=kind,
+            method=raw["method"],
+            id=raw.get("id"),
+            params=params_of(raw),
+        )
+
+    def _check(self, m: Message) -> Iterable[Finding]:
+        if m.kind == "response":
+            yield from self._check_response(m)
+        else:
+            yield from self._check_call(m)
+        if m.kind != "response" or m.request is not None:
+            for fn in RULES.checks_for(m):
+                yield from fn(self, m)
+
+    def _check_call(self, m: Message) -> Iterable[Finding]:
+        """Rules every request and notification obeys, whatever its method."""
+        method = m.method or ""
+        receiver = other(m.sender)
+        row = METHODS.get(method)
+        if row is None:
+            if not (is_extension(method) or method.startswith("$/")):
+                # spec EXT-05: names without a leading underscore are reserved for the protocol.
+                yield finding(
+                    "EXT-05", m.sender, f"unknown method {method!r} (custom methods start with '_')", m.index, -32601
+                )
+            return
+        if row.receiver not in (receiver.value, "both"):
+            # spec RPC-12: a method the receiver does not implement.
+            yield finding(
+                "RPC-12", m.sender, f"{method} is a {row.receiver} method; the {m.sender.value} cannot send it", m.index, -32601
+            )
+            return
+        if (m.kind == "request") != (not row.is_notification):
+            what = "a notification" if row.is_notification else "a request"
+            yield finding("OVERVIEW-01", m.sender, f"{method} is {what}", m.index, -32600)
+        if m.kind == "request" and _hashable(m.id) and m.id in self.outstanding[m.sender]:
+            # spec-gap duplicate-id: an id still in flight is not reused.
+            yield finding("spec-gap:duplicate-id", m.sender, f"request id {m.id!r} is still in flight", m.index, -32600)
+        if m.sender is Party.CLIENT and method not in ("initialize", CANCEL_REQUEST) and not self.initialized:
+            # spec INIT-01: initialize and its response come before any other request.
+            if m.kind == "request":
+                yield finding("INIT-01", m.sender, f"{method} sent before initialize completed", m.index, -32600)
+            return
+        gate = row.gate
+        if gate == "elicitation":
+            return  # the mode decides (ELICIT-06), see agent_sends
+        if gate is not None and not self.gate_open(gate, receiver):
+            # spec RPC-12 / the method's own clause: not advertised, so not available.
+            yield finding(
+                row.clause,
+                m.sender,
+                f"{method} needs {receiver.value} capability {gate!r}, which was not advertised",
+                m.index,
+                -32601,
+            )
+
+    def _check_response(self, m: Message) -> Iterable[Finding]:
+        """JSON-RPC bookkeeping for responses (RPC-04 .. RPC-09)."""
+        raw = m.raw
+        if "result" in raw and "error" in raw:
+            yield finding("RPC-05", m.sender, "a response carries both result and error", m.index)
+        if "error" in raw:
+            error = raw["error"]
+            if not (isinstance(error, dict) and type(error.get("code")) is int and isinstance(error.get("message"), str)):
+                yield finding("RPC-09", m.sender, f"malformed error object {error!r}", m.index)
+        if m.request is None:
+            if _hashable(m.id) and m.id in self.answered[other(m.sender)]:
+                yield finding("RPC-06", m.sender, f"request {m.id!r} answered more than once", m.index)
+            elif m.id is not None:
+                yield finding("RPC-04", m.sender, f"response id {m.id!r} matches no request in flight", m.index)
+
+    def _apply(self, m: Message) -> None:
+        if m.kind == "request" and _hashable(m.id):
+            self.outstanding[m.sender][m.id] = Outstanding(method=m.method or "", params=m.params, index=m.index)
+        elif m.kind == "response" and m.request is not None:
+            self.outstanding[other(m.sender)].pop(m.id, None)
+            answered = self.answered[other(m.sender)]
+            answered.add(m.id)
+            if len(answered) > 100_000:  # bounded memory on long connections
+                answered.clear()
+        for fn in RULES.transitions_for(m):
+            fn(self, m)
+
+
+def _hashable(value: Any) -> bool:
+    return value is None or isinstance(value, (str, int))
+
+
+# The rule modules register their checks and transitions in RULES when imported.
+from . import agent_sends, client_sends  # noqa: E402,F401
