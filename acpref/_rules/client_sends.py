@@ -154,6 +154,9 @@ def _reopening(state: "ProtocolState", m: Message) -> None:
     if existing is not None and existing.status != "closed":
         existing.status = status
         existing.reopen_request = m.id
+        # A replay re-sends the messages with their own ids: uniqueness is checked within it.
+        existing.old_message_ids.clear()
+        existing.message_id = None
         return
     state.sessions[sid] = SessionState(
         id=sid, cwd=m.params.get("cwd"), status=status, reopen_request=m.id, created_by_reopen=True
