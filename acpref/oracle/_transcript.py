@@ -1,0 +1,160 @@
+"""Transcripts: ACP traffic recorded both ways, one JSON line per message, bytes kept exactly.
+
+Format (``acpref-transcript/1``), one JSON object per line:
+
+* a message: ``{"from": "client" | "agent", "ts": <float, Unix seconds>, "line": "<the raw
+  line as travelled, without its newline>"}``; a line that is not valid UTF-8 is kept as
+  ``"b64": "<base64 of the raw bytes>"`` instead of ``"line"``, so malformed traffic is kept;
+* an event: ``{"from": ..., "ts": ..., "event": "eof"}`` when that party closed its stream
+  (the transcript then ended cleanly for it), or ``"event": "oversize", "size": N`` for a line
+  longer than the recorder's bound, which is not kept.
+
+The first line may be a header ``{"format": "acpref-transcript/1", ...}``; readers skip it.
+Message indices used in reports count message records only (header and events excluded).
+"""
+
+from __future__ import annotations
+
+import base64
+import io
+import json
+import os
+import threading
+import time
+from typing import IO, Any, Dict, Iterable, Iterator, List, Optional, Union
+
+import attrs
+
+__all__ = ["Record", "TranscriptRecorder", "read_transcript", "FORMAT"]
+
+FORMAT = "acpref-transcript/1"
+
+
+@attrs.frozen
+class Record:
+    """One record of a transcript: a message (``raw`` bytes) or an event."""
+
+    sender: str  # "client" or "agent"
+    ts: float
+    raw: Optional[bytes] = None
+    event: Optional[str] = None
+    size: Optional[int] = None
+
+    @property
+    def is_message(self) -> bool:
+        return self.event is None
+
+    def to_json(self) -> Dict[str, Any]:
+        out: Dict[str, Any] = {"from": self.sender, "ts": round(self.ts, 6)}
+        if self.event is not None:
+            out["event"] = self.event
+            if self.size is not None:
+                out["size"] = self.size
+            return out
+        assert self.raw is not None
+        try:
+            out["line"] = self.raw.decode("utf-8")
+        except UnicodeDecodeError:
+            out["b64"] = base64.b64encode(self.raw).decode("ascii")
+        return out
+
+    @classmethod
+    def from_json(cls, data: Dict[str, Any]) -> "Record":
+        sender = data.get("from")
+        if sender not in ("client", "agent"):
+            raise ValueError(f"record has no valid 'from': {data!r}")
+        ts = float(data.get("ts", 0.0))
+        if "event" in data:
+            return cls(sender=sender, ts=ts, event=str(data["event"]), size=data.get("size"))
+        if "line" in data:
+            return cls(sender=sender, ts=ts, raw=str(data["line"]).encode("utf-8"))
+        if "b64" in data:
+            return cls(sender=sender, ts=ts, raw=base64.b64decode(data["b64"]))
+        raise ValueError(f"record is neither a message nor an event: {data!r}")
+
+
+def read_transcript(source: Union[str, os.PathLike, IO[str], Iterable[Any]]) -> List[Record]:
+    """Read a transcript from a path, a text file, or an iterable of records/dicts/lines."""
+    if isinstance(source, (str, os.PathLike)):
+        with open(source, encoding="utf-8") as f:
+            return read_transcript(f)
+    out: List[Record] = []
+    for item in source:
+        if isinstance(item, Record):
+            out.append(item)
+            continue
+        data = json.loads(item) if isinstance(item, (str, bytes)) else item
+        if not data:
+            continue
+        if isinstance(data, dict) and "format" in data and "from" not in data:
+            continue  # header
+        out.append(Record.from_json(data))
+    return out
+
+
+class TranscriptRecorder:
+    """Writes a transcript as traffic flows; usable as a ``Connection`` recorder.
+
+    ``me`` is the party whose connection records (``"client"`` or ``"agent"``): its outgoing lines
+    are from ``me``, incoming from the other. Thread-safe; each record is flushed as written.
+    ``records`` keeps them in memory as well when ``keep=True``.
+    """
+
+    def __init__(
+        self,
+        target: Union[str, os.PathLike, IO[str], None] = None,
+        *,
+        me: str = "client",
+        keep: bool = False,
+        header: Optional[Dict[str, Any]] = None,
+    ) -> None:
+        if me not in ("client", "agent"):
+            raise ValueError("me must be 'client' or 'agent'")
+        self.me = me
+        self.peer = "agent" if me == "client" else "client"
+        self._lock = threading.Lock()
+        self._own = isinstance(target, (str, os.PathLike))
+        self._file: Optional[IO[str]] = (
+            open(target, "w", encoding="utf-8") if isinstance(target, (str, os.PathLike)) else target
+        )
+        self.records: Optional[List[Record]] = [] if keep or target is None else None
+        if self._file is not None:
+            self._file.write(json.dumps({"format": FORMAT, "recorder": me, **(header or {})}) + "\n")
+            self._file.flush()
+
+    def __call__(self, direction: str, line: bytes) -> None:
+        """The ``Connection`` recorder hook: ``direction`` is ``"in"`` or ``"out"``."""
+        sender = self.me if direction == "out" else self.peer
+        if not line and direction == "in":
+            self.add(Record(sender=sender, ts=time.time(), event="oversize"))
+        else:
+            self.add(Record(sender=sender, ts=time.time(), raw=bytes(line)))
+
+    def add(self, record: Record) -> None:
+        with self._lock:
+            if self.records is not None:
+                self.records.append(record)
+            if self._file is not None and not self._file.closed:
+                self._file.write(json.dumps(record.to_json(), ensure_ascii=False) + "\n")
+                self._file.flush()
+
+    def eof(self, sender: str) -> None:
+        """Record that ``sender`` closed its stream."""
+        self.add(Record(sender=sender, ts=time.time(), event="eof"))
+
+    def close(self) -> None:
+        with self._lock:
+            if self._own and self._file is not None and not self._file.closed:
+                self._file.close()
+
+    def __iter__(self) -> Iterator[Record]:
+        return iter(self.records or [])
+
+
+def dumps(records: Iterable[Record]) -> str:
+    """A whole transcript as text (header included)."""
+    buf = io.StringIO()
+    buf.write(json.dumps({"format": FORMAT}) + "\n")
+    for r in records:
+        buf.write(json.dumps(r.to_json(), ensure_ascii=False) + "\n")
+    return buf.getvalue()
