@@ -1,0 +1,96 @@
+"""``acpref spec [ID | PAGE | --uncovered]``: where each clause is enforced and tested.
+
+Reads the clause register (spec_notes/clauses.tsv in a checkout), the code's own ``# spec``
+comments and the tests' names and comments (``acpref._spec_index``); never a hand-kept list.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from typing import Any, Dict, List
+
+from .._spec_index import read_register, scan_code, scan_tests
+
+
+def register(sub: Any, name: str, help_text: str) -> None:
+    p = sub.add_parser(name, help=help_text, description=__doc__.split("\n\n")[0])
+    p.add_argument("target", nargs="?", help="a clause id (SETUP-05), a page (session-setup), or a spec-gap name")
+    p.add_argument("--uncovered", action="store_true", help="list clauses not enforced or not tested")
+    p.add_argument("--json", action="store_true", help="print JSON")
+    p.set_defaults(func=run)
+
+
+def _coverage() -> Dict[str, Dict[str, Any]]:
+    rows = read_register()
+    code = scan_code()
+    tests = scan_tests()
+    out: Dict[str, Dict[str, Any]] = {}
+    for row in rows:
+        out[row["id"]] = {**row, "enforced": [], "tests": tests.get(row["id"], [])}
+    for c in code:
+        entry = out.setdefault(c.clause, {"id": c.clause, "enforced": [], "tests": tests.get(c.clause, [])})
+        entry["enforced"].append(f"{c.path}:{c.line} ({c.function})")
+    return out
+
+
+def _print_clause(entry: Dict[str, Any]) -> None:
+    print(f"{entry['id']}  [{entry.get('level', '?')}, {entry.get('side', '?')}]  {entry.get('page', '')} / {entry.get('section', '')}")
+    if entry.get("requirement"):
+        print(f"  {entry['requirement']}")
+    if entry.get("status"):
+        reason = f" ({entry['reason']})" if entry.get("reason") else ""
+        print(f"  status: {entry['status']}{reason}")
+    print("  enforced in:" if entry["enforced"] else "  enforced in: (no citation in the code)")
+    for where in entry["enforced"]:
+        print(f"    {where}")
+    print("  tested by:" if entry["tests"] else "  tested by: (no test)")
+    for test in entry["tests"]:
+        print(f"    {test}")
+
+
+def run(args: argparse.Namespace) -> int:
+    coverage = _coverage()
+    if args.uncovered:
+        chosen = [
+            e
+            for e in coverage.values()
+            if e.get("page")
+            and e.get("status", "") not in ("not applicable",)
+            and (not e["enforced"] or not e["tests"])
+        ]
+        if args.json:
+            print(json.dumps([{k: e.get(k) for k in ("id", "level", "enforced", "tests")} for e in chosen], indent=1))
+        else:
+            for e in chosen:
+                missing = ", ".join(x for x, have in (("code", e["enforced"]), ("tests", e["tests"])) if not have)
+                print(f"{e['id']:<14} {e.get('level', ''):<9} missing: {missing:<12} {e.get('requirement', '')[:70]}")
+            print(f"{len(chosen)} clauses uncovered", file=sys.stderr)
+        return 0
+    if not args.target:
+        total = [e for e in coverage.values() if e.get("page")]
+        enforced = sum(1 for e in total if e["enforced"])
+        tested = sum(1 for e in total if e["tests"])
+        print(f"{len(total)} clauses: {enforced} cited in code, {tested} tested")
+        return 0
+    target = args.target
+    if target in coverage or target.startswith("spec-gap:"):
+        entry = coverage.get(target, {"id": target, "enforced": [], "tests": []})
+        if args.json:
+            print(json.dumps(entry, indent=1))
+        else:
+            _print_clause(entry)
+        return 0
+    page = target if target.endswith((".mdx", ".json")) else target + ".mdx"
+    chosen: List[Dict[str, Any]] = [e for e in coverage.values() if e.get("page") == page]
+    if not chosen:
+        print(f"acpref spec: no clause or page {target!r}", file=sys.stderr)
+        return 2
+    if args.json:
+        print(json.dumps(chosen, indent=1))
+        return 0
+    for e in chosen:
+        mark = ("C" if e["enforced"] else "-") + ("T" if e["tests"] else "-")
+        print(f"{mark} {e['id']:<14} {e.get('level', ''):<9} {e.get('requirement', '')[:90]}")
+    return 0

@@ -1,0 +1,172 @@
+"""Where each clause is enforced and tested, found from the code's own comments.
+
+Spec: spec_notes/README.md (the comment forms). The code cites a clause on the line that
+enforces it: ``# spec SETUP-05: ...`` (several ids may share one comment:
+``# spec PROMPT-03, CONTENT-04: ...``); a decision where the spec is silent is
+``# spec-gap <name>: ...``. Tests prove a clause by name (``def test_SETUP_05_...``) or by the same
+comment. This module reads those, so that ``acpref spec`` and the guard test never depend on a
+hand-kept list.
+"""
+
+from __future__ import annotations
+
+import ast
+import io
+import os
+import re
+import tokenize
+from typing import Dict, Iterable, List, Optional, Tuple
+
+import attrs
+
+__all__ = ["Citation", "scan_code", "scan_tests", "repo_root", "read_register"]
+
+_COMMENT = re.compile(r"#\s*spec\s+((?:[A-Z]+-\d+)(?:\s*(?:,|/|and|\(|\))\s*[A-Z]+-\d+)*)")
+_ID = re.compile(r"[A-Z]+-\d+")
+_GAP = re.compile(r"#\s*spec-gap\s+([a-z0-9][a-z0-9-]*)")
+_TEST_NAME = re.compile(r"^test_([A-Z]+)_(\d+)")
+
+
+@attrs.frozen
+class Citation:
+    clause: str
+    path: str  # relative to the repository (or package) root
+    line: int
+    function: str
+    text: str
+
+
+def _functions_by_line(tree: ast.AST) -> List[Tuple[int, int, str]]:
+    spans: List[Tuple[int, int, str]] = []
+
+    def walk(node: ast.AST, prefix: str) -> None:
+        for child in ast.iter_child_nodes(node):
+            if isinstance(child, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+                name = f"{prefix}{child.name}"
+                spans.append((child.lineno, child.end_lineno or child.lineno, name))
+                walk(child, name + ".")
+            else:
+                walk(child, prefix)
+
+    walk(tree, "")
+    return spans
+
+
+def _enclosing(spans: List[Tuple[int, int, str]], line: int) -> str:
+    best: Optional[Tuple[int, int, str]] = None
+    for span in spans:
+        if span[0] <= line <= span[1] and (best is None or span[0] >= best[0]):
+            best = span
+    return best[2] if best else "<module>"
+
+
+def _python_files(root: str) -> Iterable[str]:
+    for dirpath, dirnames, filenames in os.walk(root):
+        dirnames[:] = sorted(d for d in dirnames if not d.startswith((".", "__pycache__")))
+        for name in sorted(filenames):
+            if name.endswith(".py"):
+                yield os.path.join(dirpath, name)
+
+
+def _scan(root: str, base: str) -> List[Citation]:
+    out: List[Citation] = []
+    for path in _python_files(root):
+        with open(path, encoding="utf-8") as f:
+            source = f.read()
+        try:
+            spans = _functions_by_line(ast.parse(source))
+        except SyntaxError:
+            spans = []
+        rel = os.path.relpath(path, base)
+        for lineno, text in _comments(source):
+            for match in _COMMENT.finditer(text):
+                for clause in _ID.findall(match.group(1)):
+                    out.append(Citation(clause, rel, lineno, _enclosing(spans, lineno), text.strip()))
+            for match in _GAP.finditer(text):
+                out.append(Citation(f"spec-gap:{match.group(1)}", rel, lineno, _enclosing(spans, lineno), text.strip()))
+    return out
+
+
+def _comments(source: str) -> Iterable[Tuple[int, str]]:
+    """The real comments of a Python source (not text inside strings or docstrings)."""
+    try:
+        for tok in tokenize.generate_tokens(io.StringIO(source).readline):
+            if tok.type == tokenize.COMMENT and "spec" in tok.string:
+                yield tok.start[0], tok.string
+    except (tokenize.TokenError, SyntaxError):
+        return
+
+
+def repo_root() -> Optional[str]:
+    """The checkout this package runs from (with tests/ and spec_notes/), or None if installed."""
+    here = os.path.dirname(os.path.abspath(__file__))
+    root = os.path.dirname(here)
+    return root if os.path.isdir(os.path.join(root, "spec_notes")) else None
+
+
+def scan_code(package_dir: Optional[str] = None) -> List[Citation]:
+    """Every ``# spec`` and ``# spec-gap`` citation in the package's code."""
+    package_dir = package_dir or os.path.dirname(os.path.abspath(__file__))
+    return _scan(package_dir, os.path.dirname(package_dir))
+
+
+def scan_tests(tests_dir: Optional[str] = None) -> Dict[str, List[str]]:
+    """Clause id -> test ids (``tests/x.py::test_name``) that prove it, by name or comment."""
+    if tests_dir is None:
+        root = repo_root()
+        if root is None:
+            return {}
+        tests_dir = os.path.join(root, "tests")
+    base = os.path.dirname(tests_dir)
+    out: Dict[str, List[str]] = {}
+    for path in _python_files(tests_dir):
+        rel = os.path.relpath(path, base)
+        with open(path, encoding="utf-8") as f:
+            source = f.read()
+        try:
+            tree = ast.parse(source)
+        except SyntaxError:
+            continue
+        spans = _functions_by_line(tree)
+        for node in ast.walk(tree):
+            if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                m = _TEST_NAME.match(node.name)
+                if m:
+                    out.setdefault(f"{m.group(1)}-{m.group(2)}", []).append(f"{rel}::{node.name}")
+        for citation in _scan_source(source, rel, spans):
+            name = citation.function.split(".")[-1]
+            if name.startswith("test"):
+                test_id = f"{rel}::{citation.function.replace('.', '::')}"
+                tests = out.setdefault(citation.clause, [])
+                if test_id not in tests:
+                    tests.append(test_id)
+    return out
+
+
+def _scan_source(source: str, rel: str, spans: List[Tuple[int, int, str]]) -> Iterable[Citation]:
+    for lineno, text in _comments(source):
+        for match in _COMMENT.finditer(text):
+            for clause in _ID.findall(match.group(1)):
+                yield Citation(clause, rel, lineno, _enclosing(spans, lineno), text.strip())
+
+
+def read_register(path: Optional[str] = None) -> List[Dict[str, str]]:
+    """Rows of the clause register: spec_notes/clauses.tsv in a checkout, else the packaged copy."""
+    if path is None:
+        root = repo_root()
+        candidate = os.path.join(root, "spec_notes", "clauses.tsv") if root else None
+        if candidate and os.path.exists(candidate):
+            path = candidate
+        else:
+            path = os.path.join(os.path.dirname(os.path.abspath(__file__)), "_rules", "clauses.tsv")
+    with open(path, encoding="utf-8") as f:
+        lines = f.read().splitlines()
+    header = lines[0].split("\t")
+    rows = []
+    for line in lines[1:]:
+        if not line.strip():
+            continue
+        fields = line.split("\t")
+        fields += [""] * (len(header) - len(fields))
+        rows.append(dict(zip(header, fields)))
+    return rows
