@@ -41,11 +41,9 @@ from typing import Any, Callable, Dict, List, Optional, Tuple, Type, TypeVar, Un
 import attrs
 import cattrs
 from cattrs.errors import (
-    AttributeValidationNote,
     ClassValidationError,
     ForbiddenExtraKeysError,
     IterableValidationError,
-    IterableValidationNote,
 )
 from cattrs.gen import make_dict_structure_fn, make_dict_unstructure_fn, override
 
@@ -144,7 +142,10 @@ def _relative_errors(exc: BaseException) -> List[Tuple[str, str]]:
         return out
     if isinstance(exc, ForbiddenExtraKeysError):
         # spec EXT-04: custom data goes in _meta, never at the root of a spec type.
-        return [(f".{k}", "unknown key (custom data belongs in _meta)") for k in sorted(exc.extra_fields)]
+        return [
+            (f".{k}", "unknown key (custom data belongs in _meta)")
+            for k in sorted(exc.extra_fields)
+        ]
     if isinstance(exc, KeyError):
         return [(f".{exc.args[0]}", "required key is missing")]
     if isinstance(exc, RecursionError):
@@ -210,7 +211,13 @@ _PRIMITIVE_CHECKS: Dict[Any, Callable[[Any], bool]] = {
     bool: lambda v: type(v) is bool,
     List[str]: lambda v: type(v) is list and all(type(x) is str for x in v),
 }
-_PRIMITIVE_NAMES = {str: "string", int: "integer", float: "number", bool: "boolean", List[str]: "array of strings"}
+_PRIMITIVE_NAMES = {
+    str: "string",
+    int: "integer",
+    float: "number",
+    bool: "boolean",
+    List[str]: "array of strings",
+}
 
 
 def _is_list(tp: Any) -> bool:
@@ -241,7 +248,7 @@ def _wire_meta(a: attrs.Attribute) -> Dict[str, Any]:
 
 
 def _make_converter(*, strict: bool, detailed: bool) -> cattrs.Converter:
-    """Build the wire converter. ``strict``: the oracle's mode; ``detailed``: collect every error."""
+    """Build the wire converter. ``strict``: the oracle's mode; ``detailed``: report every error."""
     conv = cattrs.Converter(detailed_validation=detailed, forbid_extra_keys=strict)
     lenient = not strict
 
@@ -250,10 +257,11 @@ def _make_converter(*, strict: bool, detailed: bool) -> cattrs.Converter:
         (int, _structure_int),
         (float, _structure_float),
         (bool, _structure_bool),
-        (Any, _structure_any),
     ):
         conv.register_structure_hook(tp, fn)
-    conv.register_unstructure_hook(Any, _identity)
+    # `Any` is not a class before Python 3.11: register it by predicate.
+    conv.register_structure_hook_func(lambda t: t is Any, _structure_any)
+    conv.register_unstructure_hook_func(lambda t: t is Any, _identity)
 
     # Enums are ``str`` subclasses: json writes them as their value, so they pass through.
     def enum_structure(cl: Type[enum.Enum]) -> Callable[[Any, Any], Any]:
@@ -365,12 +373,16 @@ def _make_converter(*, strict: bool, detailed: bool) -> cattrs.Converter:
                 if untagged_hook is not None:
                     return untagged_hook(value, untagged)
                 raise _WireError([(f".{tag}", "required key is missing")])
+            if type(value[tag]) is not str:  # checked first: a list or object is not hashable
+                raise _WireError([(f".{tag}", f"expected a string, got {_json_type(value[tag])}")])
             chosen = hooks.get(value[tag])
             if chosen is None:
-                if spec.keep_unknown and type(value[tag]) is str:
+                if spec.keep_unknown:
                     return Unknown(raw=value)  # spec SCHEMA-10: unknown variant kept raw
-                if type(value[tag]) is not str:
-                    raise _WireError([(f".{tag}", f"expected a string, got {_json_type(value[tag])}")])
+                if untagged_hook is not None:
+                    # spec SCHEMA-05, SCHEMA-06: the untagged branch (stdio server, agent auth)
+                    # does not constrain the tag key; strict mode reports it as unknown (EXT-04).
+                    return untagged_hook(value, untagged)
                 raise _WireError([(f".{tag}", f"{value[tag]!r} is not one of {known}")])
             cl, hook = chosen
             if strict:  # the tag is not a field of the variant: drop it before the extra-key check
@@ -600,7 +612,9 @@ def _make_converter(*, strict: bool, detailed: bool) -> cattrs.Converter:
     return conv
 
 
-_SCHEMA_ENUMS = [v for v in vars(schema).values() if _is_enum(v) and v.__module__.startswith("acpref.")]
+_SCHEMA_ENUMS = [
+    v for v in vars(schema).values() if _is_enum(v) and v.__module__.startswith("acpref.")
+]
 
 
 # -- The one irregular shape ----------------------------------------------------------------------
@@ -631,7 +645,9 @@ def _set_config_option_structure(conv: cattrs.Converter, strict: bool) -> Callab
             if type(value["value"]) is bool:
                 kwargs["value"] = value["value"]
             else:
-                errors.append((".value", str(_expected('a boolean (type is "boolean")', value["value"]))))
+                errors.append(
+                    (".value", str(_expected('a boolean (type is "boolean")', value["value"])))
+                )
         elif type(value["value"]) is str:
             kwargs["value"] = value["value"]
         else:
@@ -643,7 +659,10 @@ def _set_config_option_structure(conv: cattrs.Converter, strict: bool) -> Callab
                 if strict:
                     errors.append(("._meta", str(exc)))
         if strict:
-            errors += [(f".{k}", "unknown key (custom data belongs in _meta)") for k in sorted(set(value) - allowed)]
+            errors += [
+                (f".{k}", "unknown key (custom data belongs in _meta)")
+                for k in sorted(set(value) - allowed)
+            ]
         if errors:
             raise _WireError(errors)
         return cl(**kwargs)

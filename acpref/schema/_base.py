@@ -9,7 +9,8 @@ Absent vs ``null``: an optional field that was absent on the wire holds ``UNSET`
 ``null`` holds ``None``. The two stay apart everywhere, so that a message decodes and re-encodes to
 the same JSON, and so that ``session_info_update`` can say "unchanged" (absent) apart from "clear"
 (``null``). Defaults that the schema gives to absent fields (``loadSession`` is false, ...) are not
-filled in here: the capability helpers in ``acpref._rules.capabilities`` interpret them, in one place.
+filled in here: the capability helpers in ``acpref._rules.capabilities`` interpret them, in one
+place.
 
 What must not live here: validation rules (they live in ``acpref._rules``) and wire logic (codec).
 """
@@ -80,9 +81,10 @@ def field(
     ``default_on_error`` and ``skip_invalid_items`` mirror the schema's
     ``x-deserialize-default-on-error`` and ``x-deserialize-skip-invalid-items`` markers: the lenient
     codec treats a malformed value as absent and drops malformed list items (spec SCHEMA-11); the
-    strict codec reports them. ``fmt`` is the schema's integer format (``uint32``, ``uint64``,
-    ``int64``, ``uint16``): the codec enforces its range. ``flatten`` marks a field whose members
-    sit at the level of the enclosing object on the wire (the schema's inline ``oneOf``/``anyOf``).
+    strict codec reports them. ``fmt`` is the schema's integer format (``uint16``, ``uint32``,
+    ``uint64``, ``int32``, ``int64``): the codec enforces its range, also on the integer member of
+    a union such as ``RequestId``. ``flatten`` marks a field whose members sit at the level of the
+    enclosing object on the wire (the schema's inline ``oneOf``/``anyOf``).
     """
     metadata = {
         WIRE: {
@@ -122,7 +124,8 @@ class UnionSpec:
     variant class carries that value as a class constant named like the key in snake_case
     (``TextContent.type == "text"``, ``AgentMessageChunk.session_update == "agent_message_chunk"``).
     ``untagged`` is the variant used when the key is absent (a stdio MCP server, an agent auth
-    method). ``keep_unknown`` turns an unknown tag value into ``Unknown`` instead of an error.
+    method), and when its value is unknown: the schema's untagged branch does not constrain it.
+    ``keep_unknown`` turns an unknown tag value into ``Unknown`` instead (checked first).
     A *keyed* union has no tag: the first variant whose required key is present wins.
     """
 

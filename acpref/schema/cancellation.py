@@ -22,5 +22,5 @@ class CancelRequestNotification:
     Spec: cancellation.mdx
     """
 
-    request_id: RequestId = field(required=True)
+    request_id: RequestId = field(required=True, fmt="int64")  # spec RPC-02: integer ids are int64
     meta: Meta | Unset = field(default_on_error=True)

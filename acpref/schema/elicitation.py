@@ -72,7 +72,7 @@ class ElicitationRequestScope:
     Spec: elicitation.mdx (Creating an elicitation); ELICIT-09
     """
 
-    request_id: RequestId = field(required=True)
+    request_id: RequestId = field(required=True, fmt="int64")  # spec RPC-02: integer ids are int64
 
 
 #: Where an elicitation belongs: told apart by ``sessionId`` or ``requestId`` (not a ``$defs``
@@ -230,9 +230,7 @@ class MultiSelectPropertySchema:
     min_items: int | None | Unset = field(fmt="uint64")
     max_items: int | None | Unset = field(fmt="uint64")
     items: MultiSelectItems = field(required=True)
-    default: List[str] | None | Unset = field(
-        default_on_error=True, skip_invalid_items=True
-    )
+    default: List[str] | None | Unset = field(default_on_error=True, skip_invalid_items=True)
     meta: Meta | Unset = field(default_on_error=True)
 
 

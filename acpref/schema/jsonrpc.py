@@ -17,7 +17,7 @@ from typing import Union
 import attrs
 
 from ..errors import ErrorCode
-from ._base import JsonValue, Unset, field
+from ._base import JsonValue, Unset, field, keyed_union
 from .identifiers import RequestId
 
 __all__ = [
@@ -42,14 +42,14 @@ class Error:
     Spec: overview.mdx (Error Handling); RPC-09.
     """
 
-    code: int = field(required=True)
+    code: int = field(required=True, fmt="int32")  # spec RPC-09: an integer (int32, ErrorCode)
     message: str = field(required=True)
     data: JsonValue | Unset = field(default_on_error=True)
 
 
 @attrs.frozen(kw_only=True)
 class _Request:
-    id: RequestId = field(required=True)
+    id: RequestId = field(required=True, fmt="int64")  # spec RPC-02: integer ids are int64
     method: str = field(required=True)
     params: JsonValue | Unset = field()
 
@@ -96,7 +96,7 @@ class ClientNotification(_Notification):
 class ResultResponse:
     """A successful response: the request's id and its ``result``. Spec: RPC-04, RPC-05."""
 
-    id: RequestId = field(required=True)
+    id: RequestId = field(required=True, fmt="int64")  # spec RPC-02: integer ids are int64
     result: JsonValue = field(required=True)
 
 
@@ -107,11 +107,14 @@ class ErrorResponse:
     Spec: RPC-04, RPC-05, RPC-10, RPC-11.
     """
 
-    id: RequestId = field(required=True)
+    id: RequestId = field(required=True, fmt="int64")  # spec RPC-02: integer ids are int64
     error: Error = field(required=True)
 
 
-#: A response the agent sends: exactly one of ``result`` / ``error``. Spec: RPC-05.
-AgentResponse = Union[ResultResponse, ErrorResponse]
-#: A response the client sends: exactly one of ``result`` / ``error``. Spec: RPC-05.
-ClientResponse = Union[ResultResponse, ErrorResponse]
+#: A response the agent sends: exactly one of ``result`` / ``error``, told apart by which key is
+#: present (strict decoding reports the other key if both are there). Spec: RPC-05.
+AgentResponse = keyed_union(
+    Union[ResultResponse, ErrorResponse], ("result", ResultResponse), ("error", ErrorResponse)
+)
+#: A response the client sends: the same shape as ``AgentResponse``. Spec: RPC-05.
+ClientResponse = AgentResponse

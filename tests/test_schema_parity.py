@@ -1,0 +1,458 @@
+"""schema.json against ``acpref.schema``: every ``$defs`` entry has a model of the same wire shape.
+
+Spec: schema.json; clauses OVERVIEW-10 (camelCase keys, snake_case tags), SCHEMA-05 (AuthMethod),
+SCHEMA-06 (McpServer), SCHEMA-07 (select options), SCHEMA-08 (set_config_option value),
+SCHEMA-10 (unknown variants kept), SCHEMA-11 (leniency markers), SCHEMA-13 (integer formats).
+
+Each check is parametrized by def name, so a failure names the def. What is compared:
+
+* object defs: wire keys (flattened fields contribute their variants' keys and the union's tag),
+  required keys, each field's type (nullability included), integer format and leniency markers;
+  inline ``oneOf``/``anyOf`` branches of an object def count as part of it;
+* enum defs: member values equal the ``const`` values;
+* union defs: tag key and tag values, the untagged variant, unknown-variant keeping, keyed
+  variants (text vs blob, result vs error), and plain unions of types (flat vs grouped select
+  options, RequestId, elicitation content values).
+"""
+
+from __future__ import annotations
+
+import enum
+import types
+import typing
+from collections.abc import Iterable
+from typing import Any, Union
+
+import attrs
+import pytest
+from conftest import load_schema_defs, missing_spec_reason
+
+from acpref import schema
+from acpref.codec import wire_name
+from acpref.schema._base import UNIONS, WIRE, Unknown, Unset
+
+pytestmark = pytest.mark.timeout(60)
+
+DEFS: dict[str, Any] = load_schema_defs()
+_ABSENT = pytest.param(
+    None,
+    marks=pytest.mark.skip(reason=missing_spec_reason()),
+)
+
+#: Names ``acpref.schema`` exports that are not ``$defs`` entries, and why they exist.
+MODEL_ONLY = {
+    "UNIONS": "the union registry read by the codec",
+    "UNSET": "the absent-field sentinel",
+    "Unset": "the type of UNSET",
+    "JsonObject": "a free-form JSON object",
+    "JsonValue": "any JSON value",
+    "Meta": "the type of every _meta field",
+    "Unknown": "an unknown union variant kept raw (SCHEMA-10)",
+    "is_set": "helper: present on the wire",
+    "ElicitationScope": "the inline anyOf sessionId/requestId of the elicitation modes",
+    "ElicitationMode": "the inline anyOf form/url/other of CreateElicitationRequest",
+    "ElicitationAction": "the inline anyOf accept/decline/cancel/other of the elicitation result",
+    "SessionConfigKind": "the inline oneOf select/boolean of SessionConfigOption",
+    "ElicitationDeclineAction": "the inline decline branch of CreateElicitationResponse",
+    "ElicitationCancelAction": "the inline cancel branch of CreateElicitationResponse",
+    "CancelledPermissionOutcome": "the inline cancelled branch of RequestPermissionOutcome",
+    "UserMessageChunk": "ContentChunk carrying the user_message_chunk tag",
+    "AgentMessageChunk": "ContentChunk carrying the agent_message_chunk tag",
+    "AgentThoughtChunk": "ContentChunk carrying the agent_thought_chunk tag",
+    "ResultResponse": "the inline result branch of AgentResponse/ClientResponse",
+    "ErrorResponse": "the inline error branch of AgentResponse/ClientResponse",
+}
+
+#: Wire keys a model handles without a field of its own.
+IMPLICIT_KEYS = {
+    # spec SCHEMA-08: `type: "boolean"` goes with a boolean value; the codec derives it from the
+    # value's Python type (acpref/codec.py, _set_config_option_structure).
+    "SetSessionConfigOptionRequest": {"type"},
+}
+
+#: Tag values a model accepts beyond the schema's consts.
+EXTRA_TAGS = {
+    # spec SCHEMA-05: an agent auth method has no type, or type "agent" (the def's description).
+    "AuthMethod": {"agent"},
+}
+
+
+# -- Reading the schema ---------------------------------------------------------------------------
+
+
+def _ref_name(node: dict[str, Any]) -> str | None:
+    """The def a node stands for: ``{"$ref": ...}`` or ``{"allOf": [{"$ref": ...}]}``."""
+    if "$ref" in node:
+        return node["$ref"].rsplit("/", 1)[-1]
+    all_of = node.get("allOf", [])
+    if len(all_of) == 1 and "$ref" in all_of[0] and "properties" not in node:
+        return all_of[0]["$ref"].rsplit("/", 1)[-1]
+    return None
+
+
+def _branches(node: dict[str, Any]) -> list[dict[str, Any]]:
+    return node.get("oneOf", []) + node.get("anyOf", [])
+
+
+def _parts(node: dict[str, Any]) -> list[dict[str, Any]]:
+    """The object schemas a node is made of: itself and its ``allOf`` references."""
+    parts = [node]
+    for sub in node.get("allOf", []):
+        parts += _parts(DEFS[_ref_name(sub)] if _ref_name(sub) else sub)
+    return parts
+
+
+def def_properties(node: dict[str, Any]) -> dict[str, list[dict[str, Any]]]:
+    """Every wire key of an object node, with the property schemas that define it.
+
+    Keys of inline ``oneOf``/``anyOf`` branches count, as they sit in the same JSON object.
+    """
+    out: dict[str, list[dict[str, Any]]] = {}
+    for part in _parts(node):
+        for key, prop in part.get("properties", {}).items():
+            out.setdefault(key, []).append(prop)
+        for branch in _branches(part):
+            for key, props in def_properties(branch).items():
+                out.setdefault(key, []).extend(props)
+    return out
+
+
+def def_required(node: dict[str, Any]) -> set:
+    """Keys every valid instance has: ``required`` plus what all inline branches require."""
+    out: set = set()
+    for part in _parts(node):
+        out |= set(part.get("required", []))
+        branches = _branches(part)
+        if branches:
+            out |= set.intersection(*(def_required(b) for b in branches))
+    return out
+
+
+def _is_enum_def(node: dict[str, Any]) -> bool:
+    branches = _branches(node)
+    return (
+        bool(branches)
+        and all(
+            b.get("type") in ("string", "integer")
+            and set(b) <= {"type", "const", "format", "description", "title"}
+            for b in branches
+        )
+        and any("const" in b for b in branches)
+    )
+
+
+def _enum_base(cl: type) -> type:
+    """The primitive an enum class is made of: ``str`` or ``int``."""
+    return next(b for b in cl.__mro__ if b in (str, int))
+
+
+def _is_open_enum(name: str) -> bool:
+    """An enum def with a catch-all branch (any string / any integer besides the consts)."""
+    return _is_enum_def(DEFS[name]) and any("const" not in b for b in _branches(DEFS[name]))
+
+
+def _tag_of(node: dict[str, Any]) -> str | None:
+    """The discriminator key of a union def, if its branches are tagged."""
+    if "discriminator" in node:
+        return node["discriminator"]["propertyName"]
+    for b in _branches(node):
+        for key, prop in b.get("properties", {}).items():
+            if "const" in prop:
+                return key
+    return None
+
+
+def kind_of(name: str) -> str:
+    node = DEFS[name]
+    if node.get("type") == "object" or "properties" in node:
+        return "object"
+    if _is_enum_def(node):
+        return "enum"
+    if _branches(node):
+        return "union"
+    return "alias"
+
+
+def union_of(members: Iterable[Any]) -> Any:
+    """``Union[...]`` of types known only at run time (one member: that member)."""
+    return Union[tuple(members)]  # noqa: UP007 - built from a list, `|` does not apply
+
+
+_PRIMITIVES = {"string": str, "integer": int, "number": float, "boolean": bool, "null": type(None)}
+
+
+def schema_type(node: dict[str, Any]) -> Any:
+    """The Python type a schema node describes, built from the models of the defs it names."""
+    ref = _ref_name(node)
+    if ref is not None:
+        model = getattr(schema, ref)
+        # An open enum also accepts any other string (CONFIG-09) or integer (RPC-18).
+        return model | _enum_base(model) if _is_open_enum(ref) else model
+    branches = _branches(node)
+    if branches:
+        return union_of(schema_type(b) for b in branches)
+    kind = node.get("type")
+    if kind is None:
+        return Any
+    if isinstance(kind, list):
+        return union_of(schema_type({**node, "type": k}) for k in kind)
+    if kind == "array":
+        return list[schema_type(node.get("items", {}))]
+    if kind == "object":
+        extra = node.get("additionalProperties", True)
+        return dict[str, Any] if extra is True else dict[str, schema_type(extra)]
+    return _PRIMITIVES[kind]
+
+
+def integer_format(node: dict[str, Any]) -> str | None:
+    """The integer ``format`` of a property: its own, or that of the integer branch of the def it
+    names (``ProtocolVersion`` is uint16, ``RequestId`` int64, ``ErrorCode`` int32)."""
+    ref = _ref_name(node)
+    if ref is not None:
+        return integer_format(DEFS[ref])
+    formats = {integer_format(b) for b in _branches(node)} - {None}
+    if formats:
+        (only,) = formats
+        return only
+    kinds = node.get("type")
+    kinds = kinds if isinstance(kinds, list) else [kinds]
+    return node.get("format") if "integer" in kinds else None
+
+
+# -- Reading the models ---------------------------------------------------------------------------
+
+
+def normalize(tp: Any) -> Any:
+    """A comparable form of a type: unions as frozensets (``Unset`` dropped), lists and dicts as
+    tuples; an enum beside its own base type (an open enum) reads as the base type, and ``Any``
+    beside anything reads as ``Any`` (a value passed through raw)."""
+    origin = typing.get_origin(tp)
+    if origin in (Union, types.UnionType):
+        members: set = set()
+        for arg in typing.get_args(tp):
+            if arg is Unset:
+                continue
+            n = normalize(arg)
+            members |= n if isinstance(n, frozenset) else {n}
+        members = {
+            m
+            for m in members
+            if not (isinstance(m, type) and issubclass(m, enum.Enum) and _enum_base(m) in members)
+        }
+        if "any" in members:
+            return "any"
+        return next(iter(members)) if len(members) == 1 else frozenset(members)
+    if origin is list:
+        return ("list", normalize(typing.get_args(tp)[0]))
+    if origin is dict:
+        return ("dict", normalize(typing.get_args(tp)[1]))
+    if tp is Any:
+        return "any"
+    return tp
+
+
+def _rules(a: attrs.Attribute) -> dict[str, Any]:
+    return a.metadata.get(WIRE, {})
+
+
+def _variants(union: Any) -> list[type]:
+    return [v for v in typing.get_args(union) if v is not Unknown]
+
+
+def model_keys(cl: type) -> set:
+    """Wire keys of a model: its fields' names, and the keys its flattened unions bring."""
+    keys = set(IMPLICIT_KEYS.get(cl.__name__, ()))
+    for a in attrs.fields(cl):
+        keys |= union_keys(a.type) if _rules(a).get("flatten") else {wire_name(a.name)}
+    return keys
+
+
+def union_keys(union: Any) -> set:
+    spec = UNIONS[union]
+    keys = {spec.tag} if spec.tag else set()
+    for variant in _variants(union):
+        keys |= model_keys(variant)
+    return keys
+
+
+def model_required(cl: type) -> set:
+    """Wire keys every instance has: fields without a default (flattened ones through their
+    union: what every variant has, the tag included)."""
+    out: set = set()
+    for a in attrs.fields(cl):
+        if a.default is not attrs.NOTHING:
+            continue
+        out |= union_required(a.type) if _rules(a).get("flatten") else {wire_name(a.name)}
+    return out
+
+
+def union_required(union: Any) -> set:
+    spec = UNIONS[union]
+    sets = []
+    for variant in typing.get_args(union):
+        required = set() if variant is Unknown else model_required(variant)
+        if spec.tag and variant is not spec.untagged:
+            required.add(spec.tag)
+        sets.append(required)
+    return set.intersection(*sets)
+
+
+def _params(kind: str) -> list[Any]:
+    names = sorted(n for n in DEFS if kind_of(n) == kind) if kind else sorted(DEFS)
+    return names or [_ABSENT]
+
+
+def _model(name: str) -> Any:
+    model = getattr(schema, name, None)
+    assert model is not None, f"acpref.schema has no model named {name}"
+    return model
+
+
+def _fields_by_wire(cl: type) -> dict[str, attrs.Attribute]:
+    return {wire_name(a.name): a for a in attrs.fields(cl) if not _rules(a).get("flatten")}
+
+
+# -- Names ----------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("name", _params(""))
+def test_def_has_a_model(name: str) -> None:
+    model = _model(name)
+    if kind_of(name) == "object":
+        assert attrs.has(model), f"{name} should be an attrs class"
+    if kind_of(name) == "enum":
+        assert isinstance(model, type) and issubclass(model, enum.Enum)
+
+
+def test_every_model_is_a_def_or_explained() -> None:
+    if not DEFS:
+        pytest.skip(missing_spec_reason())
+    extra = set(schema.__all__) - set(DEFS) - set(MODEL_ONLY)
+    assert not extra, f"models without a $def and without a reason in MODEL_ONLY: {sorted(extra)}"
+    # The explained ones really exist, so the list cannot rot.
+    assert all(hasattr(schema, n) for n in MODEL_ONLY)
+
+
+# -- Objects --------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("name", _params("object"))
+def test_object_wire_keys(name: str) -> None:
+    assert model_keys(_model(name)) == set(def_properties(DEFS[name]))
+
+
+@pytest.mark.parametrize("name", _params("object"))
+def test_object_required_keys(name: str) -> None:
+    assert model_required(_model(name)) == def_required(DEFS[name])
+
+
+@pytest.mark.parametrize("name", _params("object"))
+def test_object_field_types(name: str) -> None:
+    props = def_properties(DEFS[name])
+    mismatches = {}
+    for key, a in _fields_by_wire(_model(name)).items():
+        expected = normalize(union_of(schema_type(p) for p in props[key]))
+        if normalize(a.type) != expected:
+            mismatches[key] = (normalize(a.type), expected)
+    assert not mismatches, mismatches
+
+
+@pytest.mark.parametrize("name", _params("object"))
+def test_object_integer_formats(name: str) -> None:
+    # spec SCHEMA-12, SCHEMA-13: integer ranges come from the schema's formats.
+    props = def_properties(DEFS[name])
+    for key, a in _fields_by_wire(_model(name)).items():
+        formats = {integer_format(p) for p in props[key]} - {None}
+        assert _rules(a).get("fmt") == (formats.pop() if formats else None), key
+
+
+@pytest.mark.parametrize("name", _params("object"))
+def test_object_leniency_markers(name: str) -> None:
+    # spec SCHEMA-11: a field is lenient exactly where the schema carries the x- marker.
+    props = def_properties(DEFS[name])
+    for key, a in _fields_by_wire(_model(name)).items():
+        for marker, rule in (
+            ("x-deserialize-default-on-error", "default_on_error"),
+            ("x-deserialize-skip-invalid-items", "skip_invalid_items"),
+        ):
+            marked = any(p.get(marker) for p in props[key])
+            assert bool(_rules(a).get(rule)) == marked, f"{key}: {rule} should be {marked}"
+
+
+# -- Enums ----------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("name", _params("enum"))
+def test_enum_values(name: str) -> None:
+    consts = {b["const"] for b in _branches(DEFS[name]) if "const" in b}
+    assert {m.value for m in _model(name)} == consts
+
+
+# -- Unions ---------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("name", _params("union"))
+def test_union_variants(name: str) -> None:
+    node, model = DEFS[name], _model(name)
+    tag = _tag_of(node)
+    if tag is not None:
+        _check_tagged(name, node, model, tag)
+    elif model in UNIONS:
+        _check_keyed(node, model)
+    else:  # a plain union of types: RequestId, select options (flat vs grouped), ...
+        assert normalize(model) == normalize(union_of(schema_type(b) for b in _branches(node)))
+
+
+def _check_tagged(name: str, node: dict[str, Any], model: Any, tag: str) -> None:
+    spec = UNIONS.get(model)
+    assert spec is not None, f"{name} is not registered as a tagged union"
+    assert spec.tag == tag
+    consts, catch_all, untagged = {}, False, None
+    for b in _branches(node):
+        prop = b.get("properties", {}).get(tag)
+        if prop is None:
+            untagged = _ref_name(b)
+        elif "const" in prop:
+            consts[prop["const"]] = b
+        else:
+            catch_all = True
+    assert set(spec.by_tag) == set(consts) | EXTRA_TAGS.get(name, set())
+    for value, b in consts.items():
+        variant = spec.by_tag[value]
+        ref = _ref_name({"allOf": b["allOf"]}) if "allOf" in b else None
+        if ref is not None:  # the chunk kinds are ContentChunk subclasses carrying their tag
+            assert issubclass(variant, getattr(schema, ref)), (value, variant)
+        else:  # an inline branch: only the tag, no model of its own in $defs
+            assert model_keys(variant) == set(def_properties(b)) - {tag}
+    # spec SCHEMA-10: a catch-all branch means unknown tags are kept raw, not rejected.
+    assert spec.keep_unknown == catch_all
+    assert (Unknown in typing.get_args(model)) == catch_all
+    # spec SCHEMA-05, SCHEMA-06: the branch without a tag (agent auth, stdio MCP server, titled
+    # multi-select items) is the variant read when the key is absent.
+    assert (spec.untagged.__name__ if spec.untagged else None) == untagged
+
+
+def _check_keyed(node: dict[str, Any], model: Any) -> None:
+    # Text vs blob resource contents, result vs error responses: no tag; each variant has a
+    # required key that no other branch has.
+    spec = UNIONS[model]
+    branches = [DEFS[_ref_name(b)] if _ref_name(b) else b for b in _branches(node)]
+    assert len(spec.by_key) == len(branches)
+    for key, cl in spec.by_key:
+        (mine,) = [b for b in branches if set(def_properties(b)) == model_keys(cl)]
+        assert key in def_required(mine)
+        assert all(key not in def_properties(b) for b in branches if b is not mine)
+
+
+@pytest.mark.parametrize("name", _params("alias"))
+def test_alias_type(name: str) -> None:
+    assert normalize(_model(name)) == normalize(schema_type(DEFS[name]))
+
+
+def test_every_registered_union_has_variants_with_their_tag() -> None:
+    # Tag constants are how the codec writes the tag back: every tagged variant has one.
+    for union in UNIONS:
+        spec = UNIONS[union]
+        for value, cl in spec.by_tag.items():
+            assert getattr(cl, spec.tag_attr) == value
+            assert spec.tag_attr not in attrs.fields_dict(cl), f"{cl.__name__}: tag is a field"
