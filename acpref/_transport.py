@@ -31,7 +31,19 @@ import stat
 import subprocess
 import threading
 import time
-from typing import IO, Any, Callable, Deque, Iterator, List, Mapping, Optional, Protocol, Sequence, Union
+from typing import (
+    IO,
+    Any,
+    Callable,
+    Deque,
+    Iterator,
+    List,
+    Mapping,
+    Optional,
+    Protocol,
+    Sequence,
+    Union,
+)
 
 import attrs
 
@@ -152,6 +164,11 @@ class FdStream:
 
     ``write_timeout`` bounds how long one write may make no progress (the peer stopped reading);
     past it the write raises ``TimeoutError``. ``owns_fds`` closes the descriptors on ``close()``.
+
+    ``close()`` wakes a blocked read or write at once (both wait in ``poll`` beside the wake-up
+    pipe). The descriptors are closed only when no thread is inside ``read`` or ``write`` any
+    more: a descriptor closed under a thread may be reused by a file opened meanwhile, and that
+    thread's next call would read or write someone else's file.
     """
 
     def __init__(
@@ -168,7 +185,8 @@ class FdStream:
         self._owns = owns_fds
         self._wake_r, self._wake_w = os.pipe()
         self._closed = False
-        self._close_lock = threading.Lock()
+        self._users = 0  # threads inside read() or write(); the fds stay open while any is
+        self._close_lock = threading.Lock()  # guards _closed and _users
         # Only a pipe or socket is made non-blocking: a terminal's file description is shared
         # with the shell, and a regular file never blocks anyway.
         self._nonblocking_write = _is_pipe_or_socket(write_fd)
@@ -178,7 +196,29 @@ class FdStream:
         self._poll_read.register(read_fd, select.POLLIN | select.POLLHUP | select.POLLERR)
         self._poll_read.register(self._wake_r, select.POLLIN)
 
+    def _enter(self) -> bool:
+        with self._close_lock:
+            if self._closed:
+                return False
+            self._users += 1
+            return True
+
+    def _leave(self) -> None:
+        with self._close_lock:
+            self._users -= 1
+            last = self._closed and self._users == 0
+        if last:
+            self._release()
+
     def read(self, size: int) -> bytes:
+        if not self._enter():
+            return b""
+        try:
+            return self._read(size)
+        finally:
+            self._leave()
+
+    def _read(self, size: int) -> bytes:
         while not self._closed:
             try:
                 events = self._poll_read.poll()
@@ -197,17 +237,30 @@ class FdStream:
         return b""
 
     def write(self, data: bytes) -> None:
-        if self._closed:
+        if not self._enter():
             raise StreamClosed("stream closed")
+        try:
+            self._write(data)
+        finally:
+            self._leave()
+
+    def _write(self, data: bytes) -> None:
         if not self._nonblocking_write:
             view = memoryview(data)
             while view:
                 view = view[os.write(self._write_fd, view) :]
             return
-        view = memoryview(data)
-        poller = select.poll()
-        poller.register(self._write_fd, select.POLLOUT | select.POLLERR | select.POLLHUP)
-        deadline = None if self._write_timeout is None else time.monotonic() + self._write_timeout
+        try:
+            written = os.write(self._write_fd, data)
+        except BlockingIOError:
+            written = 0
+        if written < len(data):  # the pipe was full: wait for room, within the write timeout
+            self._write_rest(memoryview(data)[written:])
+
+    def _write_rest(self, view: memoryview) -> None:
+        poller = None  # made on the first write that would block
+        timeout = self._write_timeout
+        deadline = None if timeout is None else time.monotonic() + timeout
         while view:
             try:
                 written = os.write(self._write_fd, view)
@@ -215,39 +268,43 @@ class FdStream:
                 written = 0
             if written:
                 view = view[written:]
-                if deadline is not None:
-                    deadline = time.monotonic() + self._write_timeout  # type: ignore[operator]
+                if timeout is not None:
+                    deadline = time.monotonic() + timeout
                 continue
+            if poller is None:
+                poller = select.poll()
+                poller.register(self._write_fd, select.POLLOUT)
+                poller.register(self._wake_r, select.POLLIN)  # close() ends the wait
+            wait_ms = (
+                None if deadline is None else max(0, int((deadline - time.monotonic()) * 1000))
+            )
+            events = poller.poll(wait_ms)
             if self._closed:
                 raise StreamClosed("stream closed")
-            wait_ms = None if deadline is None else max(0, int((deadline - time.monotonic()) * 1000))
-            # Wake up now and then to notice close(); the deadline is checked on every pass.
-            events = poller.poll(200 if wait_ms is None else min(wait_ms, 200))
             if not events and deadline is not None and time.monotonic() >= deadline:
-                raise TimeoutError(f"peer read nothing for {self._write_timeout}s; write abandoned")
-            for _, ev in events:
-                if ev & (select.POLLERR | select.POLLHUP) and not ev & select.POLLOUT:
-                    raise BrokenPipeError(errno.EPIPE, "peer closed its end of the pipe")
+                raise TimeoutError(f"peer read nothing for {timeout}s; write abandoned")
+            # POLLERR/POLLHUP on write_fd: the next os.write raises BrokenPipeError (EPIPE).
 
     def close(self) -> None:
+        """Stop: wake blocked calls now; close the descriptors once the last one has left."""
         with self._close_lock:
             if self._closed:
                 return
             self._closed = True
+            idle = self._users == 0
         try:
             os.write(self._wake_w, b"x")
         except OSError:  # pragma: no cover
             pass
-        if self._owns:
-            for fd in {self._read_fd, self._write_fd}:
-                try:
-                    os.close(fd)
-                except OSError:
-                    pass
+        if idle:
+            self._release()
 
-    def close_wake(self) -> None:
-        """Free the wake-up pipe; call once no thread can be reading any more."""
-        for fd in (self._wake_r, self._wake_w):
+    def _release(self) -> None:
+        # Runs once: from close() if no thread was inside, else from the last one to leave.
+        fds = {self._wake_r, self._wake_w}
+        if self._owns:
+            fds |= {self._read_fd, self._write_fd}
+        for fd in fds:
             try:
                 os.close(fd)
             except OSError:
@@ -355,7 +412,9 @@ class StderrBuffer:
     parsed as ACP. Draining it always keeps a chatty peer from blocking on a full pipe.
     """
 
-    def __init__(self, limit: int = 1 << 20, on_line: Optional[Callable[[str], None]] = None) -> None:
+    def __init__(
+        self, limit: int = 1 << 20, on_line: Optional[Callable[[str], None]] = None
+    ) -> None:
         self._limit = limit
         self._chunks: Deque[bytes] = collections.deque()
         self._size = 0
@@ -394,7 +453,9 @@ class Process:
     def __init__(self, popen: "subprocess.Popen[bytes]", stderr: StderrBuffer) -> None:
         self.popen = popen
         self.stderr = stderr
-        self._drain = threading.Thread(target=self._drain_stderr, name=f"acpref-stderr-{popen.pid}", daemon=True)
+        self._drain = threading.Thread(
+            target=self._drain_stderr, name=f"acpref-stderr-{popen.pid}", daemon=True
+        )
         self._drain.start()
 
     @property

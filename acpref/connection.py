@@ -2,7 +2,8 @@
 
 Spec: overview.mdx (Communication Model), transports.mdx, cancellation.mdx; clauses OVERVIEW-01,
 OVERVIEW-08, OVERVIEW-09, RPC-01 .. RPC-20, TRANSPORT-01, TRANSPORT-04, TRANSPORT-05,
-CANCEL-01 .. CANCEL-07, EXT-06 .. EXT-10. Decisions: spec_notes/decisions.md (connection section).
+CANCEL-01 .. CANCEL-07, EXT-06 .. EXT-10. How it works, and each decision where the spec is
+silent: spec_notes/connection.md.
 
 How the threads divide the work:
 
@@ -71,7 +72,6 @@ Handler = Callable[[Any, "RequestContext"], Any]
 Recorder = Callable[[str, bytes], None]
 
 
-
 class Observer(Protocol):
     """Sees every well-formed message in wire order, both ways: where the protocol rules plug in.
 
@@ -89,37 +89,69 @@ class Observer(Protocol):
 _NO_ID = object()  # a message without an "id" key (a notification), apart from "id": null
 
 
+def _reject_constant(name: str) -> Any:
+    raise ValueError(f"{name} is not valid JSON")
+
+
+# Built once: json.dumps/json.loads with options build a new encoder/decoder on every call.
+# NaN and Infinity are not JSON: never written, and a line holding one is a parse error.
+_ENCODER = json.JSONEncoder(ensure_ascii=False, separators=(",", ":"), allow_nan=False)
+_ASCII_ENCODER = json.JSONEncoder(ensure_ascii=True, separators=(",", ":"), allow_nan=False)
+_DECODER = json.JSONDecoder(parse_constant=_reject_constant)
+
+
 def _valid_id(value: Any) -> bool:
     # spec RPC-02: a string, an integer or null. Floats and booleans are not ids.
     return value is None or type(value) is str or type(value) is int
 
 
+class _NeverSet(threading.Event):
+    """The ``cancelled`` event of every notification: nothing cancels a notification.
+
+    One shared instance, so that a notification (thousands a second in a busy turn) does not
+    build an event of its own.
+    """
+
+    def set(self) -> None:
+        raise RuntimeError("a notification cannot be cancelled")
+
+
+_NOT_CANCELLABLE = _NeverSet()
+
+
 class RequestContext:
     """What a handler knows about the message it handles.
 
-    ``cancelled`` is set when the peer cancels the request (``$/cancel_request``), when the
-    connection closes, or (for notifications) never. Handlers poll it or wait on it; cancellation
-    is cooperative (a flag), never a thread kill.
+    ``cancelled`` is set when the peer cancels the request (``$/cancel_request``), or when the
+    connection closes; for a notification it is never set. Handlers poll it or wait on it;
+    cancellation is cooperative (a flag), never a thread kill.
     """
 
-    __slots__ = ("id", "method", "connection", "cancelled", "answer_on_cancel", "_responded", "_lock")
+    __slots__ = (
+        "id",
+        "method",
+        "connection",
+        "cancelled",
+        "answer_on_cancel",
+        "is_notification",
+        "_responded",
+        "_lock",
+    )
 
     def __init__(self, connection: "Connection", method: str, request_id: Any) -> None:
         self.connection = connection
         self.method = method
         #: The request id, or ``None`` for a notification (see ``is_notification``).
         self.id = None if request_id is _NO_ID else request_id
-        self.cancelled = threading.Event()
+        #: True for a notification; a request may have ``id: null`` (spec RPC-02).
+        self.is_notification = request_id is _NO_ID
+        self.cancelled = _NOT_CANCELLABLE if self.is_notification else threading.Event()
         #: When True (the default), ``$/cancel_request`` answers the request -32800 at once and
         #: the handler's later result is dropped. A handler that answers a cancellation itself
         #: (a prompt turn ends with ``stopReason: "cancelled"``) sets it to False.
         self.answer_on_cancel = True
         self._responded = request_id is _NO_ID
         self._lock = threading.Lock()
-
-    @property
-    def is_notification(self) -> bool:
-        return self._responded and self.id is None
 
     def _claim_response(self) -> bool:
         """True exactly once: the right to send this request's one response (RPC-06)."""
@@ -133,9 +165,20 @@ class RequestContext:
 class PendingRequest:
     """An outgoing request waiting for its response."""
 
-    __slots__ = ("id", "method", "_connection", "_result_type", "_done", "_response", "_barrier", "_error")
+    __slots__ = (
+        "id",
+        "method",
+        "_connection",
+        "_result_type",
+        "_done",
+        "_response",
+        "_barrier",
+        "_error",
+    )
 
-    def __init__(self, connection: "Connection", request_id: int, method: str, result_type: Any) -> None:
+    def __init__(
+        self, connection: "Connection", request_id: int, method: str, result_type: Any
+    ) -> None:
         self.id = request_id
         self.method = method
         self._connection = connection
@@ -162,15 +205,24 @@ class PendingRequest:
         """Wait for the response; return the typed result or raise ``RpcError`` & co.
 
         On timeout the request is cancelled with ``$/cancel_request`` and ``RequestTimeout``
-        is raised; its late response, if any, is logged and dropped (spec RPC-08).
+        is raised; its late response, if any, is logged and dropped (spec RPC-08). If the
+        response came but the notifications received before it are still being handled when
+        the timeout ends, ``RequestTimeout`` is raised too, and the response is kept for a
+        later ``result()``.
         """
+        deadline = None if timeout is None else time.monotonic() + timeout
         if not self._done.wait(timeout):
             self._connection._abandon(self)
             raise RequestTimeout(f"{self.method} (id {self.id}) got no response within {timeout}s")
         if self._error is not None:
             raise self._error
         # Hand the result over only once the notifications received before it have been handled.
-        self._connection._notifications.wait_handled(self._barrier)
+        remaining = None if deadline is None else max(0.0, deadline - time.monotonic())
+        if not self._connection._notifications.wait_handled(self._barrier, remaining):
+            raise RequestTimeout(
+                f"{self.method} (id {self.id}) was answered, but the notifications received "
+                f"before the answer were not all handled within {timeout}s"
+            )
         response = self._response
         assert response is not None
         if "error" in response:
@@ -186,7 +238,9 @@ class PendingRequest:
             return codec.decode(result, self._result_type, root="result")
         except codec.DecodeError as exc:
             raise RemoteProtocolError(
-                "OVERVIEW-01", f"the {self.method} result does not fit its schema: {exc}", data={"errors": exc.errors}
+                "OVERVIEW-01",
+                f"the {self.method} result does not fit its schema: {exc}",
+                data={"errors": exc.errors},
             ) from None
 
     def cancel(self) -> None:
@@ -254,6 +308,10 @@ class _OrderedDispatcher:
                 self._waiting -= 1
         return True
 
+    @property
+    def thread(self) -> threading.Thread:
+        return self._thread
+
     def stop(self) -> None:
         self._queue.put(None)
 
@@ -270,7 +328,9 @@ class _WorkerPool:
     calls would deadlock). ``submit`` returns False when ``max_queued`` are already waiting.
     """
 
-    def __init__(self, name: str, max_workers: int, max_queued: int, idle_timeout: float = 2.0) -> None:
+    def __init__(
+        self, name: str, max_workers: int, max_queued: int, idle_timeout: float = 2.0
+    ) -> None:
         self._name = name
         self._max_workers = max_workers
         self._max_queued = max_queued
@@ -287,9 +347,14 @@ class _WorkerPool:
         with self._lock:
             if self._stopped:
                 return False
-            if self._idle == 0 and len(self._workers) < self._max_workers:
+            # Start a thread unless an idle one is free for this job: idle threads that are
+            # already promised to queued jobs do not count (two requests arriving together
+            # while one thread idles must not wait for each other).
+            if self._queued >= self._idle and len(self._workers) < self._max_workers:
                 thread = threading.Thread(
-                    target=self._work, name=f"{self._name}-handler-{next(self._counter)}", daemon=True
+                    target=self._work,
+                    name=f"{self._name}-handler-{next(self._counter)}",
+                    daemon=True,
                 )
                 self._workers.append(thread)
                 self._idle += 1
@@ -325,6 +390,10 @@ class _WorkerPool:
                 log.exception("request handler failed")
             with self._lock:
                 self._idle += 1
+
+    def owns(self, thread: threading.Thread) -> bool:
+        with self._lock:
+            return thread in self._workers
 
     @property
     def running(self) -> int:
@@ -385,6 +454,9 @@ class Connection:
 
         self._ids = itertools.count(1)
         self._pending: Dict[Any, PendingRequest] = {}
+        #: Why no response can come any more (end of input, a dead peer, close): set once, under
+        #: ``_pending_lock``, when the pending requests are failed; new requests then fail at once.
+        self._no_responses: Optional[str] = None
         self._pending_lock = threading.Lock()
         self._inbound: Dict[Any, RequestContext] = {}
         self._inbound_lock = threading.Lock()
@@ -437,9 +509,12 @@ class Connection:
                 self._closing = True
                 self._close_reason = reason
         if already:
-            self._closed.wait(10.0)
+            # Wait for the first close() to finish, unless we are one of the threads it joins
+            # (a handler that closes on cancel): then waiting would stall it.
+            if not self._is_own_thread():
+                self._closed.wait(10.0)
             return
-        self._fail_pending(ConnectionClosed(f"connection {self.name} closed: {reason}"))
+        self._fail_pending(reason)
         with self._inbound_lock:
             running = list(self._inbound.values())
         for ctx in running:
@@ -452,15 +527,16 @@ class Connection:
             self._reader.join(5.0)
         self._notifications.join(5.0)
         self._workers.join(5.0)
-        close_wake = getattr(self._stream, "close_wake", None)
-        if close_wake is not None and not self._reader.is_alive():
-            close_wake()
         self._closed.set()
         if self._on_close is not None:
             try:
                 self._on_close(self)
             except Exception:  # noqa: BLE001
                 log.exception("on_close callback failed")
+
+    def _is_own_thread(self) -> bool:
+        me = threading.current_thread()
+        return me is self._reader or me is self._notifications.thread or self._workers.owns(me)
 
     def __enter__(self) -> "Connection":
         return self.start()
@@ -472,11 +548,10 @@ class Connection:
 
     def _write(self, message: Dict[str, Any]) -> None:
         try:
-            text = json.dumps(message, ensure_ascii=False, separators=(",", ":"), allow_nan=False)
-            data = text.encode("utf-8")
+            data = _ENCODER.encode(message).encode("utf-8")
         except UnicodeEncodeError:
             # A lone surrogate cannot be UTF-8 (TRANSPORT-01): escape it as \\uXXXX instead.
-            data = json.dumps(message, ensure_ascii=True, separators=(",", ":"), allow_nan=False).encode("ascii")
+            data = _ASCII_ENCODER.encode(message).encode("ascii")
         # spec TRANSPORT-05: json.dumps escapes every newline inside strings, so the only raw
         # newline is the delimiter (TRANSPORT-04).
         data += b"\n"
@@ -500,8 +575,8 @@ class Connection:
         request_id = next(self._ids)
         pending = PendingRequest(self, request_id, method, row.result if row is not None else None)
         with self._pending_lock:
-            if self._closing:
-                raise ConnectionClosed(f"connection {self.name} is closed")
+            if self._no_responses is not None:
+                raise ConnectionClosed(self._no_responses)
             self._pending[request_id] = pending
         message: Dict[str, Any] = {"jsonrpc": "2.0", "id": request_id, "method": method}
         # spec RPC-19: methods with no required params are sent {} rather than no params.
@@ -515,7 +590,7 @@ class Connection:
         return pending
 
     def request(self, method: str, params: Any = None, *, timeout: Optional[float] = None) -> Any:
-        """Send a request and wait for its typed result (or raise ``RpcError``, ``ConnectionClosed``)."""
+        """Send a request and wait for its typed result (or raise ``RpcError`` & co)."""
         return self.request_async(method, params).result(timeout)
 
     def notify(self, method: str, params: Any = None) -> None:
@@ -538,7 +613,9 @@ class Connection:
         if still is not None:
             self._send_cancel_request(pending.id)
 
-    def _send_response(self, ctx: RequestContext, result: Any = None, error: Optional[RpcError] = None) -> None:
+    def _send_response(
+        self, ctx: RequestContext, result: Any = None, error: Optional[RpcError] = None
+    ) -> None:
         if not ctx._claim_response():
             return
         with self._inbound_lock:
@@ -554,14 +631,22 @@ class Connection:
         except LocalProtocolError as exc:
             # Our own handler's answer breaks a rule: answer with the error that says which.
             log.error("%s: %s answer refused: %s", self.name, ctx.method, exc)
-            error = RpcError(ErrorCode.INTERNAL_ERROR, f"Internal error: {exc}", {"clause": exc.clause})
+            error = RpcError(
+                ErrorCode.INTERNAL_ERROR, f"Internal error: {exc}", {"clause": exc.clause}
+            )
             self._write({"jsonrpc": "2.0", "id": ctx.id, "error": error.to_wire()})
         except ConnectionClosed:
             log.debug("%s: response to %r not sent: connection closed", self.name, ctx.id)
         except (TypeError, ValueError) as exc:
             # The handler returned something that is not JSON: that is our own bug, answered -32603.
             log.error("%s: %s result is not JSON: %s", self.name, ctx.method, exc)
-            self._write({"jsonrpc": "2.0", "id": ctx.id, "error": RpcError(ErrorCode.INTERNAL_ERROR).to_wire()})
+            self._write(
+                {
+                    "jsonrpc": "2.0",
+                    "id": ctx.id,
+                    "error": RpcError(ErrorCode.INTERNAL_ERROR).to_wire(),
+                }
+            )
 
     def _send_error_raw(self, request_id: Any, error: RpcError) -> None:
         try:
@@ -595,41 +680,55 @@ class Connection:
             None,
             RpcError(
                 ErrorCode.INVALID_REQUEST,
-                f"message of {event.size} bytes exceeds the line limit of {self._max_line_bytes} bytes",
+                f"message of {event.size} bytes exceeds the line limit of "
+                f"{self._max_line_bytes} bytes",
                 {"size": event.size, "limit": self._max_line_bytes},
             ),
         )
 
     def _on_line(self, line: bytes) -> None:
-        if not line.strip():
+        if not line or line.isspace():
             return  # blank lines between messages carry nothing
         try:
             # spec TRANSPORT-01: messages are UTF-8; decoding is strict.
-            message = json.loads(line.decode("utf-8"), parse_constant=_reject_constant)
+            message = _DECODER.decode(line.decode("utf-8"))
         except (UnicodeDecodeError, ValueError, RecursionError) as exc:
             # spec RPC-10: an unparseable line gets -32700 with id null.
-            self._send_error_raw(None, RpcError(ErrorCode.PARSE_ERROR, f"Parse error: {_short(exc)}"))
+            self._send_error_raw(
+                None, RpcError(ErrorCode.PARSE_ERROR, f"Parse error: {_short(exc)}")
+            )
             return
         if isinstance(message, dict):
             self._on_message(message)
         elif isinstance(message, list):
-            # spec RPC-20 / spec-gap batch: ACP defines no batches; a batch is refused as a whole.
+            # spec RPC-20: ACP's schema defines no batches; supporting them is optional.
+            # spec-gap batch: a batch is refused as a whole, with one -32600 (id null).
             self._send_error_raw(
-                None, RpcError(ErrorCode.INVALID_REQUEST, "JSON-RPC batches are not supported by ACP")
+                None,
+                RpcError(ErrorCode.INVALID_REQUEST, "JSON-RPC batches are not supported by ACP"),
             )
         else:
             # spec RPC-11: valid JSON that is not a request object.
-            self._send_error_raw(None, RpcError(ErrorCode.INVALID_REQUEST, "a message must be a JSON object"))
+            self._send_error_raw(
+                None, RpcError(ErrorCode.INVALID_REQUEST, "a message must be a JSON object")
+            )
 
     def _on_message(self, message: Dict[str, Any]) -> None:
         method = message.get("method")
         request_id = message.get("id", _NO_ID)
         if "method" not in message:
-            if request_id is not _NO_ID and ("result" in message or "error" in message):
+            if request_id is not _NO_ID and (
+                "result" in message or "error" in message or self._is_pending(request_id)
+            ):
                 self._on_response(message, request_id)
             else:
+                # spec RPC-11: not a request, response or notification -> -32600.
+                # spec-gap no-method-id: its id may be one of the peer's own request ids (a
+                # broken response); an error under it would look like that request's answer,
+                # so the answer has id null.
                 self._send_error_raw(
-                    None, RpcError(ErrorCode.INVALID_REQUEST, "not a request, response or notification")
+                    None,
+                    RpcError(ErrorCode.INVALID_REQUEST, "not a request, response or notification"),
                 )
             return
         is_request = request_id is not _NO_ID
@@ -644,7 +743,9 @@ class Connection:
             if is_request:
                 # spec RPC-11: -32600, with the id when it can be read as one.
                 reply_id = request_id if _valid_id(request_id) else None
-                self._send_error_raw(reply_id, RpcError(ErrorCode.INVALID_REQUEST, f"Invalid request: {problem}"))
+                self._send_error_raw(
+                    reply_id, RpcError(ErrorCode.INVALID_REQUEST, f"Invalid request: {problem}")
+                )
             else:
                 # spec OVERVIEW-09: a notification is never answered, even a malformed one.
                 log.warning("%s: dropped invalid notification: %s", self.name, problem)
@@ -654,10 +755,13 @@ class Connection:
             if is_request:
                 # spec RPC-02: ACP params are JSON objects.
                 self._send_error_raw(
-                    request_id, RpcError(ErrorCode.INVALID_PARAMS, "Invalid params: params must be an object")
+                    request_id,
+                    RpcError(ErrorCode.INVALID_PARAMS, "Invalid params: params must be an object"),
                 )
             else:
-                log.warning("%s: dropped %s notification: params must be an object", self.name, method)
+                log.warning(
+                    "%s: dropped %s notification: params must be an object", self.name, method
+                )
             return
         if self._observer is not None:
             refusal = self._observer.on_receive(message)
@@ -665,7 +769,9 @@ class Connection:
                 if is_request:
                     self._send_error_raw(request_id, refusal)
                 else:
-                    log.warning("%s: dropped %s notification: %s", self.name, method, refusal.message)
+                    log.warning(
+                        "%s: dropped %s notification: %s", self.name, method, refusal.message
+                    )
                 return
         if is_request:
             self._on_request(method, request_id, params)
@@ -682,13 +788,17 @@ class Connection:
             # spec-gap duplicate-id: a second request reusing an id still in flight is refused,
             # so that each id keeps exactly one answer to its first request.
             self._send_error_raw(
-                request_id, RpcError(ErrorCode.INVALID_REQUEST, f"request id {request_id!r} is already in use")
+                request_id,
+                RpcError(ErrorCode.INVALID_REQUEST, f"request id {request_id!r} is already in use"),
             )
             return
         if not self._workers.submit(lambda: self._run_request(ctx, params)):
             # spec RPC-15 / CANCEL-07: aborted by a resource limit -> -32800.
             self._send_response(
-                ctx, error=RpcError(ErrorCode.REQUEST_CANCELLED, "too many requests in progress; try again")
+                ctx,
+                error=RpcError(
+                    ErrorCode.REQUEST_CANCELLED, "too many requests in progress; try again"
+                ),
             )
 
     def _run_request(self, ctx: RequestContext, params: Any) -> None:
@@ -721,7 +831,9 @@ class Connection:
             pass
         except Exception as exc:  # noqa: BLE001 - spec RPC-14: -32603, and the connection lives on
             log.exception("%s: handler for %s failed", self.name, method)
-            self._send_response(ctx, error=RpcError(ErrorCode.INTERNAL_ERROR, f"Internal error: {_short(exc)}"))
+            self._send_response(
+                ctx, error=RpcError(ErrorCode.INTERNAL_ERROR, f"Internal error: {_short(exc)}")
+            )
         finally:
             with self._inbound_lock:
                 if self._inbound.get(ctx.id) is ctx:
@@ -745,7 +857,10 @@ class Connection:
                     assert self._fallback is not None
                     self._fallback(method, params, ctx)
                 elif row is not None:
-                    handler(codec.decode({} if params is None else params, row.params, root="params"), ctx)
+                    handler(
+                        codec.decode({} if params is None else params, row.params, root="params"),
+                        ctx,
+                    )
                 else:
                     handler(params, ctx)
             except RpcError as exc:
@@ -759,8 +874,10 @@ class Connection:
 
     def _on_cancel_request(self, params: Any) -> None:
         request_id = params.get("requestId", _NO_ID) if isinstance(params, dict) else _NO_ID
-        with self._inbound_lock:
-            ctx = self._inbound.get(request_id) if request_id is not _NO_ID else None
+        ctx = None
+        if _valid_id(request_id):  # an object or array id is no key (and no request of ours)
+            with self._inbound_lock:
+                ctx = self._inbound.get(request_id)
         if ctx is None:
             # spec CANCEL-06: an unknown or finished request id is silently ignored.
             log.debug("%s: $/cancel_request for unknown id %r", self.name, request_id)
@@ -770,6 +887,12 @@ class Connection:
             # spec CANCEL-05: the request still gets exactly one response: -32800.
             self._send_response(ctx, error=RpcError.cancelled())
 
+    def _is_pending(self, request_id: Any) -> bool:
+        if not _valid_id(request_id):
+            return False
+        with self._pending_lock:
+            return request_id in self._pending
+
     def _on_response(self, message: Dict[str, Any], request_id: Any) -> None:
         with self._pending_lock:
             pending = self._pending.pop(request_id, None) if _valid_id(request_id) else None
@@ -778,14 +901,22 @@ class Connection:
             log.warning("%s: dropped a response for unknown id %r", self.name, request_id)
             return
         if message.get("jsonrpc") != "2.0":
-            log.warning("%s: response %r lacks jsonrpc 2.0 (RPC-01); accepted", self.name, request_id)
+            log.warning(
+                "%s: response %r lacks jsonrpc 2.0 (RPC-01); accepted", self.name, request_id
+            )
         has_result, has_error = "result" in message, "error" in message
-        if has_result and has_error:
-            pending._fail(RemoteProtocolError("RPC-05", "the response has both result and error"))
+        if has_result == has_error:
+            # spec RPC-05: exactly one of result or error.
+            which = "both result and error" if has_result else "neither result nor error"
+            pending._fail(RemoteProtocolError("RPC-05", f"the response has {which}"))
             return
         if has_error:
             error = message["error"]
-            if not (isinstance(error, dict) and type(error.get("code")) is int and type(error.get("message")) is str):
+            if not (
+                isinstance(error, dict)
+                and type(error.get("code")) is int
+                and type(error.get("message")) is str
+            ):
                 pending._fail(RemoteProtocolError("RPC-09", f"malformed error object: {error!r}"))
                 return
         if self._observer is not None:
@@ -794,22 +925,34 @@ class Connection:
 
     # -- Ending ----------------------------------------------------------------------------------
 
-    def _fail_pending(self, error: BaseException) -> None:
+    def _fail_pending(self, reason: str) -> None:
+        """No response can come any more: fail every pending request, and refuse new ones."""
+        message = f"connection {self.name} closed: {reason}"
         with self._pending_lock:
+            if self._no_responses is None:
+                self._no_responses = message
             pending = list(self._pending.values())
             self._pending.clear()
         for p in pending:
-            p._fail(error)
+            p._fail(ConnectionClosed(message))
+
+    def _close_soon(self, reason: str) -> None:
+        """Close on a thread of its own (the caller may be one that close() joins)."""
+        if not self._closing:
+            threading.Thread(
+                target=self.close, args=(reason,), name=f"{self.name}-closer", daemon=True
+            ).start()
 
     def _on_dead_peer(self, reason: str) -> None:
         # A write failed: nothing more can be sent. Fail our pending calls now; the reader
         # ends on its own (or close() stops it).
-        self._fail_pending(ConnectionClosed(f"connection {self.name} closed: {reason}"))
-        threading.Thread(target=self.close, args=(reason,), daemon=True).start()
+        self._fail_pending(reason)
+        self._close_soon(reason)
 
     def _on_end_of_input(self, reason: str) -> None:
-        # Nothing more will be read, so no pending request can be answered: fail them at once.
-        self._fail_pending(ConnectionClosed(f"connection {self.name} closed: {reason}"))
+        # Nothing more will be read, so no pending request can be answered: fail them at once,
+        # and any request sent from now on too.
+        self._fail_pending(reason)
         # spec-gap end-of-input: requests already received are still served (the peer may be
         # waiting for them on its read side) for up to drain_timeout, then the connection closes.
         deadline = time.monotonic() + self._drain_timeout
@@ -819,11 +962,7 @@ class Connection:
             if not busy and self._notifications._handled >= self._notifications.submitted:
                 break
             time.sleep(0.01)
-        threading.Thread(target=self.close, args=(reason,), name=f"{self.name}-closer", daemon=True).start()
-
-
-def _reject_constant(name: str) -> Any:
-    raise ValueError(f"{name} is not valid JSON")
+        self._close_soon(reason)
 
 
 def _short(exc: BaseException) -> str:
