@@ -3,7 +3,10 @@
 Spec: see ``state``. Plugged into ``Connection`` as its ``observer``.
 
 * A message **we** send is checked first; a MUST-level finding raises ``LocalProtocolError`` and
-  the message is not sent nor recorded. SHOULD-level findings are logged.
+  the message is not sent nor recorded. SHOULD-level findings are logged. One exception: an
+  *error response* is never stopped, only reported. It is the last answer a request can get (the
+  connection sends one in place of a refused result); stopping it too would leave the request
+  unanswered for good (RPC-06), which is worse than any rule it breaks.
 * A message the **peer** sends is recorded; a request that breaks a MUST rule whose finding names
   an answer code is refused with that error (its handler never runs). Anything else the peer broke
   is logged, and ``on_finding`` (if given) hears of it.
@@ -43,7 +46,13 @@ class RulesObserver:
             self.findings.append(f)
             if len(self.findings) > 10_000:
                 del self.findings[:5_000]
-            log.log(logging.WARNING if f.is_violation else logging.INFO, "%s broke %s: %s", f.blame.value, f.clause, f.message)
+            log.log(
+                logging.WARNING if f.is_violation else logging.INFO,
+                "%s broke %s: %s",
+                f.blame.value,
+                f.clause,
+                f.message,
+            )
             if self._on_finding is not None:
                 try:
                     self._on_finding(f)
@@ -53,9 +62,12 @@ class RulesObserver:
     def on_send(self, message: Dict[str, Any]) -> None:
         findings = self.state.check(self.me, message)
         must = [f for f in findings if f.is_violation and f.blame is self.me]
-        if must:
+        is_error_response = "error" in message and "method" not in message
+        if must and not is_error_response:
             f = must[0]
-            raise LocalProtocolError(f.clause, f.message, code=f.code if f.code is not None else -32600)
+            raise LocalProtocolError(
+                f.clause, f.message, code=f.code if f.code is not None else -32600
+            )
         self._report(findings)
         self.state.apply(self.me, message)
 

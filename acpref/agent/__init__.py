@@ -11,11 +11,17 @@ A minimal agent::
             return s.PromptResponse(stop_reason="end_turn")
 
     serve_stdio(Hello)
+
+Modules: ``_interface`` (the ``Agent`` base class), ``_connection`` (``AgentSideConnection``:
+the protocol enforced around the agent), ``_client`` (``ClientHandle``: typed calls to the
+client), ``_turn`` (``PromptTurn``, the turn table), ``_sessions`` (``SessionRegistry``).
 """
 
-from ._connection import AgentSideConnection, ClientHandle, PromptTurn, TerminalHandle, serve_stdio
+from ._client import ClientHandle
+from ._connection import AgentSideConnection, serve_stdio
 from ._interface import Agent
-from ._sessions import DEFAULT_PAGE_SIZE, Session, SessionRegistry
+from ._sessions import DEFAULT_PAGE_SIZE, InvalidCursor, Session, SessionRegistry
+from ._turn import PromptTurn, TerminalHandle, TurnCancelled
 
 __all__ = [
     "Agent",
@@ -23,8 +29,10 @@ __all__ = [
     "ClientHandle",
     "PromptTurn",
     "TerminalHandle",
+    "TurnCancelled",
     "Session",
     "SessionRegistry",
+    "InvalidCursor",
     "DEFAULT_PAGE_SIZE",
     "serve_stdio",
 ]

@@ -1,50 +1,61 @@
-"""The agent side of a connection: serves an ``Agent``, and gives it a typed handle on the client.
+"""The agent side of a connection: serves an ``Agent`` and enforces the protocol around it.
 
 Spec: initialization.mdx, authentication.mdx, session-setup.mdx, prompt-turn.mdx,
-cancellation.mdx, transports.mdx; clauses cited where enforced. Decisions: spec_notes/decisions.md.
+cancellation.mdx, extensibility.mdx, transports.mdx; clauses cited where enforced. Decisions
+where the spec is silent: spec_notes/agent.md.
 
-What the connection does around the implementer's ``Agent`` methods:
+What ``AgentSideConnection`` does around the implementer's ``Agent`` methods:
 
-* **Rules both ways** (``acpref._rules``): a client request that breaks a MUST rule is answered
-  with the error its clause names before any agent code runs (a session method before
-  ``initialize``, an unadvertised method, a relative ``cwd``, prompt content beyond
-  ``promptCapabilities``, an unknown session, a second prompt while one runs); anything the agent
-  is about to send that breaks one (an fs/terminal/elicitation call the client did not advertise,
-  a boolean config option for a client without support, an update after its turn ended) raises
-  ``LocalProtocolError`` and nothing is sent.
-* **initialize**: the version is negotiated here: 1 answers 1, anything else answers our newest
-  (1), never an error (INIT-07, INIT-08); the client's capabilities are remembered.
+* **Rules both ways** (``acpref._rules``, plugged in as the connection's observer): a client
+  request that breaks a MUST rule is answered with the error its clause names before any agent
+  code runs (a session method before ``initialize``, an unadvertised method, a relative ``cwd``,
+  prompt content beyond ``promptCapabilities``, an unknown session); anything the agent is about
+  to send that breaks one raises ``LocalProtocolError`` and nothing is sent. Our own broken rule
+  inside a handler is answered -32603 naming the clause: the client did nothing wrong.
+* **initialize**: decoded here, so that any requested ``protocolVersion`` (even one of the wrong
+  shape) negotiates: 1 answers 1, anything else our newest, 1; never an error (INIT-07, INIT-08).
+  The client's capabilities are remembered on ``ClientHandle``; ours on ``Agent.advertised``.
 * **authentication**: with ``Agent.auth_required``, session methods answer -32000 until
   ``authenticate`` succeeds, and again after ``logout`` (RPC-16, AUTH-10, AUTH-17).
-* **turns**: one ``PromptTurn`` per ``session/prompt``; ``session/cancel``, ``$/cancel_request``
-  on the prompt, and ``session/close`` set its ``cancelled`` flag; a cancelled turn is answered
-  ``stopReason: "cancelled"`` whatever the agent returned or raised (PROMPT-23, PROMPT-24); the
-  turn is closed before its response is written, so no update of it can follow (PROMPT-26).
+* **turns** (``_turn.TurnSlots``): one turn per session, claimed as the prompt is read; a second
+  concurrent prompt gets -32600 (spec-gap concurrent-prompt). ``session/cancel``,
+  ``$/cancel_request`` on the prompt, ``session/close`` and ``session/delete`` set the turn's
+  ``cancelled`` flag as they are read; a cancelled turn is answered ``stopReason: "cancelled"``
+  whatever the agent returned or raised (PROMPT-23, PROMPT-24); the turn is closed before its
+  response is written, so none of its updates can follow it (PROMPT-26).
+* **after the answer**: ``Agent.session_opened`` runs once a session/new, load or resume response
+  is on the wire, the place for ``available_commands_update`` (SLASH-01), which may only name a
+  session the client knows.
+
+What must not live here: the rules themselves (``acpref._rules``), JSON-RPC framing and threads
+(``acpref.connection``), what a session remembers (``_sessions``), agent behaviour (``Agent``).
 """
 
 from __future__ import annotations
 
-import itertools
 import logging
 import os
+import queue
 import sys
 import threading
-from typing import Any, Callable, Dict, List, Optional, Sequence, Union
+from typing import Any, Callable, Dict, Optional, Union
 
 import attrs
 
+from .. import codec
 from .. import schema as s
-from .._rules import Party, RulesObserver, gate_open
+from .._rules import Party, RulesObserver
 from .._rules.findings import Finding
+from .._rules.state import ProtocolState
 from .._transport import FdStream, Stream
-from ..connection import Connection, PendingRequest, Recorder, RequestContext
-from ..errors import ConnectionClosed, LocalProtocolError, RpcError
-from ..methods import AGENT_METHODS, PROTOCOL_VERSION
-from ..schema import UNSET
+from ..connection import Connection, Recorder, RequestContext
+from ..errors import ConnectionClosed, ErrorCode, LocalProtocolError, RpcError
+from ..methods import AGENT_METHODS, CANCEL_REQUEST, PROTOCOL_VERSION
+from ._client import ClientHandle
 from ._interface import Agent
-from ._sessions import SessionRegistry
+from ._turn import PromptTurn, TurnSlots
 
-__all__ = ["AgentSideConnection", "ClientHandle", "PromptTurn", "TerminalHandle", "serve_stdio"]
+__all__ = ["AgentSideConnection", "serve_stdio"]
 
 log = logging.getLogger("acpref.agent")
 
@@ -63,238 +74,115 @@ _AUTH_GATED = frozenset(
     }
 )
 
+#: How long session/close and session/delete wait for a cancelled turn to end (SETUP-16).
+_TURN_END_TIMEOUT = 30.0
 
-class ClientHandle:
-    """Typed calls from the agent to the client, named after meta.json's ``clientMethods`` keys.
 
-    Each call is refused before sending (``LocalProtocolError`` naming the clause) when the client
-    did not advertise it: ``fs/*`` (FS-01, FS-02), ``terminal/*`` (TERM-01), an elicitation mode
-    (ELICIT-06). ``timeout`` bounds the wait; ``None`` waits until the answer or the connection ends.
+class _AfterResponse:
+    """Jobs to run once a response is on the wire, on one thread of their own, in order.
+
+    ``fire`` is called from ``on_send``, under the connection's write lock, just before the
+    response is written: it only queues. The job's own writes wait for that lock, so they follow
+    the response on the wire.
     """
 
-    def __init__(self, connection: Connection, observer: RulesObserver) -> None:
-        self._connection = connection
-        self._observer = observer
-        self.capabilities: s.ClientCapabilities = s.ClientCapabilities()
-        self.info: Optional[s.Implementation] = None
-
-    def supports(self, gate: str) -> bool:
-        """True when the client advertised the capability path ``gate`` (e.g. ``"fs.readTextFile"``)."""
-        return gate_open(gate, self._observer.state.client_caps)
-
-    # -- notifications ---------------------------------------------------------------------------
-
-    def session_update(self, params: s.SessionNotification) -> None:
-        self._connection.notify("session/update", params)
-
-    def update(self, session_id: str, update: Any) -> None:
-        """Send one ``session/update`` for ``session_id``."""
-        self.session_update(s.SessionNotification(session_id=session_id, update=update))
-
-    def elicitation_complete(self, params: s.CompleteElicitationNotification) -> None:
-        self._connection.notify("elicitation/complete", params)
-
-    def ext_notification(self, method: str, params: Any = None) -> None:
-        self._connection.notify(method, params)
-
-    # -- requests --------------------------------------------------------------------------------
-
-    def session_request_permission(
-        self, params: s.RequestPermissionRequest, *, timeout: Optional[float] = None
-    ) -> s.RequestPermissionResponse:
-        return self._connection.request("session/request_permission", params, timeout=timeout)
-
-    def fs_read_text_file(self, params: s.ReadTextFileRequest, *, timeout: Optional[float] = None) -> s.ReadTextFileResponse:
-        return self._connection.request("fs/read_text_file", params, timeout=timeout)
-
-    def fs_write_text_file(
-        self, params: s.WriteTextFileRequest, *, timeout: Optional[float] = None
-    ) -> s.WriteTextFileResponse:
-        return self._connection.request("fs/write_text_file", params, timeout=timeout)
-
-    def terminal_create(
-        self, params: s.CreateTerminalRequest, *, timeout: Optional[float] = None
-    ) -> s.CreateTerminalResponse:
-        return self._connection.request("terminal/create", params, timeout=timeout)
-
-    def terminal_output(
-        self, params: s.TerminalOutputRequest, *, timeout: Optional[float] = None
-    ) -> s.TerminalOutputResponse:
-        return self._connection.request("terminal/output", params, timeout=timeout)
-
-    def terminal_release(
-        self, params: s.ReleaseTerminalRequest, *, timeout: Optional[float] = None
-    ) -> s.ReleaseTerminalResponse:
-        return self._connection.request("terminal/release", params, timeout=timeout)
-
-    def terminal_wait_for_exit(
-        self, params: s.WaitForTerminalExitRequest, *, timeout: Optional[float] = None
-    ) -> s.WaitForTerminalExitResponse:
-        return self._connection.request("terminal/wait_for_exit", params, timeout=timeout)
-
-    def terminal_kill(self, params: s.KillTerminalRequest, *, timeout: Optional[float] = None) -> s.KillTerminalResponse:
-        return self._connection.request("terminal/kill", params, timeout=timeout)
-
-    def elicitation_create(
-        self, params: s.CreateElicitationRequest, *, timeout: Optional[float] = None
-    ) -> s.CreateElicitationResponse:
-        return self._connection.request("elicitation/create", params, timeout=timeout)
-
-    def ext_method(self, method: str, params: Any = None, *, timeout: Optional[float] = None) -> Any:
-        """A custom ``_``-prefixed request (spec EXT-05, EXT-06); the raw JSON result."""
-        return self._connection.request(method, params, timeout=timeout)
-
-    def request_async(self, method: str, params: Any) -> PendingRequest:
-        return self._connection.request_async(method, params)
-
-
-@attrs.define
-class TerminalHandle:
-    """A client terminal created in a turn; release it when done (spec TERM-07)."""
-
-    turn: "PromptTurn"
-    terminal_id: str
-    released: bool = False
-
-    def output(self) -> s.TerminalOutputResponse:
-        return self.turn._call(
-            "terminal/output", s.TerminalOutputRequest(session_id=self.turn.session_id, terminal_id=self.terminal_id)
-        )
-
-    def wait_for_exit(self, timeout: Optional[float] = None) -> s.WaitForTerminalExitResponse:
-        return self.turn._call(
-            "terminal/wait_for_exit",
-            s.WaitForTerminalExitRequest(session_id=self.turn.session_id, terminal_id=self.terminal_id),
-            timeout=timeout,
-        )
-
-    def kill(self) -> None:
-        self.turn._call("terminal/kill", s.KillTerminalRequest(session_id=self.turn.session_id, terminal_id=self.terminal_id))
-
-    def release(self) -> None:
-        if not self.released:
-            self.released = True
-            self.turn._call(
-                "terminal/release", s.ReleaseTerminalRequest(session_id=self.turn.session_id, terminal_id=self.terminal_id)
-            )
-
-
-class PromptTurn:
-    """One running ``session/prompt``: stream its updates, call the client, see cancellation.
-
-    ``cancelled`` is set by ``session/cancel``, by ``$/cancel_request`` aimed at the prompt, by
-    ``session/close`` and by the connection ending. Calls to the client made through the turn
-    (other than permission requests, which the client answers ``cancelled`` itself, PROMPT-21)
-    are cancelled with ``$/cancel_request`` when the turn is (CANCEL-08).
-    """
-
-    def __init__(self, side: "AgentSideConnection", session_id: str, ctx: RequestContext) -> None:
-        self._side = side
-        self.session_id = session_id
-        self.request_id = ctx.id
-        self.cancelled: threading.Event = ctx.cancelled
+    def __init__(self, name: str) -> None:
+        self._name = name
         self._lock = threading.Lock()
-        self._ended = False
-        self._pending: List[PendingRequest] = []
-        self._message_ids = itertools.count(1)
-        self._message_prefix = f"msg_{os.urandom(4).hex()}"
+        self._jobs: Dict[Any, Callable[[], None]] = {}
+        self._queue: "queue.SimpleQueue[Optional[Callable[[], None]]]" = queue.SimpleQueue()
+        self._thread: Optional[threading.Thread] = None
+        self._stopped = False
 
-    @property
-    def client(self) -> ClientHandle:
-        return self._side.client
-
-    @property
-    def ended(self) -> bool:
-        return self._ended
-
-    def new_message_id(self) -> str:
-        """A fresh, opaque message id for the chunks of one message (PROMPT-07, SETUP-06)."""
-        return f"{self._message_prefix}_{next(self._message_ids)}"
-
-    def update(self, update: Any) -> None:
-        """Send a session update of this turn, and record it for ``session/load``."""
+    def schedule(self, request_id: Any, job: Callable[[], None]) -> None:
         with self._lock:
-            if self._ended:
-                # spec PROMPT-26: nothing of a turn after its session/prompt response.
-                raise LocalProtocolError("PROMPT-26", "this prompt turn has ended; its updates can no longer be sent")
-            self._side.client.update(self.session_id, update)
-        session = self._side.agent.sessions.get(self.session_id)
-        if session is not None:
-            self._side.agent.sessions.record(session, update)
+            self._jobs[request_id] = job
 
-    def cancel(self) -> None:
-        """Flag the turn cancelled, and cancel its outstanding client calls (CANCEL-08)."""
-        self.cancelled.set()
+    def fire(self, request_id: Any, ok: bool) -> None:
         with self._lock:
-            pending = list(self._pending)
-        for p in pending:
-            p.cancel()
+            job = self._jobs.pop(request_id, None)
+            if job is None or not ok or self._stopped:
+                return
+            if self._thread is None:
+                self._thread = threading.Thread(
+                    target=self._run, name=f"{self._name}-after", daemon=True
+                )
+                self._thread.start()
+        self._queue.put(job)
 
-    # -- client calls bound to this turn's session -----------------------------------------------
+    def _run(self) -> None:
+        while True:
+            job = self._queue.get()
+            if job is None:
+                return
+            try:
+                job()
+            except ConnectionClosed:
+                log.debug("%s: follow-up after a response dropped: connection closed", self._name)
+            except Exception:  # noqa: BLE001 - a failed follow-up must not stop the others
+                log.exception("%s: follow-up after a response failed", self._name)
 
-    def _call(self, method: str, params: Any, *, timeout: Optional[float] = None, cascade: bool = True) -> Any:
-        pending = self._side.connection.request_async(method, params)
-        if cascade:
-            with self._lock:
-                self._pending.append(pending)
-            if self.cancelled.is_set():
-                pending.cancel()
+    def stop(self) -> None:
+        with self._lock:
+            self._stopped = True
+            self._jobs.clear()
+        self._queue.put(None)
+
+
+class _AgentObserver:
+    """The connection's observer: the rules first, then the turn slots, both in wire order."""
+
+    def __init__(self, rules: RulesObserver, slots: TurnSlots, after: _AfterResponse) -> None:
+        self.rules = rules
+        self._slots = slots
+        self._after = after
+
+    def on_receive(self, message: Dict[str, Any]) -> Optional[RpcError]:
+        refusal = self.rules.on_receive(message)
+        method = message.get("method")
+        if refusal is not None or method is None:
+            return refusal
+        params = message.get("params") if isinstance(message.get("params"), dict) else {}
+        sid = params.get("sessionId")
+        is_request = "id" in message
+        if method == "session/prompt" and is_request and isinstance(sid, str):
+            if not self._slots.claim(sid, message["id"]):
+                # spec-gap concurrent-prompt: one turn at a time per session; the second is refused.
+                return RpcError(
+                    ErrorCode.INVALID_REQUEST,
+                    f"a prompt turn is already running in session {sid!r} "
+                    "[spec-gap concurrent-prompt]",
+                    {"clause": "spec-gap:concurrent-prompt"},
+                )
+        elif method == "session/cancel" and not is_request and isinstance(sid, str):
+            self._slots.cancel_session(sid)  # spec PROMPT-22: stop as soon as possible
+        elif method in ("session/close", "session/delete") and is_request and isinstance(sid, str):
+            self._slots.cancel_session(sid)  # spec SETUP-16: as if session/cancel had arrived
+        elif method == CANCEL_REQUEST and not is_request:
+            self._slots.cancel_request(params.get("requestId"))
+        return None
+
+    def on_send(self, message: Dict[str, Any]) -> None:
+        is_response = "method" not in message and "id" in message
         try:
-            return pending.result(timeout)
-        finally:
-            if cascade:
-                with self._lock:
-                    self._pending.remove(pending)
+            self.rules.on_send(message)
+        except LocalProtocolError:
+            if is_response:  # the handler is done either way; the answer is replaced, not sent
+                self._slots.release(message["id"])
+            raise
+        if is_response:
+            self._slots.release(message["id"])
+            self._after.fire(message["id"], "result" in message)
 
-    def request_permission(
-        self, tool_call: s.ToolCallUpdate, options: Sequence[s.PermissionOption], *, timeout: Optional[float] = None
-    ) -> Any:
-        """Ask the user; returns the outcome (``SelectedPermissionOutcome`` or cancelled)."""
-        params = s.RequestPermissionRequest(session_id=self.session_id, tool_call=tool_call, options=list(options))
-        return self._call("session/request_permission", params, timeout=timeout, cascade=False).outcome
 
-    def read_text_file(self, path: str, *, line: Optional[int] = None, limit: Optional[int] = None) -> str:
-        params = s.ReadTextFileRequest(
-            session_id=self.session_id,
-            path=path,
-            line=line if line is not None else UNSET,
-            limit=limit if limit is not None else UNSET,
-        )
-        return self._call("fs/read_text_file", params).content
-
-    def write_text_file(self, path: str, content: str) -> None:
-        self._call("fs/write_text_file", s.WriteTextFileRequest(session_id=self.session_id, path=path, content=content))
-
-    def create_terminal(
-        self,
-        command: str,
-        args: Sequence[str] = (),
-        *,
-        env: Optional[Dict[str, str]] = None,
-        cwd: Optional[str] = None,
-        output_byte_limit: Optional[int] = None,
-    ) -> TerminalHandle:
-        params = s.CreateTerminalRequest(
-            session_id=self.session_id,
-            command=command,
-            args=list(args),
-            env=[s.EnvVariable(name=k, value=v) for k, v in (env or {}).items()],
-            cwd=cwd if cwd is not None else UNSET,
-            output_byte_limit=output_byte_limit if output_byte_limit is not None else UNSET,
-        )
-        result = self._call("terminal/create", params)
-        return TerminalHandle(turn=self, terminal_id=result.terminal_id)
-
-    def elicit(self, request: s.CreateElicitationRequest, *, timeout: Optional[float] = None) -> s.CreateElicitationResponse:
-        return self._call("elicitation/create", request, timeout=timeout)
-
-    def _end(self) -> None:
-        with self._lock:  # waits for an update being written right now (PROMPT-26)
-            self._ended = True
+def _version_of(value: Any) -> int:
+    # spec INIT-08: a version of any other value or shape is unsupported, never an error; it
+    # reads as 0 so that the codec accepts the rest of the params.
+    return value if type(value) is int and 0 <= value <= 0xFFFF else 0
 
 
 class AgentSideConnection:
-    """Serves one ``Agent`` over one stream (stdio, a socket, an in-memory pipe)."""
+    """Serves one ``Agent`` over one stream (stdio, a socket, a pipe pair in a test)."""
 
     def __init__(
         self,
@@ -305,10 +193,17 @@ class AgentSideConnection:
         recorder: Optional[Recorder] = None,
         on_finding: Optional[Callable[[Finding], None]] = None,
         max_handlers: int = 64,
+        max_queued: Optional[int] = None,
         max_line_bytes: Optional[int] = None,
     ) -> None:
-        self.observer = RulesObserver(Party.AGENT, on_finding=on_finding)
+        self._slots = TurnSlots()
+        self._after = _AfterResponse(name)
+        self.observer = _AgentObserver(
+            RulesObserver(Party.AGENT, on_finding=on_finding), self._slots, self._after
+        )
         kwargs: Dict[str, Any] = {"max_handlers": max_handlers}
+        if max_queued is not None:
+            kwargs["max_queued"] = max_queued
         if max_line_bytes is not None:
             kwargs["max_line_bytes"] = max_line_bytes
         self.connection = Connection(
@@ -320,19 +215,32 @@ class AgentSideConnection:
             on_close=lambda _c: self._on_close(),
             **kwargs,
         )
-        self.client = ClientHandle(self.connection, self.observer)
-        self.agent: Agent = agent(self.client) if not isinstance(agent, Agent) else agent
+        self.client = ClientHandle(self.connection, self.observer.rules)
         if isinstance(agent, Agent):
             agent.client = self.client
+            self.agent = agent
+        else:
+            self.agent = agent(self.client)
         self._authenticated = False
-        self._turns: Dict[str, PromptTurn] = {}
-        self._turns_lock = threading.Lock()
-        self._turn_done = threading.Condition(self._turns_lock)
         for method in AGENT_METHODS:
-            handler = getattr(self, "_on_" + method.replace("/", "_"), None) or self._passthrough(method)
-            self.connection.set_handler(method, handler)
+            if method == "initialize":
+                continue  # decoded by _on_initialize through the fallback (INIT-08)
+            own = getattr(self, "_on_" + method.replace("/", "_"), None)
+            self.connection.set_handler(
+                method, self._guard(method, own or self._passthrough(method))
+            )
 
     # -- lifecycle -------------------------------------------------------------------------------
+
+    @property
+    def state(self) -> ProtocolState:
+        """The rules' view of this connection (shared with the client handle)."""
+        return self.observer.rules.state
+
+    @property
+    def findings(self) -> "list[Finding]":
+        """Every rule broken on this connection so far, by either side."""
+        return list(self.observer.rules.findings)
 
     def start(self) -> "AgentSideConnection":
         self.connection.start()
@@ -345,35 +253,63 @@ class AgentSideConnection:
         return self.connection.wait_closed(timeout)
 
     def _on_close(self) -> None:
-        with self._turns_lock:
-            turns = list(self._turns.values())
-        for turn in turns:
-            turn.cancel()
+        self._slots.cancel_all()
+        self._after.stop()
 
     # -- handlers --------------------------------------------------------------------------------
 
-    def _check_auth(self, method: str) -> None:
-        if self.agent.auth_required and not self._authenticated and method in _AUTH_GATED:
-            # spec RPC-16, AUTH-17: authentication first (again after logout).
-            raise RpcError.auth_required(f"{method} needs authentication first")
-
-    def _passthrough(self, method: str) -> Callable[[Any, RequestContext], Any]:
-        name = AGENT_METHODS[method].name.replace("/", "_")
+    def _guard(
+        self, method: str, handler: Callable[[Any, RequestContext], Any]
+    ) -> Callable[[Any, RequestContext], Any]:
+        """Wrap a handler: the authentication gate first; our own broken rules become -32603."""
 
         def handle(params: Any, ctx: RequestContext) -> Any:
-            self._check_auth(method)
-            return getattr(self.agent, name)(params)
+            if method in _AUTH_GATED and self.agent.auth_required and not self._authenticated:
+                # spec RPC-16, AUTH-17: authentication first (again after logout).
+                raise RpcError.auth_required(f"{method} needs authentication first")
+            try:
+                return handler(params, ctx)
+            except LocalProtocolError as exc:
+                # Our own code was about to break a rule (an fs call the client did not
+                # advertise, ...): spec RPC-14, an internal error, naming the clause.
+                log.error("%s: %s handler broke a rule: %s", self.connection.name, method, exc)
+                raise RpcError(
+                    ErrorCode.INTERNAL_ERROR, f"Internal error: {exc}", {"clause": exc.clause}
+                ) from None
 
         return handle
 
-    def _on_initialize(self, params: s.InitializeRequest, ctx: RequestContext) -> s.InitializeResponse:
-        self.client.capabilities = params.client_capabilities if params.client_capabilities is not UNSET else s.ClientCapabilities()
-        self.client.info = params.client_info if isinstance(params.client_info, s.Implementation) else None
-        response = self.agent.initialize(params)
-        # spec INIT-07, INIT-08: requested 1 -> 1; any other -> our newest (1); never an error.
-        return attrs.evolve(response, protocol_version=PROTOCOL_VERSION)
+    def _passthrough(self, method: str) -> Callable[[Any, RequestContext], Any]:
+        fn = getattr(self.agent, method.replace("/", "_"))
+        return lambda params, ctx: fn(params)
 
-    def _on_authenticate(self, params: s.AuthenticateRequest, ctx: RequestContext) -> s.AuthenticateResponse:
+    def _on_initialize(self, raw: Any, ctx: RequestContext) -> Any:
+        params = dict(raw) if isinstance(raw, dict) else {}
+        params["protocolVersion"] = _version_of(params.get("protocolVersion"))
+        typed = codec.decode(params, s.InitializeRequest, root="params")
+        caps = typed.client_capabilities
+        self.client.capabilities = (
+            caps if isinstance(caps, s.ClientCapabilities) else s.ClientCapabilities()
+        )
+        self.client.info = (
+            typed.client_info if isinstance(typed.client_info, s.Implementation) else None
+        )
+        response = self.agent.initialize(typed)
+        # spec INIT-07, INIT-08: requested 1 -> 1; any other -> our newest (1); never an error.
+        response = attrs.evolve(response, protocol_version=PROTOCOL_VERSION)
+        if isinstance(response.auth_methods, list) and not self.client.supports("auth.terminal"):
+            # spec AUTH-05: terminal auth methods only for a client that advertised auth.terminal.
+            kept = [m for m in response.auth_methods if not isinstance(m, s.AuthMethodTerminal)]
+            response = attrs.evolve(response, auth_methods=kept)
+        caps_out = response.agent_capabilities
+        self.agent.advertised = (
+            caps_out if isinstance(caps_out, s.AgentCapabilities) else s.AgentCapabilities()
+        )
+        return codec.encode(response)
+
+    def _on_authenticate(
+        self, params: s.AuthenticateRequest, ctx: RequestContext
+    ) -> s.AuthenticateResponse:
         response = self.agent.authenticate(params)
         self._authenticated = True  # spec AUTH-10
         return response
@@ -383,63 +319,116 @@ class AgentSideConnection:
         self._authenticated = False  # spec AUTH-17
         return response
 
-    def _on_session_close(self, params: s.CloseSessionRequest, ctx: RequestContext) -> s.CloseSessionResponse:
-        self._check_auth("session/close")
-        with self._turns_lock:
-            turn = self._turns.get(params.session_id)
-        if turn is not None:
-            # spec SETUP-16: cancel the running turn as if session/cancel arrived, and let it end
-            # (its response goes out first) before freeing the session.
-            turn.cancel()
-            with self._turns_lock:
-                self._turn_done.wait_for(lambda: params.session_id not in self._turns, timeout=30.0)
+    def _opened(self, ctx: RequestContext, session_id: str) -> None:
+        self._after.schedule(ctx.id, lambda: self.agent.session_opened(session_id))
+
+    def _on_session_new(
+        self, params: s.NewSessionRequest, ctx: RequestContext
+    ) -> s.NewSessionResponse:
+        response = self.agent.session_new(params)
+        self._opened(ctx, response.session_id)
+        return response
+
+    def _on_session_load(
+        self, params: s.LoadSessionRequest, ctx: RequestContext
+    ) -> s.LoadSessionResponse:
+        # spec SETUP-07: the replay is sent by the agent before this handler returns.
+        response = self.agent.session_load(params)
+        self._opened(ctx, params.session_id)
+        return response
+
+    def _on_session_resume(
+        self, params: s.ResumeSessionRequest, ctx: RequestContext
+    ) -> s.ResumeSessionResponse:
+        response = self.agent.session_resume(params)
+        self._opened(ctx, params.session_id)
+        return response
+
+    def _wait_turn_end(self, session_id: str) -> None:
+        # The turn was cancelled as the request was read (see _AgentObserver); let it end, its
+        # response first, before the session goes (spec SETUP-16).
+        if not self._slots.wait_idle(session_id, _TURN_END_TIMEOUT):
+            log.warning(
+                "%s: the turn of %s did not end within %ss",
+                self.connection.name,
+                session_id,
+                _TURN_END_TIMEOUT,
+            )
+
+    def _on_session_close(
+        self, params: s.CloseSessionRequest, ctx: RequestContext
+    ) -> s.CloseSessionResponse:
+        self._wait_turn_end(params.session_id)
         return self.agent.session_close(params)
 
+    def _on_session_delete(
+        self, params: s.DeleteSessionRequest, ctx: RequestContext
+    ) -> s.DeleteSessionResponse:
+        # spec-gap delete-active: deleting a session with a running turn cancels the turn first.
+        self._wait_turn_end(params.session_id)
+        return self.agent.session_delete(params)
+
     def _on_session_cancel(self, params: s.CancelNotification, ctx: RequestContext) -> None:
-        with self._turns_lock:
-            turn = self._turns.get(params.session_id)
-        if turn is not None:
-            turn.cancel()  # spec PROMPT-22: stop as soon as possible
+        # The turn's flag was set as the notification was read (PROMPT-22); this is the hook.
         self.agent.session_cancel(params)
 
     def _on_session_prompt(self, params: s.PromptRequest, ctx: RequestContext) -> s.PromptResponse:
-        self._check_auth("session/prompt")
         # The prompt answers cancellation itself, with stopReason "cancelled" (spec-gap
-        # cancel-request-prompt: $/cancel_request on a prompt is treated as session/cancel).
+        # cancel-request-prompt: $/cancel_request on a prompt acts as session/cancel).
         ctx.answer_on_cancel = False
-        turn = PromptTurn(self, params.session_id, ctx)
-        with self._turns_lock:
-            if params.session_id in self._turns:
-                # spec-gap concurrent-prompt: one turn at a time per session.
-                raise RpcError(-32600, f"a prompt turn is already running in session {params.session_id!r}")
-            self._turns[params.session_id] = turn
+        registry = self.agent.sessions
+        turn = self._slots.attach(
+            ctx.id,
+            lambda cancelled: PromptTurn(
+                connection=self.connection,
+                client=self.client,
+                session_id=params.session_id,
+                request_id=ctx.id,
+                cancelled=cancelled,
+                registry=registry,
+            ),
+        )
+        if turn is None:  # pragma: no cover - the slot is claimed before any handler runs
+            raise RpcError(ErrorCode.INTERNAL_ERROR, "the prompt has no turn slot")
+        session = turn.session
+        if session is not None:
+            registry.begin_turn(session, turn)
+            registry.record_prompt(session, params.prompt, turn.new_message_id())
         try:
-            session = self.agent.sessions.get(params.session_id)
-            if session is not None:
-                self.agent.sessions.record_prompt(session, params.prompt, turn.new_message_id())
             try:
-                response = self.agent.session_prompt(params, turn)
+                result = self.agent.session_prompt(params, turn)
             except Exception as exc:  # noqa: BLE001
                 if not turn.cancelled.is_set():
                     raise
                 # spec PROMPT-24: an abort exception after cancel becomes stopReason "cancelled".
-                log.info("turn %s raised after cancel (%s): answered cancelled", turn.request_id, exc)
-                response = s.PromptResponse(stop_reason=s.StopReason.CANCELLED)
+                log.info("turn %r raised after cancel (%s): answered cancelled", ctx.id, exc)
+                result = s.StopReason.CANCELLED
+            response = _as_response(result)
             if turn.cancelled.is_set() and response.stop_reason != s.StopReason.CANCELLED:
                 # spec PROMPT-23: a cancelled turn is answered with stopReason "cancelled".
                 response = attrs.evolve(response, stop_reason=s.StopReason.CANCELLED)
             return response
         finally:
             turn._end()
-            with self._turns_lock:
-                self._turns.pop(params.session_id, None)
-                self._turn_done.notify_all()
+            if session is not None:
+                registry.end_turn(session, turn)
 
     def _fallback(self, method: str, params: Any, ctx: RequestContext) -> Any:
+        if method == "initialize":
+            return self._guard(method, self._on_initialize)(params, ctx)
         if ctx.is_notification:
             self.agent.ext_notification(method, params)
             return None
-        return self.agent.ext_method(method, params)
+        # spec EXT-06, EXT-07: a custom request is answered under its own id.
+        return self._guard(method, lambda p, _c: self.agent.ext_method(method, p))(params, ctx)
+
+
+def _as_response(result: Any) -> s.PromptResponse:
+    if isinstance(result, s.PromptResponse):
+        return result
+    if result is None:
+        return s.PromptResponse(stop_reason=s.StopReason.END_TURN)
+    return s.PromptResponse(stop_reason=s.StopReason(result))
 
 
 def serve_stdio(
@@ -448,11 +437,11 @@ def serve_stdio(
     recorder: Optional[Recorder] = None,
     **kwargs: Any,
 ) -> int:
-    """Serve ``agent`` on this process's stdin/stdout until the client goes away.
+    """Serve ``agent`` on this process's stdin/stdout until the client goes away; returns 0.
 
     spec TRANSPORT-08: stdout carries protocol messages only. The protocol keeps the original
-    stdout descriptor; file descriptor 1 and ``sys.stdout`` are pointed at stderr, so a stray
-    ``print`` (or a child process that inherits fd 1) cannot corrupt the stream.
+    stdout descriptor; file descriptor 1 and ``sys.stdout`` are pointed at stderr, so that a
+    stray ``print`` (or a child process that inherits fd 1) cannot corrupt the stream.
     """
     protocol_out = os.dup(1)
     os.dup2(2, 1)

@@ -12,15 +12,20 @@ history, ``session/resume`` restores them without replay, list/delete/close act 
 config options are kept there. So a minimal agent supports every optional session method; one
 that cannot (its conversation lives elsewhere) narrows ``capabilities()``.
 
+Modes and the config option of category ``mode`` are kept in step whichever API changes them
+(CONFIG-22, CONFIG-24): ``set_current_mode`` is the one place that does it.
+
 The agent-side connection (``_connection``) enforces the protocol around these methods: it
 negotiates the version, refuses what is not advertised, checks authentication, runs one turn per
 session, and makes a cancelled turn end with ``stopReason: "cancelled"``. The implementer's code
 does not need to repeat those rules.
+
+What must not live here: wire I/O, threads, the rules.
 """
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any, List, Optional
+from typing import TYPE_CHECKING, Any, Callable, List, Optional
 
 import attrs
 
@@ -30,10 +35,11 @@ from .._rules import gate_open
 from ..errors import RpcError
 from ..methods import PROTOCOL_VERSION
 from ..schema import UNSET
-from ._sessions import Session, SessionRegistry
+from ._sessions import InvalidCursor, Session, SessionRegistry
 
 if TYPE_CHECKING:  # pragma: no cover
-    from ._connection import ClientHandle, PromptTurn
+    from ._client import ClientHandle
+    from ._turn import PromptTurn
 
 __all__ = ["Agent"]
 
@@ -49,14 +55,22 @@ class Agent:
     def __init__(self, client: "ClientHandle", sessions: Optional[SessionRegistry] = None) -> None:
         self.client = client
         self.sessions = sessions if sessions is not None else SessionRegistry()
+        #: What was sent as ``agentCapabilities`` in ``initialize`` (set by the agent side).
+        self.advertised: s.AgentCapabilities = s.AgentCapabilities()
 
     # -- What to advertise -----------------------------------------------------------------------
 
     def capabilities(self) -> s.AgentCapabilities:
-        """The capabilities sent in ``initialize`` (spec INIT-14). The defaults work on the registry."""
+        """The capabilities sent in ``initialize`` (spec INIT-14); the defaults use the registry.
+
+        ``auth.logout`` is advertised when there are authentication methods to log out of (AUTH-02).
+        """
+        logout = s.LogoutCapabilities() if self.auth_methods() else UNSET
         return s.AgentCapabilities(
             load_session=True,
-            prompt_capabilities=s.PromptCapabilities(image=False, audio=False, embedded_context=False),
+            prompt_capabilities=s.PromptCapabilities(
+                image=False, audio=False, embedded_context=False
+            ),
             mcp_capabilities=s.McpCapabilities(http=False, sse=False),
             session_capabilities=s.SessionCapabilities(
                 list=s.SessionListCapabilities(),
@@ -65,6 +79,7 @@ class Agent:
                 close=s.SessionCloseCapabilities(),
                 additional_directories=s.SessionAdditionalDirectoriesCapabilities(),
             ),
+            auth=s.AgentAuthCapabilities(logout=logout),
         )
 
     def auth_methods(self) -> List[s.AuthMethod]:
@@ -91,11 +106,11 @@ class Agent:
         )
 
     def authenticate(self, params: s.AuthenticateRequest) -> s.AuthenticateResponse:
-        """Run an agent-handled login (spec AUTH-07, AUTH-09). No methods are advertised by default."""
+        """Run an agent-handled login (spec AUTH-07, AUTH-09); none is advertised by default."""
         raise RpcError.invalid_params(f"unknown authentication method {params.method_id!r}")
 
     def logout(self, params: s.LogoutRequest) -> s.LogoutResponse:
-        """End the authenticated state (spec AUTH-16). Only reached when ``auth.logout`` is advertised."""
+        """End the authenticated state (spec AUTH-16); reached only with ``auth.logout``."""
         return s.LogoutResponse()
 
     # -- Sessions --------------------------------------------------------------------------------
@@ -110,26 +125,41 @@ class Agent:
         self.sessions.set_modes(session, self.initial_modes(session))
         self.sessions.set_config_options(session, self.initial_config_options(session))
         return s.NewSessionResponse(
-            session_id=session.id, modes=_opt(session.modes), config_options=_opt(session.config_options)
+            session_id=session.id,
+            modes=_opt(session.modes),
+            config_options=_opt(session.config_options),
         )
+
+    def session_opened(self, session_id: str) -> None:
+        """Hook: a session/new, load or resume response naming ``session_id`` is on the wire.
+
+        The place to send ``available_commands_update`` (SLASH-01) and anything else that may
+        only name a session the client already knows. Runs on its own thread, after the answer.
+        """
 
     def session_load(self, params: s.LoadSessionRequest) -> s.LoadSessionResponse:
         """Reopen a session and replay its whole history before answering (SETUP-05, SETUP-07)."""
         session = self._reopen(params)
-        for update in list(session.history):
+        for update in session.replay():
             self.client.session_update(s.SessionNotification(session_id=session.id, update=update))
-        return s.LoadSessionResponse(modes=_opt(session.modes), config_options=_opt(session.config_options))
+        return s.LoadSessionResponse(
+            modes=_opt(session.modes), config_options=_opt(session.config_options)
+        )
 
     def session_resume(self, params: s.ResumeSessionRequest) -> s.ResumeSessionResponse:
         """Reopen a session without replaying anything (spec SETUP-12)."""
         session = self._reopen(params)
-        return s.ResumeSessionResponse(modes=_opt(session.modes), config_options=_opt(session.config_options))
+        return s.ResumeSessionResponse(
+            modes=_opt(session.modes), config_options=_opt(session.config_options)
+        )
 
     def _reopen(self, params: Any) -> Session:
         session = self.require_session(params.session_id)
         if _norm(params.cwd) != _norm(session.cwd):
             # spec SETUP-22 / spec-gap cwd-match: load and resume name the session's own cwd.
-            raise RpcError.invalid_params(f"cwd {params.cwd!r} is not the session's cwd {session.cwd!r}")
+            raise RpcError.invalid_params(
+                f"cwd {params.cwd!r} is not the session's cwd {session.cwd!r}"
+            )
         # spec SETUP-22, SETUP-23: the roots are exactly those sent now; omitted means none.
         self.sessions.reopen(
             session,
@@ -139,8 +169,13 @@ class Agent:
         return session
 
     def session_close(self, params: s.CloseSessionRequest) -> s.CloseSessionResponse:
-        """Free what the session holds on this connection (spec SETUP-16, SETUP-17)."""
-        self.require_session(params.session_id)
+        """Free what the session holds (spec SETUP-16, SETUP-17); it stays loadable.
+
+        The running turn has been cancelled and has ended before this is called. Override to
+        release live resources (``session.live``: MCP connections, ...).
+        """
+        session = self.require_session(params.session_id)
+        session.live.clear()
         return s.CloseSessionResponse()
 
     def session_list(self, params: s.ListSessionsRequest) -> s.ListSessionsResponse:
@@ -149,11 +184,15 @@ class Agent:
             infos, next_cursor = self.sessions.list(
                 cwd=params.cwd or None,
                 cursor=params.cursor or None,
-                with_directories=gate_open("sessionCapabilities.additionalDirectories", self.capabilities()),
+                with_directories=gate_open(
+                    "sessionCapabilities.additionalDirectories", self.advertised
+                ),
             )
-        except ValueError as exc:
+        except InvalidCursor as exc:
             raise RpcError.invalid_params(str(exc)) from None  # spec LIST-12: invalid cursor
-        return s.ListSessionsResponse(sessions=infos, next_cursor=next_cursor if next_cursor else UNSET)
+        return s.ListSessionsResponse(
+            sessions=infos, next_cursor=next_cursor if next_cursor else UNSET
+        )
 
     def session_delete(self, params: s.DeleteSessionRequest) -> s.DeleteSessionResponse:
         """Forget a session; unknown ids succeed silently (spec DELETE-02, DELETE-04)."""
@@ -161,15 +200,18 @@ class Agent:
         return s.DeleteSessionResponse()
 
     def session_set_mode(self, params: s.SetSessionModeRequest) -> s.SetSessionModeResponse:
-        """Switch mode, idle or mid-turn (spec MODES-03, MODES-05)."""
+        """Switch mode, idle or mid-turn (spec MODES-03, MODES-05); the mode option follows."""
         session = self.require_session(params.session_id)
         modes = session.modes
         if modes is None or params.mode_id not in {m.id for m in modes.available_modes}:
             raise RpcError.invalid_params(f"unknown mode {params.mode_id!r}")  # spec MODES-04
-        self.sessions.set_modes(session, attrs.evolve(modes, current_mode_id=params.mode_id))
+        send = lambda update: self.client.update(session.id, update)  # noqa: E731
+        self.set_current_mode(session, params.mode_id, send, announce_mode=False)
         return s.SetSessionModeResponse()
 
-    def session_set_config_option(self, params: s.SetSessionConfigOptionRequest) -> s.SetSessionConfigOptionResponse:
+    def session_set_config_option(
+        self, params: s.SetSessionConfigOptionRequest
+    ) -> s.SetSessionConfigOptionResponse:
         """Set one option and answer the complete list (spec CONFIG-16 .. CONFIG-19)."""
         session = self.require_session(params.session_id)
         options = list(session.config_options or [])
@@ -178,17 +220,65 @@ class Agent:
                 options[i] = _with_value(option, params.value)
                 break
         else:
-            raise RpcError.invalid_params(f"unknown config option {params.config_id!r}")  # spec CONFIG-17
+            raise RpcError.invalid_params(
+                f"unknown config option {params.config_id!r}"
+            )  # spec CONFIG-17
         self.sessions.set_config_options(session, options)
-        return s.SetSessionConfigOptionResponse(config_options=options)
+        mode_option = session.mode_option()
+        if (
+            mode_option is not None
+            and mode_option.id == params.config_id
+            and isinstance(params.value, str)
+        ):
+            send = lambda update: self.client.update(session.id, update)  # noqa: E731
+            self.set_current_mode(session, params.value, send, announce_options=False)
+        # spec CONFIG-19: the complete list, dependent changes included.
+        return s.SetSessionConfigOptionResponse(config_options=list(session.config_options or []))
+
+    def set_current_mode(
+        self,
+        session: Session,
+        mode_id: str,
+        send: Callable[[Any], None],
+        *,
+        announce_mode: bool = True,
+        announce_options: bool = True,
+    ) -> None:
+        """Make ``mode_id`` current in the session's modes *and* its mode config option.
+
+        spec CONFIG-22, CONFIG-24: an agent offering both keeps them in step whichever API
+        changed them. ``send`` delivers the updates that tell the client (``turn.update`` inside
+        a turn, ``client.update`` outside one): ``current_mode_update`` (MODES-06) when
+        ``announce_mode``, the complete ``config_option_update`` (CONFIG-21) when
+        ``announce_options`` and the option changed.
+        """
+        modes = session.modes
+        if modes is not None and mode_id in {m.id for m in modes.available_modes}:
+            if modes.current_mode_id != mode_id:
+                self.sessions.set_modes(session, attrs.evolve(modes, current_mode_id=mode_id))
+            if announce_mode:
+                send(s.CurrentModeUpdate(current_mode_id=mode_id))
+        option = session.mode_option()
+        if option is None or not isinstance(option.kind, s.SessionConfigSelect):
+            return
+        if option.kind.current_value == mode_id or mode_id not in _select_values(option.kind):
+            return
+        options = [
+            _with_value(o, mode_id) if o is option else o for o in session.config_options or []
+        ]
+        self.sessions.set_config_options(session, options)
+        if announce_options:
+            send(s.ConfigOptionUpdate(config_options=options))
 
     # -- The prompt turn -------------------------------------------------------------------------
 
-    def session_prompt(self, params: s.PromptRequest, turn: "PromptTurn") -> s.PromptResponse:
-        """Run one prompt turn: stream updates with ``turn.update``; return the stop reason.
+    def session_prompt(self, params: s.PromptRequest, turn: "PromptTurn") -> Any:
+        """Run one prompt turn: stream updates with ``turn.update``; return how it ended.
 
-        Check ``turn.cancelled`` (a ``threading.Event``) while working; on cancellation return
-        (or raise) as you like: the connection answers ``stopReason: "cancelled"`` (PROMPT-23/24).
+        Return a ``PromptResponse``, a ``StopReason``, or None (``end_turn``). Check
+        ``turn.cancelled`` (a ``threading.Event``) while working; on cancellation return or raise
+        as you like: the connection answers ``stopReason: "cancelled"`` (PROMPT-23, PROMPT-24).
+        Raise ``RpcError`` to answer the prompt with that error instead.
         """
         raise RpcError.method_not_found("session/prompt")
 
@@ -233,13 +323,19 @@ def _with_value(option: s.SessionConfigOption, value: Any) -> s.SessionConfigOpt
             raise RpcError.invalid_params(f"{option.id!r} is a boolean option")  # spec CONFIG-18
         return attrs.evolve(option, kind=attrs.evolve(kind, current_value=value))
     if isinstance(kind, s.SessionConfigSelect):
-        values = set()
-        for item in kind.options:
-            if isinstance(item, s.SessionConfigSelectGroup):
-                values |= {o.value for o in item.options}
-            else:
-                values.add(item.value)
-        if value not in values:
-            raise RpcError.invalid_params(f"{value!r} is not a value of {option.id!r}")  # spec CONFIG-17
+        if value not in _select_values(kind):
+            raise RpcError.invalid_params(
+                f"{value!r} is not a value of {option.id!r}"
+            )  # spec CONFIG-17
         return attrs.evolve(option, kind=attrs.evolve(kind, current_value=value))
     raise RpcError.invalid_params(f"{option.id!r} cannot be set")
+
+
+def _select_values(kind: s.SessionConfigSelect) -> set:
+    values = set()
+    for item in kind.options:
+        if isinstance(item, s.SessionConfigSelectGroup):
+            values |= {o.value for o in item.options}
+        else:
+            values.add(item.value)
+    return values

@@ -2,17 +2,20 @@
 
 Spec: session-setup.mdx (sessions, load, resume, close, additional roots), session-list.mdx
 (listing, cursors, session info), session-delete.mdx; clauses SETUP-02, SETUP-05, SETUP-06,
-SETUP-19 .. SETUP-23, SETUP-27, LIST-02 .. LIST-13, DELETE-02 .. DELETE-04.
+SETUP-19 .. SETUP-23, SETUP-27, LIST-02 .. LIST-17, DELETE-02 .. DELETE-05.
 
 A ``Session`` holds the session's ``cwd`` and additional roots, its MCP servers, modes and config
-options, title and ``updatedAt``, and its *history*: the session updates that ``session/load``
-replays (user and agent message chunks, thoughts, tool calls and their updates, plans). The agent
-side appends to the history as a turn streams (``PromptTurn.update``) and replays it on load.
+options, title and ``updatedAt``, its *history* (the session updates that ``session/load``
+replays: user and agent message chunks, thoughts, tool calls and their updates, plans), and the
+turn running in it right now (whose ``cancelled`` event is the session's cancellation flag). The
+agent side appends to the history as a turn streams (``PromptTurn.update``) and replays it on
+load; any agent may use the registry on its own.
 
-The running turn of a session (and its cancellation flag) is tracked by the agent-side
-connection, which serves one client; the registry may outlive connections and, with a
-``state_dir``, agent restarts: each session is one JSON file, written after each change of its
-history or settings, so that ``session/load`` works across a restart as the spec intends.
+With a ``state_dir`` the registry survives agent restarts, so that ``session/load`` works across
+them as the spec intends. Each session is two files: ``<id>.json`` (settings, rewritten
+atomically when they change) and ``<id>.history.jsonl`` (one line appended per history entry, so
+that a long turn costs one small write per update, not one rewrite of everything). A damaged
+last line (a crash mid-write) is skipped when reading back.
 
 What must not live here: wire I/O and the protocol rules.
 """
@@ -21,13 +24,16 @@ from __future__ import annotations
 
 import base64
 import datetime as _dt
+import hashlib
+import hmac
+import itertools
 import json
 import logging
 import os
 import secrets
 import tempfile
 import threading
-from typing import Any, Dict, Iterator, List, Optional, Sequence, Tuple
+from typing import Any, Dict, Iterator, List, Optional, Sequence, Set, Tuple
 
 import attrs
 
@@ -35,7 +41,7 @@ from .. import codec
 from .. import schema as s
 from ..schema import UNSET
 
-__all__ = ["Session", "SessionRegistry", "DEFAULT_PAGE_SIZE"]
+__all__ = ["Session", "SessionRegistry", "DEFAULT_PAGE_SIZE", "InvalidCursor"]
 
 log = logging.getLogger("acpref.sessions")
 
@@ -53,9 +59,15 @@ _REPLAYED = (
 )
 
 
+class InvalidCursor(ValueError):
+    """A ``session/list`` cursor this registry did not issue (spec LIST-12)."""
+
+
 def _now() -> str:
     # spec LIST-06: updatedAt is ISO 8601.
-    return _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="milliseconds").replace("+00:00", "Z")
+    return (
+        _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="milliseconds").replace("+00:00", "Z")
+    )
 
 
 @attrs.define(eq=False)
@@ -71,19 +83,26 @@ class Session:
     title: Optional[str] = None
     updated_at: str = attrs.Factory(_now)
     history: List[Any] = attrs.Factory(list)
+    #: The last output of each released terminal of the session, shown in its place on replay.
+    terminal_output: Dict[str, str] = attrs.Factory(dict)
     #: Agent-specific state an implementation keeps beside the session (JSON-able to persist).
     extra: Dict[str, Any] = attrs.Factory(dict)
     #: Live resources (MCP connections, ...) that are never persisted.
     live: Dict[str, Any] = attrs.field(factory=dict, repr=False)
+    #: The turn running in this session (a ``PromptTurn``), or None. ``turn.cancelled`` is the
+    #: session's cancellation flag. Set and cleared by the agent side; never persisted.
+    turn: Optional[Any] = attrs.field(default=None, repr=False)
+    #: When it last changed, in this process: orders sessions whose ``updated_at`` ties (ms).
+    touched: int = attrs.field(default=0, repr=False)
     _lock: threading.RLock = attrs.field(factory=threading.RLock, repr=False)
 
     @property
     def roots(self) -> List[str]:
-        """The effective root set: cwd first, then the additional directories (SETUP-19, SETUP-27)."""
+        """The effective root set: cwd, then the additional directories (SETUP-19, SETUP-27)."""
         return [self.cwd, *self.additional_directories]
 
     def info(self, *, with_directories: bool) -> s.SessionInfo:
-        """This session as ``session/list`` shows it (LIST-05; LIST-07 roots only when advertised)."""
+        """This session as ``session/list`` shows it (LIST-05; roots if advertised, LIST-07)."""
         return s.SessionInfo(
             session_id=self.id,
             cwd=self.cwd,
@@ -92,24 +111,61 @@ class Session:
             additional_directories=list(self.additional_directories) if with_directories else UNSET,
         )
 
+    def replay(self) -> List[Any]:
+        """The history as ``session/load`` replays it (SETUP-05).
+
+        spec-gap replay-terminal: a terminal embedded in a tool call was released long ago, and
+        a released terminal may not be embedded again (TOOL-14); the replay shows its last
+        output as text instead.
+        """
+        with self._lock:
+            return [self._replayable(u) for u in self.history]
+
+    def _replayable(self, update: Any) -> Any:
+        content = getattr(update, "content", None)
+        if not isinstance(update, (s.ToolCall, s.ToolCallUpdate)) or not isinstance(content, list):
+            return update
+        if not any(isinstance(c, s.Terminal) for c in content):
+            return update
+        shown = [
+            s.Content(
+                content=s.TextContent(
+                    text=self.terminal_output.get(c.terminal_id, "(terminal output not kept)")
+                )
+            )
+            if isinstance(c, s.Terminal)
+            else c
+            for c in content
+        ]
+        return attrs.evolve(update, content=shown)
+
+    def mode_option(self) -> Optional[s.SessionConfigOption]:
+        """The config option of category ``mode``, if the session has one (spec CONFIG-22)."""
+        for option in self.config_options or []:
+            if option.category == s.SessionConfigOptionCategory.MODE:
+                return option
+        return None
+
     # -- persistence ----------------------------------------------------------------------------
 
-    def to_json(self) -> Dict[str, Any]:
+    def settings_json(self) -> Dict[str, Any]:
+        """Everything but the history, as JSON."""
         return {
             "id": self.id,
             "cwd": self.cwd,
             "additionalDirectories": self.additional_directories,
             "mcpServers": [codec.encode(m, s.McpServer) for m in self.mcp_servers],
             "modes": codec.encode(self.modes) if self.modes is not None else None,
-            "configOptions": codec.encode(self.config_options) if self.config_options is not None else None,
+            "configOptions": codec.encode(self.config_options)
+            if self.config_options is not None
+            else None,
             "title": self.title,
             "updatedAt": self.updated_at,
-            "history": [codec.encode(u, s.SessionUpdate) for u in self.history],
             "extra": self.extra,
         }
 
     @classmethod
-    def from_json(cls, data: Dict[str, Any]) -> "Session":
+    def from_settings_json(cls, data: Dict[str, Any]) -> "Session":
         return cls(
             id=data["id"],
             cwd=data["cwd"],
@@ -123,25 +179,35 @@ class Session:
             ),
             title=data.get("title"),
             updated_at=data.get("updatedAt") or _now(),
-            history=[codec.decode(u, s.SessionUpdate) for u in data.get("history") or []],
             extra=dict(data.get("extra") or {}),
         )
 
 
 class SessionRegistry:
-    """All sessions an agent knows, by id. Thread-safe; optionally persisted to ``state_dir``."""
+    """All sessions an agent knows, by id. Thread-safe; optionally persisted to ``state_dir``.
 
-    def __init__(self, state_dir: Optional[str] = None, *, page_size: int = DEFAULT_PAGE_SIZE) -> None:
+    Locks: ``_lock`` guards the id tables; each session's own lock guards its fields and its
+    files. Neither is held while the other is taken the other way round, nor across wire I/O.
+    """
+
+    def __init__(
+        self, state_dir: Optional[str] = None, *, page_size: int = DEFAULT_PAGE_SIZE
+    ) -> None:
         self._sessions: Dict[str, Session] = {}
-        self._deleted: set = set()
-        self._lock = threading.RLock()
+        self._deleted: Set[str] = set()
+        self._lock = threading.Lock()
         self._state_dir = state_dir
-        self._page_size = page_size
-        #: A per-registry secret keeps list cursors opaque and unforgeable (LIST-11, LIST-12).
-        self._cursor_key = secrets.token_hex(8)
+        self._page_size = max(1, page_size)
+        self._clock = itertools.count(1)  # next() is atomic: no lock needed
+        #: Signs list cursors, so that they stay opaque and unforgeable (LIST-11, LIST-12).
+        self._cursor_key = secrets.token_bytes(16)
         if state_dir is not None:
             os.makedirs(state_dir, exist_ok=True)
             self._load_all()
+
+    @property
+    def state_dir(self) -> Optional[str]:
+        return self._state_dir
 
     # -- creating and finding --------------------------------------------------------------------
 
@@ -154,7 +220,7 @@ class SessionRegistry:
         modes: Optional[s.SessionModeState] = None,
         config_options: Optional[List[s.SessionConfigOption]] = None,
     ) -> Session:
-        """A new session with a fresh, unique id (spec SETUP-02)."""
+        """A new session with a fresh id, never used before by this registry (spec SETUP-02)."""
         with self._lock:
             while True:
                 session_id = "sess_" + secrets.token_hex(8)
@@ -167,6 +233,7 @@ class SessionRegistry:
                 mcp_servers=list(mcp_servers),
                 modes=modes,
                 config_options=config_options,
+                touched=next(self._clock),
             )
             self._sessions[session_id] = session
         self.save(session)
@@ -193,44 +260,80 @@ class SessionRegistry:
     def reopen(
         self, session: Session, *, additional_directories: Sequence[str], mcp_servers: Sequence[Any]
     ) -> None:
-        """Apply the roots and servers a load/resume names: exactly those (SETUP-22, SETUP-23)."""
+        """Apply the roots and servers a load/resume names: exactly those (SETUP-21, SETUP-23)."""
         with session._lock:
             session.additional_directories = list(additional_directories)
             session.mcp_servers = list(mcp_servers)
         self.save(session)
 
+    # -- the running turn ------------------------------------------------------------------------
+
+    def begin_turn(self, session: Session, turn: Any) -> None:
+        """Mark ``turn`` as the session's running turn (the agent side allows one at a time)."""
+        with session._lock:
+            session.turn = turn
+
+    def end_turn(self, session: Session, turn: Any) -> None:
+        with session._lock:
+            if session.turn is turn:
+                session.turn = None
+
     # -- history ---------------------------------------------------------------------------------
 
     def record(self, session: Session, update: Any) -> None:
-        """Append an update to the history if ``session/load`` replays it; track title changes."""
+        """Note one session update: history entries are appended; settings changes are applied.
+
+        spec SETUP-05: message chunks, thoughts, tool calls and plans are history; a
+        ``session_info_update`` changes the title (LIST-15: absent leaves it, null clears it);
+        ``current_mode_update`` and ``config_option_update`` change the session's settings.
+        """
         with session._lock:
+            session.updated_at = _now()
+            session.touched = next(self._clock)
             if isinstance(update, _REPLAYED):
                 session.history.append(update)
-            elif isinstance(update, s.SessionInfoUpdate):
-                # spec LIST-15: absent leaves a field unchanged, null clears it.
+                self._append_history(session, [update])
+                return
+            if isinstance(update, s.SessionInfoUpdate):
                 if update.title is not UNSET:
                     session.title = update.title
             elif isinstance(update, s.CurrentModeUpdate) and session.modes is not None:
                 session.modes = attrs.evolve(session.modes, current_mode_id=update.current_mode_id)
             elif isinstance(update, s.ConfigOptionUpdate):
                 session.config_options = list(update.config_options)
-            session.updated_at = _now()
+            else:
+                return
         self.save(session)
 
-    def record_prompt(self, session: Session, prompt: Sequence[Any], message_id: str) -> None:
-        """Record a user prompt as user message chunks sharing one message id (SETUP-05, SETUP-06)."""
+    def record_terminal_output(self, session: Session, terminal_id: str, output: str) -> None:
+        """Keep a released terminal's last output, for the replay (see ``Session.replay``)."""
         with session._lock:
-            for block in prompt:
-                session.history.append(s.UserMessageChunk(content=block, message_id=message_id))
+            session.terminal_output[terminal_id] = output
+            if self._state_dir is not None and self._is_live(session):
+                line = json.dumps(
+                    {"at": session.updated_at, "terminal": terminal_id, "output": output},
+                    ensure_ascii=False,
+                )
+                with open(self._history_path(session.id), "a", encoding="utf-8") as f:
+                    f.write(line + "\n")
+
+    def record_prompt(self, session: Session, prompt: Sequence[Any], message_id: str) -> None:
+        """Record a prompt as user message chunks sharing one message id (SETUP-05, SETUP-06)."""
+        chunks = [s.UserMessageChunk(content=block, message_id=message_id) for block in prompt]
+        with session._lock:
+            session.history.extend(chunks)
             session.updated_at = _now()
-        self.save(session)
+            session.touched = next(self._clock)
+            self._append_history(session, chunks)
 
     def set_modes(self, session: Session, modes: Optional[s.SessionModeState]) -> None:
         with session._lock:
             session.modes = modes
         self.save(session)
 
-    def set_config_options(self, session: Session, options: Optional[List[s.SessionConfigOption]]) -> None:
+    def set_config_options(
+        self, session: Session, options: Optional[List[s.SessionConfigOption]]
+    ) -> None:
         with session._lock:
             session.config_options = options
         self.save(session)
@@ -239,77 +342,118 @@ class SessionRegistry:
         with session._lock:
             session.title = title
             session.updated_at = _now()
+            session.touched = next(self._clock)
         self.save(session)
 
     # -- list and delete -------------------------------------------------------------------------
 
     def list(
-        self, *, cwd: Optional[str] = None, cursor: Optional[str] = None, with_directories: bool = False
+        self,
+        *,
+        cwd: Optional[str] = None,
+        cursor: Optional[str] = None,
+        with_directories: bool = False,
     ) -> Tuple[List[s.SessionInfo], Optional[str]]:
-        """One page of sessions, newest first, and the cursor of the next page (or None).
+        """One page of sessions, most recently updated first, and the next page's cursor (or None).
 
         spec LIST-04: only sessions whose cwd matches the filter; LIST-09: none is an empty page;
-        LIST-12: an invalid cursor raises ``ValueError`` (the caller answers -32602); LIST-13: the
-        page size is bounded here; LIST-17: listing changes nothing.
+        LIST-12: a cursor this registry did not issue raises ``InvalidCursor``; LIST-13: the page
+        size is bounded here; LIST-17: listing changes nothing.
+
+        The cursor names the last session of the page (keyset pagination), so sessions created or
+        deleted between two pages do not shift the next page.
         """
-        start = self._decode_cursor(cursor) if cursor is not None else 0
+        after = self._decode_cursor(cursor) if cursor is not None else None
         with self._lock:
             chosen = [x for x in self._sessions.values() if cwd is None or _same_dir(x.cwd, cwd)]
-        chosen.sort(key=lambda x: (x.updated_at, x.id), reverse=True)
-        page = chosen[start : start + self._page_size]
-        end = start + len(page)
-        next_cursor = self._encode_cursor(end) if end < len(chosen) else None
-        return [x.info(with_directories=with_directories) for x in page], next_cursor
+        keyed = sorted(
+            (((x.updated_at, x.touched), x) for x in chosen), key=lambda kx: kx[0], reverse=True
+        )
+        if after is not None:
+            keyed = [(k, x) for k, x in keyed if k < after]
+        page = keyed[: self._page_size]
+        next_cursor = self._encode_cursor(page[-1][0]) if len(keyed) > len(page) else None
+        return [x.info(with_directories=with_directories) for _, x in page], next_cursor
 
     def delete(self, session_id: str) -> bool:
-        """Forget a session (hard delete); True if it existed. Deleting twice is fine (DELETE-04)."""
+        """Forget a session for good (hard delete); True if it existed (DELETE-04)."""
         with self._lock:
             session = self._sessions.pop(session_id, None)
             self._deleted.add(session_id)
         if session is not None and self._state_dir is not None:
-            try:
-                os.unlink(self._path(session_id))
-            except FileNotFoundError:
-                pass
+            with session._lock:
+                for path in (self._settings_path(session_id), self._history_path(session_id)):
+                    try:
+                        os.unlink(path)
+                    except FileNotFoundError:
+                        pass
         return session is not None
 
-    def _encode_cursor(self, offset: int) -> str:
-        raw = json.dumps({"o": offset, "k": self._cursor_key}).encode()
-        return base64.urlsafe_b64encode(raw).decode().rstrip("=")
+    def _encode_cursor(self, key: Tuple[str, int]) -> str:
+        payload = json.dumps(list(key), separators=(",", ":")).encode()
+        mac = hmac.new(self._cursor_key, payload, hashlib.sha256).digest()[:12]
+        return base64.urlsafe_b64encode(payload + mac).decode().rstrip("=")
 
-    def _decode_cursor(self, cursor: str) -> int:
+    def _decode_cursor(self, cursor: str) -> Tuple[str, int]:
         try:
-            padded = cursor + "=" * (-len(cursor) % 4)
-            data = json.loads(base64.urlsafe_b64decode(padded.encode()))
-            if data.get("k") != self._cursor_key or type(data.get("o")) is not int or data["o"] < 0:
-                raise ValueError
-            return int(data["o"])
-        except Exception:  # noqa: BLE001 - any malformed cursor is simply invalid
-            raise ValueError(f"invalid cursor {cursor!r}") from None
+            raw = base64.urlsafe_b64decode(cursor + "=" * (-len(cursor) % 4))
+            payload, mac = raw[:-12], raw[-12:]
+            good = hmac.new(self._cursor_key, payload, hashlib.sha256).digest()[:12]
+            if not hmac.compare_digest(mac, good):
+                raise ValueError("bad signature")
+            updated_at, touched = json.loads(payload)
+            return (str(updated_at), int(touched))
+        except Exception:  # noqa: BLE001 - any malformed or foreign cursor is simply invalid
+            raise InvalidCursor(f"invalid cursor {cursor!r}") from None
 
     # -- persistence -----------------------------------------------------------------------------
 
-    def _path(self, session_id: str) -> str:
+    def _settings_path(self, session_id: str) -> str:
         assert self._state_dir is not None
         return os.path.join(self._state_dir, f"{session_id}.json")
 
+    def _history_path(self, session_id: str) -> str:
+        assert self._state_dir is not None
+        return os.path.join(self._state_dir, f"{session_id}.history.jsonl")
+
+    def _is_live(self, session: Session) -> bool:
+        with self._lock:
+            return self._sessions.get(session.id) is session
+
     def save(self, session: Session) -> None:
-        """Write the session's file atomically (no-op without a state_dir)."""
+        """Write the session's settings file atomically (no-op without a state_dir)."""
         if self._state_dir is None:
             return
         with session._lock:
-            data = json.dumps(session.to_json(), ensure_ascii=False)
-        fd, tmp = tempfile.mkstemp(dir=self._state_dir, prefix=".tmp-", suffix=".json")
-        try:
-            with os.fdopen(fd, "w", encoding="utf-8") as f:
-                f.write(data)
-            os.replace(tmp, self._path(session.id))
-        except BaseException:
+            if not self._is_live(session):
+                return  # deleted meanwhile: writing would bring it back
+            data = json.dumps(session.settings_json(), ensure_ascii=False)
+            fd, tmp = tempfile.mkstemp(dir=self._state_dir, prefix=".tmp-", suffix=".json")
             try:
-                os.unlink(tmp)
-            except FileNotFoundError:
-                pass
-            raise
+                with os.fdopen(fd, "w", encoding="utf-8") as f:
+                    f.write(data)
+                os.replace(tmp, self._settings_path(session.id))
+            except BaseException:
+                try:
+                    os.unlink(tmp)
+                except FileNotFoundError:
+                    pass
+                raise
+
+    def _append_history(self, session: Session, updates: Sequence[Any]) -> None:
+        """Append history lines (caller holds the session lock)."""
+        if self._state_dir is None or not self._is_live(session):
+            return
+        lines = "".join(
+            json.dumps(
+                {"at": session.updated_at, "update": codec.encode(u, s.SessionUpdate)},
+                ensure_ascii=False,
+            )
+            + "\n"
+            for u in updates
+        )
+        with open(self._history_path(session.id), "a", encoding="utf-8") as f:
+            f.write(lines)
 
     def _load_all(self) -> None:
         assert self._state_dir is not None
@@ -318,11 +462,32 @@ class SessionRegistry:
                 continue
             try:
                 with open(os.path.join(self._state_dir, name), encoding="utf-8") as f:
-                    session = Session.from_json(json.load(f))
+                    session = Session.from_settings_json(json.load(f))
             except Exception as exc:  # noqa: BLE001 - a damaged file loses one session, not all
                 log.warning("skipped session file %s: %s", name, exc)
                 continue
+            self._read_history(session)
+            session.touched = next(self._clock)
             self._sessions[session.id] = session
+
+    def _read_history(self, session: Session) -> None:
+        try:
+            f = open(self._history_path(session.id), encoding="utf-8")
+        except FileNotFoundError:
+            return
+        with f:
+            for number, line in enumerate(f, 1):
+                try:
+                    entry = json.loads(line)
+                    if "terminal" in entry:
+                        session.terminal_output[str(entry["terminal"])] = str(entry["output"])
+                    else:
+                        session.history.append(codec.decode(entry["update"], s.SessionUpdate))
+                except Exception as exc:  # noqa: BLE001 - a torn line (crash mid-write) is skipped
+                    log.warning("session %s: skipped history line %d: %s", session.id, number, exc)
+                    continue
+                if isinstance(entry.get("at"), str) and entry["at"] > session.updated_at:
+                    session.updated_at = entry["at"]
 
 
 def _same_dir(a: str, b: str) -> bool:

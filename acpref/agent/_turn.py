@@ -1,0 +1,437 @@
+"""Prompt turns: the running ``session/prompt`` an agent streams into, and the table of turns.
+
+Spec: prompt-turn.mdx, tool-calls.mdx, file-system.mdx, terminals.mdx, elicitation.mdx,
+cancellation.mdx; clauses PROMPT-06, PROMPT-07, PROMPT-21 .. PROMPT-26, TOOL-02, TERM-07,
+CANCEL-08; spec-gap concurrent-prompt (spec_notes/agent.md).
+
+Two things live here:
+
+* ``PromptTurn``: what an agent's ``session_prompt`` gets. It streams updates (recorded in the
+  session's history for ``session/load``), calls the client on the turn's session, and carries
+  ``cancelled``, the turn's cancellation flag (a ``threading.Event``).
+* ``TurnSlots``: which session has a turn running, on one connection. A slot is claimed when the
+  ``session/prompt`` is *read* (on the connection's reader thread, so in wire order) and freed
+  when its response is *written*. Claiming in wire order is what makes the rules hold under
+  races: a second prompt for a busy session is refused even if its handler thread starts first,
+  and a ``session/cancel`` that follows a prompt on the wire always finds the prompt's slot, even
+  when the prompt's handler has not started yet (cancel before the first update).
+
+Cancellation is cooperative: nothing is interrupted. Client calls made through a cancelled turn
+raise ``TurnCancelled`` without sending anything; calls in flight when the turn is cancelled are
+cancelled with ``$/cancel_request`` (CANCEL-08), except permission requests, which the client
+itself answers ``cancelled`` (PROMPT-21), the clean-up calls (terminal kill and release), and a
+terminal's ``wait_for_exit``, which is ended by killing the command instead.
+
+What must not live here: the JSON-RPC machinery (``acpref.connection``) and the rules.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import itertools
+import logging
+import os
+import threading
+from typing import Any, Callable, Dict, Iterator, List, Optional, Sequence
+
+import attrs
+
+from .. import schema as s
+from ..connection import Connection, PendingRequest
+from ..errors import ConnectionClosed, LocalProtocolError
+from ..schema import UNSET
+from ._client import ClientHandle
+from ._sessions import Session, SessionRegistry
+
+__all__ = ["PromptTurn", "TerminalHandle", "TurnCancelled", "TurnSlots"]
+
+log = logging.getLogger("acpref.agent")
+
+
+class TurnCancelled(Exception):
+    """Raised by a client call made through a turn that was already cancelled.
+
+    Let it propagate: the agent side answers the prompt ``stopReason: "cancelled"`` (PROMPT-24).
+    """
+
+
+def _opt(value: Any) -> Any:
+    return UNSET if value is None else value
+
+
+@attrs.define(eq=False)
+class TerminalHandle:
+    """A client terminal created in a turn; always ``release()`` it when done (spec TERM-07)."""
+
+    turn: "PromptTurn"
+    terminal_id: str
+    released: bool = False
+    #: The output the last ``output()`` returned; kept for the session's replay on release.
+    last_output: Optional[str] = None
+
+    def _params(self, cls: Any) -> Any:
+        return cls(session_id=self.turn.session_id, terminal_id=self.terminal_id)
+
+    def output(self) -> s.TerminalOutputResponse:
+        """The output so far, and the exit status once the command has ended (TERM-04)."""
+        response = self.turn._call(
+            "terminal/output", self._params(s.TerminalOutputRequest), cascade=False
+        )
+        self.last_output = response.output
+        return response
+
+    def wait_for_exit(self, timeout: Optional[float] = None) -> s.WaitForTerminalExitResponse:
+        """Wait for the command to end.
+
+        If the turn is cancelled meanwhile, the command is killed (``terminal/kill``, sent
+        without waiting), so the wait ends with its exit status (PROMPT-22). This needs nothing
+        but the terminal capability, unlike ``$/cancel_request``, which a client may ignore.
+        """
+        kill = self._params(s.KillTerminalRequest)
+        with self.turn._on_cancel(lambda: self.turn._send_only("terminal/kill", kill)):
+            return self.turn._call(
+                "terminal/wait_for_exit",
+                self._params(s.WaitForTerminalExitRequest),
+                timeout=timeout,
+                cascade=False,
+            )
+
+    def kill(self) -> None:
+        """Kill the command; the terminal stays valid until released (TERM-10)."""
+        self.turn._call("terminal/kill", self._params(s.KillTerminalRequest), cascade=False)
+
+    def release(self) -> None:
+        """Release the terminal (killing a running command); idempotent (TERM-07)."""
+        if not self.released:
+            self.released = True
+            self.turn._call(
+                "terminal/release", self._params(s.ReleaseTerminalRequest), cascade=False
+            )
+            session, registry = self.turn.session, self.turn._registry
+            if session is not None and registry is not None and self.last_output is not None:
+                registry.record_terminal_output(session, self.terminal_id, self.last_output)
+
+
+class PromptTurn:
+    """One running ``session/prompt``: stream its updates, call the client, watch ``cancelled``.
+
+    ``cancelled`` is set by ``session/cancel``, by ``$/cancel_request`` aimed at the prompt, by
+    ``session/close`` or ``session/delete`` of its session, and by the connection ending.
+    """
+
+    def __init__(
+        self,
+        *,
+        connection: Connection,
+        client: ClientHandle,
+        session_id: str,
+        request_id: Any,
+        cancelled: threading.Event,
+        registry: Optional[SessionRegistry] = None,
+    ) -> None:
+        self._connection = connection
+        self.client = client
+        self.session_id = session_id
+        self.request_id = request_id
+        self.cancelled = cancelled
+        self._registry = registry
+        #: The registry's record of the session, if the registry knows it.
+        self.session: Optional[Session] = registry.get(session_id) if registry is not None else None
+        # Guards _ended; held across one update's write and record (so the history keeps the wire
+        # order), and taken by _end() to wait for an update being written.
+        self._lock = threading.Lock()
+        # Guards _pending and _cancel_hooks. Apart from _lock, so that the reader thread, which
+        # cancels turns, never waits behind a write.
+        self._calls_lock = threading.Lock()
+        self._ended = False
+        self._pending: List[PendingRequest] = []
+        self._cancel_hooks: List[Callable[[], None]] = []
+        self._counter = itertools.count(1)
+        # Ids must stay unique across turns, connections and restarts (SETUP-06, TOOL-02).
+        self._prefix = os.urandom(5).hex()
+
+    @property
+    def ended(self) -> bool:
+        return self._ended
+
+    def new_message_id(self) -> str:
+        """A fresh, opaque id for the chunks of one message (spec PROMPT-07, SETUP-06)."""
+        return f"msg_{self._prefix}_{next(self._counter)}"
+
+    def new_tool_call_id(self) -> str:
+        """A fresh tool call id, unique within the session for good (spec TOOL-02)."""
+        return f"call_{self._prefix}_{next(self._counter)}"
+
+    # -- streaming -------------------------------------------------------------------------------
+
+    def update(self, update: Any) -> None:
+        """Send a session update of this turn, and record it in the session's history.
+
+        Sent and recorded under the turn's lock, so that the history (and so a later replay)
+        keeps the wire order even when several threads of one turn stream at once.
+        """
+        with self._lock:
+            if self._ended:
+                # spec PROMPT-26: nothing of a turn after its session/prompt response.
+                raise LocalProtocolError(
+                    "PROMPT-26", "this prompt turn has ended; its updates can no longer be sent"
+                )
+            self.client.update(self.session_id, update)
+            if self.session is not None and self._registry is not None:
+                self._registry.record(self.session, update)
+
+    def say(self, text: str, *, message_id: Optional[str] = None, thought: bool = False) -> str:
+        """Send ``text`` as one agent message (or thought) chunk; returns the message id used."""
+        message_id = message_id or self.new_message_id()
+        chunk = s.AgentThoughtChunk if thought else s.AgentMessageChunk
+        self.update(chunk(content=s.TextContent(text=text), message_id=message_id))
+        return message_id
+
+    # -- cancellation ----------------------------------------------------------------------------
+
+    def _cascade_cancel(self) -> None:
+        """Cancel the turn's client calls in flight (spec CANCEL-08). The flag is set already.
+
+        Runs on the thread that read the cancellation (the connection's reader): nothing here
+        may wait for an answer.
+        """
+        with self._calls_lock:
+            pending = list(self._pending)
+            hooks = list(self._cancel_hooks)
+        for p in pending:
+            p.cancel()
+        for hook in hooks:
+            try:
+                hook()
+            except Exception:  # noqa: BLE001 - one failed hook must not stop the others
+                log.exception("a cancellation hook of turn %r failed", self.request_id)
+
+    @contextlib.contextmanager
+    def _on_cancel(self, hook: Callable[[], None]) -> Iterator[None]:
+        """Run ``hook`` (which must not block) if the turn is cancelled while inside the block."""
+        with self._calls_lock:
+            self._cancel_hooks.append(hook)
+        try:
+            if self.cancelled.is_set():
+                hook()
+            yield
+        finally:
+            with self._calls_lock:
+                self._cancel_hooks.remove(hook)
+
+    def _send_only(self, method: str, params: Any) -> None:
+        """Send a request without waiting for its answer (a kill on cancellation)."""
+        try:
+            self._connection.request_async(method, params)
+        except (ConnectionClosed, LocalProtocolError) as exc:
+            log.debug("turn %r: %s not sent: %s", self.request_id, method, exc)
+
+    def _end(self) -> None:
+        with self._lock:  # waits for an update being written right now (PROMPT-26)
+            self._ended = True
+
+    # -- client calls bound to this turn's session -----------------------------------------------
+
+    def _call(
+        self, method: str, params: Any, *, timeout: Optional[float] = None, cascade: bool = True
+    ) -> Any:
+        if cascade and self.cancelled.is_set():
+            raise TurnCancelled(f"{method} not sent: the turn was cancelled")
+        pending = self._connection.request_async(method, params)
+        if not cascade:
+            return pending.result(timeout)
+        with self._calls_lock:
+            self._pending.append(pending)
+        if self.cancelled.is_set():
+            pending.cancel()  # cancelled between the check above and now
+        try:
+            return pending.result(timeout)
+        finally:
+            with self._calls_lock:
+                self._pending.remove(pending)
+
+    def request_permission(
+        self,
+        tool_call: s.ToolCallUpdate,
+        options: Sequence[s.PermissionOption],
+        *,
+        timeout: Optional[float] = None,
+    ) -> Any:
+        """Ask the user (TOOL-07): ``SelectedPermissionOutcome`` or ``CancelledPermissionOutcome``.
+
+        Not cancelled with ``$/cancel_request``: after ``session/cancel`` the client answers it
+        ``cancelled`` itself (PROMPT-21). Asked after the turn was cancelled, it answers
+        ``cancelled`` at once without asking.
+        """
+        if self.cancelled.is_set():
+            return s.CancelledPermissionOutcome()
+        params = s.RequestPermissionRequest(
+            session_id=self.session_id, tool_call=tool_call, options=list(options)
+        )
+        return self._call(
+            "session/request_permission", params, timeout=timeout, cascade=False
+        ).outcome
+
+    def read_text_file(
+        self, path: str, *, line: Optional[int] = None, limit: Optional[int] = None
+    ) -> str:
+        """``fs/read_text_file`` (FS-01; the path is absolute, FS-03)."""
+        params = s.ReadTextFileRequest(
+            session_id=self.session_id, path=path, line=_opt(line), limit=_opt(limit)
+        )
+        return self._call("fs/read_text_file", params).content
+
+    def write_text_file(self, path: str, content: str) -> None:
+        """``fs/write_text_file`` (FS-02; the path is absolute, FS-06)."""
+        self._call(
+            "fs/write_text_file",
+            s.WriteTextFileRequest(session_id=self.session_id, path=path, content=content),
+        )
+
+    def create_terminal(
+        self,
+        command: str,
+        args: Sequence[str] = (),
+        *,
+        env: Optional[Dict[str, str]] = None,
+        cwd: Optional[str] = None,
+        output_byte_limit: Optional[int] = None,
+    ) -> TerminalHandle:
+        """``terminal/create`` (TERM-01); release the handle when done (TERM-07)."""
+        params = s.CreateTerminalRequest(
+            session_id=self.session_id,
+            command=command,
+            args=list(args),
+            env=[s.EnvVariable(name=k, value=v) for k, v in (env or {}).items()],
+            cwd=_opt(cwd),
+            output_byte_limit=_opt(output_byte_limit),
+        )
+        return TerminalHandle(
+            turn=self, terminal_id=self._call("terminal/create", params).terminal_id
+        )
+
+    def elicit(
+        self, request: s.CreateElicitationRequest, *, timeout: Optional[float] = None
+    ) -> s.CreateElicitationResponse:
+        """``elicitation/create`` in the request's mode (which the client advertised, ELICIT-06)."""
+        return self._call("elicitation/create", request, timeout=timeout)
+
+    def elicit_form(
+        self, message: str, schema: s.ElicitationSchema, *, tool_call_id: Optional[str] = None
+    ) -> s.CreateElicitationResponse:
+        """A form elicitation scoped to this turn's session (ELICIT-09)."""
+        scope = s.ElicitationSessionScope(
+            session_id=self.session_id, tool_call_id=_opt(tool_call_id)
+        )
+        mode = s.ElicitationFormMode(requested_schema=schema, scope=scope)
+        return self.elicit(s.CreateElicitationRequest(message=message, mode=mode))
+
+    def elicit_url(
+        self, message: str, url: str, *, elicitation_id: str, tool_call_id: Optional[str] = None
+    ) -> s.CreateElicitationResponse:
+        """A URL elicitation in this turn's session; ids unique while outstanding (ELICIT-24)."""
+        scope = s.ElicitationSessionScope(
+            session_id=self.session_id, tool_call_id=_opt(tool_call_id)
+        )
+        mode = s.ElicitationUrlMode(elicitation_id=elicitation_id, url=url, scope=scope)
+        return self.elicit(s.CreateElicitationRequest(message=message, mode=mode))
+
+    def complete_elicitation(self, elicitation_id: str) -> None:
+        """``elicitation/complete``: the URL interaction finished (ELICIT-26)."""
+        self.client.elicitation_complete(
+            s.CompleteElicitationNotification(elicitation_id=elicitation_id)
+        )
+
+
+@attrs.define(eq=False)
+class _Slot:
+    session_id: str
+    request_id: Any
+    cancelled: threading.Event = attrs.Factory(threading.Event)
+    turn: Optional[PromptTurn] = None
+
+
+class TurnSlots:
+    """The running turn of each session on one connection, claimed in wire order.
+
+    ``claim``, ``cancel_*`` run on the connection's reader thread as messages are read;
+    ``release`` runs as the prompt's response is written. One lock, never held across I/O: the
+    ``$/cancel_request`` cascade of a cancelled turn is sent after it is let go.
+    """
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._changed = threading.Condition(self._lock)
+        self._by_session: Dict[str, _Slot] = {}
+        self._by_request: Dict[Any, _Slot] = {}
+
+    def claim(self, session_id: str, request_id: Any) -> bool:
+        """Take the session's slot for this prompt; False if a turn is running there already."""
+        with self._lock:
+            if session_id in self._by_session:
+                return False
+            slot = _Slot(session_id=session_id, request_id=request_id)
+            self._by_session[session_id] = slot
+            self._by_request[request_id] = slot
+            return True
+
+    def attach(self, request_id: Any, make_turn: Any) -> Optional[PromptTurn]:
+        """Build the prompt's turn with ``make_turn(cancelled_event)`` and attach it to its slot."""
+        with self._lock:
+            slot = self._by_request.get(request_id)
+        if slot is None:
+            return None
+        turn = make_turn(slot.cancelled)
+        with self._lock:
+            slot.turn = turn
+        return turn
+
+    def _cancel(self, slots: List[_Slot]) -> None:
+        turns = []
+        with self._lock:
+            for slot in slots:
+                slot.cancelled.set()
+                if slot.turn is not None:
+                    turns.append(slot.turn)
+        for turn in turns:
+            turn._cascade_cancel()
+
+    def cancel_session(self, session_id: str) -> bool:
+        """Cancel the session's running turn (PROMPT-22, SETUP-16); False if none runs."""
+        with self._lock:
+            slot = self._by_session.get(session_id)
+        if slot is not None:
+            self._cancel([slot])
+        return slot is not None
+
+    def cancel_request(self, request_id: Any) -> None:
+        """``$/cancel_request`` for a prompt cancels its turn (spec-gap cancel-request-prompt)."""
+        try:
+            with self._lock:
+                slot = self._by_request.get(request_id)
+        except TypeError:  # an unhashable id names no request
+            return
+        if slot is not None:
+            self._cancel([slot])
+
+    def cancel_all(self) -> None:
+        with self._lock:
+            slots = list(self._by_session.values())
+        self._cancel(slots)
+
+    def release(self, request_id: Any) -> None:
+        """The prompt's response is being written: the session is free for the next turn."""
+        with self._lock:
+            slot = self._by_request.pop(request_id, None)
+            if slot is not None and self._by_session.get(slot.session_id) is slot:
+                del self._by_session[slot.session_id]
+                self._changed.notify_all()
+
+    def running(self, session_id: str) -> bool:
+        with self._lock:
+            return session_id in self._by_session
+
+    def wait_idle(self, session_id: str, timeout: float) -> bool:
+        """Wait until no turn runs in the session; False on timeout."""
+        with self._lock:
+            return self._changed.wait_for(lambda: session_id not in self._by_session, timeout)

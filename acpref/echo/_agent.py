@@ -1,0 +1,238 @@
+"""The echo agent: a deterministic ACP agent, no model, that supports every agent capability.
+
+Spec: every page; this is the agent the rest of acpref (the reference client, the demo, the
+conformance checks) is tried against. spec_notes/echo-agent.md lists what it does.
+
+It echoes each prompt back as ``agent_message_chunk``s sharing one ``messageId``, and runs the
+slash commands of ``_commands`` when a prompt starts with one (SLASH-05, SLASH-06). Sessions,
+history, ``session/load``, resume, close, list and delete are the ``Agent`` defaults over the
+``SessionRegistry`` (persisted with ``--state-dir``). Modes ``ask`` and ``code`` are mirrored by
+the config option ``mode`` (CONFIG-22, CONFIG-24); the option ``model`` is a select; ``brave_mode``
+is a boolean for clients that advertise ``session.configOptions.boolean`` and an on/off select
+for the others (CONFIG-05, CONFIG-06). In ``ask`` mode, unless brave mode is on, ``/write`` and
+``/run`` ask permission first.
+
+What must not live here: the commands themselves (``_commands``), the command line
+(``acpref._cli.echo``).
+"""
+
+from __future__ import annotations
+
+import logging
+from typing import Any, List, Optional
+
+import attrs
+
+from .. import __version__
+from .. import schema as s
+from ..agent import Agent, ClientHandle, PromptTurn, Session, SessionRegistry
+from ..errors import RpcError
+from ._commands import COMMANDS, Invocation, available_commands
+
+__all__ = ["EchoAgent", "AUTH_METHOD_ID", "PING_METHOD"]
+
+log = logging.getLogger("acpref.echo")
+
+#: The agent-handled authentication method (AUTH-04): always succeeds, asks for nothing.
+AUTH_METHOD_ID = "echo-login"
+#: The extension request the echo agent answers (EXT-06), advertised in agentCapabilities._meta.
+PING_METHOD = "_acpref/ping"
+
+# The initial settings of every session. Models are frozen, so sessions share these objects
+# (a change replaces an option, never mutates it): ten thousand sessions hold one copy.
+_MODES = [
+    s.SessionMode(
+        id="ask", name="Ask", description="Ask permission before writing files or running commands"
+    ),
+    s.SessionMode(
+        id="code", name="Code", description="Write files and run commands without asking"
+    ),
+]
+_MODE_STATE = s.SessionModeState(current_mode_id="ask", available_modes=_MODES)
+_MODE_OPTION = s.SessionConfigOption(
+    id="mode",
+    name="Session mode",
+    description="Mirrors the session's mode",
+    category=s.SessionConfigOptionCategory.MODE,
+    kind=s.SessionConfigSelect(
+        current_value="ask",
+        options=[
+            s.SessionConfigSelectOption(value=m.id, name=m.name, description=m.description)
+            for m in _MODES
+        ],
+    ),
+)
+_MODEL_OPTION = s.SessionConfigOption(
+    id="model",
+    name="Model",
+    category=s.SessionConfigOptionCategory.MODEL,
+    kind=s.SessionConfigSelect(
+        current_value="echo-1",
+        options=[
+            s.SessionConfigSelectOption(value="echo-1", name="Echo 1", description="Repeats you"),
+            s.SessionConfigSelectOption(
+                value="echo-2", name="Echo 2", description="Repeats you, too"
+            ),
+        ],
+    ),
+)
+
+
+def _brave(kind: Any) -> s.SessionConfigOption:
+    return s.SessionConfigOption(
+        id="brave_mode", name="Brave mode", description="Skip confirmation prompts", kind=kind
+    )
+
+
+_ON_OFF = [
+    s.SessionConfigSelectOption(value="off", name="Off"),
+    s.SessionConfigSelectOption(value="on", name="On"),
+]
+_BRAVE_BOOLEAN = {on: _brave(s.SessionConfigBoolean(current_value=on)) for on in (False, True)}
+_BRAVE_SELECT = {
+    on: _brave(s.SessionConfigSelect(current_value="on" if on else "off", options=_ON_OFF))
+    for on in (False, True)
+}
+
+
+class EchoAgent(Agent):
+    """The echo agent. ``require_auth`` makes session methods need ``authenticate`` first."""
+
+    info = s.Implementation(name="acpref-echo", title="acpref echo agent", version=__version__)
+
+    def __init__(
+        self,
+        client: ClientHandle,
+        sessions: Optional[SessionRegistry] = None,
+        *,
+        require_auth: bool = False,
+    ) -> None:
+        super().__init__(client, sessions)
+        self.auth_required = require_auth
+
+    # -- what it advertises ----------------------------------------------------------------------
+
+    def capabilities(self) -> s.AgentCapabilities:
+        # spec INIT-14: every capability stated explicitly; each one really supported.
+        return s.AgentCapabilities(
+            load_session=True,
+            prompt_capabilities=s.PromptCapabilities(image=True, audio=True, embedded_context=True),
+            mcp_capabilities=s.McpCapabilities(http=False, sse=False),
+            session_capabilities=s.SessionCapabilities(
+                list=s.SessionListCapabilities(),
+                delete=s.SessionDeleteCapabilities(),
+                resume=s.SessionResumeCapabilities(),
+                close=s.SessionCloseCapabilities(),
+                additional_directories=s.SessionAdditionalDirectoriesCapabilities(),
+            ),
+            auth=s.AgentAuthCapabilities(logout=s.LogoutCapabilities()),
+            # spec EXT-09, EXT-11: custom capabilities under _meta, namespaced by key.
+            meta={"acpref": {"ping": True}},
+        )
+
+    def auth_methods(self) -> List[s.AuthMethod]:
+        return [
+            s.AuthMethodAgent(
+                id=AUTH_METHOD_ID,
+                name="Echo login",
+                description="Always succeeds; asks for and keeps nothing.",
+            )
+        ]
+
+    def authenticate(self, params: s.AuthenticateRequest) -> s.AuthenticateResponse:
+        if params.method_id != AUTH_METHOD_ID:
+            raise RpcError.invalid_params(f"unknown authentication method {params.method_id!r}")
+        return s.AuthenticateResponse()  # spec AUTH-09
+
+    def initial_modes(self, session: Session) -> Optional[s.SessionModeState]:
+        return _MODE_STATE
+
+    def initial_config_options(self, session: Session) -> Optional[List[s.SessionConfigOption]]:
+        # spec CONFIG-13: the most important option first; CONFIG-14: each has a current value.
+        return [_MODE_OPTION, _MODEL_OPTION, self._brave_option(False)]
+
+    def _brave_option(self, on: bool) -> s.SessionConfigOption:
+        if self.client.supports("session.configOptions.boolean"):
+            return _BRAVE_BOOLEAN[on]
+        # spec CONFIG-05, CONFIG-06: no boolean for this client; the same setting as a select.
+        return _BRAVE_SELECT[on]
+
+    def brave(self, session: Session) -> bool:
+        for option in session.config_options or []:
+            if option.id == "brave_mode":
+                return option.kind.current_value in (True, "on")
+        return False
+
+    def asks_permission(self, session: Session) -> bool:
+        """True when /write and /run ask first: ``ask`` mode and brave mode off."""
+        mode = session.modes.current_mode_id if session.modes is not None else "ask"
+        return mode == "ask" and not self.brave(session)
+
+    # -- sessions --------------------------------------------------------------------------------
+
+    def _fit_options(self, session_id: str) -> None:
+        """Re-shape ``brave_mode`` for this client: a stored session may come from another one."""
+        session = self.sessions.get(session_id)
+        if session is None or session.config_options is None:
+            return
+        fitted = [
+            self._brave_option(self.brave(session)) if o.id == "brave_mode" else o
+            for o in session.config_options
+        ]
+        self.sessions.set_config_options(session, fitted)
+
+    def session_load(self, params: s.LoadSessionRequest) -> s.LoadSessionResponse:
+        self._fit_options(params.session_id)
+        return super().session_load(params)
+
+    def session_resume(self, params: s.ResumeSessionRequest) -> s.ResumeSessionResponse:
+        self._fit_options(params.session_id)
+        return super().session_resume(params)
+
+    def session_opened(self, session_id: str) -> None:
+        # spec SLASH-01: the commands, right after the session is set up.
+        self.client.update(
+            session_id, s.AvailableCommandsUpdate(available_commands=available_commands())
+        )
+
+    # -- the prompt turn -------------------------------------------------------------------------
+
+    def session_prompt(self, params: s.PromptRequest, turn: PromptTurn) -> Any:
+        session = self.require_session(params.session_id)
+        blocks = list(params.prompt)
+        first = blocks[0] if blocks else None
+        if isinstance(first, s.TextContent) and first.text.startswith("/"):
+            name, _, args = first.text[1:].partition(" ")
+            found = COMMANDS.get(name.strip())
+            if found is not None:
+                # spec SLASH-05, SLASH-06: a command is prompt text; other blocks may come along.
+                return found.run(
+                    Invocation(agent=self, turn=turn, session=session, args=args, extra=blocks[1:])
+                )
+        return self._echo(blocks, turn)
+
+    def _echo(self, blocks: List[Any], turn: PromptTurn) -> s.StopReason:
+        """Send the prompt back, block by block, as one agent message (PROMPT-06, PROMPT-07)."""
+        message_id = turn.new_message_id()
+        for block in blocks:
+            if turn.cancelled.is_set():
+                return s.StopReason.CANCELLED
+            turn.update(s.AgentMessageChunk(content=_plain(block), message_id=message_id))
+        return s.StopReason.END_TURN
+
+    # -- extensions ------------------------------------------------------------------------------
+
+    def ext_method(self, method: str, params: Any) -> Any:
+        if method == PING_METHOD:
+            return {"pong": True, "params": params}
+        return super().ext_method(method, params)  # spec EXT-08: -32601
+
+    def ext_notification(self, method: str, params: Any) -> None:
+        log.info("ignored custom notification %s", method)  # spec EXT-10
+
+
+def _plain(block: Any) -> Any:
+    """The block as sent back: unchanged but for its ``_meta``, which was the client's (EXT-02)."""
+    if attrs.has(type(block)) and getattr(block, "meta", s.UNSET) is not s.UNSET:
+        return attrs.evolve(block, meta=s.UNSET)
+    return block

@@ -1,0 +1,456 @@
+"""Tests of the protocol rules (``acpref._rules``) on hand-written message sequences.
+
+Spec: every page; each case names the clause (or ``spec-gap:`` decision) its last message breaks.
+
+A case is a *prelude* (messages that break nothing: each is observed and must find nothing, which
+also tests that the rules stay quiet on good traffic) and a *last message*, which ``check`` must
+find the clause in, blaming the right party, without changing the state. Then the observer that
+plugs the rules into a live side is tested, and a full echo-agent transcript is replayed through
+a fresh ``ProtocolState`` the way the oracle will: not one finding.
+"""
+
+from __future__ import annotations
+
+import copy
+import sys
+from pathlib import Path
+from typing import Any, Dict, List, Optional, Tuple
+
+import pytest
+
+from acpref._rules import Party, ProtocolState, RulesObserver, clauses, level_of
+from acpref.errors import LocalProtocolError
+
+A, C = Party.AGENT, Party.CLIENT
+Msg = Tuple[Party, Dict[str, Any]]
+
+CLIENT_CAPS = {
+    "fs": {"readTextFile": True, "writeTextFile": True},
+    "terminal": True,
+    "elicitation": {"form": {}},
+}
+AGENT_CAPS = {
+    "loadSession": True,
+    "promptCapabilities": {"image": False},
+    "mcpCapabilities": {"http": False},
+    "sessionCapabilities": {"list": {}, "delete": {}, "resume": {}, "close": {}},
+    "auth": {"logout": {}},
+}
+OPTIONS = [
+    {
+        "id": "model",
+        "name": "Model",
+        "type": "select",
+        "currentValue": "a",
+        "options": [{"value": "a", "name": "A"}],
+    },
+]
+MODES = {"currentModeId": "ask", "availableModes": [{"id": "ask", "name": "Ask"}]}
+
+
+def req(i: Any, method: str, params: Optional[Dict[str, Any]] = None) -> Dict[str, Any]:
+    return {
+        "jsonrpc": "2.0",
+        "id": i,
+        "method": method,
+        "params": params if params is not None else {},
+    }
+
+
+def note(method: str, params: Optional[Dict[str, Any]] = None) -> Dict[str, Any]:
+    return {"jsonrpc": "2.0", "method": method, "params": params if params is not None else {}}
+
+
+def ok(i: Any, result: Any = None) -> Dict[str, Any]:
+    return {"jsonrpc": "2.0", "id": i, "result": {} if result is None else result}
+
+
+def err(i: Any, code: int = -32603) -> Dict[str, Any]:
+    return {"jsonrpc": "2.0", "id": i, "error": {"code": code, "message": "no"}}
+
+
+def update(sid: str, body: Dict[str, Any]) -> Msg:
+    return (A, note("session/update", {"sessionId": sid, "update": body}))
+
+
+def chunk(
+    text: str = "x", message_id: Optional[str] = None, kind: str = "agent_message_chunk"
+) -> Dict[str, Any]:
+    body: Dict[str, Any] = {"sessionUpdate": kind, "content": {"type": "text", "text": text}}
+    if message_id is not None:
+        body["messageId"] = message_id
+    return body
+
+
+def init(
+    client_caps: Any = CLIENT_CAPS, agent_caps: Any = AGENT_CAPS, auth: Any = None
+) -> List[Msg]:
+    return [
+        (
+            C,
+            req(
+                0,
+                "initialize",
+                {
+                    "protocolVersion": 1,
+                    "clientCapabilities": client_caps,
+                    "clientInfo": {"name": "c", "version": "1"},
+                },
+            ),
+        ),
+        (
+            A,
+            ok(
+                0,
+                {
+                    "protocolVersion": 1,
+                    "agentCapabilities": agent_caps,
+                    "agentInfo": {"name": "a", "version": "1"},
+                    "authMethods": auth or [],
+                },
+            ),
+        ),
+    ]
+
+
+def new(i: int = 1, sid: str = "s1", cwd: str = "/p", **result: Any) -> List[Msg]:
+    return [
+        (C, req(i, "session/new", {"cwd": cwd, "mcpServers": []})),
+        (A, ok(i, {"sessionId": sid, **result})),
+    ]
+
+
+def started(**kw: Any) -> List[Msg]:
+    """Initialized, one session s1 with modes and options, and a turn (prompt id 2) running."""
+    return (
+        init(**kw)
+        + new(modes=MODES, configOptions=OPTIONS)
+        + [
+            (
+                C,
+                req(
+                    2,
+                    "session/prompt",
+                    {"sessionId": "s1", "prompt": [{"type": "text", "text": "hi"}]},
+                ),
+            )
+        ]
+    )
+
+
+def asking(i: int = 100, options: Optional[List[str]] = None) -> Msg:
+    opts = [{"optionId": o, "name": o, "kind": "allow_once"} for o in (options or ["ok"])]
+    return (
+        A,
+        req(
+            i,
+            "session/request_permission",
+            {"sessionId": "s1", "toolCall": {"toolCallId": "c1"}, "options": opts},
+        ),
+    )
+
+
+def terminal(i: int = 200) -> List[Msg]:
+    return [
+        (A, req(i, "terminal/create", {"sessionId": "s1", "command": "ls"})),
+        (C, ok(i, {"terminalId": "t1"})),
+    ]
+
+
+# (name, prelude, last message, clause, blame)
+# fmt: off
+CASES: List[Tuple[str, List[Msg], Msg, str, Party]] = [
+    # -- any request: method names, directions, ids, phases, gates (state._check_call)
+    ("reserved name", init(), (C, req(1, "foo/bar")), "EXT-05", C),
+    ("wrong direction", init(), (C, req(1, "fs/read_text_file", {"sessionId": "s", "path": "/a"})), "RPC-12", C),
+    ("notification as request", init(), (C, req(1, "session/cancel", {"sessionId": "s"})), "OVERVIEW-01", C),
+    ("id reused in flight", started(), (C, req(2, "session/list")), "spec-gap:duplicate-id", C),
+    ("before initialize", [], (C, req(1, "session/new", {"cwd": "/p", "mcpServers": []})), "INIT-01", C),
+    ("gate closed", init(agent_caps={}), (C, req(1, "session/load", {"sessionId": "s", "cwd": "/p", "mcpServers": []})), "SETUP-03", C),
+    ("logout not advertised", init(agent_caps={}), (C, req(1, "logout")), "AUTH-03", C),
+    # -- responses (state._check_response)
+    ("result and error", init() + [(C, req(1, "session/list"))], (A, {**ok(1, {"sessions": []}), "error": {"code": 1, "message": "x"}}), "RPC-05", A),
+    ("malformed error", init() + [(C, req(1, "session/list"))], (A, {"jsonrpc": "2.0", "id": 1, "error": {"code": "x"}}), "RPC-09", A),
+    ("answered twice", init() + [(C, req(1, "session/list")), (A, ok(1, {"sessions": []}))], (A, ok(1, {"sessions": []})), "RPC-06", A),
+    ("answer to nothing", init(), (A, ok(77)), "RPC-04", A),
+    # -- initialize and authentication (client side)
+    ("initialize twice", init(), (C, req(1, "initialize", {"protocolVersion": 1, "clientCapabilities": {}, "clientInfo": {"name": "c", "version": "1"}})), "spec-gap:initialize-twice", C),
+    ("no client capabilities", [], (C, req(0, "initialize", {"protocolVersion": 1, "clientInfo": {"name": "c", "version": "1"}})), "INIT-02", C),
+    ("no client info", [], (C, req(0, "initialize", {"protocolVersion": 1, "clientCapabilities": {}})), "INIT-03", C),
+    ("unadvertised auth method", init(auth=[{"id": "a", "name": "A"}]), (C, req(1, "authenticate", {"methodId": "b"})), "AUTH-07", C),
+    ("terminal auth method", init(client_caps={"auth": {"terminal": True}}, auth=[{"id": "t", "name": "T", "type": "terminal"}]), (C, req(1, "authenticate", {"methodId": "t"})), "AUTH-08", C),
+    # -- session setup (client side)
+    ("relative cwd", init(), (C, req(1, "session/new", {"cwd": "p", "mcpServers": []})), "SETUP-25", C),
+    ("roots not advertised", init(), (C, req(1, "session/new", {"cwd": "/p", "mcpServers": [], "additionalDirectories": ["/q"]})), "SETUP-24", C),
+    ("relative root", init(agent_caps={**AGENT_CAPS, "sessionCapabilities": {"additionalDirectories": {}}}), (C, req(1, "session/new", {"cwd": "/p", "mcpServers": [], "additionalDirectories": ["q"]})), "SETUP-20", C),
+    ("resume without servers", init() + new(), (C, req(2, "session/resume", {"sessionId": "s1", "cwd": "/p"})), "SETUP-11", C),
+    ("new without servers", init(), (C, req(1, "session/new", {"cwd": "/p"})), "SETUP-01", C),
+    ("http server not advertised", init(), (C, req(1, "session/new", {"cwd": "/p", "mcpServers": [{"type": "http", "name": "h", "url": "http://x", "headers": []}]})), "SETUP-35", C),
+    ("relative server command", init(), (C, req(1, "session/new", {"cwd": "/p", "mcpServers": [{"name": "m", "command": "srv", "args": [], "env": []}]})), "SETUP-32", C),
+    ("load without cwd", init() + new(), (C, req(2, "session/load", {"sessionId": "s1", "mcpServers": []})), "SETUP-04", C),
+    ("load with another cwd", init() + new(), (C, req(2, "session/load", {"sessionId": "s1", "cwd": "/q", "mcpServers": []})), "SETUP-22", C),
+    ("close of unknown session", init(), (C, req(1, "session/close", {"sessionId": "nope"})), "SETUP-15", C),
+    # -- list (client side)
+    ("relative list filter", init(), (C, req(1, "session/list", {"cwd": "p"})), "LIST-03", C),
+    ("forged cursor", init(), (C, req(1, "session/list", {"cursor": "made-up"})), "LIST-11", C),
+    # -- modes, config options, prompts (client side)
+    ("prompt to unknown session", init(), (C, req(1, "session/prompt", {"sessionId": "nope", "prompt": []})), "PROMPT-01", C),
+    ("set_mode of unknown session", init(), (C, req(1, "session/set_mode", {"sessionId": "nope", "modeId": "a"})), "spec-gap:unknown-session", C),
+    ("unknown mode", init() + new(modes=MODES), (C, req(2, "session/set_mode", {"sessionId": "s1", "modeId": "zzz"})), "MODES-04", C),
+    ("boolean without capability", init() + new(configOptions=OPTIONS), (C, req(2, "session/set_config_option", {"sessionId": "s1", "configId": "model", "type": "boolean", "value": True})), "INIT-13", C),
+    ("unknown option", init() + new(configOptions=OPTIONS), (C, req(2, "session/set_config_option", {"sessionId": "s1", "configId": "zzz", "value": "a"})), "CONFIG-17", C),
+    ("boolean option set as a string", init(client_caps={"session": {"configOptions": {"boolean": {}}}}) + new(configOptions=[{"id": "b", "name": "B", "type": "boolean", "currentValue": False}]), (C, req(2, "session/set_config_option", {"sessionId": "s1", "configId": "b", "value": "true"})), "CONFIG-18", C),
+    ("select value not offered", init() + new(configOptions=OPTIONS), (C, req(2, "session/set_config_option", {"sessionId": "s1", "configId": "model", "value": "zzz"})), "CONFIG-17", C),
+    ("second prompt", started(), (C, req(3, "session/prompt", {"sessionId": "s1", "prompt": []})), "spec-gap:concurrent-prompt", C),
+    ("image not advertised", init() + new(), (C, req(2, "session/prompt", {"sessionId": "s1", "prompt": [{"type": "image", "data": "x", "mimeType": "image/png"}]})), "CONTENT-04", C),
+    ("cancel of nothing", init(), (C, note("$/cancel_request", {"requestId": 5})), "spec-gap:unknown-cancel-id", C),
+    # -- the client's answers
+    ("permission answered after cancel", started() + [asking(), (C, note("session/cancel", {"sessionId": "s1"}))], (C, ok(100, {"outcome": {"outcome": "selected", "optionId": "ok"}})), "PROMPT-21", C),
+    ("option not offered", started() + [asking()], (C, ok(100, {"outcome": {"outcome": "selected", "optionId": "other"}})), "TOOL-08", C),
+    ("write answered null", started() + [(A, req(100, "fs/write_text_file", {"sessionId": "s1", "path": "/a", "content": ""}))], (C, ok(100, None) | {"result": None}), "FS-08", C),
+    ("released terminal answered", started() + terminal() + [(A, req(201, "terminal/release", {"sessionId": "s1", "terminalId": "t1"})), (C, ok(201)), (A, req(202, "terminal/output", {"sessionId": "s1", "terminalId": "t1"}))], (C, ok(202, {"output": "", "truncated": False})), "TERM-14", C),
+    ("unadvertised mode not refused", started(client_caps={}) + [(A, req(100, "elicitation/create", {"sessionId": "s1", "mode": "form", "message": "q", "requestedSchema": {}}))], (C, ok(100, {"action": "accept"})), "ELICIT-29", C),
+    ("bad elicitation action", started() + [(A, req(100, "elicitation/create", {"sessionId": "s1", "mode": "form", "message": "q", "requestedSchema": {}}))], (C, ok(100, {"action": "maybe"})), "ELICIT-20", C),
+    # -- initialize and authentication (agent side)
+    ("unsupported version refused", [(C, req(0, "initialize", {"protocolVersion": 9, "clientCapabilities": {}, "clientInfo": {"name": "c", "version": "1"}}))], (A, err(0)), "INIT-08", A),
+    ("version 1 refused", [(C, req(0, "initialize", {"protocolVersion": 1, "clientCapabilities": {}, "clientInfo": {"name": "c", "version": "1"}}))], (A, err(0)), "INIT-04", A),
+    ("no agent capabilities", [init()[0]], (A, ok(0, {"protocolVersion": 1, "agentInfo": {"name": "a", "version": "1"}})), "INIT-04", A),
+    ("other version for 1", [init()[0]], (A, ok(0, {"protocolVersion": 2, "agentCapabilities": {}, "agentInfo": {"name": "a", "version": "1"}})), "INIT-07", A),
+    ("no agent info", [init()[0]], (A, ok(0, {"protocolVersion": 1, "agentCapabilities": {}})), "INIT-05", A),
+    ("terminal auth offered", [init()[0]], (A, ok(0, {"protocolVersion": 1, "agentCapabilities": {}, "agentInfo": {"name": "a", "version": "1"}, "authMethods": [{"id": "t", "name": "T", "type": "terminal"}]})), "AUTH-05", A),
+    ("authenticate answered null", init(auth=[{"id": "a", "name": "A"}]) + [(C, req(1, "authenticate", {"methodId": "a"}))], (A, {"jsonrpc": "2.0", "id": 1, "result": None}), "AUTH-09", A),
+    ("load answered null", init() + new() + [(C, req(2, "session/load", {"sessionId": "s1", "cwd": "/p", "mcpServers": []}))], (A, {"jsonrpc": "2.0", "id": 2, "result": None}), "SETUP-08", A),
+    ("auth_required after authenticate", init(auth=[{"id": "a", "name": "A"}]) + [(C, req(1, "authenticate", {"methodId": "a"})), (A, ok(1)), (C, req(2, "session/new", {"cwd": "/p", "mcpServers": []}))], (A, err(2, -32000)), "AUTH-10", A),
+    # -- session setup, list, delete (agent side)
+    ("boolean option offered", init() + [(C, req(1, "session/new", {"cwd": "/p", "mcpServers": []}))], (A, ok(1, {"sessionId": "s1", "configOptions": [{"id": "b", "name": "B", "type": "boolean", "currentValue": True}]})), "CONFIG-05", A),
+    ("select value outside", init() + [(C, req(1, "session/new", {"cwd": "/p", "mcpServers": []}))], (A, ok(1, {"sessionId": "s1", "configOptions": [{**OPTIONS[0], "currentValue": "z"}]})), "CONFIG-04", A),
+    ("current mode unavailable", init() + [(C, req(1, "session/new", {"cwd": "/p", "mcpServers": []}))], (A, ok(1, {"sessionId": "s1", "modes": {**MODES, "currentModeId": "zzz"}})), "MODES-02", A),
+    ("session id reused", init() + new() + [(C, req(2, "session/new", {"cwd": "/p", "mcpServers": []}))], (A, ok(2, {"sessionId": "s1"})), "SETUP-02", A),
+    ("close answered with the turn running", started() + [(C, req(3, "session/close", {"sessionId": "s1"}))], (A, ok(3)), "SETUP-16", A),
+    ("listed relative cwd", init() + [(C, req(1, "session/list"))], (A, ok(1, {"sessions": [{"sessionId": "x", "cwd": "p"}]})), "LIST-05", A),
+    ("listed outside the filter", init() + [(C, req(1, "session/list", {"cwd": "/a"}))], (A, ok(1, {"sessions": [{"sessionId": "x", "cwd": "/b"}]})), "LIST-04", A),
+    ("deleted yet listed", init() + [(C, req(1, "session/delete", {"sessionId": "x"})), (A, ok(1)), (C, req(2, "session/list"))], (A, ok(2, {"sessions": [{"sessionId": "x", "cwd": "/b"}]})), "DELETE-03", A),
+    ("bad updatedAt", init() + [(C, req(1, "session/list"))], (A, ok(1, {"sessions": [{"sessionId": "x", "cwd": "/b", "updatedAt": "yesterday"}]})), "LIST-06", A),
+    ("roots listed without capability", init() + [(C, req(1, "session/list"))], (A, ok(1, {"sessions": [{"sessionId": "x", "cwd": "/b", "additionalDirectories": []}]})), "LIST-07", A),
+    ("incomplete option list", init() + new(configOptions=OPTIONS + [{**OPTIONS[0], "id": "m2"}]) + [(C, req(2, "session/set_config_option", {"sessionId": "s1", "configId": "m2", "value": "a"}))], (A, ok(2, {"configOptions": OPTIONS})), "CONFIG-19", A),
+    # -- the end of a turn (agent side)
+    ("cancel_request answered by another error", started() + [(C, note("$/cancel_request", {"requestId": 2}))], (A, err(2, -32603)), "CANCEL-05", A),
+    ("cancelled turn answered with an error", started() + [(C, note("session/cancel", {"sessionId": "s1"}))], (A, err(2, -32603)), "PROMPT-24", A),
+    ("cancelled while asking, ended normally", started() + [asking(), (C, note("session/cancel", {"sessionId": "s1"})), (C, ok(100, {"outcome": {"outcome": "cancelled"}}))], (A, ok(2, {"stopReason": "end_turn"})), "PROMPT-23", A),
+    ("cancelled, ended normally: a race", started() + [(C, note("session/cancel", {"sessionId": "s1"}))], (A, ok(2, {"stopReason": "end_turn"})), "spec-gap:cancel-race", A),
+    ("closed while asking, ended normally", started() + [asking(), (C, req(3, "session/close", {"sessionId": "s1"})), (C, ok(100, {"outcome": {"outcome": "cancelled"}}))], (A, ok(2, {"stopReason": "end_turn"})), "SETUP-16", A),
+    # -- session/update (agent side)
+    ("update for unknown session", init(), update("nope", chunk()), "spec-gap:unknown-session", A),
+    ("mode update unavailable", init() + new(modes=MODES), update("s1", {"sessionUpdate": "current_mode_update", "currentModeId": "zzz"}), "MODES-02", A),
+    ("boolean option update", init() + new(), update("s1", {"sessionUpdate": "config_option_update", "configOptions": [{"id": "b", "name": "B", "type": "boolean", "currentValue": True}]}), "CONFIG-05", A),
+    ("info update with cwd", init() + new(), update("s1", {"sessionUpdate": "session_info_update", "cwd": "/x"}), "LIST-16", A),
+    ("chunk during resume", init() + new() + [(C, req(2, "session/resume", {"sessionId": "s1", "cwd": "/p", "mcpServers": []}))], update("s1", chunk()), "SETUP-12", A),
+    ("chunk after the turn", started() + [(A, ok(2, {"stopReason": "end_turn"}))], update("s1", chunk()), "PROMPT-26", A),
+    ("chunk after the load", init() + new() + [(C, req(2, "session/load", {"sessionId": "s1", "cwd": "/p", "mcpServers": []})), (A, ok(2))], update("s1", chunk()), "SETUP-07", A),
+    ("chunk outside any turn", init() + new(), update("s1", chunk()), "spec-gap:content-outside-turn", A),
+    ("replayed message id reused", init() + new() + [(C, req(2, "session/load", {"sessionId": "s1", "cwd": "/p", "mcpServers": []})), update("s1", chunk("a", "m1")), update("s1", chunk("b", "m2"))], update("s1", chunk("c", "m1")), "SETUP-06", A),
+    ("tool call id reused", started() + [update("s1", {"sessionUpdate": "tool_call", "toolCallId": "c1", "title": "t"})], update("s1", {"sessionUpdate": "tool_call", "toolCallId": "c1", "title": "t"}), "TOOL-02", A),
+    ("update of unknown tool call", started(), update("s1", {"sessionUpdate": "tool_call_update", "toolCallId": "zz"}), "TOOL-05", A),
+    ("relative diff path", started(), update("s1", {"sessionUpdate": "tool_call", "toolCallId": "c1", "title": "t", "content": [{"type": "diff", "path": "a", "newText": ""}]}), "TOOL-13", A),
+    ("unknown terminal embedded", started(), update("s1", {"sessionUpdate": "tool_call", "toolCallId": "c1", "title": "t", "content": [{"type": "terminal", "terminalId": "zz"}]}), "TOOL-14", A),
+    ("relative location", started(), update("s1", {"sessionUpdate": "tool_call", "toolCallId": "c1", "title": "t", "locations": [{"path": "a"}]}), "TOOL-15", A),
+    ("location line 0", started(), update("s1", {"sessionUpdate": "tool_call", "toolCallId": "c1", "title": "t", "locations": [{"path": "/a", "line": 0}]}), "OVERVIEW-07", A),
+    # -- the agent's requests
+    ("read for unknown session", init(), (A, req(100, "fs/read_text_file", {"sessionId": "nope", "path": "/a"})), "spec-gap:unknown-session", A),
+    ("read not advertised", init(client_caps={}) + new(), (A, req(100, "fs/read_text_file", {"sessionId": "s1", "path": "/a"})), "FS-01", A),
+    ("repeated option ids", started(), asking(options=["x", "x"]), "TOOL-10", A),
+    ("relative read path", started(), (A, req(100, "fs/read_text_file", {"sessionId": "s1", "path": "a"})), "FS-03", A),
+    ("relative write path", started(), (A, req(100, "fs/write_text_file", {"sessionId": "s1", "path": "a", "content": ""})), "FS-06", A),
+    ("read line 0", started(), (A, req(100, "fs/read_text_file", {"sessionId": "s1", "path": "/a", "line": 0})), "OVERVIEW-07", A),
+    ("relative terminal cwd", started(), (A, req(100, "terminal/create", {"sessionId": "s1", "command": "ls", "cwd": "x"})), "TERM-02", A),
+    ("output of released terminal", started() + terminal() + [(A, req(201, "terminal/release", {"sessionId": "s1", "terminalId": "t1"})), (C, ok(201))], (A, req(202, "terminal/output", {"sessionId": "s1", "terminalId": "t1"})), "spec-gap:released-terminal", A),
+    ("url mode not advertised", started(), (A, req(100, "elicitation/create", {"sessionId": "s1", "mode": "url", "message": "q", "elicitationId": "e", "url": "https://x"})), "ELICIT-06", A),
+    ("elicitation for unknown session", started(), (A, req(100, "elicitation/create", {"sessionId": "zz", "mode": "form", "message": "q", "requestedSchema": {}})), "ELICIT-09", A),
+    ("elicitation for no request", started(), (A, req(100, "elicitation/create", {"requestId": 999, "mode": "form", "message": "q", "requestedSchema": {}})), "ELICIT-09", A),
+    ("url elicitation id reused", started(client_caps={"elicitation": {"url": {}}}) + [(A, req(100, "elicitation/create", {"sessionId": "s1", "mode": "url", "message": "q", "elicitationId": "e", "url": "https://x"}))], (A, req(101, "elicitation/create", {"sessionId": "s1", "mode": "url", "message": "q", "elicitationId": "e", "url": "https://x"})), "ELICIT-24", A),
+    ("url not a URI", started(client_caps={"elicitation": {"url": {}}}), (A, req(100, "elicitation/create", {"sessionId": "s1", "mode": "url", "message": "q", "elicitationId": "e", "url": "nope"})), "ELICIT-17", A),
+    ("completion of unknown id", started(), (A, note("elicitation/complete", {"elicitationId": "zz"})), "ELICIT-27", A),
+]
+# fmt: on
+
+
+#: Cases whose prelude must break a rule of the other party to set the scene.
+PRELUDE_BREAKS = {
+    "released terminal answered": {"spec-gap:released-terminal"},
+    "unadvertised mode not refused": {"ELICIT-06"},
+}
+
+
+def _replay(prelude: List[Msg], allowed: frozenset = frozenset()) -> ProtocolState:
+    state = ProtocolState()
+    for index, (sender, message) in enumerate(prelude):
+        found = [f for f in state.observe(sender, message, index) if f.clause not in allowed]
+        assert found == [], f"prelude message {index} broke {[f.clause for f in found]}: {message}"
+    return state
+
+
+@pytest.mark.parametrize("name, prelude, last, clause, blame", CASES, ids=[c[0] for c in CASES])
+def test_rule_finds(name: str, prelude: List[Msg], last: Msg, clause: str, blame: Party) -> None:
+    state = _replay(prelude, frozenset(PRELUDE_BREAKS.get(name, ())))
+    sender, message = last
+    before = copy.deepcopy(message)
+    found = state.check(sender, message, len(prelude))
+    assert clause in [f.clause for f in found], [f.as_dict() for f in found]
+    hit = next(f for f in found if f.clause == clause)
+    assert hit.blame is blame and hit.index == len(prelude)
+    assert hit.level == level_of(clause)
+    # Rule 2: check changes nothing; the same message finds the same again.
+    assert [f.clause for f in state.check(sender, message)] == [f.clause for f in found]
+    assert message == before
+
+
+def test_every_clause_cited_by_a_case_is_known() -> None:
+    known = set(clauses())
+    for _, _, _, clause, _ in CASES:
+        assert clause in known or clause.startswith("spec-gap:"), clause
+
+
+def test_requests_refused_on_receipt_carry_their_codes() -> None:
+    """The findings the agent answers with: the error code each names."""
+    expected = {
+        "relative cwd": -32602,
+        "gate closed": -32601,
+        "before initialize": -32600,
+        "prompt to unknown session": -32002,
+        "set_mode of unknown session": -32002,
+        "image not advertised": -32602,
+        "unknown mode": -32602,
+        "read not advertised": -32601,
+        "url mode not advertised": -32602,
+    }
+    for name, prelude, (sender, message), clause, _ in CASES:
+        if name in expected:
+            found = _replay(prelude).check(sender, message)
+            assert next(f for f in found if f.clause == clause).code == expected[name], name
+
+
+# -- what only the end of a transcript shows ------------------------------------------------------
+
+
+def test_finish_finds_unanswered_requests_and_unreleased_terminals() -> None:
+    state = _replay(started() + terminal())
+    found = {(f.clause, f.blame) for f in state.finish()}
+    assert ("RPC-06", A) in found  # the prompt was never answered
+    assert ("TERM-07", A) in found
+    assert state.finish(complete=False) == []
+
+
+def test_a_clean_turn_finds_nothing() -> None:
+    turn = started() + [
+        update("s1", {"sessionUpdate": "plan", "entries": []}),
+        update("s1", chunk("a", "m1")),
+        update(
+            "s1",
+            {"sessionUpdate": "tool_call", "toolCallId": "c1", "title": "t", "status": "pending"},
+        ),
+        asking(),
+        (C, ok(100, {"outcome": {"outcome": "selected", "optionId": "ok"}})),
+        update(
+            "s1", {"sessionUpdate": "tool_call_update", "toolCallId": "c1", "status": "completed"}
+        ),
+        (A, ok(2, {"stopReason": "end_turn"})),
+        (C, req(3, "session/load", {"sessionId": "s1", "cwd": "/p", "mcpServers": []})),
+        update("s1", chunk("hi", "u1", "user_message_chunk")),
+        update("s1", chunk("a", "m1")),
+        (A, ok(3)),
+        (C, note("session/cancel", {"sessionId": "s1"})),  # after the turn: nothing to cancel
+    ]
+    state = _replay(turn)
+    assert state.finish() == []
+
+
+# -- the observer that plugs the rules into a live side -------------------------------------------
+
+
+def test_observer_refuses_to_send_a_must_violation() -> None:
+    observer = RulesObserver(A)
+    for sender, message in init(client_caps={}) + new():
+        (observer.on_send if sender is A else observer.on_receive)(message)
+    with pytest.raises(LocalProtocolError) as info:
+        observer.on_send(req(100, "fs/read_text_file", {"sessionId": "s1", "path": "/a"}))
+    assert info.value.clause == "FS-01"
+    assert 100 not in observer.state.outstanding[A]  # nothing recorded: it was not sent
+
+
+def test_observer_never_stops_an_error_response() -> None:
+    """An error answer is the last answer a request can get: reported, never stopped (RPC-06)."""
+    observer = RulesObserver(A)
+    observer.on_receive(init()[0][1])
+    observer.on_send(err(0))  # breaks INIT-04, but the client must get an answer
+    assert [f.clause for f in observer.findings] == ["INIT-04"]
+    assert 0 not in observer.state.outstanding[C]
+
+
+def test_observer_answers_a_broken_request_and_logs_the_rest() -> None:
+    observer = RulesObserver(A)
+    for sender, message in init():
+        (observer.on_send if sender is A else observer.on_receive)(message)
+    refusal = observer.on_receive(req(1, "session/new", {"cwd": "relative", "mcpServers": []}))
+    assert refusal is not None and refusal.code == -32602 and refusal.data == {"clause": "SETUP-25"}
+    # A SHOULD-level finding is not a refusal.
+    assert observer.on_receive(note("$/cancel_request", {"requestId": 42})) is None
+    assert [f.clause for f in observer.findings] == ["SETUP-25", "spec-gap:unknown-cancel-id"]
+
+
+def test_observer_lets_should_level_findings_through_on_send() -> None:
+    observer = RulesObserver(A)
+    for sender, message in init() + new():
+        (observer.on_send if sender is A else observer.on_receive)(message)
+    observer.on_send(update("s1", chunk())[1])  # content outside a turn: a SHOULD, logged
+    assert [f.clause for f in observer.findings] == ["spec-gap:content-outside-turn"]
+
+
+# -- a real transcript, judged the way the oracle will --------------------------------------------
+
+
+def test_echo_transcript_replayed_through_fresh_rules_finds_nothing(tmp_path: Path) -> None:
+    sys.path.insert(0, str(Path(__file__).parent / "peers"))
+    from agent_client import in_process
+
+    from acpref.echo import EchoAgent
+
+    (tmp_path / "r.txt").write_text("x", encoding="utf-8")
+    client = in_process(EchoAgent)
+    try:
+        sid = client.new_session(str(tmp_path)).session_id
+        client.wait_commands(sid)
+        for prompt in (
+            "hi",
+            "/stream 4",
+            "/tool",
+            "/read r.txt",
+            "/write w.txt y",
+            f"/run {sys.executable} -V",
+            "/form",
+            "/url",
+            "/ext",
+            "/mode code",
+        ):
+            client.prompt(sid, prompt)
+        client.request("session/load", {"sessionId": sid, "cwd": str(tmp_path), "mcpServers": []})
+        client.wait_for(
+            lambda: (
+                len(
+                    [
+                        m
+                        for d, m in client.wire
+                        if d == "in"
+                        and m.get("params", {}).get("update", {}).get("sessionUpdate")
+                        == "available_commands_update"
+                    ]
+                )
+                == 2
+            )
+        )
+    finally:
+        client.close()
+    state = ProtocolState()
+    found = []
+    for index, (direction, message) in enumerate(client.wire):
+        found += state.observe(C if direction == "out" else A, message, index)
+    assert found == [] and state.finish() == []
