@@ -1,0 +1,54 @@
+"""The agent side's MCP client: connect to the MCP servers a client names in ``mcpServers``.
+
+Spec: session-setup.mdx, MCP Servers (SETUP-29 .. SETUP-36); the Model Context Protocol,
+revision 2025-06-18 (lifecycle, tools, stdio and streamable HTTP transports). How acpref
+realises it, and every decision where the spec is silent: spec_notes/mcp.md.
+
+One session's servers, in five steps::
+
+    from acpref.mcp import McpManager, McpFailure
+
+    manager = McpManager()
+    outcomes = manager.connect(params.mcp_servers, http_allowed=True, sse_allowed=False,
+                               timeout=30.0, cwd=params.cwd)          # 1. all at once
+    failed = [o for o in outcomes if isinstance(o, McpFailure)]       # 2. tell the user
+    for server_name, tool in manager.tools():                         # 3. what there is
+        ...
+    result = manager.call("time", "get_current_time", {"timezone": "UTC"}, timeout=30.0)
+    manager.close()                                                   # 5. no process left
+
+Modules: ``_model`` (constants, tools, results, failures, errors), ``_secrets`` (what is never
+logged), ``_sse`` (event-stream framing), ``_stdio`` (spawned servers, on acpref's own
+``Connection``), ``_http`` (streamable HTTP on ``http.client``), ``_client`` (one server: the
+handshake and tools), ``_manager`` (a session's servers).
+
+No MCP SDK is used: MCP over stdio is the newline-delimited JSON-RPC 2.0 that ACP speaks. What
+must not live here: ACP wire I/O; the agent decides what to tell the client.
+"""
+
+from ._client import McpServerConnection
+from ._manager import ConnectOutcome, McpManager
+from ._model import (
+    MCP_PROTOCOL_VERSION,
+    SUPPORTED_PROTOCOL_VERSIONS,
+    McpError,
+    McpFailure,
+    McpServerEntry,
+    McpTimeout,
+    McpTool,
+    McpToolResult,
+)
+
+__all__ = [
+    "McpManager",
+    "McpServerConnection",
+    "McpServerEntry",
+    "ConnectOutcome",
+    "McpFailure",
+    "McpTool",
+    "McpToolResult",
+    "McpError",
+    "McpTimeout",
+    "MCP_PROTOCOL_VERSION",
+    "SUPPORTED_PROTOCOL_VERSIONS",
+]

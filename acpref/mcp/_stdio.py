@@ -1,0 +1,342 @@
+"""MCP over stdio: spawn the server, speak JSON-RPC on its pipes, stop its whole process group.
+
+Spec: ACP session-setup.mdx, MCP Servers / Stdio Transport (SETUP-30, SETUP-32); MCP 2025-06-18,
+Transports, stdio: newline-delimited JSON-RPC on the server's stdin and stdout, stderr free for
+logs, shutdown by closing stdin, then SIGTERM, then SIGKILL. That framing is ACP's own
+(TRANSPORT-04, TRANSPORT-05), so the channel is an ``acpref.connection.Connection`` over the
+server's pipes: its reader thread, its futures, its writer lock, its drained stderr.
+
+Three things are MCP's own here:
+
+* **Names ACP already uses.** ``Connection`` decodes the methods of ACP's table into ACP models;
+  MCP's ``initialize`` shares ACP's name, not its shape. Such a method is sent under an alias
+  that ``_AliasStream`` turns back into the real name as the line is written, so that params and
+  result stay raw JSON. (A ``Connection`` option for a table-less peer would make this go away.)
+* **The environment.** The server gets the agent's environment overlaid with the ``env`` the
+  client named (spec-gap mcp-env).
+* **The process group.** Each server starts in a session of its own, so that one that forks
+  (``npx`` -> ``node``, a shell script) is stopped whole: the shutdown ladder signals the group,
+  and whatever the leader left behind in it is killed at the end.
+
+Never logged: ``env`` values (only their names), and server text is passed through the
+``Redactor`` first. What must not live here: the MCP handshake and tools (``_client``).
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import os
+import signal
+import subprocess
+import threading
+import time
+from typing import Any, Dict, Mapping, Optional
+
+from .._transport import FdStream, Process, StderrBuffer, Stream, spawn
+from ..connection import Connection, RequestContext
+from ..errors import ConnectionClosed, ProtocolError, RequestTimeout, RpcError
+from ..methods import lookup
+from ..schema import McpServerStdio
+from ._model import McpError, McpTimeout, server_request_answer
+from ._secrets import Redactor
+
+__all__ = ["StdioChannel"]
+
+log = logging.getLogger("acpref.mcp")
+
+#: Prefix of the alias under which a method named like an ACP method is handed to Connection.
+_ALIAS = "acpref.mcp.raw:"
+_ALIAS_MARK = b'"method":"' + _ALIAS.encode()
+#: Bytes of a server's stderr kept for failure reasons (all of it is logged at DEBUG).
+_STDERR_KEEP = 64 * 1024
+#: Characters of stderr quoted in a failure reason.
+_STDERR_QUOTE = 600
+
+
+class _AliasStream:
+    """Writes a method sent as ``_ALIAS + name`` under ``name``; reads pass through.
+
+    Connection writes one whole line per ``write`` (encoded with ``"method"`` right after
+    ``"id"``), so a line holding the mark is decoded, renamed and encoded again.
+    """
+
+    def __init__(self, inner: Stream) -> None:
+        self._inner = inner
+
+    def read(self, size: int) -> bytes:
+        return self._inner.read(size)
+
+    def write(self, data: bytes) -> None:
+        # spec TRANSPORT-04, TRANSPORT-05 (MCP's stdio framing is the same): one message per
+        # line; json.dumps escapes every newline inside strings.
+        if _ALIAS_MARK in data:
+            message = json.loads(data)
+            method = message.get("method") if isinstance(message, dict) else None
+            if isinstance(method, str) and method.startswith(_ALIAS):
+                message["method"] = method[len(_ALIAS) :]
+                # ASCII escapes: valid JSON whatever the params hold (a lone surrogate too).
+                data = json.dumps(message, separators=(",", ":")).encode("ascii") + b"\n"
+        self._inner.write(data)
+
+    def close(self) -> None:
+        self._inner.close()
+
+
+def _wire_name(method: str) -> str:
+    """The name to hand Connection: an alias when ACP's methods table knows ``method``."""
+    return _ALIAS + method if lookup(method) is not None else method
+
+
+def _child_env(base: Mapping[str, str], server: McpServerStdio) -> Dict[str, str]:
+    """The server's environment: ``base`` overlaid with the variables the client named.
+
+    spec-gap mcp-env: the spec does not say whether ``env`` replaces or extends the agent's
+    environment. acpref extends it (a server needs PATH, HOME, locale...), as editors do; the
+    ``base_env`` of ``McpManager`` narrows what is inherited. Values are never logged.
+    """
+    env = dict(base)  # spec-gap mcp-env: inherit, then overlay the client's variables
+    for variable in server.env:
+        name, value = variable.name, variable.value
+        if not name or "=" in name or "\0" in name:
+            raise McpError(f"environment variable name {name!r} is not valid")
+        if "\0" in value:
+            raise McpError(f"the value of environment variable {name!r} holds a NUL byte")
+        env[name] = value
+    return env
+
+
+def _answer_ping(params: Any, ctx: RequestContext) -> Any:
+    answer = server_request_answer(ctx.method, params)
+    if "error" in answer:  # pragma: no cover - only "ping" is registered
+        raise RpcError(answer["error"]["code"], answer["error"]["message"])
+    return answer["result"]
+
+
+class StdioChannel:
+    """A running stdio MCP server and the JSON-RPC connection on its pipes.
+
+    ``request`` and ``notify`` take raw JSON; ``close`` stops the server's whole process group
+    with a bounded ladder, and is idempotent.
+    """
+
+    def __init__(
+        self, process: Process, connection: Connection, label: str, redact: Redactor
+    ) -> None:
+        self._process = process
+        self._connection = connection
+        self._label = label
+        self._redact = redact
+        self._close_lock = threading.Lock()  # guards _closing
+        self._closing = False
+        self._exit_status: Optional[int] = None
+
+    @classmethod
+    def start(
+        cls,
+        server: McpServerStdio,
+        *,
+        label: str,
+        base_env: Mapping[str, str],
+        cwd: Optional[str],
+        redact: Redactor,
+    ) -> "StdioChannel":
+        """Spawn ``server.command`` with ``server.args`` and connect to its pipes.
+
+        spec SETUP-30: every agent connects to stdio servers. spec-gap mcp-command-path: a
+        command that is not absolute (SETUP-32 asks the client for an absolute path) is still
+        run, looked up on the server's PATH, rather than refused.
+        """
+        env = _child_env(base_env, server)
+        log.debug(
+            "%s: starting %s with %d argument(s), env names %s, cwd %s",
+            label,
+            server.command,
+            len(server.args),
+            sorted(v.name for v in server.env),
+            cwd or "(the agent's)",
+        )
+
+        def on_line(line: str) -> None:
+            log.debug("%s stderr: %s", label, redact(line))
+
+        try:
+            # spec-gap mcp-process-group: a session of its own, so the group can be signalled.
+            process = spawn(
+                # spec-gap mcp-command-path: a bare command is looked up on the server's PATH.
+                [server.command, *server.args],
+                env=env,
+                # spec-gap mcp-cwd: the server starts in the session's cwd (when given).
+                cwd=cwd,
+                # spec TRANSPORT-07 (as for an agent): stderr is drained and logged, never parsed.
+                stderr=StderrBuffer(_STDERR_KEEP, on_line),
+                new_session=True,
+            )
+        except OSError as exc:
+            where = f" in {cwd!r}" if cwd and exc.filename == cwd else ""
+            raise McpError(
+                f"cannot start {server.command!r}{where}: {exc.strerror or exc}"
+            ) from None
+        except ValueError as exc:  # an argument with a NUL byte
+            raise McpError(f"cannot start {server.command!r}: {redact(str(exc))}") from None
+        try:
+            assert process.popen.stdout is not None and process.popen.stdin is not None
+            stream = FdStream(
+                process.popen.stdout.fileno(), process.popen.stdin.fileno(), write_timeout=10.0
+            )
+            connection = Connection(
+                _AliasStream(stream),
+                # MCP utilities: answer ping; anything else a server asks gets -32601 (we
+                # declared no client capabilities); notifications we do not use are ignored.
+                {"ping": _answer_ping},
+                name=label,
+                max_handlers=4,
+                drain_timeout=0.5,
+            )
+        except BaseException:
+            process.shutdown(grace=0.0, term_grace=0.5)  # out of descriptors, say: no orphan
+            raise
+        channel = cls(process, connection, label, redact)
+        connection.start()
+        return channel
+
+    # -- what callers see -------------------------------------------------------------------------
+
+    @property
+    def pid(self) -> int:
+        """The server's process id, which is also its process group id."""
+        return self._process.pid
+
+    @property
+    def alive(self) -> bool:
+        return not self._connection.closed and self._wait_leader(0.0) is None
+
+    def set_protocol_version(self, version: str) -> None:
+        """Nothing to do over stdio (HTTP sends the version in a header)."""
+
+    def request(self, method: str, params: Any, timeout: float) -> Any:
+        """Send a request; wait up to ``timeout`` seconds for its raw result."""
+        try:
+            pending = self._connection.request_async(_wire_name(method), params)
+        except ConnectionClosed:
+            raise McpError(self._gone_reason()) from None
+        try:
+            return pending.result(max(0.0, timeout))
+        except RequestTimeout:
+            raise McpTimeout(
+                f"{method} got no answer within {timeout:.1f}s", request_id=pending.id
+            ) from None
+        except ConnectionClosed:
+            raise McpError(self._gone_reason()) from None
+        except RpcError as exc:
+            raise McpError(
+                f"{method} failed: {self._redact(exc.message)} ({int(exc.code)})",
+                code=int(exc.code),
+            ) from None
+        except ProtocolError as exc:
+            raise McpError(f"{method}: {self._redact(exc.message)}") from None
+
+    def notify(self, method: str, params: Any, timeout: float = 5.0) -> None:
+        """Send a notification (the connection's write is bounded by its write timeout)."""
+        try:
+            self._connection.notify(_wire_name(method), params)
+        except ConnectionClosed:
+            raise McpError(self._gone_reason()) from None
+
+    # -- ending ----------------------------------------------------------------------------------
+
+    def _gone_reason(self) -> str:
+        """Why the server stopped answering: its exit status and the end of its stderr."""
+        status = self._wait_leader(0.5)
+        if status is None:
+            what = "closed its stdout"
+        elif status < 0:
+            what = f"was killed by signal {-status}"
+        else:
+            what = f"exited with status {status}"
+        self._process.wait_drained(0.5)
+        tail = self._redact(self._process.stderr.text().strip())[-_STDERR_QUOTE:]
+        return f"the server {what}" + (f"; its stderr ends: {tail}" if tail else "")
+
+    def close(
+        self, *, grace: float = 2.0, term_grace: float = 2.0, kill_wait: float = 2.0
+    ) -> Optional[int]:
+        """Stop the server: close its stdin, wait ``grace``; SIGTERM the group, wait
+        ``term_grace``; SIGKILL the group, wait ``kill_wait``. Returns the exit status.
+
+        MCP's stdio shutdown is ACP's own ladder for agents (TRANSPORT-10). Idempotent; a
+        second call returns at once.
+        """
+        with self._close_lock:
+            if self._closing:
+                return self._exit_status
+            self._closing = True
+        self._connection.close("MCP server closed by acpref")
+        popen = self._process.popen
+        # spec TRANSPORT-10: close the server's stdin, then terminate it, as a client does an agent.
+        if popen.stdin is not None:
+            try:
+                popen.stdin.close()
+            except OSError:
+                pass
+        if self._wait_leader(grace) is None:
+            self._signal_group(signal.SIGTERM)
+            if self._wait_leader(term_grace) is None:
+                self._signal_group(signal.SIGKILL)
+                self._wait_leader(kill_wait)
+        # spec-gap mcp-process-group: children the server left in its group die with it.
+        # The leader is not reaped yet (waitid WNOWAIT), so the group id cannot be reused.
+        self._signal_group(signal.SIGKILL)
+        try:
+            status: Optional[int] = popen.wait(timeout=kill_wait)
+        except subprocess.TimeoutExpired:
+            status = None
+            log.error("%s: process %d did not die after SIGKILL", self._label, popen.pid)
+        self._process.wait_drained(1.0)
+        if popen.stdout is not None:
+            try:
+                popen.stdout.close()
+            except OSError:
+                pass
+        self._exit_status = status
+        log.debug("%s: stopped (status %s)", self._label, status)
+        return status
+
+    def _signal_group(self, signum: int) -> None:
+        try:
+            os.killpg(self._process.pid, signum)
+        except (ProcessLookupError, PermissionError):
+            pass  # the group is empty already
+
+    def _wait_leader(self, timeout: float) -> Optional[int]:
+        """Wait up to ``timeout`` for the server process to end *without reaping it*.
+
+        Returns its exit status (negative: the signal), or None if it is still running. Not
+        reaping keeps its pid, which is the group id, from being reused before the group's
+        last signal. Where ``os.waitid`` is missing, this falls back to ``Popen.wait``.
+        """
+        popen = self._process.popen
+        if popen.returncode is not None:
+            return popen.returncode
+        if not hasattr(os, "waitid"):  # pragma: no cover - macOS
+            try:
+                return popen.wait(timeout=timeout)
+            except subprocess.TimeoutExpired:
+                return None
+        deadline = time.monotonic() + timeout
+        delay = 0.001
+        while True:
+            try:
+                info = os.waitid(os.P_PID, popen.pid, os.WEXITED | os.WNOHANG | os.WNOWAIT)
+            except ChildProcessError:
+                return popen.poll()
+            if info is not None:
+                if info.si_code == os.CLD_EXITED:
+                    return info.si_status
+                return -info.si_status
+            remaining = deadline - time.monotonic()
+            if remaining <= 0:
+                return None
+            # Like Popen.wait's own loop: short sleeps growing to 50 ms, bounded by the deadline.
+            time.sleep(min(delay, remaining))
+            delay = min(delay * 2, 0.05)
