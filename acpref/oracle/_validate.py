@@ -2,12 +2,15 @@
 
 Spec: every page. Three layers of checks, in order, for each message:
 
-1. **The line** (transports.mdx): UTF-8 (TRANSPORT-01); one JSON value per line, so a log line on
-   the agent's stdout breaks TRANSPORT-08 (the client's stdin: TRANSPORT-09) and a message split
-   over several lines breaks TRANSPORT-05; a JSON-RPC object (OVERVIEW-01, no batches).
+1. **The line** (``_lines``, transports.mdx): UTF-8, one JSON object per line, nothing else on
+   the protocol stream.
 2. **The envelope and the shape** (overview.mdx, schema.json): ``jsonrpc`` (RPC-01), ids and
-   params (RPC-02, RPC-03), and the params or result of every known method through the strict
-   codec (OVERVIEW-01; unknown keys EXT-04; a few shapes have clauses of their own).
+   params (RPC-02, RPC-03), exactly one of result or error (RPC-05), the params or result of every
+   known method through the strict codec (OVERVIEW-01; unknown keys EXT-04; a few shapes have
+   clauses of their own), ``_meta`` (EXT-02, EXT-03), and the bookkeeping the rules cannot see
+   from well-formed messages alone: a null-id error is due only after a line its sender could
+   not read (RPC-10, RPC-11), and a response that follows a notification answers it
+   (OVERVIEW-09).
 3. **The protocol**: ``acpref._rules.ProtocolState``, the very rules the agent and client sides
    enforce live: sequencing, capability gates both ways, sessions, turns, cancellation, tool
    calls, terminals, elicitations, paths, bookkeeping of ids.
@@ -18,8 +21,9 @@ L0-L2 only (schema, codec, methods, rules): no threads, no I/O beyond reading th
 
 from __future__ import annotations
 
-import json
-from typing import Any, Dict, Iterable, List, Optional, Union
+import collections
+import re
+from typing import Any, Deque, Dict, Iterable, List, Optional, Set, Tuple, Union
 
 import attrs
 
@@ -27,10 +31,17 @@ from .. import codec
 from .. import schema as s
 from .._rules import Finding, Party, ProtocolState, other
 from .._rules.findings import finding
+from ..errors import ErrorCode
 from ..methods import lookup
+from ._lines import parse_line
 from ._transcript import Record, read_transcript
 
 __all__ = ["Report", "validate", "Validator"]
+
+#: A notification among the last few messages a party received is what a stray response of that
+#: party most likely answers (OVERVIEW-09); older ones are not blamed.
+_RECENT_WINDOW = 3
+_TRACEPARENT = re.compile(r"^[0-9a-f]{2}-[0-9a-f]{32}-[0-9a-f]{16}-[0-9a-f]{2}$")
 
 
 @attrs.frozen
@@ -56,16 +67,24 @@ class Report:
         return not self.violations
 
     def clauses(self) -> List[str]:
+        """The clauses of every finding, sorted, each once."""
         return sorted({f.clause for f in self.findings})
 
+    def blamed(self, party: Union[Party, str]) -> List[Finding]:
+        """The findings that blame ``party`` (``"agent"`` or ``"client"``)."""
+        who = Party(party)
+        return [f for f in self.findings if f.blame is who]
+
     def format_text(self) -> str:
-        lines = [f"{self.messages} messages, {len(self.violations)} violations, {len(self.warnings)} warnings"]
+        """A human summary: one line per finding, violations first."""
+        lines = [
+            f"{self.messages} messages, {len(self.violations)} violations, "
+            f"{len(self.warnings)} warnings"
+        ]
         for title, group in (("violations", self.violations), ("warnings", self.warnings)):
             if group:
                 lines.append(f"{title}:")
-                for f in group:
-                    where = f"#{f.index}" if f.index is not None else "end"
-                    lines.append(f"  {where:>6}  {f.clause:<28} {f.level:<9} {f.blame.value:<6}  {f.message}")
+                lines.extend("  " + format_finding(f) for f in group)
         return "\n".join(lines)
 
     def to_json(self) -> Dict[str, Any]:
@@ -75,6 +94,12 @@ class Report:
             "violations": [f.as_dict() for f in self.violations],
             "warnings": [f.as_dict() for f in self.warnings],
         }
+
+
+def format_finding(f: Finding) -> str:
+    """One finding as one line: message index, clause, level, who is to blame, why."""
+    where = f"#{f.index}" if f.index is not None else "end"
+    return f"{where:>6}  {f.clause:<28} {f.level:<10} {f.blame.value:<6}  {f.message}"
 
 
 def _valid_id(value: Any) -> bool:
@@ -88,88 +113,234 @@ class Validator:
         self.state = ProtocolState()
         self.findings: List[Finding] = []
         self.messages = 0
-        self._eof: set = set()
+        self._eof: Set[str] = set()
+        #: True while a sender is inside a message cut by raw newlines (TRANSPORT-05, once).
+        self._cut: Dict[Party, bool] = {Party.AGENT: False, Party.CLIENT: False}
+        #: Null-id errors a party owes for lines it could not read (RPC-10, RPC-11).
+        self._owed_null: Dict[Party, int] = {Party.AGENT: 0, Party.CLIENT: 0}
+        #: Errors a party owes, by id, for requests the rules never saw (a non-string method).
+        self._owed_ids: Dict[Party, Set[Any]] = {Party.AGENT: set(), Party.CLIENT: set()}
+        #: How many messages each party has received, and the notifications among the last ones.
+        self._received: Dict[Party, int] = {Party.AGENT: 0, Party.CLIENT: 0}
+        self._notified: Dict[Party, Deque[Tuple[int, int, str]]] = {
+            Party.AGENT: collections.deque(maxlen=_RECENT_WINDOW),
+            Party.CLIENT: collections.deque(maxlen=_RECENT_WINDOW),
+        }
+        #: Requests whose only fault is their ``_meta``: (requester, id) -> index (EXT-02).
+        self._meta_only: Dict[Tuple[Party, Any], Optional[int]] = {}
+        #: Refusals a party owes for requests that reused an id in flight: id -> count.
+        self._refusals: Dict[Party, Dict[Any, int]] = {Party.AGENT: {}, Party.CLIENT: {}}
+        self._report: Optional[Report] = None
 
     def feed(self, record: Record) -> List[Finding]:
         """Check one record; returns the findings it caused (also kept in ``findings``)."""
         if record.event is not None:
             if record.event == "eof":
                 self._eof.add(record.sender)
+            elif record.event == "oversize":
+                # spec-gap oversize-line: the receiver answers -32600 with id null.
+                self._owed_null[other(Party(record.sender))] += 1
             return []
         index = self.messages
         self.messages += 1
         sender = Party(record.sender)
         out = list(self._check_message(sender, record.raw or b"", index))
+        self._received[other(sender)] += 1
         self.findings.extend(out)
         return out
 
     def finish(self) -> Report:
-        # The transcript ended cleanly when the client closed the agent's input (or both did).
-        complete = "client" in self._eof
-        self.findings.extend(self.state.finish(complete=complete))
-        return Report(findings=list(self.findings), messages=self.messages)
+        """The report, with the findings only the end shows (requests never answered...).
+
+        Idempotent: the first call closes the judgement; records fed later are not in it.
+        """
+        if self._report is None:
+            # The transcript ended cleanly when the client closed the agent's input.
+            complete = "client" in self._eof
+            self.findings.extend(self.state.finish(complete=complete))
+            self._report = Report(findings=list(self.findings), messages=self.messages)
+        return self._report
 
     # -- layer 1: the line -----------------------------------------------------------------------
 
     def _check_message(self, sender: Party, raw: bytes, index: int) -> Iterable[Finding]:
-        try:
-            text = raw.decode("utf-8")
-        except UnicodeDecodeError as exc:
-            # spec TRANSPORT-01: messages are UTF-8.
-            yield finding("TRANSPORT-01", sender, f"the line is not UTF-8 ({exc.reason} at byte {exc.start})", index)
+        if not raw.strip():
+            return  # a blank line carries nothing; receivers skip it
+        verdict, message = parse_line(sender, raw)
+        if verdict is not None:
+            # spec RPC-10, RPC-11: the receiver answers each unreadable line with id null.
+            self._owed_null[other(sender)] += 1
+            was_cut = self._cut[sender]
+            self._cut[sender] = verdict.opens or verdict.continues
+            if verdict.continues and was_cut:
+                return  # the cut was reported at its first line
+            yield finding(verdict.clause, sender, verdict.message, index)
             return
-        try:
-            message = json.loads(text, parse_constant=_reject_constant)
-        except (ValueError, RecursionError):
-            yield _not_a_message(sender, text, index)
-            return
-        if isinstance(message, list):
-            # spec OVERVIEW-01 (RPC-20): ACP defines no batch messages.
-            yield finding("OVERVIEW-01", sender, "a JSON-RPC batch (ACP defines none)", index)
-            return
-        if not isinstance(message, dict):
-            yield _not_a_message(sender, text, index)
-            return
+        self._cut[sender] = False
         yield from self._check_envelope(sender, message, index)
 
     # -- layer 2: envelope and shape -------------------------------------------------------------
 
-    def _check_envelope(self, sender: Party, message: Dict[str, Any], index: int) -> Iterable[Finding]:
+    def _check_envelope(
+        self, sender: Party, message: Dict[str, Any], index: int
+    ) -> Iterable[Finding]:
         if message.get("jsonrpc") != "2.0":
             # spec RPC-01: every message has jsonrpc "2.0".
-            yield finding("RPC-01", sender, f"jsonrpc is {message.get('jsonrpc')!r}, not '2.0'", index)
+            got = message.get("jsonrpc", "(absent)")
+            yield finding("RPC-01", sender, f"jsonrpc is {got!r}, not '2.0'", index)
         if "method" in message:
-            method = message["method"]
-            if not isinstance(method, str):
-                yield finding("RPC-02", sender, f"method {method!r} is not a string", index)
-                return
-            if "id" in message:
-                request_id = message["id"]
-                if not _valid_id(request_id):
-                    # spec RPC-02: ids are strings, integers or null.
-                    yield finding("RPC-02", sender, f"request id {request_id!r} is not a string or integer", index)
-                elif request_id is None:
-                    # spec RPC-03: ids should not be null.
-                    yield finding("RPC-03", sender, "request id is null", index)
-            params = message.get("params")
-            if params is not None and not isinstance(params, dict):
-                # spec RPC-02: ACP params are JSON objects.
-                yield finding("RPC-02", sender, f"{method} params are {type(params).__name__}, not an object", index)
-            else:
-                yield from self._check_shape(sender, method, "params", params, index)
+            yield from self._check_call(sender, message, index)
         elif "id" in message and ("result" in message or "error" in message):
-            request = self.state.outstanding[other(sender)].get(message["id"]) if _valid_id(message["id"]) else None
-            if request is not None and "result" in message and "error" not in message:
-                yield from self._check_shape(sender, request.method, "result", message["result"], index)
-            elif "error" in message and isinstance(message["error"], dict):
-                yield from self._check_shape(sender, None, "error", message["error"], index)
+            yield from self._check_response(sender, message, index)
+        elif "id" in message:
+            # spec RPC-05: a response carries exactly one of result or error, never neither.
+            yield finding(
+                "RPC-05", sender, f"response {message['id']!r} has neither result nor error", index
+            )
+            self._owed_null[other(sender)] += 1
         else:
             # spec OVERVIEW-01: a request, a response or a notification, nothing else.
-            yield finding("OVERVIEW-01", sender, "neither a request, a response nor a notification", index)
+            yield finding(
+                "OVERVIEW-01", sender, "neither a request, a response nor a notification", index
+            )
+            self._owed_null[other(sender)] += 1
+
+    def _check_call(self, sender: Party, message: Dict[str, Any], index: int) -> Iterable[Finding]:
+        method = message["method"]
+        if not isinstance(method, str):
+            # spec RPC-02: the method is a string.
+            yield finding("RPC-02", sender, f"method {method!r} is not a string", index)
+            request_id = message.get("id")
+            if "id" in message and _valid_id(request_id) and request_id is not None:
+                self._owed_ids[other(sender)].add(request_id)  # spec RPC-11: -32600, with its id
+            else:
+                self._owed_null[other(sender)] += 1
+            return
+        is_request = "id" in message
+        if is_request:
+            request_id = message["id"]
+            if not _valid_id(request_id):
+                # spec RPC-02: ids are strings, integers or null.
+                yield finding(
+                    "RPC-02", sender, f"request id {request_id!r} is not a string or integer", index
+                )
+                self._owed_null[other(sender)] += 1
+            elif request_id is None:
+                # spec RPC-03: ids should not be null.
+                yield finding("RPC-03", sender, "request id is null", index)
+        params = message.get("params")
+        if params is not None and not isinstance(params, dict):
+            # spec RPC-02: ACP params are JSON objects.
+            yield finding(
+                "RPC-02",
+                sender,
+                f"{method} params are {type(params).__name__}, not an object",
+                index,
+            )
+        else:
+            shape = list(self._check_shape(sender, method, "params", params, index))
+            yield from (f for _, f in shape)
+            if is_request and shape and all(only_meta for only_meta, _ in shape):
+                self._meta_only[(sender, message.get("id"))] = index
+            yield from _check_meta(sender, method, "params", params, index)
+        request_id = message.get("id")
+        if is_request and _valid_id(request_id) and request_id in self.state.outstanding[sender]:
+            # spec-gap duplicate-id: judged, but not recorded over the request still in flight;
+            # its refusal (an error under the same id) is expected once.
+            yield from self.state.check(sender, message, index)
+            self._refusals[other(sender)][request_id] = (
+                self._refusals[other(sender)].get(request_id, 0) + 1
+            )
             return
         yield from self.state.observe(sender, message, index)
+        if not is_request:
+            receiver = other(sender)
+            self._notified[receiver].append((self._received[receiver], index, method))
 
-    def _check_shape(self, sender: Party, method: Optional[str], part: str, value: Any, index: int) -> Iterable[Finding]:
+    def _check_response(
+        self, sender: Party, message: Dict[str, Any], index: int
+    ) -> Iterable[Finding]:
+        request_id = message["id"]
+        requester = other(sender)
+        request = (
+            self.state.outstanding[requester].get(request_id) if _valid_id(request_id) else None
+        )
+        error = message.get("error")
+        if request is not None and "result" in message and "error" not in message:
+            yield from (
+                f
+                for _, f in self._check_shape(
+                    sender, request.method, "result", message["result"], index
+                )
+            )
+            yield from _check_meta(sender, request.method, "result", message["result"], index)
+        elif _well_formed_error(error):
+            yield from (f for _, f in self._check_shape(sender, None, "error", error, index))
+        meta_index = (
+            self._meta_only.pop((requester, request_id), None) if request is not None else None
+        )
+        if (
+            meta_index is not None
+            and isinstance(error, dict)
+            and error.get("code") == ErrorCode.INVALID_PARAMS
+        ):
+            # spec EXT-02: unknown or malformed _meta never causes an error.
+            yield finding(
+                "EXT-02", sender, f"request #{meta_index} refused -32602 for its _meta alone", index
+            )
+        refusals = self._refusals[sender]
+        if "error" in message and _valid_id(request_id) and refusals.get(request_id):
+            refusals[request_id] -= 1  # the refusal of a duplicate id: the original still waits
+            return
+        found = self.state.observe(sender, message, index)
+        if request is None:
+            found = self._judge_stray(sender, message, index, found)
+        yield from found
+
+    def _judge_stray(
+        self, sender: Party, message: Dict[str, Any], index: int, found: List[Finding]
+    ) -> List[Finding]:
+        """A response that matches no request in flight: due, a duplicate, or an answer to what?"""
+        request_id = message.get("id")
+        if any(f.clause == "RPC-06" for f in found):
+            return found  # answered more than once: the rules said so
+        if request_id is None and "error" in message and self._owed_null[sender] > 0:
+            # spec RPC-10, RPC-11: the error for a line that could not be read has id null.
+            self._owed_null[sender] -= 1
+            return found
+        if "error" in message and _valid_id(request_id) and request_id in self._owed_ids[sender]:
+            # spec RPC-11: an invalid request whose id could be read is refused under that id.
+            self._owed_ids[sender].discard(request_id)
+            return [f for f in found if f.clause != "RPC-04"]
+        recent = self._notified[sender]
+        while recent and self._received[sender] - recent[-1][0] > _RECENT_WINDOW:
+            recent.pop()
+        # A wrong id while requests of the peer wait for an answer is a wrong id (RPC-04); a
+        # stray answer right after notifications answers one of them (OVERVIEW-09).
+        owes_answers = request_id is not None and bool(self.state.outstanding[other(sender)])
+        if recent and not owes_answers:
+            _, notified_at, method = recent.pop()
+            found = [f for f in found if f.clause != "RPC-04"]
+            # spec OVERVIEW-09: a notification is never answered, not even with an error.
+            found.append(
+                finding(
+                    "OVERVIEW-09",
+                    sender,
+                    f"response id {request_id!r} answers the {method} notification #{notified_at}",
+                    index,
+                )
+            )
+        elif request_id is None:
+            # spec RPC-04: a response echoes the id of a request in flight.
+            found.append(
+                finding("RPC-04", sender, "response with id null matches no request", index)
+            )
+        return found
+
+    def _check_shape(
+        self, sender: Party, method: Optional[str], part: str, value: Any, index: int
+    ) -> Iterable[Tuple[bool, Finding]]:
+        """Strict shape findings, each with a flag: True when it lies under a ``_meta``."""
         if part == "error":
             model: Any = s.Error
         else:
@@ -195,11 +366,46 @@ class Validator:
                 clause = _shape_clause(method, part, value)
                 path, msg = other_errors[0]
                 more = f" (+{len(other_errors) - 1} more)" if len(other_errors) > 1 else ""
-                yield finding(clause, sender, f"{method or 'error'} {part}: {path}: {msg}{more}", index)
+                only_meta = all("._meta" in p for p, _ in other_errors)
+                text = f"{method or 'error'} {part}: {path}: {msg}{more}"
+                yield only_meta, finding(clause, sender, text, index)
             if unknown:
                 # spec EXT-04: no custom fields at the root of a spec type; they go in _meta.
                 keys = ", ".join(p for p, _ in unknown)
-                yield finding("EXT-04", sender, f"{method or 'error'} {part} has unknown keys: {keys}", index)
+                text = f"{method or 'error'} {part} has unknown keys: {keys}"
+                yield False, finding("EXT-04", sender, text, index)
+
+
+def _well_formed_error(error: Any) -> bool:
+    """The rules already report a malformed error object (RPC-09): judge its shape only if not."""
+    return (
+        isinstance(error, dict)
+        and type(error.get("code")) is int
+        and isinstance(error.get("message"), str)
+    )
+
+
+def _check_meta(
+    sender: Party, method: Optional[str], part: str, value: Any, index: int
+) -> Iterable[Finding]:
+    """spec EXT-03: the root ``_meta`` keys traceparent, tracestate, baggage are W3C trace context."""
+    meta = value.get("_meta") if isinstance(value, dict) else None
+    if not isinstance(meta, dict):
+        return
+    traceparent = meta.get("traceparent")
+    if "traceparent" in meta and not (
+        isinstance(traceparent, str) and _TRACEPARENT.match(traceparent)
+    ):
+        # spec EXT-03: traceparent is reserved for a W3C trace context header value.
+        yield finding(
+            "EXT-03", sender, f"{method} {part}._meta.traceparent {traceparent!r} is not W3C", index
+        )
+    for key in ("tracestate", "baggage"):
+        if key in meta and not isinstance(meta[key], str):
+            # spec EXT-03: tracestate and baggage are W3C header values (strings).
+            yield finding(
+                "EXT-03", sender, f"{method} {part}._meta.{key} is not a W3C string", index
+            )
 
 
 def _is_mode_update(params: Any) -> bool:
@@ -221,8 +427,12 @@ def _shape_clause(method: Optional[str], part: str, value: Any) -> str:
         return "SCHEMA-01"
     if method == "session/request_permission" and part == "result":
         return "SCHEMA-04"
+    if method == "session/prompt" and part == "result":
+        return "PROMPT-17"  # spec PROMPT-17: stopReason is one of the five
     if method == "initialize":
-        return "SCHEMA-12" if _bad_version(value, part) else ("INIT-04" if part == "result" else "OVERVIEW-01")
+        if _bad_version(value):
+            return "SCHEMA-12"
+        return "INIT-04" if part == "result" else "INIT-02"
     if method == "elicitation/create" and part == "params":
         return "ELICIT-08"
     if method == "elicitation/create" and part == "result":
@@ -232,24 +442,9 @@ def _shape_clause(method: Optional[str], part: str, value: Any) -> str:
     return "OVERVIEW-01"
 
 
-def _bad_version(value: Any, part: str) -> bool:
+def _bad_version(value: Any) -> bool:
     version = value.get("protocolVersion") if isinstance(value, dict) else None
     return not (type(version) is int and 0 <= version <= 65535)
-
-
-def _not_a_message(sender: Party, text: str, index: int) -> Finding:
-    stripped = text.strip()
-    if stripped[:1] in ("{", "[", '"') or stripped[-1:] in (",", "{", "}", "]", "[") or stripped.startswith('"'):
-        # spec TRANSPORT-05: a message spread over several lines (a raw newline inside it).
-        return finding("TRANSPORT-05", sender, f"a message fragment: {text[:60]!r}", index)
-    clause = "TRANSPORT-08" if sender is Party.AGENT else "TRANSPORT-09"
-    where = "stdout" if sender is Party.AGENT else "the agent's stdin"
-    # spec TRANSPORT-08 / TRANSPORT-09: nothing but ACP messages on the protocol stream.
-    return finding(clause, sender, f"not an ACP message on {where}: {text[:60]!r}", index)
-
-
-def _reject_constant(name: str) -> Any:
-    raise ValueError(f"{name} is not JSON")
 
 
 def validate(transcript: Union[str, Iterable[Any]]) -> Report:

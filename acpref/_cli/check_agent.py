@@ -1,0 +1,58 @@
+"""``acpref check-agent [--json] -- AGENT_CMD...``: grade an agent, clause by clause.
+
+Drives the agent through scripted scenarios (``acpref.testing.check_agent``), a fresh process
+each, and prints a table by clause: PASS, FAIL (with evidence) or SKIPPED (a capability the agent
+does not advertise). Exit status 0 only when no MUST-level clause failed.
+"""
+
+from __future__ import annotations
+
+import argparse
+import logging
+import sys
+from typing import Any
+
+from ..testing import AgentCheckOptions, check_agent
+
+
+def register(sub: Any, name: str, help_text: str) -> None:
+    p = sub.add_parser(name, help=help_text, description=__doc__.split("\n\n")[0])
+    p.add_argument("--json", action="store_true", help="print the report as JSON")
+    p.add_argument("--prompt", help="the text of an ordinary prompt")
+    p.add_argument(
+        "--cancel-prompt", help="a prompt that keeps the agent busy (for the cancellation checks)"
+    )
+    p.add_argument(
+        "--auth", metavar="METHOD_ID", help="authenticate with this method before sessions"
+    )
+    p.add_argument(
+        "--timeout", type=float, default=30.0, help="seconds to wait for each answer (default 30)"
+    )
+    p.add_argument("--cwd", help="directory to open sessions in (default: a temporary directory)")
+    p.add_argument("--record", metavar="DIR", help="keep one transcript per scenario in DIR")
+    p.add_argument(
+        "--only", action="append", default=[], metavar="SCENARIO", help="run only this scenario"
+    )
+    p.add_argument("-v", "--verbose", action="store_true", help="log the connections' warnings")
+    p.add_argument("agent", nargs=argparse.REMAINDER, help="-- the agent command")
+    p.set_defaults(func=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    argv = args.agent[1:] if args.agent[:1] == ["--"] else args.agent
+    if not argv:
+        print("acpref check-agent: give the agent command after --", file=sys.stderr)
+        return 2
+    if not args.verbose:
+        logging.getLogger("acpref").setLevel(logging.CRITICAL)
+    options = AgentCheckOptions(
+        **{k: v for k, v in (("prompt", args.prompt), ("cancel_prompt", args.cancel_prompt)) if v},
+        auth_method=args.auth,
+        timeout=args.timeout,
+        cwd=args.cwd,
+        record_dir=args.record,
+        only=tuple(args.only),
+    )
+    report = check_agent(argv, options)
+    print(report.dumps() if args.json else report.format_table())
+    return 0 if report.ok else 1

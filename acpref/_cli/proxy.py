@@ -1,0 +1,203 @@
+"""``acpref proxy [--record FILE.jsonl] [--strict] -- AGENT_CMD...``: a validating proxy.
+
+The proxy sits between a real client (our stdin and stdout) and a real agent (spawned): the
+client launches ``acpref proxy -- my-agent --flag`` instead of ``my-agent --flag``. Every byte is
+forwarded unchanged and in order: two pump threads read raw chunks and write them on at once,
+never decoding or re-encoding anything. Each chunk is also put on a queue (before it is written
+on, so the queue's order is causal: a response never precedes its request); a third thread cuts
+the chunks into lines, records them (``--record``), feeds them to the oracle's ``Validator`` and
+reports findings live on stderr. Validation never sits on the forwarding path. The agent's stderr
+is passed through to ours.
+
+At the end (the client closed our stdin and the agent exited, or the agent exited) a summary goes
+to stderr. The exit status is the agent's when it failed; else, with ``--strict``, 1 when a MUST
+rule was broken; else 0.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import queue
+import signal
+import sys
+import threading
+import time
+from typing import IO, Any, Dict, List, Optional, Sequence, Tuple
+
+from .._transport import StderrBuffer, spawn
+from ..oracle import Record, Report, TranscriptRecorder, Validator
+from ..oracle._transcript import LineBuffer
+from ..oracle._validate import format_finding
+
+__all__ = ["Proxy", "register", "run"]
+
+#: A chunk as read: (sender, bytes or None at end of stream, timestamp).
+_Chunk = Tuple[str, Optional[bytes], float]
+_STOP = ("", None, 0.0)
+
+
+class Proxy:
+    """Forward between a client's fds and a spawned agent; record and validate on the side."""
+
+    def __init__(
+        self,
+        argv: Sequence[str],
+        *,
+        record: Optional[str] = None,
+        strict: bool = False,
+        client_in: int = 0,
+        client_out: int = 1,
+        err: IO[str] = sys.stderr,
+        grace: float = 5.0,
+        quiet: bool = False,
+    ) -> None:
+        self.argv = list(argv)
+        self.strict = strict
+        self.grace = grace
+        self.quiet = quiet
+        self._client_in = client_in
+        self._client_out = client_out
+        self._err = err
+        self._err_lock = threading.Lock()  # guards writes to err (findings and agent stderr)
+        self._chunks: "queue.SimpleQueue[_Chunk]" = queue.SimpleQueue()
+        self._recorder = (
+            TranscriptRecorder(
+                record, me="client", header={"recorder": "proxy", "agent": self.argv}
+            )
+            if record
+            else None
+        )
+        self.validator = Validator()
+        self.report: Optional[Report] = None
+        self._pump_ended = threading.Event()
+
+    def _say(self, text: str) -> None:
+        with self._err_lock:
+            try:
+                self._err.write(text + "\n")
+                self._err.flush()
+            except (OSError, ValueError):
+                pass
+
+    # -- forwarding ------------------------------------------------------------------------------
+
+    def _pump(self, src: int, dst: int, sender: str) -> None:
+        """Copy raw chunks from ``src`` to ``dst``; each goes on the queue before it goes on."""
+        read, write, put, now = os.read, os.write, self._chunks.put, time.time
+        try:
+            while True:
+                try:
+                    data = read(src, 65536)
+                except OSError:
+                    data = b""
+                if not data:
+                    break
+                put((sender, data, now()))
+                view = memoryview(data)
+                while view:
+                    view = view[write(dst, view) :]
+        except OSError:
+            pass  # the receiving side is gone: stop forwarding this way
+        finally:
+            put((sender, None, now()))
+            self._pump_ended.set()
+
+    # -- recording and validation ----------------------------------------------------------------
+
+    def _judge(self) -> None:
+        buffers: Dict[str, LineBuffer] = {"client": LineBuffer(), "agent": LineBuffer()}
+        while True:
+            sender, data, ts = self._chunks.get()
+            if not sender:
+                break
+            lines: List[Optional[bytes]] = (
+                buffers[sender].feed(data) if data is not None else buffers[sender].flush()
+            )
+            for line in lines:
+                self._add(
+                    Record(sender=sender, ts=ts, raw=line)
+                    if line is not None
+                    else Record(sender=sender, ts=ts, event="oversize")
+                )
+            if data is None:
+                self._add(Record(sender=sender, ts=ts, event="eof"))
+
+    def _add(self, record: Record) -> None:
+        if self._recorder is not None:
+            self._recorder.add(record)
+        for f in self.validator.feed(record):
+            if not self.quiet:
+                self._say(f"acpref proxy: {format_finding(f)}")
+
+    # -- the whole run ---------------------------------------------------------------------------
+
+    def run(self) -> int:
+        """Spawn the agent, forward until both ends are done; returns the exit status."""
+        stderr = StderrBuffer(limit=1 << 16, on_line=lambda line: self._say(line))
+        process = spawn(self.argv, stderr=stderr)
+        assert process.popen.stdin is not None and process.popen.stdout is not None
+        judge = threading.Thread(target=self._judge, name="acpref-proxy-judge", daemon=True)
+        judge.start()
+        up = threading.Thread(
+            target=self._pump,
+            args=(self._client_in, process.popen.stdin.fileno(), "client"),
+            name="acpref-proxy-client",
+            daemon=True,
+        )
+        down = threading.Thread(
+            target=self._pump,
+            args=(process.popen.stdout.fileno(), self._client_out, "agent"),
+            name="acpref-proxy-agent",
+            daemon=True,
+        )
+        up.start()
+        down.start()
+        try:
+            self._pump_ended.wait()  # the client closed our stdin, or the agent its stdout
+            if not up.is_alive():
+                process.popen.stdin.close()  # spec TRANSPORT-10: end of input for the agent
+                down.join(self.grace)
+            # else the agent ended first: the client learns it when we close our stdout
+        except KeyboardInterrupt:
+            pass
+        status = process.shutdown(grace=self.grace if down.is_alive() else 1.0, term_grace=2.0)
+        down.join(1.0)
+        try:
+            os.close(self._client_out)
+        except OSError:
+            pass
+        self._chunks.put(_STOP)
+        judge.join(10.0)
+        self.report = self.validator.finish()
+        if self._recorder is not None:
+            self._recorder.close()
+        self._say("acpref proxy: " + self.report.format_text().replace("\n", "\nacpref proxy: "))
+        if status:
+            return status if status > 0 else 128 - status
+        return 1 if self.strict and not self.report.ok else 0
+
+
+def _interrupt(signum: int, frame: Any) -> None:
+    raise KeyboardInterrupt(f"signal {signum}")
+
+
+def register(sub: Any, name: str, help_text: str) -> None:
+    p = sub.add_parser(name, help=help_text, description=__doc__.split("\n\n")[0])
+    p.add_argument("--record", metavar="FILE.jsonl", help="record the traffic as a transcript")
+    p.add_argument(
+        "--strict", action="store_true", help="exit non-zero when a MUST rule was broken"
+    )
+    p.add_argument("--quiet", action="store_true", help="no live findings; the summary only")
+    p.add_argument("agent", nargs=argparse.REMAINDER, help="-- the agent command")
+    p.set_defaults(func=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    argv = args.agent[1:] if args.agent[:1] == ["--"] else args.agent
+    if not argv:
+        print("acpref proxy: give the agent command after --", file=sys.stderr)
+        return 2
+    signal.signal(signal.SIGTERM, _interrupt)  # end as on Ctrl-C: stop the agent, print the summary
+    proxy = Proxy(argv, record=args.record, strict=args.strict, quiet=args.quiet)
+    return proxy.run()

@@ -1,0 +1,233 @@
+"""``check-client``: a scripted acpref agent that grades the client which launched it.
+
+Configure the client under test to launch ``acpref check-client --serve REPORT.json`` as its
+agent, then use it: each prompt runs the next step of the script (``_client_steps``), which
+drives the client through what it must handle (permission requests, file reads and writes,
+terminals, elicitation, custom methods, cancellation with a permission pending, load replay) and
+tells the user, in agent messages, what to do next. Everything the client sends is recorded
+(``REPORT.jsonl`` beside the report) and judged by the oracle as it arrives.
+
+The report is written after each step and when the client disconnects; ``acpref check-client
+--report REPORT.json`` prints it. Verdicts merge across runs with the same report file (the
+sessions persist beside it, so that a restarted client can load one); delete the report to start
+over. Steps the client's capabilities rule out are checked the other way round: the client must
+refuse the unadvertised method with -32601 (RPC-12), which needs a request no conforming agent
+would send, so the script writes it raw.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+import threading
+from typing import Any, Dict, Optional
+
+from .. import __version__
+from .. import schema as s
+from .._transport import FdStream
+from ..agent import Agent, AgentSideConnection, ClientHandle, PromptTurn, SessionRegistry
+from ._recording import RecordingStream, RecordSink
+from ._results import CheckReport
+
+__all__ = ["serve_check_client", "read_client_report", "GraderAgent", "Grader"]
+
+#: Clauses every session exercises; PASS unless the oracle finds them broken.
+_ALWAYS = (
+    "INIT-01",
+    "INIT-02",
+    "INIT-03",
+    "TRANSPORT-09",
+    "RPC-01",
+    "RPC-04",
+    "RPC-05",
+    "OVERVIEW-01",
+)
+_ON_SESSION = ("SETUP-01", "SETUP-25", "SETUP-32")
+_ON_PROMPT = ("PROMPT-01", "PROMPT-02", "PROMPT-03", "CONTENT-04")
+
+
+class Grader:
+    """The report of one client under grading, kept up to date on disk. Thread-safe."""
+
+    def __init__(self, report_path: str, sink: RecordSink) -> None:
+        self.path = report_path
+        self.sink = sink
+        self._lock = threading.Lock()  # guards report and the file
+        self.report = _load_or_new(report_path)
+        if sink.transcript_path and sink.transcript_path not in self.report.transcripts:
+            self.report.transcripts.append(sink.transcript_path)
+        self.scenario = "session"
+        self.raw_ids = iter(range(1, 1 << 30))
+
+    def record(self, clause: str, status: str, evidence: Optional[str] = None) -> None:
+        with self._lock:
+            self.report.record(clause, status, self.scenario, evidence)
+
+    def check(self, clause: str, ok: bool, evidence: str) -> bool:
+        self.record(clause, "PASS" if ok else "FAIL", None if ok else evidence)
+        return ok
+
+    def passed(self, *clause_ids: str) -> None:
+        for clause in clause_ids:
+            self.record(clause, "PASS")
+
+    def skip(self, clause: str, reason: str) -> None:
+        self.record(clause, "SKIPPED", reason)
+
+    def not_reached(self) -> None:
+        """Mark the clauses of steps the client never reached as SKIPPED, saying why."""
+        from ._client_steps import STEP_CLAUSES
+
+        with self._lock:
+            missing = [
+                (step, c)
+                for step, cs in STEP_CLAUSES.items()
+                for c in cs
+                if c not in self.report.results
+            ]
+        for step, clause in missing:
+            self.scenario = step
+            self.skip(clause, f"not reached: the client sent too few prompts for step {step!r}")
+
+    def note(self, text: str) -> None:
+        with self._lock:
+            if text not in self.report.notes:
+                self.report.notes.append(text)
+
+    def save(self, final: bool = False) -> None:
+        """Write the report: the verdicts so far plus the oracle's findings against the client."""
+        report = self.sink.finish() if final else None
+        with self._lock:
+            snapshot = CheckReport.from_json(self.report.to_json())
+            findings = report.findings if report is not None else self.sink.findings
+            snapshot.add_findings(findings, "session", self.sink.transcript_path)
+            snapshot.final, snapshot.pid = final, os.getpid()
+            if final:
+                self.report = snapshot
+            tmp = f"{self.path}.tmp"
+            with open(tmp, "w", encoding="utf-8") as f:
+                f.write(snapshot.dumps())
+            os.replace(tmp, self.path)
+
+    def request_raw(
+        self, stream: RecordingStream, method: str, params: Dict[str, Any], timeout: float = 30.0
+    ) -> Any:
+        """Send a request no conforming agent would (an unadvertised method); the raw answer."""
+        request_id = f"acpref-check-{next(self.raw_ids)}"
+        since = self.sink.received_count
+        message = {"jsonrpc": "2.0", "id": request_id, "method": method, "params": params}
+        stream.write_raw((json.dumps(message) + "\n").encode("utf-8"))
+
+        def answers(m: Any) -> bool:
+            return isinstance(m, dict) and "method" not in m and m.get("id") == request_id
+
+        return self.sink.wait_for(answers, since=since, timeout=timeout)[1]
+
+
+def _load_or_new(path: str) -> CheckReport:
+    try:
+        with open(path, encoding="utf-8") as f:
+            data = json.load(f)
+        if data.get("subject") == "client":
+            report = CheckReport.from_json(data)
+            report.findings = []  # re-judged from this run's transcript
+            return report
+    except (OSError, ValueError, KeyError, TypeError):
+        pass
+    return CheckReport(subject="client", command=["acpref", "check-client", "--serve", path])
+
+
+class GraderAgent(Agent):
+    """The scripted agent: each prompt runs the next step of ``_client_steps.STEPS``."""
+
+    info = s.Implementation(
+        name="acpref-check-client", title="acpref client check", version=__version__
+    )
+
+    def __init__(
+        self,
+        client: ClientHandle,
+        grader: Grader,
+        stream: RecordingStream,
+        sessions: SessionRegistry,
+    ) -> None:
+        super().__init__(client, sessions)
+        self.grader = grader
+        self.stream = stream
+        self._step = 0
+        self._step_lock = threading.Lock()
+
+    def initialize(self, params: s.InitializeRequest) -> s.InitializeResponse:
+        self.grader.passed(*_ALWAYS)
+        return super().initialize(params)
+
+    def session_new(self, params: s.NewSessionRequest) -> s.NewSessionResponse:
+        self.grader.passed(*_ON_SESSION)
+        return super().session_new(params)
+
+    def session_load(self, params: s.LoadSessionRequest) -> s.LoadSessionResponse:
+        self.grader.scenario = "load"
+        # spec SETUP-03, SETUP-04, SETUP-22: judged by the oracle; reaching here means it was sent.
+        self.grader.passed("SETUP-03", "SETUP-04", "SETUP-22")
+        response = super().session_load(params)
+        self.grader.save()
+        return response
+
+    def session_prompt(self, params: s.PromptRequest, turn: PromptTurn) -> s.PromptResponse:
+        from ._client_steps import STEPS
+
+        self.grader.passed(*_ON_PROMPT)
+        with self._step_lock:
+            step = STEPS[self._step] if self._step < len(STEPS) else None
+            self._step += 1
+        if step is None:
+            say(turn, f"All checks are done. The report is in {self.grader.path}.")
+            return s.PromptResponse(stop_reason=s.StopReason.END_TURN)
+        self.grader.scenario = step.__name__.strip("_")
+        try:
+            return step(self, turn)
+        finally:
+            self.grader.save()
+
+
+def say(turn: PromptTurn, text: str) -> None:
+    """One agent message to the user."""
+    turn.update(
+        s.AgentMessageChunk(
+            content=s.TextContent(text=text + "\n"), message_id=turn.new_message_id()
+        )
+    )
+
+
+def serve_check_client(report_path: str) -> int:
+    """Serve the scripted agent on stdio until the client disconnects; write the report."""
+    report_path = os.path.abspath(report_path)
+    base = report_path[:-5] if report_path.endswith(".json") else report_path
+    protocol_out = os.dup(1)
+    os.dup2(2, 1)  # spec TRANSPORT-08: nothing but protocol on the real stdout
+    sys.stdout = sys.stderr
+    sink = RecordSink("agent", f"{base}.jsonl", header={"check": "client"})
+    grader = Grader(report_path, sink)
+    stream = RecordingStream(FdStream(0, protocol_out, write_timeout=None), sink)
+    sessions = SessionRegistry(state_dir=f"{base}.sessions")
+
+    def factory(client: ClientHandle) -> Agent:
+        return GraderAgent(client, grader, stream, sessions)
+
+    side = AgentSideConnection(factory, stream, name="check-client")
+    grader.save()
+    side.start()
+    try:
+        side.wait_closed()
+    except KeyboardInterrupt:
+        side.close()
+    grader.not_reached()
+    grader.save(final=True)
+    return 0
+
+
+def read_client_report(path: str) -> CheckReport:
+    """The report a ``check-client --serve`` run wrote."""
+    with open(path, encoding="utf-8") as f:
+        return CheckReport.from_json(json.load(f))

@@ -1,0 +1,364 @@
+"""The script of ``check-client``: what each prompt of the client under test runs.
+
+Spec: prompt-turn.mdx, tool-calls.mdx, file-system.mdx, terminals.mdx, elicitation.mdx,
+extensibility.mdx, cancellation.mdx, session-setup.mdx. Step 1 (the first prompt) streams every
+kind of update, asks a permission, reads and writes a file, runs terminals, asks a form, and
+calls custom methods; step 2 asks the user to cancel while a permission request is open; then
+the user may reopen the session (load replay). What a step cannot see from the answers, the
+oracle judges from the transcript.
+"""
+
+from __future__ import annotations
+
+import os
+import secrets
+import sys
+from typing import TYPE_CHECKING, Any, Callable, List
+
+from .. import codec
+from .. import schema as s
+from ..errors import ErrorCode, RpcError
+
+if TYPE_CHECKING:  # pragma: no cover
+    from ..agent import PromptTurn
+    from ._check_client import GraderAgent
+
+__all__ = ["STEPS"]
+
+_OPTIONS = [
+    s.PermissionOption(
+        option_id="allow", name="Allow once", kind=s.PermissionOptionKind.ALLOW_ONCE
+    ),
+    s.PermissionOption(option_id="reject", name="Reject", kind=s.PermissionOptionKind.REJECT_ONCE),
+]
+
+
+def _say(turn: "PromptTurn", text: str) -> None:
+    from ._check_client import say
+
+    say(turn, text)
+
+
+def _code(answer: Any) -> Any:
+    error = answer.get("error") if isinstance(answer, dict) else None
+    return error.get("code") if isinstance(error, dict) else None
+
+
+# -- step 1 ---------------------------------------------------------------------------------------
+
+
+def _basics(agent: "GraderAgent", turn: "PromptTurn") -> s.PromptResponse:
+    _say(turn, "acpref check-client, step 1 of 2: updates, a permission request, files, terminals.")
+    _updates(agent, turn)
+    _permission(agent, turn)
+    _files(agent, turn)
+    _terminals(agent, turn)
+    _elicitation(agent, turn)
+    _extensions(agent, turn)
+    _say(turn, "Step 1 done. Send any prompt for step 2 (cancellation).")
+    return s.PromptResponse(stop_reason=s.StopReason.END_TURN)
+
+
+def _updates(agent: "GraderAgent", turn: "PromptTurn") -> None:
+    turn.update(
+        s.AgentThoughtChunk(
+            content=s.TextContent(text="Thinking about the check."),
+            message_id=turn.new_message_id(),
+        )
+    )
+    turn.update(
+        s.Plan(
+            entries=[
+                s.PlanEntry(
+                    content="Exercise the client",
+                    priority=s.PlanEntryPriority.HIGH,
+                    status=s.PlanEntryStatus.IN_PROGRESS,
+                )
+            ]
+        )
+    )
+    agent.client.update(
+        turn.session_id,
+        s.AvailableCommandsUpdate(
+            available_commands=[s.AvailableCommand(name="check", description="acpref check")]
+        ),
+    )
+    agent.client.update(turn.session_id, s.SessionInfoUpdate(title="acpref client check"))
+    # Every kind of update is something the client must accept (OVERVIEW-04, SCHEMA-01).
+    agent.grader.passed("OVERVIEW-04")
+
+
+def _permission(agent: "GraderAgent", turn: "PromptTurn") -> None:
+    session = agent.sessions.get(turn.session_id)
+    cwd = session.cwd if session is not None else os.getcwd()
+    call = "check-permission"
+    turn.update(
+        s.ToolCall(
+            tool_call_id=call,
+            title="acpref check: an edit that needs your permission (allow or reject)",
+            kind=s.ToolKind.EDIT,
+            status=s.ToolCallStatus.PENDING,
+            content=[
+                s.Diff(
+                    path=os.path.join(cwd, "acpref-check.txt"), old_text=None, new_text="checked\n"
+                )
+            ],
+            locations=[s.ToolCallLocation(path=os.path.join(cwd, "acpref-check.txt"), line=1)],
+        )
+    )
+    outcome = turn.request_permission(s.ToolCallUpdate(tool_call_id=call), _OPTIONS)
+    # spec TOOL-08, SCHEMA-04: an offered option or cancelled (the oracle checks the shape).
+    agent.grader.passed("TOOL-08", "SCHEMA-04")
+    status = (
+        s.ToolCallStatus.COMPLETED
+        if isinstance(outcome, s.SelectedPermissionOutcome)
+        else s.ToolCallStatus.FAILED
+    )
+    turn.update(s.ToolCallUpdate(tool_call_id=call, status=status))
+
+
+def _files(agent: "GraderAgent", turn: "PromptTurn") -> None:
+    g = agent.grader
+    session = agent.sessions.get(turn.session_id)
+    cwd = session.cwd if session is not None else os.getcwd()
+    path = os.path.join(cwd, f".acpref-check-{secrets.token_hex(4)}.txt")
+    text = "one\ntwo\nthree\n"
+    can_read, can_write = (
+        agent.client.supports("fs.readTextFile"),
+        agent.client.supports("fs.writeTextFile"),
+    )
+    try:
+        if can_write:
+            turn.write_text_file(path, text)
+            g.passed("FS-08")
+        else:
+            _refused(
+                agent,
+                "fs/write_text_file",
+                {"sessionId": turn.session_id, "path": path, "content": text},
+            )
+            for clause in ("FS-07", "FS-08"):
+                g.skip(clause, "the client does not advertise fs.writeTextFile")
+        if can_read:
+            _reads(agent, turn, path, text if can_write else None)
+        else:
+            _refused(agent, "fs/read_text_file", {"sessionId": turn.session_id, "path": path})
+            g.skip("FS-04", "the client does not advertise fs.readTextFile")
+        if can_write and not can_read:
+            # spec FS-07: the file exists afterwards (checked on disk: this agent runs locally).
+            g.check("FS-07", os.path.isfile(path), f"{path} was not created")
+    except RpcError as exc:
+        g.check("FS-04" if can_read else "FS-08", False, f"a file request failed: {exc}")
+    finally:
+        if os.path.isfile(path):
+            os.remove(path)
+
+
+def _reads(agent: "GraderAgent", turn: "PromptTurn", path: str, written: Any) -> None:
+    g = agent.grader
+    if written is not None:
+        content = turn.read_text_file(path)
+        # spec FS-07: the file was created and holds what was written.
+        g.check("FS-07", content == written, f"read back {content!r}, wrote {written!r}")
+        part = turn.read_text_file(path, line=2, limit=1)
+        # spec FS-04: from the 1-based line, at most limit lines.
+        g.check("FS-04", part.rstrip("\n") == "two", f"line 2, limit 1 read {part!r}, not 'two'")
+    else:
+        g.skip("FS-04", "needs fs.writeTextFile to make a file to read")
+    try:
+        turn.read_text_file(path + ".missing")
+        g.check("RPC-17", False, "reading a missing file was answered with content")
+    except RpcError as exc:
+        # spec RPC-17: a missing file is -32002 (a SHOULD).
+        g.check(
+            "RPC-17",
+            exc.code == ErrorCode.RESOURCE_NOT_FOUND,
+            f"a missing file answered {exc.code}, not -32002",
+        )
+
+
+def _refused(agent: "GraderAgent", method: str, params: dict) -> None:
+    """spec RPC-12: an unadvertised method is answered -32601 (we send it raw, on purpose)."""
+    answer = agent.grader.request_raw(agent.stream, method, params)
+    agent.grader.check(
+        "RPC-12",
+        _code(answer) == ErrorCode.METHOD_NOT_FOUND,
+        f"unadvertised {method} answered {answer!r}",
+    )
+
+
+def _terminals(agent: "GraderAgent", turn: "PromptTurn") -> None:
+    g = agent.grader
+    if not agent.client.supports("terminal"):
+        _refused(
+            agent, "terminal/create", {"sessionId": turn.session_id, "command": sys.executable}
+        )
+        for clause in (
+            "TERM-03",
+            "TERM-04",
+            "TERM-06",
+            "TERM-09",
+            "TERM-10",
+            "TERM-11",
+            "TERM-12",
+            "TERM-13",
+            "TERM-14",
+        ):
+            g.skip(clause, "the client does not advertise terminal")
+        return
+    py = sys.executable
+    term = turn.create_terminal(py, ["-c", "print('acpref-check')"])
+    g.passed("TERM-03")
+    turn.update(
+        s.ToolCall(
+            tool_call_id="check-terminal",
+            title="acpref check: a terminal",
+            kind=s.ToolKind.EXECUTE,
+            content=[s.Terminal(terminal_id=term.terminal_id)],
+        )
+    )
+    done = term.wait_for_exit(timeout=60)
+    # spec TERM-10, TERM-11: exitCode 0 and signal null once the command exited.
+    g.check(
+        "TERM-11",
+        done.exit_code == 0 and done.signal in (None, s.UNSET),
+        f"wait_for_exit answered {done!r}",
+    )
+    out = term.output()
+    g.check(
+        "TERM-09", "acpref-check" in out.output, f"output {out.output!r} lacks the command's output"
+    )
+    g.check("TERM-06", out.truncated is False, "output marked truncated without a limit")
+    term.release()
+    turn.update(s.ToolCallUpdate(tool_call_id="check-terminal", status=s.ToolCallStatus.COMPLETED))
+    g.passed("TERM-13")
+    answer = g.request_raw(
+        agent.stream,
+        "terminal/output",
+        {"sessionId": turn.session_id, "terminalId": term.terminal_id},
+    )
+    # spec TERM-14: a released terminal id is invalid.
+    g.check("TERM-14", "error" in answer, f"terminal/output after release answered {answer!r}")
+    limited = turn.create_terminal(py, ["-c", "print('\\u00e9' * 50)"], output_byte_limit=11)
+    limited.wait_for_exit(timeout=60)
+    out = limited.output()
+    size = len(out.output.encode("utf-8"))
+    # spec TERM-04, TERM-05, TERM-06: within the limit, whole characters, marked truncated.
+    g.check("TERM-04", size <= 11, f"{size} bytes kept with outputByteLimit 11")
+    g.check("TERM-05", "\ufffd" not in out.output, "output cut inside a character")
+    g.check("TERM-06", out.truncated is True, "output dropped but not marked truncated")
+    limited.release()
+    sleeper = turn.create_terminal(py, ["-c", "import time; time.sleep(60)"])
+    sleeper.kill()
+    sleeper.output()  # spec TERM-12: the id stays valid after kill
+    status = sleeper.wait_for_exit(timeout=60)
+    g.check(
+        "TERM-10",
+        status.exit_code is not None or bool(status.signal),
+        f"killed command exited {status!r}",
+    )
+    g.passed("TERM-12")
+    sleeper.release()
+
+
+def _elicitation(agent: "GraderAgent", turn: "PromptTurn") -> None:
+    g = agent.grader
+    form = {
+        "mode": "form",
+        "sessionId": turn.session_id,
+        "message": "acpref check: enter any name (or decline).",
+        "requestedSchema": {
+            "type": "object",
+            "properties": {"name": {"type": "string", "title": "Name"}},
+        },
+    }
+    if not agent.client.supports("elicitation.form"):
+        answer = g.request_raw(agent.stream, "elicitation/create", form)
+        # spec ELICIT-29: a mode the client did not advertise is answered -32602.
+        g.check(
+            "ELICIT-29",
+            _code(answer) == ErrorCode.INVALID_PARAMS,
+            f"unadvertised form mode answered {answer!r}",
+        )
+        g.skip("ELICIT-20", "the client does not advertise elicitation.form")
+        return
+    turn.elicit(codec.decode(form, s.CreateElicitationRequest))
+    g.passed("ELICIT-20", "SCHEMA-17")
+
+
+def _extensions(agent: "GraderAgent", turn: "PromptTurn") -> None:
+    g = agent.grader
+    agent.client.ext_notification("_acpref/notice", {"check": True})
+    try:
+        agent.client.ext_method("_acpref/unknown", {}, timeout=30)
+        g.check("EXT-08", False, "an unknown custom request was answered with a result")
+    except RpcError as exc:
+        # spec EXT-08: an unknown custom request gets -32601.
+        g.check(
+            "EXT-08",
+            exc.code == ErrorCode.METHOD_NOT_FOUND,
+            f"an unknown custom request answered {exc.code}",
+        )
+    g.passed("EXT-10", "OVERVIEW-09")
+
+
+# -- step 2 ---------------------------------------------------------------------------------------
+
+
+def _cancellation(agent: "GraderAgent", turn: "PromptTurn") -> s.PromptResponse:
+    g = agent.grader
+    _say(
+        turn,
+        "acpref check-client, step 2 of 2: press Stop / Cancel now, while the permission request below is "
+        "open. (Answering it instead skips this check.)",
+    )
+    turn.update(
+        s.ToolCall(
+            tool_call_id="check-cancel",
+            title="acpref check: cancel this turn",
+            kind=s.ToolKind.OTHER,
+        )
+    )
+    outcome = turn.request_permission(s.ToolCallUpdate(tool_call_id="check-cancel"), _OPTIONS)
+    if turn.cancelled.is_set():
+        # spec PROMPT-19, PROMPT-21: the oracle judges the answer given after session/cancel.
+        g.passed("PROMPT-19", "PROMPT-21")
+    else:
+        reason = "the permission request was answered without a session/cancel"
+        if isinstance(outcome, s.CancelledPermissionOutcome):
+            reason = "the permission request was answered cancelled, but no session/cancel came"
+        g.skip("PROMPT-21", reason)
+    _say(
+        turn,
+        "Last, optional: reopen this session from your client's history (session/load) to check the "
+        f"replay. The report is in {g.path}.",
+    )
+    for clause in ("SETUP-03", "SETUP-04", "SETUP-22"):
+        g.skip(clause, "the client has not loaded a session (yet)")
+    return s.PromptResponse(
+        stop_reason=s.StopReason.CANCELLED if turn.cancelled.is_set() else s.StopReason.END_TURN
+    )
+
+
+STEPS: List[Callable[["GraderAgent", "PromptTurn"], s.PromptResponse]] = [_basics, _cancellation]
+
+#: What each step decides: SKIPPED as "not reached" when the client stops before it.
+STEP_CLAUSES = {
+    "basics": (
+        "OVERVIEW-04",
+        "TOOL-08",
+        "SCHEMA-04",
+        "FS-04",
+        "FS-07",
+        "FS-08",
+        "TERM-03",
+        "TERM-09",
+        "TERM-11",
+        "TERM-12",
+        "TERM-13",
+        "TERM-14",
+        "EXT-08",
+        "EXT-10",
+    ),
+    "cancellation": ("PROMPT-19", "PROMPT-21"),
+}

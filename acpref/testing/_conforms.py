@@ -1,0 +1,56 @@
+"""``assert_conforms``: fail a test with the oracle's findings, clause by clause.
+
+For a transcript recorded anywhere (a path, records, or an ``AgentDriver``), in any test runner:
+an ``AssertionError`` whose message lists each violation with its clause, who broke it, and the
+index of the message. ``blame`` narrows the judgement to one side (the one under test).
+"""
+
+from __future__ import annotations
+
+from typing import Any, Iterable, Optional, Sequence
+
+from .._rules import Finding, Party
+from ..oracle import Report, validate
+from ..oracle._validate import format_finding
+
+__all__ = ["assert_conforms", "problems"]
+
+
+def problems(
+    report: Report,
+    *,
+    blame: Optional[str] = None,
+    warnings: bool = False,
+    ignore: Sequence[str] = (),
+) -> list:
+    """The findings that fail a test: violations (and warnings if asked), minus ``ignore``."""
+    chosen: Iterable[Finding] = report.findings if warnings else report.violations
+    who = Party(blame) if blame is not None else None
+    return [f for f in chosen if f.clause not in ignore and (who is None or f.blame is who)]
+
+
+def assert_conforms(
+    transcript: Any,
+    *,
+    blame: Optional[str] = None,
+    warnings: bool = False,
+    ignore: Sequence[str] = (),
+) -> Report:
+    """Validate ``transcript`` and raise ``AssertionError`` listing what breaks the spec.
+
+    ``transcript``: a path, an iterable of records / dicts / JSON lines, a ``Report``, or anything
+    with a ``close() -> Report`` (an ``AgentDriver``). Returns the report when it conforms.
+    """
+    if isinstance(transcript, Report):
+        report = transcript
+    elif hasattr(transcript, "close") and hasattr(transcript, "sink"):
+        report = transcript.close()
+    else:
+        report = validate(transcript)
+    found = problems(report, blame=blame, warnings=warnings, ignore=ignore)
+    if found:
+        who = f" by the {blame}" if blame else ""
+        lines = [f"{len(found)} ACP spec violation(s){who} in {report.messages} messages:"]
+        lines.extend("  " + format_finding(f) for f in found)
+        raise AssertionError("\n".join(lines))
+    return report

@@ -1,0 +1,209 @@
+"""Recording a live connection so that the transcript's order is the wire's, and validating it.
+
+``RecordingStream`` wraps the stream of a ``Connection``: a line we send is recorded *before* it
+is written (so the peer's reaction to it can never be recorded first), a line we receive as it is
+read, and the end of each direction as an ``eof`` event. Every record goes to a ``RecordSink``,
+which keeps it, writes it to a transcript file, feeds it to the oracle's ``Validator`` at once,
+and lets a test wait for a message of the peer.
+
+Raw bytes can be written through the same stream (``write_raw``) to send what ``Connection``
+never would: broken JSON, a wrong ``jsonrpc``, a request with a string id. They are recorded and
+judged like everything else.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import os
+import threading
+import time
+from typing import Any, Callable, Dict, List, Optional, Tuple, Union
+
+from .._rules import Finding, Party
+from .._transport import Stream
+from ..oracle import Record, Report, TranscriptRecorder, Validator
+from ..oracle._transcript import LineBuffer
+
+__all__ = ["RecordSink", "RecordingStream"]
+
+log = logging.getLogger("acpref.testing")
+
+#: A peer message the sink keeps for waiters: (message index, parsed JSON or None if unparsable).
+Received = Tuple[int, Any]
+
+
+class RecordSink:
+    """Keeps, writes and validates the records of one connection, seen from party ``me``."""
+
+    def __init__(
+        self,
+        me: str,
+        transcript: Union[str, os.PathLike, None] = None,
+        *,
+        header: Optional[Dict[str, Any]] = None,
+    ) -> None:
+        self.me = Party(me)
+        self.peer = Party.CLIENT if self.me is Party.AGENT else Party.AGENT
+        self.records: List[Record] = []
+        self.validator = Validator()
+        self.transcript_path = os.fspath(transcript) if transcript is not None else None
+        self._file = TranscriptRecorder(transcript, me=me, header=header) if transcript else None
+        self._cond = threading.Condition()
+        self._received: List[Received] = []
+        self._ended: Dict[Party, bool] = {Party.AGENT: False, Party.CLIENT: False}
+        self._report: Optional[Report] = None
+
+    def add(self, record: Record) -> List[Finding]:
+        """Record, write and validate one record; wake whoever waits for it."""
+        with self._cond:
+            index = self.validator.messages
+            self.records.append(record)
+            if self._file is not None:
+                self._file.add(record)
+            found = self.validator.feed(record)
+            if record.event == "eof":
+                self._ended[Party(record.sender)] = True
+            elif record.is_message and record.sender == self.peer.value:
+                self._received.append((index, _parse(record.raw or b"")))
+            self._cond.notify_all()
+        return found
+
+    @property
+    def findings(self) -> List[Finding]:
+        """What the oracle found so far (the end-of-transcript checks come with ``finish``)."""
+        with self._cond:
+            return list(self.validator.findings)
+
+    def received(self, since: int = 0) -> List[Received]:
+        """The peer's messages from position ``since`` of the received list."""
+        with self._cond:
+            return list(self._received[since:])
+
+    @property
+    def received_count(self) -> int:
+        with self._cond:
+            return len(self._received)
+
+    def wait_for(
+        self, predicate: Callable[[Any], bool], *, since: int = 0, timeout: float = 10.0
+    ) -> Received:
+        """The first peer message from position ``since`` that ``predicate`` accepts.
+
+        Raises ``TimeoutError`` after ``timeout`` seconds, or at once when the peer has ended.
+        """
+        deadline = time.monotonic() + timeout
+        position = since
+        with self._cond:
+            while True:
+                while position < len(self._received):
+                    item = self._received[position]
+                    position += 1
+                    if item[1] is not None and predicate(item[1]):
+                        return item
+                if self._ended[self.peer]:
+                    raise TimeoutError("the peer closed its stream first")
+                remaining = deadline - time.monotonic()
+                if remaining <= 0:
+                    raise TimeoutError(
+                        f"no matching message from the {self.peer.value} in {timeout}s"
+                    )
+                self._cond.wait(remaining)
+
+    def wait_peer_eof(self, timeout: float) -> bool:
+        """Wait until the peer closed its stream."""
+        with self._cond:
+            return self._cond.wait_for(lambda: self._ended[self.peer], timeout)
+
+    def finish(self) -> Report:
+        """The final report (end-of-transcript checks included); idempotent."""
+        with self._cond:
+            if self._report is None:
+                self._report = self.validator.finish()
+            if self._file is not None:
+                self._file.close()
+            return self._report
+
+
+def _parse(raw: bytes) -> Any:
+    try:
+        return json.loads(raw.decode("utf-8"))
+    except (UnicodeDecodeError, ValueError):
+        return None
+
+
+class RecordingStream:
+    """A ``Stream`` that records every line both ways into a ``RecordSink`` (see the module doc).
+
+    ``close_output`` (optional) ends our direction only, so that the peer sees end of input
+    while we keep reading what it still sends; without it, ``end_output`` closes the whole
+    stream.
+    """
+
+    def __init__(
+        self,
+        inner: Stream,
+        sink: RecordSink,
+        *,
+        close_output: Optional[Callable[[], None]] = None,
+        max_line_bytes: int = 64 * 1024 * 1024,
+    ) -> None:
+        self._inner = inner
+        self._sink = sink
+        self._close_output = close_output
+        self._out = LineBuffer(max_line_bytes)
+        self._in = LineBuffer(max_line_bytes)
+        self._write_lock = threading.Lock()  # guards _out, _output_ended and the write order
+        self._output_ended = False
+        self._input_ended = False
+
+    def write(self, data: bytes) -> None:
+        with self._write_lock:
+            if self._output_ended:
+                log.debug("dropped %d bytes written after the end of our output", len(data))
+                return
+            for line in self._out.feed(bytes(data)):
+                self._record(self._sink.me, line)
+            self._inner.write(data)
+
+    def write_raw(self, data: bytes) -> None:
+        """Write bytes as they are (no newline added): the way to send what is invalid."""
+        self.write(data)
+
+    def read(self, size: int) -> bytes:
+        data = self._inner.read(size)
+        if data:
+            for line in self._in.feed(data):
+                self._record(self._sink.peer, line)
+        elif not self._input_ended:
+            self._input_ended = True
+            for line in self._in.flush():
+                self._record(self._sink.peer, line)
+            self._sink.add(Record(sender=self._sink.peer.value, ts=time.time(), event="eof"))
+        return data
+
+    def end_output(self) -> None:
+        """Close our direction: the peer reads end of input. Idempotent."""
+        with self._write_lock:
+            if self._output_ended:
+                return
+            self._output_ended = True
+            for line in self._out.flush():
+                self._record(self._sink.me, line)
+            self._sink.add(Record(sender=self._sink.me.value, ts=time.time(), event="eof"))
+            if self._close_output is not None:
+                try:
+                    self._close_output()
+                except OSError:
+                    pass
+                return
+        self._inner.close()
+
+    def close(self) -> None:
+        self._inner.close()
+
+    def _record(self, sender: Party, line: Optional[bytes]) -> None:
+        if line is None:
+            self._sink.add(Record(sender=sender.value, ts=time.time(), event="oversize"))
+        else:
+            self._sink.add(Record(sender=sender.value, ts=time.time(), raw=line))

@@ -1,0 +1,182 @@
+"""The pytest plugin of acpref: conformance fixtures for agents and clients under test.
+
+Registered as the ``pytest11`` entry point ``acpref``, so that installing acpref makes these
+fixtures available with no configuration (without the entry point: ``-p acpref.testing.plugin``,
+or import the fixtures into a conftest):
+
+* ``acp_agent``: a factory; ``acp_agent(argv)`` starts the agent under test and returns an
+  ``AgentDriver`` playing its client. At teardown every agent is shut down (end of input first)
+  and the test fails with the violations the oracle found on the agent's side.
+* ``acp_pair``: the same for an ``acpref.agent.Agent`` served in this process, over in-memory
+  pipes.
+* ``acp_client_check``: for a client under test: ``.argv`` launches the scripted grading agent
+  (``acpref check-client --serve``); run the client with it; at teardown the test fails with the
+  clauses the client failed.
+
+``assert_conforms(transcript)`` (``acpref.testing``) judges any recorded transcript.
+"""
+
+from __future__ import annotations
+
+import os
+import select
+import sys
+import time
+from typing import Any, Callable, Iterator, List, Optional, Sequence
+
+import pytest
+
+from ..oracle._validate import format_finding
+from ._check_client import read_client_report
+from ._conforms import problems
+from ._driver import AgentDriver
+from ._pairs import AgentUnderTest, memory_pair
+from ._results import CheckReport
+
+__all__ = ["acp_agent", "acp_pair", "acp_client_check", "ClientCheck"]
+
+
+class _Launched:
+    """The drivers a test started, and what their agents may break unnoticed (``ignore``)."""
+
+    def __init__(self) -> None:
+        self.drivers: List[Any] = []
+
+    def add(self, driver: AgentDriver, ignore: Sequence[str], warnings: bool) -> AgentDriver:
+        self.drivers.append((driver, tuple(ignore), warnings))
+        return driver
+
+    def verdict(self) -> Optional[str]:
+        messages = []
+        for driver, ignore, warnings in self.drivers:
+            report = driver.close()
+            found = problems(report, blame="agent", warnings=warnings, ignore=ignore)
+            if found:
+                where = f" (transcript: {driver.transcript_path})" if driver.transcript_path else ""
+                messages.append(f"the agent broke the ACP spec{where}:")
+                messages.extend("  " + format_finding(f) for f in found)
+                tail = driver.stderr.strip().splitlines()[-5:]
+                if tail:
+                    messages.append("  agent stderr ends:")
+                    messages.extend("    " + line for line in tail)
+        return "\n".join(messages) or None
+
+
+@pytest.fixture
+def acp_agent(tmp_path: Any) -> Iterator[Callable[..., AgentDriver]]:
+    """Start an agent under test: ``acp_agent(argv, *, cwd=None, env=None, ignore=(), warnings=False,
+    timeout=10.0)`` -> ``AgentDriver``. The test fails at teardown if the agent broke the spec."""
+    launched = _Launched()
+
+    def launch(
+        argv: Sequence[str],
+        *,
+        cwd: Optional[str] = None,
+        env: Optional[dict] = None,
+        ignore: Sequence[str] = (),
+        warnings: bool = False,
+        timeout: float = 10.0,
+    ) -> AgentDriver:
+        transcript = tmp_path / f"agent-{len(launched.drivers) + 1}.jsonl"
+        driver = AgentDriver.spawn(argv, cwd=cwd, env=env, transcript=transcript, timeout=timeout)
+        return launched.add(driver, ignore, warnings)
+
+    yield launch
+    verdict = launched.verdict()
+    if verdict:
+        pytest.fail(verdict, pytrace=False)
+
+
+@pytest.fixture
+def acp_pair(tmp_path: Any) -> Iterator[Callable[..., AgentDriver]]:
+    """Serve an ``acpref.agent.Agent`` in this process: ``acp_pair(agent, *, ignore=(),
+    warnings=False)`` -> ``AgentDriver``. The test fails at teardown if the agent broke the spec."""
+    launched = _Launched()
+
+    def pair(
+        agent: AgentUnderTest,
+        *,
+        ignore: Sequence[str] = (),
+        warnings: bool = False,
+        timeout: float = 10.0,
+    ) -> AgentDriver:
+        transcript = tmp_path / f"pair-{len(launched.drivers) + 1}.jsonl"
+        return launched.add(
+            memory_pair(agent, transcript=transcript, timeout=timeout), ignore, warnings
+        )
+
+    yield pair
+    verdict = launched.verdict()
+    if verdict:
+        pytest.fail(verdict, pytrace=False)
+
+
+class ClientCheck:
+    """A scripted grading agent for a client under test: launch ``argv`` as the client's agent."""
+
+    def __init__(self, report_path: str) -> None:
+        self.report_path = report_path
+        #: The agent command for the client under test.
+        self.argv: List[str] = [
+            sys.executable,
+            "-m",
+            "acpref",
+            "check-client",
+            "--serve",
+            report_path,
+        ]
+        self.ignore: Sequence[str] = ()
+
+    def report(self, timeout: float = 10.0) -> CheckReport:
+        """The report; waits (up to ``timeout``) for a grading agent still writing it."""
+        report = read_client_report(self.report_path)
+        if not report.final and report.pid:
+            _wait_pid(report.pid, timeout)
+            report = read_client_report(self.report_path)
+        return report
+
+
+@pytest.fixture
+def acp_client_check(tmp_path: Any) -> Iterator[ClientCheck]:
+    """A grading agent for a client under test; the test fails at teardown on a MUST failure."""
+    check = ClientCheck(os.fspath(tmp_path / "client-report.json"))
+    yield check
+    if not os.path.exists(check.report_path):
+        pytest.fail(
+            f"the client never started the grading agent ({' '.join(check.argv)})", pytrace=False
+        )
+    report = check.report()
+    failed = [
+        r
+        for r in report.failures
+        if r.level in ("MUST", "MUST NOT") and r.clause not in check.ignore
+    ]
+    if failed:
+        pytest.fail("the client broke the ACP spec:\n" + report.format_table(), pytrace=False)
+
+
+def _wait_pid(pid: int, timeout: float) -> None:
+    """Wait for a process that is not our child to end (pidfd where the OS has it)."""
+    try:
+        fd = os.pidfd_open(pid)  # type: ignore[attr-defined]
+    except (AttributeError, OSError):
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline and _alive(pid):
+            time.sleep(0.05)  # no pidfd: the only portable wait for a non-child process
+        return
+    try:
+        poller = select.poll()
+        poller.register(fd, select.POLLIN)
+        poller.poll(int(timeout * 1000))
+    finally:
+        os.close(fd)
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True

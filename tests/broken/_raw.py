@@ -1,0 +1,266 @@
+"""Raw peers for the oracle's tests: an agent and a client that write JSON lines by hand.
+
+``RawAgent`` is a small, single-threaded, *correct* agent over stdin/stdout: it answers
+initialize, session/new, load, resume, close, list and prompt, replays history on load, asks a
+permission for the prompt ``tool``, and honours session/cancel. ``agents.py`` bends it, one rule
+per variant. ``RawClient`` is the same for a client: it spawns its agent (through
+``acpref proxy --record``, so that the traffic is recorded by a third party) and offers
+``call``/``send``/``read``; ``clients.py`` bends it.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from typing import Any, Dict, List, Optional
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+
+
+class RawAgent:
+    """A correct raw agent (see the module doc); override ``on_<method>`` to break it."""
+
+    capabilities: Dict[str, Any] = {
+        "loadSession": True,
+        "sessionCapabilities": {"resume": {}, "close": {}, "list": {}},
+    }
+
+    def __init__(self) -> None:
+        self.inp = sys.stdin.buffer
+        self.out = sys.stdout.buffer
+        self.client_caps: Dict[str, Any] = {}
+        self.history: Dict[str, List[Dict[str, Any]]] = {}
+        self.cancelled: set = set()
+        self.responses: Dict[Any, Dict[str, Any]] = {}
+        self.count = 0
+        self.ids = 1000
+
+    # -- writing ---------------------------------------------------------------------------------
+
+    def write(self, data: bytes) -> None:
+        self.out.write(data)
+        self.out.flush()
+
+    def send(self, message: Any) -> None:
+        self.write(json.dumps(message).encode("utf-8") + b"\n")
+
+    def reply(self, message: Dict[str, Any], result: Any) -> None:
+        self.send({"jsonrpc": "2.0", "id": message["id"], "result": result})
+
+    def error(self, message: Dict[str, Any], code: int, text: str) -> None:
+        self.send({"jsonrpc": "2.0", "id": message["id"], "error": {"code": code, "message": text}})
+
+    def update(self, session_id: str, update: Dict[str, Any], *, keep: bool = True) -> None:
+        if keep:
+            self.history.setdefault(session_id, []).append(update)
+        self.send(
+            {
+                "jsonrpc": "2.0",
+                "method": "session/update",
+                "params": {"sessionId": session_id, "update": update},
+            }
+        )
+
+    def say(self, session_id: str, text: str) -> None:
+        self.update(
+            session_id,
+            {"sessionUpdate": "agent_message_chunk", "content": {"type": "text", "text": text}},
+        )
+
+    def request(self, method: str, params: Dict[str, Any]) -> Dict[str, Any]:
+        """Send a request; read and dispatch until its response arrives."""
+        self.ids += 1
+        request_id = self.ids
+        self.send({"jsonrpc": "2.0", "id": request_id, "method": method, "params": params})
+        while request_id not in self.responses:
+            line = self.inp.readline()
+            if not line:
+                raise SystemExit(0)
+            self.dispatch(json.loads(line))
+        return self.responses.pop(request_id)
+
+    # -- reading ---------------------------------------------------------------------------------
+
+    def run(self) -> None:
+        for line in self.inp:
+            if line.strip():
+                self.dispatch(json.loads(line))
+
+    def dispatch(self, message: Dict[str, Any]) -> None:
+        if "method" not in message:
+            self.responses[message.get("id")] = message
+            return
+        name = "on_" + message["method"].replace("/", "_").replace("$", "dollar")
+        handler = getattr(self, name, None)
+        if handler is not None:
+            handler(message)
+        elif "id" in message:
+            self.error(message, -32601, f"Method not found: {message['method']}")
+
+    # -- the agent methods -----------------------------------------------------------------------
+
+    def on_initialize(self, m: Dict[str, Any]) -> None:
+        self.client_caps = m["params"].get("clientCapabilities") or {}
+        self.reply(
+            m,
+            {
+                "protocolVersion": 1,
+                "agentCapabilities": self.capabilities,
+                "authMethods": [],
+                "agentInfo": {"name": "raw-agent", "version": "1.0"},
+            },
+        )
+
+    def new_session_id(self) -> str:
+        self.count += 1
+        return f"sess-{self.count}"
+
+    def on_session_new(self, m: Dict[str, Any]) -> None:
+        session_id = self.new_session_id()
+        self.history[session_id] = []
+        self.reply(m, {"sessionId": session_id})
+
+    def on_session_load(self, m: Dict[str, Any]) -> None:
+        session_id = m["params"]["sessionId"]
+        for update in self.history.get(session_id, []):
+            self.update(session_id, update, keep=False)
+        self.reply(m, {})
+
+    def on_session_resume(self, m: Dict[str, Any]) -> None:
+        self.reply(m, {})
+
+    def on_session_close(self, m: Dict[str, Any]) -> None:
+        self.reply(m, {})
+
+    def on_session_list(self, m: Dict[str, Any]) -> None:
+        self.reply(m, {"sessions": [{"sessionId": sid, "cwd": "/tmp"} for sid in self.history]})
+
+    def on_session_cancel(self, m: Dict[str, Any]) -> None:
+        self.cancelled.add(m["params"]["sessionId"])
+
+    def on_session_prompt(self, m: Dict[str, Any]) -> None:
+        session_id = m["params"]["sessionId"]
+        text = "".join(b.get("text", "") for b in m["params"]["prompt"])
+        self.cancelled.discard(session_id)
+        self.history.setdefault(session_id, []).append(
+            {"sessionUpdate": "user_message_chunk", "content": {"type": "text", "text": text}}
+        )
+        if text == "tool":
+            self.prompt_tool(m, session_id)
+            return
+        self.say(session_id, text)
+        self.reply(m, {"stopReason": "end_turn"})
+
+    def prompt_tool(self, m: Dict[str, Any], session_id: str) -> None:
+        self.update(
+            session_id,
+            {"sessionUpdate": "tool_call", "toolCallId": "call-1", "title": "Edit", "kind": "edit"},
+        )
+        answer = self.ask_permission(session_id, "call-1")
+        if session_id in self.cancelled:
+            self.finish_cancelled(m)
+            return
+        outcome = answer.get("result", {}).get("outcome", {})
+        status = "completed" if outcome.get("outcome") == "selected" else "failed"
+        self.update(
+            session_id,
+            {"sessionUpdate": "tool_call_update", "toolCallId": "call-1", "status": status},
+        )
+        self.reply(m, {"stopReason": "end_turn"})
+
+    def ask_permission(self, session_id: str, call: str) -> Dict[str, Any]:
+        options = [
+            {"optionId": "allow", "name": "Allow", "kind": "allow_once"},
+            {"optionId": "reject", "name": "Reject", "kind": "reject_once"},
+        ]
+        return self.request(
+            "session/request_permission",
+            {"sessionId": session_id, "toolCall": {"toolCallId": call}, "options": options},
+        )
+
+    def finish_cancelled(self, m: Dict[str, Any]) -> None:
+        self.reply(m, {"stopReason": "cancelled"})
+
+
+class RawClient:
+    """A raw client of an agent spawned behind ``acpref proxy --record TRANSCRIPT``."""
+
+    def __init__(self, transcript: str, agent: Optional[List[str]] = None) -> None:
+        agent = agent or [sys.executable, os.path.join(HERE, "well_behaved_agent.py")]
+        argv = [
+            sys.executable,
+            "-m",
+            "acpref",
+            "proxy",
+            "--quiet",
+            "--record",
+            transcript,
+            "--",
+            *agent,
+        ]
+        self.proc = subprocess.Popen(
+            argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL
+        )
+        assert self.proc.stdin is not None and self.proc.stdout is not None
+        self.ids = 0
+
+    def write(self, data: bytes) -> None:
+        assert self.proc.stdin is not None
+        self.proc.stdin.write(data)
+        self.proc.stdin.flush()
+
+    def send(self, message: Any) -> None:
+        self.write(json.dumps(message).encode("utf-8") + b"\n")
+
+    def read(self) -> Dict[str, Any]:
+        assert self.proc.stdout is not None
+        line = self.proc.stdout.readline()
+        if not line:
+            raise EOFError("the agent closed its output")
+        return json.loads(line)
+
+    def call(
+        self, method: str, params: Dict[str, Any], *, on_request: Any = None
+    ) -> Dict[str, Any]:
+        """Send a request; return its response, handing the agent's messages to ``on_request``."""
+        self.ids += 1
+        request_id = self.ids
+        self.send({"jsonrpc": "2.0", "id": request_id, "method": method, "params": params})
+        while True:
+            message = self.read()
+            if "method" not in message and message.get("id") == request_id:
+                return message
+            if on_request is not None:
+                on_request(message)
+            elif "method" in message and "id" in message:
+                self.send(
+                    {
+                        "jsonrpc": "2.0",
+                        "id": message["id"],
+                        "error": {"code": -32601, "message": "no"},
+                    }
+                )
+
+    def initialize(self, caps: Optional[Dict[str, Any]] = None) -> Dict[str, Any]:
+        return self.call(
+            "initialize",
+            {
+                "protocolVersion": 1,
+                "clientCapabilities": caps or {},
+                "clientInfo": {"name": "raw", "version": "1"},
+            },
+        )
+
+    def new_session(self, cwd: str = "/tmp") -> str:
+        return self.call("session/new", {"cwd": cwd, "mcpServers": []})["result"]["sessionId"]
+
+    def prompt(self, session_id: str, text: str, **kwargs: Any) -> Dict[str, Any]:
+        params = {"sessionId": session_id, "prompt": [{"type": "text", "text": text}]}
+        return self.call("session/prompt", params, **kwargs)
+
+    def close(self) -> int:
+        assert self.proc.stdin is not None
+        self.proc.stdin.close()
+        return self.proc.wait(30)

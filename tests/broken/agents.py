@@ -1,0 +1,484 @@
+"""Deliberately broken agents: each breaks one rule, and the oracle must name its clause.
+
+Run one with ``python tests/broken/agents.py NAME``. Each class says in its docstring what it
+does wrong, ``expect`` is the clause the oracle must report (blamed on the agent), and ``drive``
+names the conversation of ``tests/test_oracle_broken.py`` that provokes it. Most bend
+``RawAgent`` (raw JSON lines); the ``Conn*`` ones misuse ``acpref.connection.Connection``
+directly, without the rules layer that would have stopped them.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+from typing import Any, Dict
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+
+from _raw import RawAgent  # noqa: E402
+
+M = Dict[str, Any]
+
+
+class WrongResponseId(RawAgent):
+    """Answers session/prompt under another id first (then correctly)."""
+
+    expect, drive = "RPC-04", "prompt"
+
+    def on_session_prompt(self, m: M) -> None:
+        self.send({"jsonrpc": "2.0", "id": m["id"] + 100, "result": {"stopReason": "end_turn"}})
+        super().on_session_prompt(m)
+
+
+class LogOnStdout(RawAgent):
+    """Prints a log line on stdout, the protocol stream."""
+
+    expect, drive = "TRANSPORT-08", "handshake"
+
+    def on_initialize(self, m: M) -> None:
+        self.write(b"Starting raw agent v1.0...\n")
+        super().on_initialize(m)
+
+
+class UpdateAfterResponse(RawAgent):
+    """Streams one more chunk after answering session/prompt."""
+
+    expect, drive = "PROMPT-26", "prompt"
+
+    def on_session_prompt(self, m: M) -> None:
+        super().on_session_prompt(m)
+        self.say(m["params"]["sessionId"], "one more thing")
+
+
+class ReplayAfterLoadResponse(RawAgent):
+    """Answers session/load first, then replays the history."""
+
+    expect, drive = "SETUP-07", "load"
+
+    def on_session_load(self, m: M) -> None:
+        self.reply(m, {})
+        session_id = m["params"]["sessionId"]
+        for update in self.history.get(session_id, []):
+            self.update(session_id, update, keep=False)
+
+
+class AnswersNotification(RawAgent):
+    """Answers the session/cancel notification."""
+
+    expect, drive = "OVERVIEW-09", "idle_cancel"
+
+    def on_session_cancel(self, m: M) -> None:
+        super().on_session_cancel(m)
+        self.send({"jsonrpc": "2.0", "id": None, "result": None})
+
+
+class ReadsWithoutCapability(RawAgent):
+    """Calls fs/read_text_file although the client did not advertise fs.readTextFile."""
+
+    expect, drive = "FS-01", "prompt_nocaps"
+
+    def on_session_prompt(self, m: M) -> None:
+        self.request(
+            "fs/read_text_file", {"sessionId": m["params"]["sessionId"], "path": "/etc/hostname"}
+        )
+        super().on_session_prompt(m)
+
+
+class ErrorInsteadOfCancelled(RawAgent):
+    """Ends a cancelled turn with a JSON-RPC error instead of stopReason cancelled."""
+
+    expect, drive = "PROMPT-24", "cancel"
+
+    def finish_cancelled(self, m: M) -> None:
+        self.error(m, -32800, "Request cancelled")
+
+
+class NonUtf8(RawAgent):
+    """Writes a message in Latin-1."""
+
+    expect, drive = "TRANSPORT-01", "prompt"
+
+    def on_session_prompt(self, m: M) -> None:
+        sid = json.dumps(m["params"]["sessionId"]).encode()
+        self.write(
+            b'{"jsonrpc":"2.0","method":"session/update","params":{"sessionId":'
+            + sid
+            + b',"update":{"sessionUpdate":"agent_message_chunk","content":{"type":"text","text":"caf\xe9"}}}}\n'
+        )
+        self.reply(m, {"stopReason": "end_turn"})
+
+
+class MissingJsonrpc(RawAgent):
+    """Answers without the jsonrpc member."""
+
+    expect, drive = "RPC-01", "prompt"
+
+    def on_session_prompt(self, m: M) -> None:
+        self.send({"id": m["id"], "result": {"stopReason": "end_turn"}})
+
+
+class RelativeLocation(RawAgent):
+    """Reports a tool call location with a relative path."""
+
+    expect, drive = "TOOL-15", "prompt"
+
+    def on_session_prompt(self, m: M) -> None:
+        self.update(
+            m["params"]["sessionId"],
+            {
+                "sessionUpdate": "tool_call",
+                "toolCallId": "call-1",
+                "title": "Read",
+                "locations": [{"path": "src/main.py"}],
+            },
+        )
+        super().on_session_prompt(m)
+
+
+class RelativeReadPath(RawAgent):
+    """Asks the client to read a relative path."""
+
+    expect, drive = "FS-03", "prompt"
+
+    def on_session_prompt(self, m: M) -> None:
+        self.request(
+            "fs/read_text_file", {"sessionId": m["params"]["sessionId"], "path": "notes.txt"}
+        )
+        super().on_session_prompt(m)
+
+
+class DuplicateSessionIds(RawAgent):
+    """Gives every new session the same id."""
+
+    expect, drive = "SETUP-02", "two_sessions"
+
+    def new_session_id(self) -> str:
+        return "sess-1"
+
+
+class UnknownVersionError(RawAgent):
+    """Refuses an unknown protocolVersion with an error instead of answering its own."""
+
+    expect, drive = "INIT-08", "unknown_version"
+
+    def on_initialize(self, m: M) -> None:
+        if m["params"].get("protocolVersion") != 1:
+            self.error(m, -32602, "unsupported protocol version")
+        else:
+            super().on_initialize(m)
+
+
+class WrongVersion(RawAgent):
+    """Answers protocolVersion 2 to a client that asked for 1."""
+
+    expect, drive = "INIT-07", "handshake"
+
+    def reply(self, message: M, result: Any) -> None:
+        if isinstance(result, dict) and "protocolVersion" in result:
+            result = {**result, "protocolVersion": 2}
+        super().reply(message, result)
+
+
+class ReplayDuringResume(RawAgent):
+    """Replays history on session/resume, before answering."""
+
+    expect, drive = "SETUP-12", "resume"
+
+    def on_session_resume(self, m: M) -> None:
+        session_id = m["params"]["sessionId"]
+        for update in self.history.get(session_id, []):
+            self.update(session_id, update, keep=False)
+        self.reply(m, {})
+
+
+class ResultAndError(RawAgent):
+    """Answers with both result and error."""
+
+    expect, drive = "RPC-05", "prompt"
+
+    def on_session_prompt(self, m: M) -> None:
+        error = {"code": -32603, "message": "and yet"}
+        self.send(
+            {"jsonrpc": "2.0", "id": m["id"], "result": {"stopReason": "end_turn"}, "error": error}
+        )
+
+
+class AnswersTwice(RawAgent):
+    """Answers session/prompt twice."""
+
+    expect, drive = "RPC-06", "prompt"
+
+    def on_session_prompt(self, m: M) -> None:
+        super().on_session_prompt(m)
+        self.reply(m, {"stopReason": "end_turn"})
+
+
+class UnknownToolCallUpdate(RawAgent):
+    """Updates a tool call it never announced."""
+
+    expect, drive = "TOOL-05", "prompt"
+
+    def on_session_prompt(self, m: M) -> None:
+        update = {
+            "sessionUpdate": "tool_call_update",
+            "toolCallId": "call-404",
+            "status": "completed",
+        }
+        self.update(m["params"]["sessionId"], update)
+        super().on_session_prompt(m)
+
+
+class DuplicateToolCall(RawAgent):
+    """Announces two tool calls with the same id."""
+
+    expect, drive = "TOOL-02", "prompt"
+
+    def on_session_prompt(self, m: M) -> None:
+        for title in ("Read", "Write"):
+            self.update(
+                m["params"]["sessionId"],
+                {"sessionUpdate": "tool_call", "toolCallId": "call-1", "title": title},
+            )
+        super().on_session_prompt(m)
+
+
+class LeaksTerminal(RawAgent):
+    """Creates a terminal and never releases it."""
+
+    expect, drive = "TERM-07", "prompt"
+
+    def on_session_prompt(self, m: M) -> None:
+        params = {
+            "sessionId": m["params"]["sessionId"],
+            "command": sys.executable,
+            "args": ["-c", "pass"],
+        }
+        self.request("terminal/create", params)
+        super().on_session_prompt(m)
+
+
+class TerminalWithoutCapability(RawAgent):
+    """Calls terminal/create although the client did not advertise terminal."""
+
+    expect, drive = "TERM-01", "prompt_nocaps"
+
+    def on_session_prompt(self, m: M) -> None:
+        self.request(
+            "terminal/create", {"sessionId": m["params"]["sessionId"], "command": "/bin/true"}
+        )
+        super().on_session_prompt(m)
+
+
+class IgnoresCancel(RawAgent):
+    """Ends a turn cancelled while it waited for permission with stopReason end_turn."""
+
+    expect, drive = "PROMPT-23", "cancel"
+
+    def finish_cancelled(self, m: M) -> None:
+        self.reply(m, {"stopReason": "end_turn"})
+
+
+class ModeIdField(RawAgent):
+    """Sends current_mode_update with the docs' modeId instead of currentModeId."""
+
+    expect, drive = "SCHEMA-03", "prompt"
+
+    def on_session_prompt(self, m: M) -> None:
+        self.update(
+            m["params"]["sessionId"],
+            {"sessionUpdate": "current_mode_update", "modeId": "code"},
+            keep=False,
+        )
+        super().on_session_prompt(m)
+
+
+class PrettyJson(RawAgent):
+    """Pretty-prints a notification over several lines."""
+
+    expect, drive = "TRANSPORT-05", "prompt"
+
+    def on_session_prompt(self, m: M) -> None:
+        update = {"sessionUpdate": "agent_message_chunk", "content": {"type": "text", "text": "hi"}}
+        message = {
+            "jsonrpc": "2.0",
+            "method": "session/update",
+            "params": {"sessionId": m["params"]["sessionId"], "update": update},
+        }
+        self.write(json.dumps(message, indent=2).encode() + b"\n")
+        self.reply(m, {"stopReason": "end_turn"})
+
+
+class UnprefixedExtension(RawAgent):
+    """Sends a custom notification whose name lacks the leading underscore."""
+
+    expect, drive = "EXT-05", "prompt"
+
+    def on_session_prompt(self, m: M) -> None:
+        self.send({"jsonrpc": "2.0", "method": "acme/status", "params": {"busy": True}})
+        super().on_session_prompt(m)
+
+
+class CustomRootField(RawAgent):
+    """Adds a custom field at the root of the session/new result instead of _meta."""
+
+    expect, drive = "EXT-04", "prompt"
+
+    def on_session_new(self, m: M) -> None:
+        self.count += 1
+        self.history[f"sess-{self.count}"] = []
+        self.reply(m, {"sessionId": f"sess-{self.count}", "acmeDebug": True})
+
+
+class MalformedError(RawAgent):
+    """Answers with an error whose code is a string."""
+
+    expect, drive = "RPC-09", "prompt"
+
+    def on_session_prompt(self, m: M) -> None:
+        self.send({"jsonrpc": "2.0", "id": m["id"], "error": {"code": "oops", "message": "failed"}})
+
+
+class NeverAnswers(RawAgent):
+    """Never answers session/prompt."""
+
+    expect, drive = "RPC-06", "prompt_nowait"
+
+    def on_session_prompt(self, m: M) -> None:
+        pass
+
+
+class Batch(RawAgent):
+    """Sends a JSON-RPC batch (an array), which ACP does not define."""
+
+    expect, drive = "OVERVIEW-01", "prompt"
+
+    def on_session_prompt(self, m: M) -> None:
+        self.send([{"jsonrpc": "2.0", "method": "_raw/tick", "params": {}}])
+        super().on_session_prompt(m)
+
+
+class BadStopReason(RawAgent):
+    """Ends a turn with a stop reason the spec does not have."""
+
+    expect, drive = "PROMPT-17", "prompt"
+
+    def on_session_prompt(self, m: M) -> None:
+        self.reply(m, {"stopReason": "done"})
+
+
+class NullLoadResult(RawAgent):
+    """Answers session/load with result null (as the docs' example shows)."""
+
+    expect, drive = "SETUP-08", "load"
+
+    def on_session_load(self, m: M) -> None:
+        session_id = m["params"]["sessionId"]
+        for update in self.history.get(session_id, []):
+            self.update(session_id, update, keep=False)
+        self.reply(m, None)
+
+
+class TerminalAuthOffered(RawAgent):
+    """Offers a terminal auth method to a client without auth.terminal."""
+
+    expect, drive = "AUTH-05", "handshake"
+
+    def reply(self, message: M, result: Any) -> None:
+        if isinstance(result, dict) and "authMethods" in result:
+            login = {
+                "type": "terminal",
+                "id": "login",
+                "name": "Log in",
+                "args": ["--login"],
+                "env": {},
+            }
+            result = {**result, "authMethods": [login]}
+        super().reply(message, result)
+
+
+class UpdateUnknownSession(RawAgent):
+    """Sends an update for a session that does not exist."""
+
+    expect, drive = "spec-gap:unknown-session", "prompt"
+
+    def on_session_prompt(self, m: M) -> None:
+        self.say("sess-404", "lost")
+        super().on_session_prompt(m)
+
+
+# -- Agents that misuse acpref's Connection -------------------------------------------------------
+
+
+def _conn_agent(prompt: Any, initialize_result: Any = None) -> None:
+    """Serve an agent on a bare ``Connection``: no rules layer, so nothing stops it."""
+    from acpref import schema as s
+    from acpref._transport import FdStream
+    from acpref.connection import Connection
+
+    conn: Connection
+
+    def initialize(params: Any, ctx: Any) -> Any:
+        return initialize_result or s.InitializeResponse(
+            protocol_version=1,
+            agent_capabilities=s.AgentCapabilities(),
+            agent_info=s.Implementation(name="c", version="1"),
+        )
+
+    handlers = {
+        "initialize": initialize,
+        "session/new": lambda params, ctx: s.NewSessionResponse(session_id="sess-1"),
+        "session/prompt": lambda params, ctx: prompt(conn, params),
+    }
+    conn = Connection(
+        FdStream(0, 1, write_timeout=None), handlers, name="conn-agent", drain_timeout=1.0
+    )
+    conn.start()
+    conn.wait_closed()
+
+
+class ConnWriteWithoutCapability:
+    """On a bare Connection: calls fs/write_text_file the client did not advertise."""
+
+    expect, drive = "FS-02", "prompt_nocaps"
+
+    def run(self) -> None:
+        from acpref import schema as s
+        from acpref.errors import RpcError
+
+        def prompt(conn: Any, params: Any) -> Any:
+            try:
+                conn.request(
+                    "fs/write_text_file",
+                    {"sessionId": params.session_id, "path": "/tmp/x", "content": "x"},
+                    timeout=5,
+                )
+            except RpcError:
+                pass
+            return s.PromptResponse(stop_reason=s.StopReason.END_TURN)
+
+        _conn_agent(prompt)
+
+
+class ConnStringVersion:
+    """On a bare Connection: answers initialize with protocolVersion "1", a string."""
+
+    expect, drive = "SCHEMA-12", "handshake"
+
+    def run(self) -> None:
+        result = {
+            "protocolVersion": "1",
+            "agentCapabilities": {},
+            "agentInfo": {"name": "c", "version": "1"},
+        }
+        _conn_agent(lambda conn, params: None, initialize_result=result)
+
+
+BROKEN = {
+    name: cls
+    for name, cls in globals().items()
+    if isinstance(cls, type) and hasattr(cls, "expect") and cls is not RawAgent
+}
+
+if __name__ == "__main__":
+    BROKEN[sys.argv[1]]().run()

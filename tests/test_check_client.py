@@ -1,0 +1,182 @@
+"""``acpref check-client``: the grading agent drives a client; good clients pass, broken ones fail.
+
+Spec: the clauses of each step (spec_notes/oracle.md). The clients under test are ``AgentDriver``s
+(a conforming client, then bent one rule at a time) and, when it exists, ``acpref client``.
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any, Callable, Optional
+
+from acpref import schema as s
+from acpref.testing import AgentDriver, CheckReport, read_client_report
+
+PY = sys.executable
+
+
+def _grade(
+    tmp_path: Path,
+    bend: Optional[Callable[[AgentDriver, str], None]] = None,
+    *,
+    load: bool = True,
+    cancel: bool = True,
+    caps: Any = None,
+) -> CheckReport:
+    """Run a client through both steps (and a load); ``bend`` breaks it."""
+    report_path = tmp_path / "report.json"
+    driver = AgentDriver.spawn(
+        [PY, "-m", "acpref", "check-client", "--serve", str(report_path)], timeout=30
+    )
+    driver.initialize(client_capabilities=caps)
+    session = driver.new_session(str(tmp_path))
+
+    def policy(request: s.RequestPermissionRequest) -> Any:
+        if request.tool_call.tool_call_id == "check-cancel" and cancel:
+            driver.cancel(session)  # spec PROMPT-21: cancel, then answer "cancelled"
+            return None
+        return "allow"
+
+    driver.permission = policy
+    if bend is not None:
+        bend(driver, session)
+    assert driver.prompt(session, "step one").stop_reason == "end_turn"
+    driver.prompt(session, "step two")
+    if load:
+        driver.request(
+            "session/load", {"sessionId": session, "cwd": str(tmp_path), "mcpServers": []}
+        )
+    driver.close()
+    return read_client_report(str(report_path))
+
+
+def test_conforming_client_passes_every_step(tmp_path: Path) -> None:
+    report = _grade(tmp_path)
+    assert report.ok and report.failures == [], report.format_table()
+    assert report.final
+    statuses = {row.clause: row.status for row in report.rows()}
+    for clause in (
+        "TOOL-08",
+        "FS-04",
+        "FS-07",
+        "FS-08",
+        "TERM-04",
+        "TERM-12",
+        "TERM-14",
+        "PROMPT-21",
+        "SETUP-04",
+        "EXT-08",
+        "ELICIT-29",
+        "RPC-17",
+    ):
+        assert statuses[clause] == "PASS", (clause, report.format_table())
+    assert statuses["ELICIT-20"] == "SKIPPED"  # no elicitation advertised
+    assert not list(tmp_path.glob(".acpref-check-*"))  # the check's file is cleaned up
+    cli = subprocess.run(
+        [PY, "-m", "acpref", "check-client", "--report", str(tmp_path / "report.json")],
+        capture_output=True,
+        text=True,
+        timeout=30,
+    )
+    assert cli.returncode == 0 and "PROMPT-21" in cli.stdout
+
+
+def test_client_without_capabilities_must_refuse_the_methods(tmp_path: Path) -> None:
+    report = _grade(tmp_path, caps={})
+    assert report.results["RPC-12"].status == "PASS"
+    assert (
+        report.results["FS-04"].status == "SKIPPED"
+        and report.results["TERM-03"].status == "SKIPPED"
+    )
+    assert report.ok
+
+
+def test_PROMPT_21_client_selecting_after_cancel_fails(tmp_path: Path) -> None:
+    def bend(driver: AgentDriver, session: str) -> None:
+        def policy(request: s.RequestPermissionRequest) -> Any:
+            if request.tool_call.tool_call_id == "check-cancel":
+                driver.cancel(session)
+            return "allow"  # even after the cancel
+
+        driver.permission = policy
+
+    report = _grade(tmp_path, bend, load=False)
+    assert report.results["PROMPT-21"].status == "FAIL", report.format_table()
+    assert not report.ok
+
+
+def test_TOOL_08_client_selecting_an_option_not_offered_fails(tmp_path: Path) -> None:
+    def bend(driver: AgentDriver, session: str) -> None:
+        driver.permission = lambda request: "yolo"
+
+    report = _grade(tmp_path, bend, load=False, cancel=False)
+    assert report.results["TOOL-08"].status == "FAIL", report.format_table()
+
+
+def test_RPC_12_client_serving_an_unadvertised_method_fails(tmp_path: Path) -> None:
+    def bend(driver: AgentDriver, session: str) -> None:
+        # Misuse the connection: serve fs/read_text_file without advertising it.
+        driver.connection.set_handler(
+            "fs/read_text_file", lambda params, ctx: s.ReadTextFileResponse(content="x")
+        )
+
+    report = _grade(tmp_path, bend, load=False, caps={"terminal": True})
+    assert report.results["RPC-12"].status == "FAIL", report.format_table()
+
+
+def test_PROMPT_21_is_skipped_when_the_user_does_not_cancel(tmp_path: Path) -> None:
+    report = _grade(tmp_path, load=False, cancel=False)
+    assert report.results["PROMPT-21"].status == "SKIPPED"
+    assert report.results["SETUP-04"].status == "SKIPPED"
+    assert report.ok
+
+
+def test_reference_client_passes_step_one(tmp_path: Path) -> None:
+    report_path = tmp_path / "report.json"
+    argv = [
+        PY,
+        "-m",
+        "acpref",
+        "client",
+        "--allow",
+        "-p",
+        "go",
+        "--cwd",
+        str(tmp_path),
+        "--",
+        PY,
+        "-m",
+        "acpref",
+        "check-client",
+        "--serve",
+        str(report_path),
+    ]
+    subprocess.run(argv, stdin=subprocess.DEVNULL, capture_output=True, timeout=120)
+    report = read_client_report(str(report_path))
+    assert report.ok, report.format_table()
+    assert report.results["TOOL-08"].status == "PASS" and report.results["TERM-09"].status == "PASS"
+
+
+def test_report_cli_json_and_errors(tmp_path: Path) -> None:
+    report = CheckReport(subject="client")
+    report.failed("TOOL-08", "basics", "#7: selected option 'yolo' was not offered")
+    path = tmp_path / "r.json"
+    path.write_text(report.dumps())
+    result = subprocess.run(
+        [PY, "-m", "acpref", "check-client", "--report", str(path), "--json"],
+        capture_output=True,
+        text=True,
+        timeout=30,
+    )
+    assert result.returncode == 1
+    assert json.loads(result.stdout)["results"][0]["clause"] == "TOOL-08"
+    missing = subprocess.run(
+        [PY, "-m", "acpref", "check-client", "--report", str(tmp_path / "none.json")],
+        capture_output=True,
+        text=True,
+        timeout=30,
+    )
+    assert missing.returncode == 2
