@@ -1,0 +1,61 @@
+"""The client side of ACP: serve an agent's requests, drive its sessions, and a reference client.
+
+Spec: overview.mdx (Client), and every page a client acts on; walk-through and decisions:
+spec_notes/client.md; what an agent may make the reference client do: spec_notes/threat-model.md.
+
+* ``Client``: the interface an editor implements, one method per client method of meta.json.
+* ``ClientSideConnection``: spawns (or attaches to) an agent, runs ``initialize`` with the
+  client's real capabilities, offers one typed call per agent method plus conveniences, and
+  refuses to send anything the rules forbid (``acpref._rules``).
+* ``ReferenceClient``: a complete ``Client`` with real files confined to the session's roots, real
+  terminals, permission policies, elicitation callbacks and a ``SessionView`` per session.
+* ``Renderer``: plain-text rendering of a streaming session (used by the CLI and the demo).
+
+A short session::
+
+    from acpref.client import ClientSideConnection, ReferenceClient, Allow
+
+    client = ReferenceClient(permissions=Allow())
+    with ClientSideConnection.spawn(client, ["my-agent", "--acp"]) as conn:
+        conn.initialize(timeout=30)                      # 1. negotiate
+        session = conn.new_session("/path/to/project")   # 2. open a session
+        answer = conn.prompt(session.session_id, "hi")   # 3. one turn, updates delivered first
+        print(client.view(session.session_id).messages[-1].text, answer.stop_reason)
+"""
+
+from .connection import ClientSideConnection
+from .interface import CLIENT_INFO, Client, OpenedSession
+from .permissions import Allow, Ask, AskCallback, PermissionPolicy, Reject, policy_named
+from .reference import ElicitationCallback, ReferenceClient, UpdateListener
+from .render import Renderer, display_name
+from .roots import Roots
+from .terminals import OutputBuffer, TerminalManager
+from .turns import AgentExited, PromptTurn, UnsupportedProtocolVersion
+from .views import Message, SessionView, ToolCallView
+
+__all__ = [
+    "AgentExited",
+    "Allow",
+    "Ask",
+    "AskCallback",
+    "CLIENT_INFO",
+    "Client",
+    "ClientSideConnection",
+    "ElicitationCallback",
+    "Message",
+    "OpenedSession",
+    "OutputBuffer",
+    "PermissionPolicy",
+    "PromptTurn",
+    "ReferenceClient",
+    "Reject",
+    "Renderer",
+    "Roots",
+    "SessionView",
+    "TerminalManager",
+    "ToolCallView",
+    "UnsupportedProtocolVersion",
+    "UpdateListener",
+    "display_name",
+    "policy_named",
+]

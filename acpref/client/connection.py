@@ -1,0 +1,539 @@
+"""The client side of an ACP connection: spawn or attach to an agent, and talk to it typed.
+
+Spec: overview.mdx, initialization.mdx, session-setup.mdx, prompt-turn.mdx (Cancellation),
+transports.mdx (stdio); clauses INIT-01 .. INIT-03, INIT-09, INIT-12, OVERVIEW-06, SETUP-09,
+SETUP-16, SETUP-25, PROMPT-21, TRANSPORT-03, TRANSPORT-07, TRANSPORT-10. Walk-through:
+spec_notes/client.md.
+
+``ClientSideConnection`` joins a ``Client`` (which serves the agent's requests) to a
+``Connection`` with the protocol's rules as its observer (``RulesObserver(Party.CLIENT)``): every
+message we are about to send that breaks a MUST rule is refused with ``LocalProtocolError`` before
+a byte is written (a method or prompt content the agent did not advertise, a relative ``cwd``,
+a request before ``initialize``...), and a request from the agent that breaks one is answered
+with the rule's error before the client sees it.
+
+The typed calls are named after meta.json's ``agentMethods`` keys (``session_new``,
+``session_prompt``...) and take the schema's request models; beside them are keyword
+conveniences (``new_session(cwd)``, ``prompt(session_id, "text")``, ``cancel(session_id)``).
+
+Threads: the connection's reader, notification and worker threads, plus one *asker* per pending
+permission request (see ``_desk``). ``close()`` stops all of them and shuts the agent process down
+in a ladder (close stdin, SIGTERM, SIGKILL; each step bounded).
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import threading
+from typing import Any, Callable, Iterable, Iterator, List, Optional, Sequence, Union
+
+from .. import schema as s
+from .._rules import Party, RulesObserver
+from .._transport import FdStream, Process, StderrBuffer, Stream, spawn
+from ..connection import Connection, Recorder, RequestContext
+from ..errors import ConnectionClosed
+from ..methods import PROTOCOL_VERSION
+from ._desk import ClientObserver, PermissionDesk, UpdateBarrier
+from .interface import Client, OpenedSession
+from .turns import AgentExited, PromptTurn, UnsupportedProtocolVersion
+
+__all__ = ["ClientSideConnection"]
+
+log = logging.getLogger("acpref.client")
+
+PromptContent = Union[str, Sequence[Any]]
+
+
+class ClientSideConnection:
+    """A connection to one agent, from the client's side. See the module's doc.
+
+    Build it with ``spawn(client, argv)`` for an agent process, or with a ``Stream`` for any
+    other transport. Call ``initialize()`` first, then set up sessions and prompt.
+    """
+
+    def __init__(
+        self,
+        client: Client,
+        stream: Stream,
+        *,
+        process: Optional[Process] = None,
+        name: str = "acpref-client",
+        recorder: Optional[Recorder] = None,
+        on_finding: Optional[Callable[[Any], None]] = None,
+    ) -> None:
+        self.client = client
+        self.process = process
+        #: The protocol's rules as seen from this side; ``rules.findings`` lists what they found.
+        self.rules = RulesObserver(Party.CLIENT, on_finding=on_finding)
+        self._desk = PermissionDesk()
+        self._barrier = UpdateBarrier()
+        self._closed_by_us = False  # close() was called: a failing call is not the agent's doing
+        self._cleaned_up = False  # the client and the desk were told the connection ended
+        self._process_done = False
+        self._close_lock = threading.Lock()  # guards the three flags and the process shutdown
+        self.returncode: Optional[int] = None
+        self.initialize_response: Optional[s.InitializeResponse] = None
+        c, ordered = client, self._ordered
+        handlers = {
+            "session/request_permission": ordered(self._on_permission),
+            "session/update": self._on_update,
+            "fs/read_text_file": ordered(lambda p, ctx: c.fs_read_text_file(p)),
+            "fs/write_text_file": ordered(lambda p, ctx: c.fs_write_text_file(p)),
+            "terminal/create": ordered(lambda p, ctx: c.terminal_create(p)),
+            "terminal/output": ordered(lambda p, ctx: c.terminal_output(p)),
+            "terminal/release": ordered(lambda p, ctx: c.terminal_release(p)),
+            "terminal/wait_for_exit": ordered(lambda p, ctx: c.terminal_wait_for_exit(p)),
+            "terminal/kill": ordered(lambda p, ctx: c.terminal_kill(p)),
+            "elicitation/create": ordered(lambda p, ctx: c.elicitation_create(p)),
+            "elicitation/complete": lambda p, ctx: c.elicitation_complete(p),
+        }
+        self.connection = Connection(
+            stream,
+            handlers,
+            fallback=self._on_extension,
+            name=name,
+            recorder=recorder,
+            observer=ClientObserver(self.rules, self._desk, self._barrier, self._on_agent_result),
+            on_close=self._on_connection_closed,
+        )
+        self.connection.start()
+
+    @classmethod
+    def spawn(
+        cls,
+        client: Client,
+        argv: Sequence[str],
+        *,
+        env: Optional[dict] = None,
+        cwd: Optional[str] = None,
+        on_stderr_line: Optional[Callable[[str], None]] = None,
+        stderr_limit: int = 1 << 20,
+        **kwargs: Any,
+    ) -> "ClientSideConnection":
+        """Start the agent ``argv`` (no shell) and connect to its stdin/stdout (spec TRANSPORT-03).
+
+        Its stderr is always drained (TRANSPORT-07): the last ``stderr_limit`` bytes are kept in
+        ``stderr``, and each line goes to ``on_stderr_line`` if given. The agent runs in a
+        session of its own, so a Ctrl-C typed at our terminal reaches us, not it.
+        """
+        # spec TRANSPORT-03, TRANSPORT-07: we spawn the agent; its stderr is drained, not parsed.
+        process = spawn(
+            argv,
+            env=env,
+            cwd=cwd,
+            stderr=StderrBuffer(stderr_limit, on_stderr_line),
+            new_session=True,
+        )
+        assert process.popen.stdout is not None and process.popen.stdin is not None
+        stream = FdStream(process.popen.stdout.fileno(), process.popen.stdin.fileno())
+        kwargs.setdefault("name", f"acpref-client-{process.pid}")
+        return cls(client, stream, process=process, **kwargs)
+
+    # -- State ----------------------------------------------------------------------------------
+
+    @property
+    def stderr(self) -> Optional[StderrBuffer]:
+        """The agent's stderr (what is kept of it), for a spawned agent."""
+        return self.process.stderr if self.process is not None else None
+
+    @property
+    def closed(self) -> bool:
+        return self.connection.closed
+
+    @property
+    def agent_capabilities(self) -> s.AgentCapabilities:
+        r = self.initialize_response
+        caps = r.agent_capabilities if r is not None else s.UNSET
+        return caps if isinstance(caps, s.AgentCapabilities) else s.AgentCapabilities()
+
+    @property
+    def agent_info(self) -> Optional[s.Implementation]:
+        r = self.initialize_response
+        return (
+            r.agent_info if r is not None and isinstance(r.agent_info, s.Implementation) else None
+        )
+
+    @property
+    def auth_methods(self) -> List[Any]:
+        r = self.initialize_response
+        return list(r.auth_methods) if r is not None and isinstance(r.auth_methods, list) else []
+
+    def supports(self, capability: str) -> bool:
+        """True when the agent advertised a dotted capability path (``"loadSession"``)."""
+        return self.rules.state.gate_open(capability, Party.AGENT)
+
+    # -- Typed calls, one per agent method (meta.json agentMethods) -----------------------------
+
+    def initialize(
+        self, params: Optional[s.InitializeRequest] = None, *, timeout: Optional[float] = None
+    ) -> s.InitializeResponse:
+        """Negotiate the version and exchange capabilities: the first request (spec INIT-01).
+
+        Without ``params``, sends version 1 with the client's real capabilities and
+        ``clientInfo`` (INIT-02, INIT-03, INIT-12). If the agent answers a version we do not
+        speak, closes the connection and raises ``UnsupportedProtocolVersion`` (INIT-09).
+        """
+        if params is None:
+            params = s.InitializeRequest(
+                protocol_version=PROTOCOL_VERSION,  # spec INIT-02: the newest version we speak
+                client_capabilities=self.client.capabilities(),  # spec INIT-02, INIT-12
+                client_info=self.client.client_info,  # spec INIT-03
+            )
+        result = self._call("initialize", params, timeout)
+        if result.protocol_version != PROTOCOL_VERSION:
+            # spec INIT-09: a version we cannot speak: close the connection and say so.
+            self.close()
+            raise UnsupportedProtocolVersion(result.protocol_version)
+        self.initialize_response = result
+        return result
+
+    def authenticate(
+        self, params: s.AuthenticateRequest, *, timeout: Optional[float] = None
+    ) -> s.AuthenticateResponse:
+        return self._call("authenticate", params, timeout)
+
+    def session_new(
+        self, params: s.NewSessionRequest, *, timeout: Optional[float] = None
+    ) -> s.NewSessionResponse:
+        return self._call("session/new", params, timeout)  # spec SETUP-24, SETUP-35: rules
+
+    def session_load(
+        self, params: s.LoadSessionRequest, *, timeout: Optional[float] = None
+    ) -> s.LoadSessionResponse:
+        """Load a session; its history is replayed as updates before this returns.
+
+        A ``null`` result is accepted as success (spec SETUP-09).
+        """
+        self._opening(params.session_id, params.cwd, params.additional_directories, "load")
+        # spec SETUP-03, SETUP-09: refused unless loadSession; a null result reads as {}
+        return self._call("session/load", params, timeout)
+
+    def session_set_mode(
+        self, params: s.SetSessionModeRequest, *, timeout: Optional[float] = None
+    ) -> s.SetSessionModeResponse:
+        return self._call("session/set_mode", params, timeout)
+
+    def session_set_config_option(
+        self, params: s.SetSessionConfigOptionRequest, *, timeout: Optional[float] = None
+    ) -> s.SetSessionConfigOptionResponse:
+        return self._call("session/set_config_option", params, timeout)
+
+    def session_prompt(
+        self, params: s.PromptRequest, *, timeout: Optional[float] = None
+    ) -> s.PromptResponse:
+        """Run one turn: blocks until it ends; every update of the turn is delivered first.
+
+        With a ``timeout``, a turn still running then is cancelled (``session/cancel``) and its
+        answer awaited for up to ``timeout`` more.
+        """
+        turn = self.session_prompt_async(params)
+        if not turn.wait(timeout):
+            self.cancel(params.session_id)
+        return turn.result(timeout)
+
+    def session_prompt_async(self, params: s.PromptRequest) -> PromptTurn:
+        """Send ``session/prompt`` and return at once with a ``PromptTurn``."""
+        self._desk.turn_started(params.session_id)
+        self.client.on_prompt(params)
+        pending = self.connection.request_async("session/prompt", params)
+        return PromptTurn(params.session_id, pending, cancel=self.cancel, explain=self._explain)
+
+    def session_cancel(self, params: s.CancelNotification) -> None:
+        """Cancel the session's turn; pending permission requests are answered ``cancelled``.
+
+        spec PROMPT-21: every ``session/request_permission`` of the session still pending when
+        ``session/cancel`` goes out is answered ``cancelled``, even while its dialog is open.
+        """
+        self.client.on_cancel(params.session_id)
+        self._desk.cancel(params.session_id)
+        self.connection.notify("session/cancel", params)
+
+    def session_list(
+        self, params: Optional[s.ListSessionsRequest] = None, *, timeout: Optional[float] = None
+    ) -> s.ListSessionsResponse:
+        # spec LIST-01: refused unless sessionCapabilities.list (the rules)
+        return self._call("session/list", params or s.ListSessionsRequest(), timeout)
+
+    def session_delete(
+        self, params: s.DeleteSessionRequest, *, timeout: Optional[float] = None
+    ) -> s.DeleteSessionResponse:
+        return self._call("session/delete", params, timeout)  # spec DELETE-01: rules
+
+    def session_resume(
+        self, params: s.ResumeSessionRequest, *, timeout: Optional[float] = None
+    ) -> s.ResumeSessionResponse:
+        self._opening(params.session_id, params.cwd, params.additional_directories, "resume")
+        return self._call("session/resume", params, timeout)  # spec SETUP-10: rules
+
+    def session_close(
+        self, params: s.CloseSessionRequest, *, timeout: Optional[float] = None
+    ) -> s.CloseSessionResponse:
+        """Close a session; a running turn is cancelled with it (spec SETUP-16, PROMPT-21)."""
+        self.client.on_cancel(params.session_id)
+        self._desk.cancel(params.session_id)
+        return self._call("session/close", params, timeout)  # spec SETUP-14: rules
+
+    def logout(
+        self, params: Optional[s.LogoutRequest] = None, *, timeout: Optional[float] = None
+    ) -> s.LogoutResponse:
+        return self._call("logout", params or s.LogoutRequest(), timeout)  # spec AUTH-03
+
+    def ext_method(
+        self, method: str, params: Any = None, *, timeout: Optional[float] = None
+    ) -> Any:
+        """Call a custom ``_``-prefixed method (spec EXT-05, EXT-06): raw JSON both ways."""
+        return self._call(method, {} if params is None else params, timeout)
+
+    def ext_notification(self, method: str, params: Any = None) -> None:
+        self.connection.notify(method, {} if params is None else params)
+
+    # -- Conveniences ---------------------------------------------------------------------------
+
+    def new_session(
+        self,
+        cwd: str,
+        *,
+        additional_directories: Iterable[str] = (),
+        mcp_servers: Iterable[Any] = (),
+        timeout: Optional[float] = None,
+    ) -> s.NewSessionResponse:
+        """``session/new`` with ``cwd`` (and extra roots) made absolute (spec SETUP-25, SETUP-20)."""
+        dirs = _absolute_all(additional_directories)
+        params = s.NewSessionRequest(
+            cwd=os.path.abspath(cwd),  # spec SETUP-25, OVERVIEW-06: cwd is absolute
+            additional_directories=dirs if dirs else s.UNSET,
+            mcp_servers=list(mcp_servers),  # spec SETUP-01: an array, possibly empty
+        )
+        return self.session_new(params, timeout=timeout)
+
+    def load_session(
+        self,
+        session_id: str,
+        cwd: str,
+        *,
+        additional_directories: Iterable[str] = (),
+        mcp_servers: Iterable[Any] = (),
+        timeout: Optional[float] = None,
+    ) -> s.LoadSessionResponse:
+        dirs = _absolute_all(additional_directories)
+        params = s.LoadSessionRequest(
+            session_id=session_id,
+            cwd=os.path.abspath(cwd),
+            additional_directories=dirs if dirs else s.UNSET,
+            mcp_servers=list(mcp_servers),
+        )
+        return self.session_load(params, timeout=timeout)
+
+    def resume_session(
+        self,
+        session_id: str,
+        cwd: str,
+        *,
+        additional_directories: Iterable[str] = (),
+        mcp_servers: Iterable[Any] = (),
+        timeout: Optional[float] = None,
+    ) -> s.ResumeSessionResponse:
+        dirs = _absolute_all(additional_directories)
+        params = s.ResumeSessionRequest(
+            session_id=session_id,
+            cwd=os.path.abspath(cwd),
+            additional_directories=dirs if dirs else s.UNSET,
+            mcp_servers=list(mcp_servers),  # spec SETUP-11: sent, even empty
+        )
+        return self.session_resume(params, timeout=timeout)
+
+    def prompt(
+        self, session_id: str, content: PromptContent, *, timeout: Optional[float] = None
+    ) -> s.PromptResponse:
+        """Send a prompt (a string is one text block) and wait for the turn to end."""
+        return self.session_prompt(_prompt_request(session_id, content), timeout=timeout)
+
+    def prompt_async(self, session_id: str, content: PromptContent) -> PromptTurn:
+        return self.session_prompt_async(_prompt_request(session_id, content))
+
+    def cancel(self, session_id: str) -> None:
+        self.session_cancel(s.CancelNotification(session_id=session_id))
+
+    def set_mode(
+        self, session_id: str, mode_id: str, *, timeout: Optional[float] = None
+    ) -> s.SetSessionModeResponse:
+        return self.session_set_mode(
+            s.SetSessionModeRequest(session_id=session_id, mode_id=mode_id), timeout=timeout
+        )
+
+    def set_config_option(
+        self,
+        session_id: str,
+        config_id: str,
+        value: Union[str, bool],
+        *,
+        timeout: Optional[float] = None,
+    ) -> s.SetSessionConfigOptionResponse:
+        params = s.SetSessionConfigOptionRequest(
+            session_id=session_id, config_id=config_id, value=value
+        )
+        return self.session_set_config_option(params, timeout=timeout)
+
+    def list_sessions(
+        self, cwd: Optional[str] = None, *, timeout: Optional[float] = None
+    ) -> Iterator[s.SessionInfo]:
+        """Every session the agent lists, page after page (spec LIST-10, LIST-11)."""
+        cursor: Any = s.UNSET
+        while True:
+            params = s.ListSessionsRequest(
+                cwd=os.path.abspath(cwd) if cwd else s.UNSET, cursor=cursor
+            )
+            page = self.session_list(params, timeout=timeout)
+            # spec LIST-08: what is listed is shown, never merged into a session's roots.
+            yield from page.sessions
+            if not isinstance(page.next_cursor, str):
+                return  # spec LIST-10: no nextCursor is the end
+            cursor = page.next_cursor  # spec LIST-11: echoed back untouched
+
+    def close_session(
+        self, session_id: str, *, timeout: Optional[float] = None
+    ) -> s.CloseSessionResponse:
+        return self.session_close(s.CloseSessionRequest(session_id=session_id), timeout=timeout)
+
+    # -- Ending ---------------------------------------------------------------------------------
+
+    def close(self, *, grace: float = 2.0, term_grace: float = 2.0) -> Optional[int]:
+        """Close the connection and shut the agent down; returns its exit status (if spawned).
+
+        The client frees its resources first (terminals are killed and reaped), then the
+        connection's threads stop, then the agent: its stdin is closed, and it gets ``grace``
+        seconds to exit, then SIGTERM and ``term_grace`` seconds, then SIGKILL (TRANSPORT-10).
+        """
+        with self._close_lock:
+            self._closed_by_us = True
+            first = not self._cleaned_up
+            self._cleaned_up = True
+        if first:
+            self._desk.close()
+            self._client_closed("closed by the client")
+        self.connection.close("closed by the client")
+        return self._shutdown_process(grace, term_grace)
+
+    def wait_closed(self, timeout: Optional[float] = None) -> bool:
+        return self.connection.wait_closed(timeout)
+
+    def __enter__(self) -> "ClientSideConnection":
+        return self
+
+    def __exit__(self, *exc: Any) -> None:
+        self.close()
+
+    # -- Internals ------------------------------------------------------------------------------
+
+    def _call(self, method: str, params: Any, timeout: Optional[float]) -> Any:
+        try:
+            return self.connection.request(method, params, timeout=timeout)
+        except ConnectionClosed as exc:
+            raise self._explain(exc, method) from None
+
+    def _explain(self, exc: BaseException, method: str) -> BaseException:
+        """Turn "connection closed" into "the agent exited with status N" where that is so."""
+        if not isinstance(exc, ConnectionClosed) or self.process is None or self._closed_by_us:
+            return exc
+        try:
+            returncode = self.process.popen.wait(timeout=1.0)
+        except Exception:  # noqa: BLE001 - still running: the plain error says enough
+            return exc
+        self.returncode = returncode
+        tail = self.process.stderr.text()[-2000:]
+        message = f"the agent exited with status {returncode} while we waited for {method}"
+        if tail.strip():
+            message += f"; its last stderr:\n{tail.rstrip()}"
+        return AgentExited(message, returncode, tail)
+
+    def _opening(self, session_id: str, cwd: str, dirs: Any, how: str) -> None:
+        # Load and resume name their session up front: the client learns its roots before the
+        # agent can replay anything (SETUP-05) or ask for files.
+        opened = OpenedSession(
+            session_id=session_id, cwd=cwd, additional_directories=tuple(dirs or ()), how=how
+        )
+        self.client.on_session_open(opened)
+
+    def _on_agent_result(self, method: str, params: Any, result: Any) -> None:
+        # On the reader thread, in wire order (see ClientObserver).
+        if method in ("session/new", "session/load", "session/resume"):
+            session_id = result.session_id if method == "session/new" else params.session_id
+            dirs = params.additional_directories
+            how = method.split("/")[1]
+            opened = OpenedSession(
+                session_id=session_id,
+                cwd=params.cwd,
+                additional_directories=tuple(dirs or ()),
+                how=how,
+                response=result,
+            )
+            self.client.on_session_open(opened)
+        self.client.on_agent_result(method, params, result)
+
+    def _ordered(
+        self, handler: Callable[[Any, RequestContext], Any]
+    ) -> Callable[[Any, RequestContext], Any]:
+        """``handler``, run only once the updates received before its request were handled."""
+
+        def run(params: Any, ctx: RequestContext) -> Any:
+            self._barrier.wait(ctx.id)
+            return handler(params, ctx)
+
+        return run
+
+    def _on_update(self, params: s.SessionNotification, ctx: RequestContext) -> None:
+        try:
+            self.client.session_update(params)
+        finally:
+            self._barrier.handled_update()
+
+    def _on_permission(
+        self, params: s.RequestPermissionRequest, ctx: RequestContext
+    ) -> s.RequestPermissionResponse:
+        return self._desk.ask(params, ctx, self.client.session_request_permission)
+
+    def _on_extension(self, method: str, params: Any, ctx: RequestContext) -> Any:
+        if ctx.is_notification:
+            self.client.ext_notification(method, params)
+            return None
+        return self.client.ext_method(method, params)
+
+    def _client_closed(self, reason: Optional[str]) -> None:
+        try:
+            self.client.on_close(reason)
+        except Exception:  # noqa: BLE001 - shutting down goes on
+            log.exception("client on_close failed")
+
+    def _on_connection_closed(self, connection: Connection) -> None:
+        # The connection ended on its own (the agent exited) or by close().
+        with self._close_lock:
+            first = not self._cleaned_up
+            self._cleaned_up = True
+        if first:
+            self._desk.close()
+            self._client_closed(connection.close_reason)
+            self._shutdown_process(0.5, 1.0)
+
+    def _shutdown_process(self, grace: float, term_grace: float) -> Optional[int]:
+        if self.process is None:
+            return None
+        with self._close_lock:
+            if not self._process_done:
+                self._process_done = True
+                self.returncode = self.process.shutdown(grace=grace, term_grace=term_grace)
+                self.process.wait_drained(1.0)
+                log.info(
+                    "agent process %s exited with status %s", self.process.pid, self.returncode
+                )
+        return self.returncode
+
+
+def _absolute_all(paths: Iterable[str]) -> List[str]:
+    # spec SETUP-20, OVERVIEW-06: every root we send is absolute; relative ones are made so.
+    return [os.path.abspath(p) for p in paths]
+
+
+def _prompt_request(session_id: str, content: PromptContent) -> s.PromptRequest:
+    blocks = [s.TextContent(text=content)] if isinstance(content, str) else list(content)
+    return s.PromptRequest(session_id=session_id, prompt=blocks)

@@ -1,0 +1,99 @@
+"""What a prompt turn in flight and the end of an agent look like to the caller.
+
+Spec: prompt-turn.mdx, initialization.mdx (Version Negotiation); clauses INIT-09, PROMPT-19.
+
+* ``PromptTurn``: a ``session/prompt`` in flight, to wait for with timeouts (it is never given
+  up on a timeout: cancel it with ``cancel()``);
+* ``AgentExited``: the agent process ended while an answer was awaited;
+* ``UnsupportedProtocolVersion``: the agent speaks a version we do not (INIT-09).
+"""
+
+from __future__ import annotations
+
+import threading
+from typing import Any, Callable, Optional
+
+from .. import schema as s
+from ..connection import PendingRequest
+from ..errors import ConnectionClosed, RequestTimeout
+from ..methods import PROTOCOL_VERSION
+
+__all__ = ["AgentExited", "PromptTurn", "UnsupportedProtocolVersion"]
+
+
+class AgentExited(ConnectionClosed):
+    """The agent process ended (or closed its output) while we waited for an answer."""
+
+    def __init__(self, message: str, returncode: Optional[int], stderr_tail: str) -> None:
+        super().__init__(message)
+        self.returncode = returncode
+        self.stderr_tail = stderr_tail
+
+
+class UnsupportedProtocolVersion(ConnectionClosed):
+    """The agent answered ``initialize`` with a protocol version we do not speak (spec INIT-09).
+
+    The connection is closed (and the agent shut down) before this is raised.
+    """
+
+    def __init__(self, agent_version: Any) -> None:
+        super().__init__(
+            f"the agent speaks ACP protocol version {agent_version!r}; acpref speaks only "
+            f"version {PROTOCOL_VERSION}, so the connection was closed"
+        )
+        self.agent_version = agent_version
+
+
+class PromptTurn:
+    """A ``session/prompt`` in flight: wait for it without giving it up on a timeout.
+
+    A thread waits for the answer (it ends when the answer or the connection's end comes).
+    """
+
+    def __init__(
+        self,
+        session_id: str,
+        pending: PendingRequest,
+        *,
+        cancel: Callable[[str], None],
+        explain: Callable[[BaseException, str], BaseException],
+    ) -> None:
+        self.session_id = session_id
+        self._pending = pending
+        self._cancel = cancel
+        self._explain = explain
+        self._done = threading.Event()
+        self._result: Optional[s.PromptResponse] = None
+        self._error: Optional[BaseException] = None
+        threading.Thread(target=self._wait, name=f"acpref-turn-{pending.id}", daemon=True).start()
+
+    def _wait(self) -> None:
+        try:
+            self._result = self._pending.result(None)
+        except BaseException as exc:  # noqa: BLE001 - handed to result()
+            self._error = self._explain(exc, "session/prompt")
+        finally:
+            self._done.set()
+
+    @property
+    def done(self) -> bool:
+        return self._done.is_set()
+
+    def wait(self, timeout: Optional[float] = None) -> bool:
+        """Wait until the turn ends; True if it did within ``timeout``."""
+        return self._done.wait(timeout)
+
+    def result(self, timeout: Optional[float] = None) -> s.PromptResponse:
+        """The turn's answer, once every update of the turn was delivered (see ``prompt``)."""
+        if not self._done.wait(timeout):
+            raise RequestTimeout(
+                f"the prompt turn of {self.session_id} did not end within {timeout}s"
+            )
+        if self._error is not None:
+            raise self._error
+        assert self._result is not None
+        return self._result
+
+    def cancel(self) -> None:
+        """Cancel the turn (``session/cancel``); it then ends, normally with ``cancelled``."""
+        self._cancel(self.session_id)
