@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import collections
 import errno
+import inspect
 import logging
 import os
 import select
@@ -48,6 +49,7 @@ from typing import (
 import attrs
 
 __all__ = [
+    "INTERRUPTED",
     "Stream",
     "FdStream",
     "FileStream",
@@ -57,6 +59,7 @@ __all__ = [
     "Process",
     "spawn",
     "StderrBuffer",
+    "read_accepts_timeout",
 ]
 
 log = logging.getLogger("acpref.transport")
@@ -67,13 +70,29 @@ _LARGE_READ = 1024 * 1024
 
 
 class Stream(Protocol):
-    """What a connection needs: blocking reads that return ``b""`` at the end, whole writes."""
+    """What a connection needs: blocking reads that return ``b""`` at the end, whole writes.
 
-    def read(self, size: int) -> bytes: ...
+    ``read`` returns ``None`` when ``timeout`` (seconds) passes with nothing to read. A stream
+    may also offer ``interrupt()``: a read blocked in another thread (or the next read) returns
+    ``None`` at once, with nothing consumed. The connection uses both to hand the reading role
+    to a thread that waits for its own answer, and to honour that thread's own timeout (see
+    ``acpref._threads``).
+    """
+
+    def read(self, size: int, timeout: Optional[float] = None) -> Optional[bytes]: ...
 
     def write(self, data: bytes) -> None: ...
 
     def close(self) -> None: ...
+
+
+def read_accepts_timeout(read: Callable[..., Any]) -> bool:
+    """True when a stream's ``read`` takes the ``timeout`` argument (streams of ours all do)."""
+    try:
+        params = inspect.signature(read).parameters
+    except (TypeError, ValueError):  # pragma: no cover - a builtin without a signature
+        return False
+    return "timeout" in params or any(p.kind is p.VAR_POSITIONAL for p in params.values())
 
 
 class StreamClosed(OSError):
@@ -90,6 +109,16 @@ class Oversize:
     size: int
 
 
+class _Interrupted:
+    """Yielded by ``LineSplitter`` when a read was interrupted; the split goes on afterwards."""
+
+    def __repr__(self) -> str:
+        return "INTERRUPTED"
+
+
+INTERRUPTED = _Interrupted()
+
+
 class LineSplitter:
     """Split a stream's bytes into lines without the ``\\n``; bound the length of one line.
 
@@ -98,16 +127,21 @@ class LineSplitter:
     delivered at the end of input.
     """
 
-    def __init__(self, read: Callable[[int], bytes], max_line_bytes: int) -> None:
+    def __init__(self, read: Callable[[int], Optional[bytes]], max_line_bytes: int) -> None:
         self._read = read
         self._max = max_line_bytes
 
-    def __iter__(self) -> Iterator[Union[bytes, Oversize]]:
+    def __iter__(self) -> Iterator[Union[bytes, Oversize, _Interrupted]]:
+        # One generator is shared by every thread that takes the reading role in turn; only
+        # the role's holder advances it, so its state (a line in progress) carries over.
         parts: List[bytes] = []
         pending = 0  # bytes held in `parts`
         dropping = 0  # > 0 while discarding an oversize line: bytes seen so far
         while True:
             chunk = self._read(_LARGE_READ if pending or dropping else _SMALL_READ)
+            if chunk is None:
+                yield INTERRUPTED
+                continue
             if not chunk:
                 if dropping:
                     yield Oversize(dropping)
@@ -183,7 +217,9 @@ class FdStream:
         self._write_fd = write_fd
         self._write_timeout = write_timeout
         self._owns = owns_fds
-        self._wake_r, self._wake_w = os.pipe()
+        self._wake_r, self._wake_w = os.pipe()  # close() wakes blocked reads and writes
+        self._intr_r, self._intr_w = os.pipe()  # interrupt() wakes a blocked read
+        os.set_blocking(self._intr_r, False)
         self._closed = False
         self._users = 0  # threads inside read() or write(); the fds stay open while any is
         self._close_lock = threading.Lock()  # guards _closed and _users
@@ -195,6 +231,7 @@ class FdStream:
         self._poll_read = select.poll()
         self._poll_read.register(read_fd, select.POLLIN | select.POLLHUP | select.POLLERR)
         self._poll_read.register(self._wake_r, select.POLLIN)
+        self._poll_read.register(self._intr_r, select.POLLIN)
 
     def _enter(self) -> bool:
         with self._close_lock:
@@ -210,22 +247,38 @@ class FdStream:
         if last:
             self._release()
 
-    def read(self, size: int) -> bytes:
+    def read(self, size: int, timeout: Optional[float] = None) -> Optional[bytes]:
         if not self._enter():
             return b""
         try:
-            return self._read(size)
+            return self._read(size, timeout)
         finally:
             self._leave()
 
-    def _read(self, size: int) -> bytes:
+    def interrupt(self) -> None:
+        """Make a blocked (or the next) ``read`` return ``None`` without consuming anything."""
+        try:
+            os.write(self._intr_w, b"i")
+        except OSError:  # closed, or the pipe is full of earlier interrupts: either will do
+            pass
+
+    def _read(self, size: int, timeout: Optional[float]) -> Optional[bytes]:
+        wait_ms = None if timeout is None else max(0, int(timeout * 1000))
         while not self._closed:
             try:
-                events = self._poll_read.poll()
+                events = self._poll_read.poll(wait_ms)
             except InterruptedError:  # pragma: no cover - PEP 475 retries this already
                 continue
+            if not events:
+                return None  # the timeout passed
             if self._closed or any(fd == self._wake_r for fd, _ in events):
                 return b""
+            if any(fd == self._intr_r for fd, _ in events):
+                try:
+                    os.read(self._intr_r, 4096)
+                except OSError:
+                    pass
+                return None
             try:
                 return os.read(self._read_fd, size)
             except BlockingIOError:
@@ -301,7 +354,7 @@ class FdStream:
 
     def _release(self) -> None:
         # Runs once: from close() if no thread was inside, else from the last one to leave.
-        fds = {self._wake_r, self._wake_w}
+        fds = {self._wake_r, self._wake_w, self._intr_r, self._intr_w}
         if self._owns:
             fds |= {self._read_fd, self._write_fd}
         for fd in fds:
@@ -320,7 +373,8 @@ class FileStream:
         self._read = getattr(reader, "read1", None) or reader.read
         self._closed = False
 
-    def read(self, size: int) -> bytes:
+    def read(self, size: int, timeout: Optional[float] = None) -> Optional[bytes]:
+        # A file object cannot wait with a timeout: the read blocks until data or the end.
         if self._closed:
             return b""
         try:
@@ -352,6 +406,7 @@ class _MemoryPipeEnd:
         self._chunks: Deque[bytes] = collections.deque()
         self._cond = threading.Condition()
         self._eof = False
+        self._interrupted = False
 
     def feed(self, data: bytes) -> None:
         with self._cond:
@@ -365,10 +420,22 @@ class _MemoryPipeEnd:
             self._eof = True
             self._cond.notify_all()
 
-    def read(self, size: int) -> bytes:
+    def interrupt(self) -> None:
         with self._cond:
-            while not self._chunks and not self._eof:
-                self._cond.wait()
+            self._interrupted = True
+            self._cond.notify_all()
+
+    def read(self, size: int, timeout: Optional[float] = None) -> Optional[bytes]:
+        deadline = None if timeout is None else time.monotonic() + timeout
+        with self._cond:
+            while not self._chunks and not self._eof and not self._interrupted:
+                remaining = None if deadline is None else deadline - time.monotonic()
+                if remaining is not None and remaining <= 0:
+                    return None
+                self._cond.wait(remaining)
+            if self._interrupted:
+                self._interrupted = False
+                return None
             if not self._chunks:
                 return b""
             chunk = self._chunks.popleft()
@@ -385,8 +452,11 @@ class MemoryStream:
         self._in = inbound
         self._out = outbound
 
-    def read(self, size: int) -> bytes:
-        return self._in.read(size)
+    def read(self, size: int, timeout: Optional[float] = None) -> Optional[bytes]:
+        return self._in.read(size, timeout)
+
+    def interrupt(self) -> None:
+        self._in.interrupt()
 
     def write(self, data: bytes) -> None:
         self._out.feed(data)

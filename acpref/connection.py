@@ -5,17 +5,19 @@ OVERVIEW-08, OVERVIEW-09, RPC-01 .. RPC-20, TRANSPORT-01, TRANSPORT-04, TRANSPOR
 CANCEL-01 .. CANCEL-07, EXT-06 .. EXT-10. How it works, and each decision where the spec is
 silent: spec_notes/connection.md.
 
-How the threads divide the work:
+How the threads divide the work (``acpref._threads`` explains why, with measurements):
 
-* The **reader** thread reads lines, parses them, resolves the futures of our outgoing requests,
-  and hands everything else on. It never runs a handler.
-* Each inbound **request** runs on a worker thread from a bounded pool, so that a handler may call
-  the peer and wait (a prompt handler asking ``session/request_permission``) without deadlock.
-  Past ``max_handlers`` running at once, requests queue; past ``max_queued`` waiting, they are
-  answered -32800 at once (spec RPC-15: a request aborted by a resource limit).
-* Inbound **notifications** run on one dispatcher thread, one after another in wire order.
-* A response is handed to its caller only after every notification that arrived before it has
-  been handled: the ``session/update``s of a turn are all delivered before ``prompt`` returns.
+* Reading is a role one thread holds at a time. A caller waiting for its own response reads
+  until it comes; when nobody waits, one of the connection's host threads keeps watch and reads.
+* Each inbound **request** runs on a host thread that does not hold the reading role, so a
+  handler may call the peer and wait (a prompt handler asking ``session/request_permission``)
+  without deadlock. A host that reads a request passes the role to another host and runs it
+  (leader/follower). Past ``max_handlers`` running at once, requests queue; past ``max_queued``
+  waiting, they are answered -32800 at once (spec RPC-15: a request aborted by a resource limit).
+* Inbound **notifications** run on the thread that read them, at once: one after another in wire
+  order, and all of those received before a response are handled before its caller gets it (the
+  ``session/update``s of a turn are all delivered before ``prompt`` returns). A notification
+  handler may call the peer, but must not block on anything else.
 * Writes take one lock around the write of an already encoded line.
 
 Bad input never stops the connection: an unparseable line is answered -32700 (``id: null``), an
@@ -32,13 +34,13 @@ from __future__ import annotations
 import itertools
 import json
 import logging
-import queue
 import threading
 import time
-from typing import Any, Callable, Dict, List, Mapping, Optional, Protocol
+from typing import Any, Callable, Dict, Iterator, Mapping, Optional, Protocol
 
 from . import codec
-from ._transport import LineSplitter, Oversize, Stream
+from ._threads import READ_EOF, READ_INTERRUPTED, READ_MORE, Crew, Waiter
+from ._transport import INTERRUPTED, LineSplitter, Oversize, Stream, read_accepts_timeout
 from .errors import (
     ConnectionClosed,
     ErrorCode,
@@ -48,7 +50,7 @@ from .errors import (
     RequestTimeout,
     RpcError,
 )
-from .methods import CANCEL_REQUEST, lookup
+from .methods import CANCEL_REQUEST, METHODS, Method
 
 __all__ = [
     "Connection",
@@ -165,16 +167,7 @@ class RequestContext:
 class PendingRequest:
     """An outgoing request waiting for its response."""
 
-    __slots__ = (
-        "id",
-        "method",
-        "_connection",
-        "_result_type",
-        "_done",
-        "_response",
-        "_barrier",
-        "_error",
-    )
+    __slots__ = ("id", "method", "_connection", "_result_type", "_waiter", "_response", "_error")
 
     def __init__(
         self, connection: "Connection", request_id: int, method: str, result_type: Any
@@ -183,46 +176,41 @@ class PendingRequest:
         self.method = method
         self._connection = connection
         self._result_type = result_type
-        self._done = threading.Event()
+        self._waiter = Waiter()
         self._response: Optional[Dict[str, Any]] = None
         self._error: Optional[BaseException] = None
-        self._barrier = 0
 
-    def _resolve(self, response: Dict[str, Any], barrier: int) -> None:
+    def _resolve(self, response: Dict[str, Any]) -> None:
         self._response = response
-        self._barrier = barrier
-        self._done.set()
+        self._waiter.finish()
 
     def _fail(self, error: BaseException) -> None:
         self._error = error
-        self._done.set()
+        self._waiter.finish()
 
     @property
     def done(self) -> bool:
-        return self._done.is_set()
+        return self._waiter.done
 
     def result(self, timeout: Optional[float] = None) -> Any:
         """Wait for the response; return the typed result or raise ``RpcError`` & co.
 
-        On timeout the request is cancelled with ``$/cancel_request`` and ``RequestTimeout``
-        is raised; its late response, if any, is logged and dropped (spec RPC-08). If the
-        response came but the notifications received before it are still being handled when
-        the timeout ends, ``RequestTimeout`` is raised too, and the response is kept for a
-        later ``result()``.
+        While it waits, the calling thread reads the stream itself whenever no other thread
+        does (``acpref._threads``). On timeout the request is cancelled with
+        ``$/cancel_request`` and ``RequestTimeout`` is raised; its late response, if any, is
+        logged and dropped (spec RPC-08).
         """
         deadline = None if timeout is None else time.monotonic() + timeout
-        if not self._done.wait(timeout):
-            self._connection._abandon(self)
-            raise RequestTimeout(f"{self.method} (id {self.id}) got no response within {timeout}s")
+        if not self._waiter.done:
+            self._connection._crew.wait(self._waiter, deadline)
+        if not self._waiter.done:
+            if self._connection._abandon(self):
+                raise RequestTimeout(
+                    f"{self.method} (id {self.id}) got no response within {timeout}s"
+                )
+            self._connection._crew.wait(self._waiter, None)  # it was answered meanwhile
         if self._error is not None:
             raise self._error
-        # Hand the result over only once the notifications received before it have been handled.
-        remaining = None if deadline is None else max(0.0, deadline - time.monotonic())
-        if not self._connection._notifications.wait_handled(self._barrier, remaining):
-            raise RequestTimeout(
-                f"{self.method} (id {self.id}) was answered, but the notifications received "
-                f"before the answer were not all handled within {timeout}s"
-            )
         response = self._response
         assert response is not None
         if "error" in response:
@@ -252,179 +240,16 @@ class PendingRequest:
             self._connection._send_cancel_request(self.id)
 
 
-class _OrderedDispatcher:
-    """Runs notification handlers one at a time, in arrival order, on its own thread."""
-
-    def __init__(self, name: str) -> None:
-        self._queue: "queue.SimpleQueue[Optional[Callable[[], None]]]" = queue.SimpleQueue()
-        self._submitted = 0  # written by the reader thread only
-        self._handled = 0  # written by the dispatcher thread only
-        self._cond = threading.Condition()
-        self._waiting = 0
-        self._thread = threading.Thread(target=self._run, name=f"{name}-notifications", daemon=True)
-
-    def start(self) -> None:
-        self._thread.start()
-
-    @property
-    def submitted(self) -> int:
-        return self._submitted
-
-    def submit(self, job: Callable[[], None]) -> None:
-        self._submitted += 1
-        self._queue.put(job)
-
-    def _run(self) -> None:
-        while True:
-            job = self._queue.get()
-            if job is None:
-                break
-            try:
-                job()
-            except Exception:  # noqa: BLE001 - a notification handler's crash is logged, not fatal
-                log.exception("notification handler failed")
-            self._handled += 1
-            if self._waiting:
-                with self._cond:
-                    self._cond.notify_all()
-        with self._cond:
-            self._handled = 1 << 62  # release every waiter
-            self._cond.notify_all()
-
-    def wait_handled(self, count: int, timeout: Optional[float] = None) -> bool:
-        """Wait until the first ``count`` notifications have been handled."""
-        if self._handled >= count or threading.current_thread() is self._thread:
-            return True
-        deadline = None if timeout is None else time.monotonic() + timeout
-        with self._cond:
-            self._waiting += 1
-            try:
-                while self._handled < count:
-                    remaining = None if deadline is None else deadline - time.monotonic()
-                    if remaining is not None and remaining <= 0:
-                        return False
-                    self._cond.wait(0.1 if remaining is None else min(remaining, 0.1))
-            finally:
-                self._waiting -= 1
-        return True
-
-    @property
-    def thread(self) -> threading.Thread:
-        return self._thread
-
-    def stop(self) -> None:
-        self._queue.put(None)
-
-    def join(self, timeout: float) -> None:
-        if self._thread.is_alive() and threading.current_thread() is not self._thread:
-            self._thread.join(timeout)
-
-
-class _WorkerPool:
-    """A bounded pool of threads for inbound requests; idle threads exit after ``idle_timeout``.
-
-    At most ``max_workers`` handlers run at once; more requests wait in the queue, which the
-    reader never blocks on (a full pool must not stop responses from being read, or nested
-    calls would deadlock). ``submit`` returns False when ``max_queued`` are already waiting.
-    """
-
-    def __init__(
-        self, name: str, max_workers: int, max_queued: int, idle_timeout: float = 2.0
-    ) -> None:
-        self._name = name
-        self._max_workers = max_workers
-        self._max_queued = max_queued
-        self._idle_timeout = idle_timeout
-        self._queue: "queue.SimpleQueue[Optional[Callable[[], None]]]" = queue.SimpleQueue()
-        self._lock = threading.Lock()
-        self._workers: List[threading.Thread] = []
-        self._idle = 0
-        self._queued = 0
-        self._counter = itertools.count(1)
-        self._stopped = False
-
-    def submit(self, job: Callable[[], None]) -> bool:
-        with self._lock:
-            if self._stopped:
-                return False
-            # Start a thread unless an idle one is free for this job: idle threads that are
-            # already promised to queued jobs do not count (two requests arriving together
-            # while one thread idles must not wait for each other).
-            if self._queued >= self._idle and len(self._workers) < self._max_workers:
-                thread = threading.Thread(
-                    target=self._work,
-                    name=f"{self._name}-handler-{next(self._counter)}",
-                    daemon=True,
-                )
-                self._workers.append(thread)
-                self._idle += 1
-                thread.start()
-            elif self._queued - self._idle >= self._max_queued:
-                return False
-            self._queued += 1
-        self._queue.put(job)
-        return True
-
-    def _work(self) -> None:
-        me = threading.current_thread()
-        while True:
-            try:
-                job = self._queue.get(timeout=self._idle_timeout)
-            except queue.Empty:
-                with self._lock:
-                    if self._queued == 0 or self._stopped:
-                        self._idle -= 1
-                        self._workers.remove(me)
-                        return
-                continue
-            with self._lock:
-                self._queued -= 1
-                self._idle -= 1
-            if job is None:
-                with self._lock:
-                    self._workers.remove(me)
-                return
-            try:
-                job()
-            except Exception:  # noqa: BLE001 - the job reports its own errors; this is a backstop
-                log.exception("request handler failed")
-            with self._lock:
-                self._idle += 1
-
-    def owns(self, thread: threading.Thread) -> bool:
-        with self._lock:
-            return thread in self._workers
-
-    @property
-    def running(self) -> int:
-        with self._lock:
-            return len(self._workers) - self._idle
-
-    def stop(self) -> None:
-        with self._lock:
-            self._stopped = True
-            workers = list(self._workers)
-            self._queued += len(workers)
-        for _ in workers:
-            self._queue.put(None)
-
-    def join(self, timeout: float) -> None:
-        deadline = time.monotonic() + timeout
-        with self._lock:
-            workers = list(self._workers)
-        for thread in workers:
-            if thread is threading.current_thread():
-                continue
-            thread.join(max(0.0, deadline - time.monotonic()))
-
-
 class Connection:
     """A JSON-RPC 2.0 peer over a byte stream: ACP's newline-delimited framing.
 
     ``handlers`` maps method names to ``handler(params, ctx)``; table methods get decoded params
     (lenient codec) and return a model, extension methods get raw JSON and return raw JSON.
     ``fallback`` (optional) gets ``(method, params, ctx)`` for methods not in ``handlers``; it
-    raises ``RpcError.method_not_found`` for those it does not know either.
+    raises ``RpcError.method_not_found`` for those it does not know either. ``methods`` is the
+    table that types params and results (ACP's by default; another JSON-RPC protocol spoken
+    with this class, such as MCP, passes its own or ``{}`` for raw JSON throughout), and
+    ``cancel_method`` the notification that cancels a request (``None``: none is sent).
     """
 
     def __init__(
@@ -441,6 +266,8 @@ class Connection:
         observer: Optional[Observer] = None,
         on_close: Optional[Callable[["Connection"], None]] = None,
         drain_timeout: float = 5.0,
+        methods: Mapping[str, Method] = METHODS,
+        cancel_method: Optional[str] = CANCEL_REQUEST,
     ) -> None:
         self.name = name
         self._stream = stream
@@ -451,6 +278,8 @@ class Connection:
         self._observer = observer
         self._on_close = on_close
         self._drain_timeout = drain_timeout
+        self._methods = methods
+        self._cancel_method = cancel_method
 
         self._ids = itertools.count(1)
         self._pending: Dict[Any, PendingRequest] = {}
@@ -459,26 +288,32 @@ class Connection:
         self._no_responses: Optional[str] = None
         self._pending_lock = threading.Lock()
         self._inbound: Dict[Any, RequestContext] = {}
-        self._inbound_lock = threading.Lock()
+        self._inbound_lock = threading.Condition()  # notified when a request is answered
         self._write_lock = threading.Lock()
         self._state_lock = threading.Lock()
         self._closing = False
         self._closed = threading.Event()
         self._close_reason: Optional[str] = None
 
-        self._notifications = _OrderedDispatcher(name)
-        self._workers = _WorkerPool(name, max_handlers, max_queued)
-        self._reader = threading.Thread(target=self._read_loop, name=f"{name}-reader", daemon=True)
+        self._lines: Optional[Iterator[Any]] = None  # the one line splitter, advanced by the role
+        self._read_takes_timeout = read_accepts_timeout(stream.read)
+        self._crew = Crew(
+            name,
+            read_step=self._read_step,
+            interrupt=getattr(stream, "interrupt", None),
+            max_handlers=max_handlers,
+            max_queued=max_queued,
+        )
         self._started = False
 
     # -- Lifecycle -------------------------------------------------------------------------------
 
     def start(self) -> "Connection":
-        """Start the reader and dispatcher threads. Returns self."""
+        """Start reading (a host thread keeps watch until a caller waits). Returns self."""
         if not self._started:
             self._started = True
-            self._notifications.start()
-            self._reader.start()
+            self._lines = iter(LineSplitter(self._read_chunk, self._max_line_bytes))
+            self._crew.start()
         return self
 
     def set_handler(self, method: str, handler: Handler) -> None:
@@ -520,13 +355,8 @@ class Connection:
         for ctx in running:
             ctx.cancelled.set()
         self._stream.close()
-        self._notifications.stop()
-        self._workers.stop()
-        me = threading.current_thread()
-        if self._reader.is_alive() and me is not self._reader:
-            self._reader.join(5.0)
-        self._notifications.join(5.0)
-        self._workers.join(5.0)
+        self._crew.stop()
+        self._crew.join(5.0)
         self._closed.set()
         if self._on_close is not None:
             try:
@@ -535,8 +365,7 @@ class Connection:
                 log.exception("on_close callback failed")
 
     def _is_own_thread(self) -> bool:
-        me = threading.current_thread()
-        return me is self._reader or me is self._notifications.thread or self._workers.owns(me)
+        return self._crew.owns(threading.current_thread())
 
     def __enter__(self) -> "Connection":
         return self.start()
@@ -546,7 +375,7 @@ class Connection:
 
     # -- Sending ---------------------------------------------------------------------------------
 
-    def _write(self, message: Dict[str, Any]) -> None:
+    def _write(self, message: Dict[str, Any], *, observe: bool = True) -> None:
         try:
             data = _ENCODER.encode(message).encode("utf-8")
         except UnicodeEncodeError:
@@ -559,18 +388,18 @@ class Connection:
             raise ConnectionClosed(f"connection {self.name} is closed")
         try:
             with self._write_lock:
-                if self._observer is not None:
+                if observe and self._observer is not None:
                     self._observer.on_send(message)  # may raise LocalProtocolError: nothing sent
+                if self._recorder is not None:
+                    self._recorder("out", data[:-1])  # in wire order: under the write lock
                 self._stream.write(data)
         except (OSError, ValueError, TimeoutError) as exc:
             self._on_dead_peer(f"write failed: {exc}")
             raise ConnectionClosed(f"connection {self.name} closed: {exc}") from exc
-        if self._recorder is not None:
-            self._recorder("out", data[:-1])
 
     def request_async(self, method: str, params: Any = None) -> PendingRequest:
         """Send a request; return its ``PendingRequest`` at once."""
-        row = lookup(method)
+        row = self._methods.get(method)
         wire_params = codec.encode(params) if row is not None and params is not None else params
         request_id = next(self._ids)
         pending = PendingRequest(self, request_id, method, row.result if row is not None else None)
@@ -595,32 +424,35 @@ class Connection:
 
     def notify(self, method: str, params: Any = None) -> None:
         """Send a notification (never answered, spec OVERVIEW-09)."""
-        row = lookup(method)
+        row = self._methods.get(method)
         wire_params = codec.encode(params) if row is not None and params is not None else params
         message: Dict[str, Any] = {"jsonrpc": "2.0", "method": method}
         message["params"] = wire_params if wire_params is not None else {}
         self._write(message)
 
     def _send_cancel_request(self, request_id: Any) -> None:
+        if self._cancel_method is None:
+            return  # a peer that cancels its own way (MCP); the caller sends that itself
         try:
-            self.notify(CANCEL_REQUEST, {"requestId": request_id})
+            self.notify(self._cancel_method, {"requestId": request_id})
         except ConnectionClosed:
             pass
 
-    def _abandon(self, pending: PendingRequest) -> None:
+    def _abandon(self, pending: PendingRequest) -> bool:
+        """Give up waiting (a timeout): cancel the request; False if it was answered meanwhile."""
         with self._pending_lock:
             still = self._pending.pop(pending.id, None)
-        if still is not None:
-            self._send_cancel_request(pending.id)
+        if still is None:
+            return False
+        self._send_cancel_request(pending.id)
+        return True
 
     def _send_response(
         self, ctx: RequestContext, result: Any = None, error: Optional[RpcError] = None
     ) -> None:
         if not ctx._claim_response():
             return
-        with self._inbound_lock:
-            if self._inbound.get(ctx.id) is ctx:
-                del self._inbound[ctx.id]
+        self._forget_inbound(ctx)
         message: Dict[str, Any] = {"jsonrpc": "2.0", "id": ctx.id}
         if error is not None:
             message["error"] = error.to_wire()
@@ -631,45 +463,73 @@ class Connection:
         except LocalProtocolError as exc:
             # Our own handler's answer breaks a rule: answer with the error that says which.
             log.error("%s: %s answer refused: %s", self.name, ctx.method, exc)
-            error = RpcError(
-                ErrorCode.INTERNAL_ERROR, f"Internal error: {exc}", {"clause": exc.clause}
-            )
-            self._write({"jsonrpc": "2.0", "id": ctx.id, "error": error.to_wire()})
+            self._send_internal_error(ctx.id, f"Internal error: {exc}", {"clause": exc.clause})
         except ConnectionClosed:
             log.debug("%s: response to %r not sent: connection closed", self.name, ctx.id)
         except (TypeError, ValueError) as exc:
             # The handler returned something that is not JSON: that is our own bug, answered -32603.
             log.error("%s: %s result is not JSON: %s", self.name, ctx.method, exc)
-            self._write(
-                {
-                    "jsonrpc": "2.0",
-                    "id": ctx.id,
-                    "error": RpcError(ErrorCode.INTERNAL_ERROR).to_wire(),
-                }
-            )
+            self._send_internal_error(ctx.id, "Internal error: the result is not JSON")
 
-    def _send_error_raw(self, request_id: Any, error: RpcError) -> None:
+    def _send_internal_error(
+        self, request_id: Any, message: str, data: Any = RpcError.NO_DATA
+    ) -> None:
+        """The -32603 that replaces an answer we could not send (RPC-06: exactly one answer)."""
+        error = RpcError(ErrorCode.INTERNAL_ERROR, message, data)
         try:
-            self._write({"jsonrpc": "2.0", "id": request_id, "error": error.to_wire()})
+            self._write(
+                {"jsonrpc": "2.0", "id": request_id, "error": error.to_wire()}, observe=False
+            )
         except ConnectionClosed:
             pass
 
+    def _send_error_raw(self, request_id: Any, error: RpcError, *, observe: bool = False) -> None:
+        """Answer a line at the connection level (unparseable, invalid, refused by the rules).
+
+        ``observe`` is False for lines the rules never saw (they could not be read as a
+        message): their answer is not matched against any request there either.
+        """
+        try:
+            self._write(
+                {"jsonrpc": "2.0", "id": request_id, "error": error.to_wire()}, observe=observe
+            )
+        except ConnectionClosed:
+            pass
+        except LocalProtocolError as exc:  # pragma: no cover - an error answer breaks no rule
+            log.error("%s: error answer refused: %s", self.name, exc)
+
     # -- Receiving -------------------------------------------------------------------------------
 
-    def _read_loop(self) -> None:
-        reason = "end of input"
+    def _read_chunk(self, size: int) -> Optional[bytes]:
+        # A caller that reads for its own answer may not block past its own timeout.
+        if self._read_takes_timeout:
+            return self._stream.read(size, self._crew.read_timeout())
+        return self._stream.read(size)  # a stream of our user's that cannot wait with a timeout
+
+    def _read_step(self) -> str:
+        """Read one line (or event) and dispatch it; run by whichever thread holds the role."""
+        assert self._lines is not None
         try:
-            for line in LineSplitter(self._stream.read, self._max_line_bytes):
-                if isinstance(line, Oversize):
-                    self._on_oversize(line)
-                    continue
-                if self._recorder is not None:
-                    self._recorder("in", line)
-                self._on_line(line)
-        except Exception as exc:  # noqa: BLE001 - a reader crash must still fail pending calls
-            log.exception("%s: reader failed", self.name)
-            reason = f"reader failed: {exc}"
-        self._on_end_of_input(reason)
+            line = next(self._lines)
+        except StopIteration:
+            self._on_end_of_input("end of input")
+            return READ_EOF
+        except Exception as exc:  # noqa: BLE001 - a broken stream must still fail pending calls
+            log.exception("%s: reading failed", self.name)
+            self._on_end_of_input(f"reading failed: {exc}")
+            return READ_EOF
+        if line is INTERRUPTED:
+            return READ_INTERRUPTED
+        if isinstance(line, Oversize):
+            self._on_oversize(line)
+            return READ_MORE
+        if self._recorder is not None:
+            self._recorder("in", line)
+        try:
+            self._on_line(line)
+        except Exception:  # noqa: BLE001 - one bad line must not stop the connection
+            log.exception("%s: dispatching a line failed", self.name)
+        return READ_MORE
 
     def _on_oversize(self, event: Oversize) -> None:
         if self._recorder is not None:
@@ -767,7 +627,7 @@ class Connection:
             refusal = self._observer.on_receive(message)
             if refusal is not None:
                 if is_request:
-                    self._send_error_raw(request_id, refusal)
+                    self._send_error_raw(request_id, refusal, observe=True)
                 else:
                     log.warning(
                         "%s: dropped %s notification: %s", self.name, method, refusal.message
@@ -790,9 +650,10 @@ class Connection:
             self._send_error_raw(
                 request_id,
                 RpcError(ErrorCode.INVALID_REQUEST, f"request id {request_id!r} is already in use"),
+                observe=True,
             )
             return
-        if not self._workers.submit(lambda: self._run_request(ctx, params)):
+        if not self._crew.submit(lambda: self._run_request(ctx, params)):
             # spec RPC-15 / CANCEL-07: aborted by a resource limit -> -32800.
             self._send_response(
                 ctx,
@@ -803,7 +664,7 @@ class Connection:
 
     def _run_request(self, ctx: RequestContext, params: Any) -> None:
         method = ctx.method
-        row = lookup(method)
+        row = self._methods.get(method)
         handler = self._handlers.get(method)
         try:
             if ctx.cancelled.is_set() and ctx.answer_on_cancel:
@@ -825,6 +686,15 @@ class Connection:
             self._send_response(ctx, error=exc)
         except codec.DecodeError as exc:
             self._send_response(ctx, error=exc.to_rpc_error())  # spec RPC-13
+        except LocalProtocolError as exc:
+            # The handler itself broke a rule (our bug, not the peer's): spec RPC-14, -32603.
+            log.error("%s: handler for %s broke a rule: %s", self.name, method, exc)
+            self._send_response(
+                ctx,
+                error=RpcError(
+                    ErrorCode.INTERNAL_ERROR, f"Internal error: {exc}", {"clause": exc.clause}
+                ),
+            )
         except ProtocolError as exc:
             self._send_response(ctx, error=exc.to_rpc_error())
         except ConnectionClosed:
@@ -835,42 +705,47 @@ class Connection:
                 ctx, error=RpcError(ErrorCode.INTERNAL_ERROR, f"Internal error: {_short(exc)}")
             )
         finally:
-            with self._inbound_lock:
-                if self._inbound.get(ctx.id) is ctx:
-                    del self._inbound[ctx.id]
+            self._forget_inbound(ctx)
+
+    def _forget_inbound(self, ctx: RequestContext) -> None:
+        with self._inbound_lock:
+            if self._inbound.get(ctx.id) is ctx:
+                del self._inbound[ctx.id]
+                if self._no_responses is not None:  # draining after the end of input
+                    self._inbound_lock.notify_all()
 
     def _on_notification(self, method: str, params: Any) -> None:
         if method == CANCEL_REQUEST:
             self._on_cancel_request(params)
             return
         handler = self._handlers.get(method)
-        row = lookup(method)
+        row = self._methods.get(method)
         if handler is None and (self._fallback is None or row is not None):
             # spec EXT-10, CANCEL-02: unknown notifications (and unhandled `$/` ones) are ignored.
             log.debug("%s: ignored notification %s", self.name, method)
             return
         ctx = RequestContext(self, method, _NO_ID)
-
-        def job() -> None:
-            try:
-                if handler is None:
-                    assert self._fallback is not None
-                    self._fallback(method, params, ctx)
-                elif row is not None:
-                    handler(
-                        codec.decode({} if params is None else params, row.params, root="params"),
-                        ctx,
-                    )
-                else:
-                    handler(params, ctx)
-            except RpcError as exc:
-                if exc.code != ErrorCode.METHOD_NOT_FOUND:
-                    log.warning("%s: %s notification failed: %s", self.name, method, exc)
-            except (codec.DecodeError, ProtocolError) as exc:
-                # spec OVERVIEW-09: never answered, only logged.
-                log.warning("%s: dropped %s notification: %s", self.name, method, exc)
-
-        self._notifications.submit(job)
+        # Run here, on the reading thread: in wire order, and before anything read after it.
+        try:
+            if handler is None:
+                assert self._fallback is not None
+                self._fallback(method, params, ctx)
+            elif row is not None:
+                handler(
+                    codec.decode({} if params is None else params, row.params, root="params"), ctx
+                )
+            else:
+                handler(params, ctx)
+        except RpcError as exc:
+            if exc.code != ErrorCode.METHOD_NOT_FOUND:
+                log.warning("%s: %s notification failed: %s", self.name, method, exc)
+        except (codec.DecodeError, ProtocolError) as exc:
+            # spec OVERVIEW-09: never answered, only logged.
+            log.warning("%s: dropped %s notification: %s", self.name, method, exc)
+        except ConnectionClosed:
+            pass
+        except Exception:  # noqa: BLE001 - a notification handler's crash is logged, not fatal
+            log.exception("%s: %s notification handler failed", self.name, method)
 
     def _on_cancel_request(self, params: Any) -> None:
         request_id = params.get("requestId", _NO_ID) if isinstance(params, dict) else _NO_ID
@@ -921,7 +796,7 @@ class Connection:
                 return
         if self._observer is not None:
             self._observer.on_receive(message)
-        pending._resolve(message, self._notifications.submitted)
+        pending._resolve(message)
 
     # -- Ending ----------------------------------------------------------------------------------
 
@@ -953,16 +828,26 @@ class Connection:
         # Nothing more will be read, so no pending request can be answered: fail them at once,
         # and any request sent from now on too.
         self._fail_pending(reason)
+        self._crew.end_of_input()
+        if not self._closing:
+            threading.Thread(
+                target=self._drain_then_close,
+                args=(reason,),
+                name=f"{self.name}-drain",
+                daemon=True,
+            ).start()
+
+    def _drain_then_close(self, reason: str) -> None:
         # spec-gap end-of-input: requests already received are still served (the peer may be
         # waiting for them on its read side) for up to drain_timeout, then the connection closes.
         deadline = time.monotonic() + self._drain_timeout
-        while time.monotonic() < deadline and not self._closing:
-            with self._inbound_lock:
-                busy = bool(self._inbound)
-            if not busy and self._notifications._handled >= self._notifications.submitted:
-                break
-            time.sleep(0.01)
-        self._close_soon(reason)
+        with self._inbound_lock:
+            while self._inbound and not self._closing:
+                remaining = deadline - time.monotonic()
+                if remaining <= 0:
+                    break
+                self._inbound_lock.wait(remaining)
+        self.close(reason)
 
 
 def _short(exc: BaseException) -> str:

@@ -396,6 +396,12 @@ class TurnSlots:
         for turn in turns:
             turn._cascade_cancel()
 
+    def is_cancelled(self, request_id: Any) -> bool:
+        """True when the turn of this prompt request has been flagged cancelled."""
+        with self._lock:
+            slot = self._by_request.get(request_id)
+        return slot is not None and slot.cancelled.is_set()
+
     def cancel_session(self, session_id: str) -> bool:
         """Cancel the session's running turn (PROMPT-22, SETUP-16); False if none runs."""
         with self._lock:

@@ -8,10 +8,9 @@ server's pipes: its reader thread, its futures, its writer lock, its drained std
 
 Three things are MCP's own here:
 
-* **Names ACP already uses.** ``Connection`` decodes the methods of ACP's table into ACP models;
-  MCP's ``initialize`` shares ACP's name, not its shape. Such a method is sent under an alias
-  that ``_AliasStream`` turns back into the real name as the line is written, so that params and
-  result stay raw JSON. (A ``Connection`` option for a table-less peer would make this go away.)
+* **No ACP table.** The connection is made with ``methods={}``: MCP's ``initialize`` shares
+  ACP's name, not its shape, so params and results stay raw JSON; and with no automatic
+  ``$/cancel_request`` (MCP cancels with ``notifications/cancelled``, sent by ``_client``).
 * **The environment.** The server gets the agent's environment overlaid with the ``env`` the
   client named (spec-gap mcp-env).
 * **The process group.** Each server starts in a session of its own, so that one that forks
@@ -24,7 +23,6 @@ Never logged: ``env`` values (only their names), and server text is passed throu
 
 from __future__ import annotations
 
-import json
 import logging
 import os
 import signal
@@ -33,10 +31,9 @@ import threading
 import time
 from typing import Any, Dict, Mapping, Optional
 
-from .._transport import FdStream, Process, StderrBuffer, Stream, spawn
+from .._transport import FdStream, Process, StderrBuffer, spawn
 from ..connection import Connection, RequestContext
 from ..errors import ConnectionClosed, ProtocolError, RequestTimeout, RpcError
-from ..methods import lookup
 from ..schema import McpServerStdio
 from ._model import McpError, McpTimeout, server_request_answer
 from ._secrets import Redactor
@@ -45,47 +42,10 @@ __all__ = ["StdioChannel"]
 
 log = logging.getLogger("acpref.mcp")
 
-#: Prefix of the alias under which a method named like an ACP method is handed to Connection.
-_ALIAS = "acpref.mcp.raw:"
-_ALIAS_MARK = b'"method":"' + _ALIAS.encode()
 #: Bytes of a server's stderr kept for failure reasons (all of it is logged at DEBUG).
 _STDERR_KEEP = 64 * 1024
 #: Characters of stderr quoted in a failure reason.
 _STDERR_QUOTE = 600
-
-
-class _AliasStream:
-    """Writes a method sent as ``_ALIAS + name`` under ``name``; reads pass through.
-
-    Connection writes one whole line per ``write`` (encoded with ``"method"`` right after
-    ``"id"``), so a line holding the mark is decoded, renamed and encoded again.
-    """
-
-    def __init__(self, inner: Stream) -> None:
-        self._inner = inner
-
-    def read(self, size: int) -> bytes:
-        return self._inner.read(size)
-
-    def write(self, data: bytes) -> None:
-        # spec TRANSPORT-04, TRANSPORT-05 (MCP's stdio framing is the same): one message per
-        # line; json.dumps escapes every newline inside strings.
-        if _ALIAS_MARK in data:
-            message = json.loads(data)
-            method = message.get("method") if isinstance(message, dict) else None
-            if isinstance(method, str) and method.startswith(_ALIAS):
-                message["method"] = method[len(_ALIAS) :]
-                # ASCII escapes: valid JSON whatever the params hold (a lone surrogate too).
-                data = json.dumps(message, separators=(",", ":")).encode("ascii") + b"\n"
-        self._inner.write(data)
-
-    def close(self) -> None:
-        self._inner.close()
-
-
-def _wire_name(method: str) -> str:
-    """The name to hand Connection: an alias when ACP's methods table knows ``method``."""
-    return _ALIAS + method if lookup(method) is not None else method
 
 
 def _child_env(base: Mapping[str, str], server: McpServerStdio) -> Dict[str, str]:
@@ -185,13 +145,15 @@ class StdioChannel:
                 process.popen.stdout.fileno(), process.popen.stdin.fileno(), write_timeout=10.0
             )
             connection = Connection(
-                _AliasStream(stream),
+                stream,
                 # MCP utilities: answer ping; anything else a server asks gets -32601 (we
                 # declared no client capabilities); notifications we do not use are ignored.
                 {"ping": _answer_ping},
                 name=label,
                 max_handlers=4,
                 drain_timeout=0.5,
+                methods={},
+                cancel_method=None,
             )
         except BaseException:
             process.shutdown(grace=0.0, term_grace=0.5)  # out of descriptors, say: no orphan
@@ -217,7 +179,7 @@ class StdioChannel:
     def request(self, method: str, params: Any, timeout: float) -> Any:
         """Send a request; wait up to ``timeout`` seconds for its raw result."""
         try:
-            pending = self._connection.request_async(_wire_name(method), params)
+            pending = self._connection.request_async(method, params)
         except ConnectionClosed:
             raise McpError(self._gone_reason()) from None
         try:
@@ -239,7 +201,7 @@ class StdioChannel:
     def notify(self, method: str, params: Any, timeout: float = 5.0) -> None:
         """Send a notification (the connection's write is bounded by its write timeout)."""
         try:
-            self._connection.notify(_wire_name(method), params)
+            self._connection.notify(method, params)
         except ConnectionClosed:
             raise McpError(self._gone_reason()) from None
 

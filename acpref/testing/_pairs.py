@@ -10,7 +10,7 @@ connection) still lets the agent finish what it was sending.
 from __future__ import annotations
 
 import os
-from typing import Any, Callable, Union
+from typing import Any, Callable, Optional, Union
 
 from .._transport import memory_pipe
 from ..agent import Agent, AgentSideConnection, ClientHandle
@@ -29,8 +29,11 @@ class _Duplex:
         self._reader = reader
         self._writer = writer
 
-    def read(self, size: int) -> bytes:
-        return self._reader.read(size)
+    def read(self, size: int, timeout: Optional[float] = None) -> Optional[bytes]:
+        return self._reader.read(size, timeout)
+
+    def interrupt(self) -> None:
+        self._reader.interrupt()
 
     def write(self, data: bytes) -> None:
         self._writer.write(data)

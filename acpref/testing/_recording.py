@@ -21,11 +21,12 @@ import time
 from typing import Any, Callable, Dict, List, Optional, Tuple, Union
 
 from .._rules import Finding, Party
-from .._transport import Stream
+from .._transport import Stream, read_accepts_timeout
 from ..oracle import Record, Report, TranscriptRecorder, Validator
 from ..oracle._transcript import LineBuffer
 
 __all__ = ["RecordSink", "RecordingStream"]
+
 
 log = logging.getLogger("acpref.testing")
 
@@ -170,8 +171,11 @@ class RecordingStream:
         """Write bytes as they are (no newline added): the way to send what is invalid."""
         self.write(data)
 
-    def read(self, size: int) -> bytes:
-        data = self._inner.read(size)
+    def read(self, size: int, timeout: Optional[float] = None) -> Optional[bytes]:
+        inner_read = self._inner.read
+        data = inner_read(size, timeout) if read_accepts_timeout(inner_read) else inner_read(size)
+        if data is None:  # interrupted, or the timeout passed: nothing consumed
+            return None
         if data:
             for line in self._in.feed(data):
                 self._record(self._sink.peer, line)
@@ -181,6 +185,11 @@ class RecordingStream:
                 self._record(self._sink.peer, line)
             self._sink.add(Record(sender=self._sink.peer.value, ts=time.time(), event="eof"))
         return data
+
+    def interrupt(self) -> None:
+        interrupt = getattr(self._inner, "interrupt", None)
+        if interrupt is not None:
+            interrupt()
 
     def end_output(self) -> None:
         """Close our direction: the peer reads end of input. Idempotent."""
