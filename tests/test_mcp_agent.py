@@ -3,8 +3,8 @@
 Spec: session-setup.mdx, MCP Servers (SETUP-29 .. SETUP-36), tool-calls.mdx (TOOL-01,
 PROMPT-16); decisions: spec_notes/mcp.md (spec-gap mcp-failure).
 
-The agent is ``tests/peers/mcp_agent.py`` (the echo agent with the proposed integration),
-served in this process by ``AgentSideConnection`` over two pipes; the client is the agent tests'
+The agent is the echo agent (the ``Agent`` base class connects the servers; ``/mcp`` shows
+and calls them), served in this process by ``AgentSideConnection`` over two pipes; the client is the agent tests'
 ``TestClient``, whose witness judges every message both ways with the protocol rules. The MCP
 servers are real subprocesses: ``mcp-server-time`` and ``tests/peers/mcp_scripted.py``.
 """
@@ -19,10 +19,10 @@ from typing import Any, Iterator
 
 import pytest
 from peers.agent_client import FULL_CAPS, in_process
-from peers.mcp_agent import McpEchoAgent
 from peers.mcp_procs import group_members, has_proc
 
 from acpref import schema as s
+from acpref.echo import EchoAgent
 
 SCRIPT = str(Path(__file__).parent / "peers" / "mcp_scripted.py")
 TIME_SERVER = Path(sys.executable).parent / "mcp-server-time"
@@ -38,8 +38,8 @@ def stdio(name: str, *argv: str) -> s.McpServerStdio:
 def pair() -> Iterator[Any]:
     agent_box = []
 
-    def build(client: Any) -> McpEchoAgent:
-        agent_box.append(McpEchoAgent(client))
+    def build(client: Any) -> EchoAgent:
+        agent_box.append(EchoAgent(client))
         return agent_box[0]
 
     client = in_process(build, caps=FULL_CAPS)
@@ -48,7 +48,7 @@ def pair() -> Iterator[Any]:
     agent_box[0].connection_closed()
 
 
-def _pids(agent: McpEchoAgent, session_id: str) -> list:
+def _pids(agent: EchoAgent, session_id: str) -> list:
     manager = agent.sessions.get(session_id).live["mcp"]
     return [server.pid for server in manager.servers.values()]
 

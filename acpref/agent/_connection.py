@@ -255,6 +255,10 @@ class AgentSideConnection:
     def _on_close(self) -> None:
         self._slots.cancel_all()
         self._after.stop()
+        try:
+            self.agent.connection_closed()
+        except Exception:  # noqa: BLE001 - closing goes on whatever the hook does
+            log.exception("%s: connection_closed hook failed", self.connection.name)
 
     # -- handlers --------------------------------------------------------------------------------
 

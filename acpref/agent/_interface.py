@@ -51,6 +51,11 @@ class Agent:
     info: s.Implementation = s.Implementation(name="acpref-agent", version=__version__)
     #: When True, session methods answer -32000 until ``authenticate`` succeeds (spec RPC-16).
     auth_required: bool = False
+    #: Connect to the MCP servers each session names (spec SETUP-30, SETUP-36); False to leave
+    #: ``mcpServers`` to the implementation.
+    connect_mcp_servers: bool = True
+    #: How long session/new, load and resume wait for the MCP servers to start and answer.
+    mcp_connect_timeout: float = 30.0
 
     def __init__(self, client: "ClientHandle", sessions: Optional[SessionRegistry] = None) -> None:
         self.client = client
@@ -71,7 +76,9 @@ class Agent:
             prompt_capabilities=s.PromptCapabilities(
                 image=False, audio=False, embedded_context=False
             ),
-            mcp_capabilities=s.McpCapabilities(http=False, sse=False),
+            # spec SETUP-30: stdio always; SETUP-31: streamable HTTP too; SSE (deprecated by
+            # MCP) is not offered.
+            mcp_capabilities=s.McpCapabilities(http=self.connect_mcp_servers, sse=False),
             session_capabilities=s.SessionCapabilities(
                 list=s.SessionListCapabilities(),
                 delete=s.SessionDeleteCapabilities(),
@@ -124,6 +131,7 @@ class Agent:
         )
         self.sessions.set_modes(session, self.initial_modes(session))
         self.sessions.set_config_options(session, self.initial_config_options(session))
+        self.connect_mcp(session, _list(params.mcp_servers))
         return s.NewSessionResponse(
             session_id=session.id,
             modes=_opt(session.modes),
@@ -166,6 +174,9 @@ class Agent:
             additional_directories=_list(params.additional_directories),
             mcp_servers=_list(params.mcp_servers),
         )
+        # Connected after the context is restored and before a load's replay (the spec's
+        # session setup diagram).
+        self.connect_mcp(session, _list(params.mcp_servers))
         return session
 
     def session_close(self, params: s.CloseSessionRequest) -> s.CloseSessionResponse:
@@ -175,6 +186,7 @@ class Agent:
         release live resources (``session.live``: MCP connections, ...).
         """
         session = self.require_session(params.session_id)
+        self._disconnect_mcp(session)
         session.live.clear()
         return s.CloseSessionResponse()
 
@@ -196,6 +208,9 @@ class Agent:
 
     def session_delete(self, params: s.DeleteSessionRequest) -> s.DeleteSessionResponse:
         """Forget a session; unknown ids succeed silently (spec DELETE-02, DELETE-04)."""
+        session = self.sessions.get(params.session_id)
+        if session is not None:
+            self._disconnect_mcp(session)
         self.sessions.delete(params.session_id)
         return s.DeleteSessionResponse()
 
@@ -295,6 +310,53 @@ class Agent:
         """A custom ``_``-prefixed notification; unknown ones are ignored (spec EXT-10)."""
 
     # -- Helpers for implementations -------------------------------------------------------------
+
+    # -- MCP servers -----------------------------------------------------------------------------
+
+    def connect_mcp(self, session: Session, servers: List[Any]) -> None:
+        """Connect the MCP servers a session names; keep them in ``session.live["mcp"]``.
+
+        Servers that fail to start or to answer are left out: the session is set up without
+        them (spec-gap mcp-failure), and their failures wait in ``session.live["mcp_notices"]``
+        for the implementation to tell the user (the echo agent does, in the next turn).
+        """
+        if not self.connect_mcp_servers:
+            return
+        # spec SETUP-23: a load or resume names the servers anew; the old ones go.
+        self._disconnect_mcp(session)
+        if not servers:
+            return
+        from ..mcp import McpFailure, McpManager  # imported on first use: import acpref stays light
+
+        manager = McpManager()
+        session.live["mcp"] = manager
+        # spec SETUP-36: connect to every server the client named (in parallel, bounded).
+        outcomes = manager.connect(
+            servers,
+            http_allowed=gate_open("mcpCapabilities.http", self.advertised),
+            sse_allowed=gate_open("mcpCapabilities.sse", self.advertised),
+            timeout=self.mcp_connect_timeout,
+            cwd=session.cwd,
+        )
+        # spec-gap mcp-failure: the session exists without the servers that failed.
+        failures = [str(o) for o in outcomes if isinstance(o, McpFailure)]
+        if failures:
+            session.live["mcp_notices"] = failures
+
+    def mcp(self, session: Session) -> Any:
+        """The session's ``acpref.mcp.McpManager``, or None when it names no servers."""
+        return session.live.get("mcp")
+
+    def _disconnect_mcp(self, session: Session) -> None:
+        manager = session.live.pop("mcp", None)
+        session.live.pop("mcp_notices", None)
+        if manager is not None:
+            manager.close()
+
+    def connection_closed(self) -> None:
+        """Hook: the ACP connection ended. Stops every session's MCP servers (no orphan)."""
+        for session in self.sessions:
+            self._disconnect_mcp(session)
 
     def require_session(self, session_id: str) -> Session:
         """The registry's session, or -32002 (spec RPC-17; spec-gap unknown-session)."""

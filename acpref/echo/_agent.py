@@ -27,6 +27,7 @@ from .. import __version__
 from .. import schema as s
 from ..agent import Agent, ClientHandle, PromptTurn, Session, SessionRegistry
 from ..errors import RpcError
+from . import _mcp  # noqa: F401 - registers the /mcp command
 from ._commands import COMMANDS, Invocation, available_commands
 
 __all__ = ["EchoAgent", "AUTH_METHOD_ID", "PING_METHOD"]
@@ -117,7 +118,8 @@ class EchoAgent(Agent):
         return s.AgentCapabilities(
             load_session=True,
             prompt_capabilities=s.PromptCapabilities(image=True, audio=True, embedded_context=True),
-            mcp_capabilities=s.McpCapabilities(http=False, sse=False),
+            # spec SETUP-30, SETUP-31: stdio and HTTP MCP servers (connected by Agent; /mcp).
+            mcp_capabilities=s.McpCapabilities(http=True, sse=False),
             session_capabilities=s.SessionCapabilities(
                 list=s.SessionListCapabilities(),
                 delete=s.SessionDeleteCapabilities(),
@@ -199,6 +201,11 @@ class EchoAgent(Agent):
 
     def session_prompt(self, params: s.PromptRequest, turn: PromptTurn) -> Any:
         session = self.require_session(params.session_id)
+        notices = session.live.pop("mcp_notices", None)
+        if notices:
+            # spec-gap mcp-failure: servers that could not be connected are told in the next
+            # turn (an update outside a turn would itself break a rule).
+            turn.say("Some MCP servers of this session are not connected:\n" + "\n".join(notices))
         blocks = list(params.prompt)
         first = blocks[0] if blocks else None
         if isinstance(first, s.TextContent) and first.text.startswith("/"):

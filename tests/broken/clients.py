@@ -131,14 +131,14 @@ class ImageWithoutCapability(BrokenClient):
         c.call("session/prompt", {"sessionId": session_id, "prompt": [image]})
 
 
-class HttpMcpWithoutCapability(BrokenClient):
-    """Passes an HTTP MCP server to an agent that does not advertise mcpCapabilities.http."""
+class SseMcpWithoutCapability(BrokenClient):
+    """Passes an SSE MCP server to an agent that does not advertise mcpCapabilities.sse."""
 
     expect = "SETUP-35"
 
     def act(self, c: RawClient) -> None:
         c.initialize()
-        server = {"type": "http", "name": "tools", "url": "https://example.com/mcp", "headers": []}
+        server = {"type": "sse", "name": "tools", "url": "https://example.com/mcp", "headers": []}
         c.call("session/new", {"cwd": "/tmp", "mcpServers": [server]})
 
 
