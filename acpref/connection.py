@@ -292,6 +292,7 @@ class Connection:
         self._write_lock = threading.Lock()
         self._state_lock = threading.Lock()
         self._closing = False
+        self._closer: Optional[threading.Thread] = None
         self._closed = threading.Event()
         self._close_reason: Optional[str] = None
 
@@ -343,10 +344,13 @@ class Connection:
                 already = False
                 self._closing = True
                 self._close_reason = reason
+                self._closer = threading.current_thread()
         if already:
             # Wait for the first close() to finish, unless we are one of the threads it joins
-            # (a handler that closes on cancel): then waiting would stall it.
-            if not self._is_own_thread():
+            # (a handler that closes on cancel) or that close itself (its on_close callback):
+            # then waiting would stall it.
+            me = threading.current_thread()
+            if not self._is_own_thread() and me is not self._closer:
                 self._closed.wait(10.0)
             return
         self._fail_pending(reason)
@@ -357,12 +361,12 @@ class Connection:
         self._stream.close()
         self._crew.stop()
         self._crew.join(5.0)
-        self._closed.set()
         if self._on_close is not None:
             try:
-                self._on_close(self)
+                self._on_close(self)  # before `closed`: what it frees is freed when waiters wake
             except Exception:  # noqa: BLE001
                 log.exception("on_close callback failed")
+        self._closed.set()
 
     def _is_own_thread(self) -> bool:
         return self._crew.owns(threading.current_thread())

@@ -25,6 +25,7 @@ from acpref import schema as s
 from acpref.echo import EchoAgent
 
 SCRIPT = str(Path(__file__).parent / "peers" / "mcp_scripted.py")
+WAIT_CLOSE = 15.0
 TIME_SERVER = Path(sys.executable).parent / "mcp-server-time"
 
 pytestmark = pytest.mark.skipif(not TIME_SERVER.exists(), reason="mcp-server-time is a test extra")
@@ -45,7 +46,7 @@ def pair() -> Iterator[Any]:
     client = in_process(build, caps=FULL_CAPS)
     yield client, agent_box[0]
     client.close()
-    agent_box[0].connection_closed()
+    client.side.wait_closed(WAIT_CLOSE)
 
 
 def _pids(agent: EchoAgent, session_id: str) -> list:
@@ -127,5 +128,6 @@ def test_load_reconnects_and_connection_end_stops_everything(pair: Any, tmp_path
     assert set(agent.sessions.get(sid).live["mcp"].servers) == {"two"}
     new = _pids(agent, sid)
     client.close()
-    agent.connection_closed()
+    # The agent side closes on the end of its input and stops every server as it does.
+    assert client.side.wait_closed(WAIT_CLOSE)
     assert all(_gone(pid) for pid in new)

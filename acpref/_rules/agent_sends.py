@@ -26,7 +26,14 @@ NOT_FOUND = ErrorCode.RESOURCE_NOT_FOUND
 
 #: Updates that belong to a prompt turn (or to a load replay); the others may come at any time.
 TURN_CONTENT = frozenset(
-    {"user_message_chunk", "agent_message_chunk", "agent_thought_chunk", "tool_call", "tool_call_update", "plan"}
+    {
+        "user_message_chunk",
+        "agent_message_chunk",
+        "agent_thought_chunk",
+        "tool_call",
+        "tool_call_update",
+        "plan",
+    }
 )
 CHUNKS = frozenset({"user_message_chunk", "agent_message_chunk", "agent_thought_chunk"})
 
@@ -40,16 +47,28 @@ def _initialized(state: "ProtocolState", m: Message) -> Iterable[Finding]:
     if m.is_error:
         if requested != 1:
             # spec INIT-08: an unsupported version is answered with the agent's newest, not an error.
-            yield finding("INIT-08", A, f"initialize with protocolVersion {requested!r} answered an error", m.index)
+            yield finding(
+                "INIT-08",
+                A,
+                f"initialize with protocolVersion {requested!r} answered an error",
+                m.index,
+            )
         else:
             # spec INIT-04: initialize is answered with the version and the agent's capabilities.
-            yield finding("INIT-04", A, "initialize with protocolVersion 1 answered an error", m.index)
+            yield finding(
+                "INIT-04", A, "initialize with protocolVersion 1 answered an error", m.index
+            )
         return
     result = m.result if isinstance(m.result, dict) else {}
     version = result.get("protocolVersion")
     if type(version) is not int or not isinstance(result.get("agentCapabilities"), dict):
         # spec INIT-04: integer protocolVersion and an agentCapabilities object.
-        yield finding("INIT-04", A, "initialize result lacks an integer protocolVersion or agentCapabilities", m.index)
+        yield finding(
+            "INIT-04",
+            A,
+            "initialize result lacks an integer protocolVersion or agentCapabilities",
+            m.index,
+        )
     if requested == 1 and version != 1:
         # spec INIT-07: a supported requested version is answered with that same version.
         yield finding("INIT-07", A, f"requested protocolVersion 1, answered {version!r}", m.index)
@@ -63,7 +82,10 @@ def _initialized(state: "ProtocolState", m: Message) -> Iterable[Finding]:
             if isinstance(method, dict) and method.get("type") == "terminal":
                 # spec AUTH-05: terminal auth methods only for a client with auth.terminal.
                 yield finding(
-                    "AUTH-05", A, f"terminal auth method {method.get('id')!r} offered to a client without auth.terminal", m.index
+                    "AUTH-05",
+                    A,
+                    f"terminal auth method {method.get('id')!r} offered to a client without auth.terminal",
+                    m.index,
                 )
 
 
@@ -76,7 +98,9 @@ def _initialized_apply(state: "ProtocolState", m: Message) -> None:
     caps = m.result.get("agentCapabilities")
     state.agent_caps = caps if isinstance(caps, dict) else {}
     methods = m.result.get("authMethods")
-    state.auth_methods = [a for a in methods if isinstance(a, dict)] if isinstance(methods, list) else []
+    state.auth_methods = (
+        [a for a in methods if isinstance(a, dict)] if isinstance(methods, list) else []
+    )
 
 
 # -- results that must be objects -----------------------------------------------------------------
@@ -96,7 +120,12 @@ _OBJECT_RESULTS = {
 def _object_result(state: "ProtocolState", m: Message) -> Iterable[Finding]:
     if not m.is_error and not isinstance(m.result, dict):
         # spec SCHEMA-09: these results are objects ({} at least), never null.
-        yield finding(_OBJECT_RESULTS[m.method or ""], A, f"{m.method} result is {m.result!r}, not an object", m.index)
+        yield finding(
+            _OBJECT_RESULTS[m.method or ""],
+            A,
+            f"{m.method} result is {m.result!r}, not an object",
+            m.index,
+        )
 
 
 @transition("response", A, "authenticate")
@@ -111,11 +140,18 @@ def _logged_out(state: "ProtocolState", m: Message) -> None:
         state.authenticated = False
 
 
-@check("response", A, "session/new", "session/load", "session/resume", "session/prompt", "session/list")
+@check(
+    "response", A, "session/new", "session/load", "session/resume", "session/prompt", "session/list"
+)
 def _auth_sticks(state: "ProtocolState", m: Message) -> Iterable[Finding]:
     if m.is_error and m.error.get("code") == ErrorCode.AUTH_REQUIRED and state.authenticated:
         # spec AUTH-10: after a successful authenticate, auth_required no longer comes back.
-        yield finding("AUTH-10", A, f"{m.method} answered auth_required after a successful authenticate", m.index)
+        yield finding(
+            "AUTH-10",
+            A,
+            f"{m.method} answered auth_required after a successful authenticate",
+            m.index,
+        )
 
 
 # -- session setup --------------------------------------------------------------------------------
@@ -128,14 +164,22 @@ def _config_findings(state: "ProtocolState", options: Any, m: Message) -> Iterab
             continue
         if option.get("type") == "boolean" and not boolean_ok:
             # spec CONFIG-05: no boolean option unless the client advertised support.
-            yield finding("CONFIG-05", A, f"boolean option {option.get('id')!r} sent to a client without support", m.index)
+            yield finding(
+                "CONFIG-05",
+                A,
+                f"boolean option {option.get('id')!r} sent to a client without support",
+                m.index,
+            )
         if option.get("type") == "select":
             from .client_sends import _select_values
 
             if option.get("currentValue") not in _select_values(option):
                 # spec CONFIG-04: a select's currentValue is one of its values.
                 yield finding(
-                    "CONFIG-04", A, f"option {option.get('id')!r} currentValue {option.get('currentValue')!r} is not a value", m.index
+                    "CONFIG-04",
+                    A,
+                    f"option {option.get('id')!r} currentValue {option.get('currentValue')!r} is not a value",
+                    m.index,
                 )
 
 
@@ -145,7 +189,12 @@ def _modes_findings(modes: Any, m: Message) -> Iterable[Finding]:
     ids = {x.get("id") for x in modes.get("availableModes") or [] if isinstance(x, dict)}
     if modes.get("currentModeId") not in ids:
         # spec MODES-02: currentModeId names one of availableModes.
-        yield finding("MODES-02", A, f"currentModeId {modes.get('currentModeId')!r} is not an available mode", m.index)
+        yield finding(
+            "MODES-02",
+            A,
+            f"currentModeId {modes.get('currentModeId')!r} is not an available mode",
+            m.index,
+        )
 
 
 @check("response", A, "session/new", "session/load", "session/resume")
@@ -173,7 +222,11 @@ def _remember_options(s: SessionState, result: Dict[str, Any]) -> None:
 @transition("response", A, "session/new")
 def _session_created(state: "ProtocolState", m: Message) -> None:
     assert m.request is not None
-    if m.is_error or not isinstance(m.result, dict) or not isinstance(m.result.get("sessionId"), str):
+    if (
+        m.is_error
+        or not isinstance(m.result, dict)
+        or not isinstance(m.result.get("sessionId"), str)
+    ):
         return
     s = SessionState(id=m.result["sessionId"], cwd=m.request.params.get("cwd"))
     _remember_options(s, m.result)
@@ -208,7 +261,9 @@ def _closed(state: "ProtocolState", m: Message) -> Iterable[Finding]:
     s = state.session(m.request.params.get("sessionId"))
     if not m.is_error and s is not None and s.turn is not None:
         # spec SETUP-16: the running turn ends (cancelled) before close is answered.
-        yield finding("SETUP-16", A, "session/close answered while its prompt turn was still running", m.index)
+        yield finding(
+            "SETUP-16", A, "session/close answered while its prompt turn was still running", m.index
+        )
 
 
 @transition("response", A, "session/close")
@@ -236,18 +291,33 @@ def _listed(state: "ProtocolState", m: Message) -> Iterable[Finding]:
         if not is_absolute_path(cwd):
             # spec LIST-05: each SessionInfo has an absolute cwd.
             yield finding("LIST-05", A, f"session {sid!r} listed with cwd {cwd!r}", m.index)
-        if isinstance(wanted, str) and isinstance(cwd, str) and cwd.rstrip("/") != wanted.rstrip("/"):
+        if (
+            isinstance(wanted, str)
+            and isinstance(cwd, str)
+            and cwd.rstrip("/") != wanted.rstrip("/")
+        ):
             # spec LIST-04: with a cwd filter, only sessions with that cwd.
-            yield finding("LIST-04", A, f"session {sid!r} with cwd {cwd!r} listed under filter {wanted!r}", m.index)
+            yield finding(
+                "LIST-04",
+                A,
+                f"session {sid!r} with cwd {cwd!r} listed under filter {wanted!r}",
+                m.index,
+            )
         if sid in state.deleted:
             # spec DELETE-03: a deleted session is never listed again.
             yield finding("DELETE-03", A, f"deleted session {sid!r} listed", m.index)
-        if "updatedAt" in info and info["updatedAt"] is not None and not is_iso8601(info["updatedAt"]):
+        if (
+            "updatedAt" in info
+            and info["updatedAt"] is not None
+            and not is_iso8601(info["updatedAt"])
+        ):
             # spec LIST-06: updatedAt is an ISO 8601 timestamp.
             yield finding("LIST-06", A, f"updatedAt {info['updatedAt']!r} is not ISO 8601", m.index)
         if "additionalDirectories" in info and not dirs_ok:
             # spec LIST-07: additionalDirectories only with the capability.
-            yield finding("LIST-07", A, "SessionInfo.additionalDirectories without the capability", m.index)
+            yield finding(
+                "LIST-07", A, "SessionInfo.additionalDirectories without the capability", m.index
+            )
 
 
 @transition("response", A, "session/list")
@@ -280,10 +350,16 @@ def _config_set(state: "ProtocolState", m: Message) -> Iterable[Finding]:
     if m.is_error:
         return
     options = m.result.get("configOptions") if isinstance(m.result, dict) else None
-    ids = {o.get("id") for o in options if isinstance(o, dict)} if isinstance(options, list) else set()
+    ids = (
+        {o.get("id") for o in options if isinstance(o, dict)}
+        if isinstance(options, list)
+        else set()
+    )
     if m.request.params.get("configId") not in ids:
         # spec CONFIG-19: the result carries the complete list, the changed option included.
-        yield finding("CONFIG-19", A, "set_config_option result lacks the option that was set", m.index)
+        yield finding(
+            "CONFIG-19", A, "set_config_option result lacks the option that was set", m.index
+        )
     yield from _config_findings(state, options, m)
 
 
@@ -306,9 +382,15 @@ def _turn_ends(state: "ProtocolState", m: Message) -> Iterable[Finding]:
         return
     cancelled_by_request = m.request.cancel_requested
     if s.cancel_clause is None:
-        if cancelled_by_request and m.is_error and m.error.get("code") != ErrorCode.REQUEST_CANCELLED:
+        if (
+            cancelled_by_request
+            and m.is_error
+            and m.error.get("code") != ErrorCode.REQUEST_CANCELLED
+        ):
             # spec CANCEL-05: a cancelled request is answered with a result or -32800.
-            yield finding("CANCEL-05", A, "cancelled prompt answered with an error other than -32800", m.index)
+            yield finding(
+                "CANCEL-05", A, "cancelled prompt answered with an error other than -32800", m.index
+            )
         return
     if m.is_error:
         # spec PROMPT-24: a cancelled turn ends with stopReason "cancelled", never an error.
@@ -318,11 +400,16 @@ def _turn_ends(state: "ProtocolState", m: Message) -> Iterable[Finding]:
     if stop != "cancelled":
         if s.cancel_certain:
             # spec PROMPT-23 (SETUP-16 for close): the agent was waiting on us when we cancelled.
-            yield finding(s.cancel_clause, A, f"cancelled turn ended with stopReason {stop!r}", m.index)
+            yield finding(
+                s.cancel_clause, A, f"cancelled turn ended with stopReason {stop!r}", m.index
+            )
         else:
             # spec-gap cancel-race: the turn may have ended before the agent saw the cancel.
             yield finding(
-                "spec-gap:cancel-race", A, f"turn ended {stop!r} after session/cancel (possibly a race)", m.index
+                "spec-gap:cancel-race",
+                A,
+                f"turn ended {stop!r} after session/cancel (possibly a race)",
+                m.index,
             )
 
 
@@ -357,7 +444,12 @@ def _update(state: "ProtocolState", m: Message) -> Iterable[Finding]:
     s = _update_session(state, m)
     if s is None:
         # spec-gap unknown-session: updates name a session set up on this connection.
-        yield finding("spec-gap:unknown-session", A, f"session/update for unknown session {m.session_id!r}", m.index)
+        yield finding(
+            "spec-gap:unknown-session",
+            A,
+            f"session/update for unknown session {m.session_id!r}",
+            m.index,
+        )
         return
     update = m.params.get("update")
     if not isinstance(update, dict):
@@ -379,7 +471,9 @@ def _update(state: "ProtocolState", m: Message) -> Iterable[Finding]:
                 yield finding("LIST-16", A, f"session_info_update carries {key}", m.index)
 
 
-def _turn_content(state: "ProtocolState", s: SessionState, kind: str, update: Dict[str, Any], m: Message) -> Iterable[Finding]:
+def _turn_content(
+    state: "ProtocolState", s: SessionState, kind: str, update: Dict[str, Any], m: Message
+) -> Iterable[Finding]:
     if s.status == "resuming":
         # spec SETUP-12: no history replay before the session/resume response.
         yield finding("SETUP-12", A, f"{kind} sent while session/resume was in flight", m.index)
@@ -392,7 +486,9 @@ def _turn_content(state: "ProtocolState", s: SessionState, kind: str, update: Di
             yield finding("SETUP-07", A, f"{kind} sent after the session/load response", m.index)
         else:
             # spec-gap content-outside-turn: turn content belongs to a turn or a replay.
-            yield finding("spec-gap:content-outside-turn", A, f"{kind} sent outside any prompt turn", m.index)
+            yield finding(
+                "spec-gap:content-outside-turn", A, f"{kind} sent outside any prompt turn", m.index
+            )
     if kind in CHUNKS:
         message_id = update.get("messageId")
         if (
@@ -402,7 +498,9 @@ def _turn_content(state: "ProtocolState", s: SessionState, kind: str, update: Di
             and message_id in s.old_message_ids
         ):
             # spec SETUP-06: replayed message ids are unique to their message.
-            yield finding("SETUP-06", A, f"messageId {message_id!r} reused for another message", m.index)
+            yield finding(
+                "SETUP-06", A, f"messageId {message_id!r} reused for another message", m.index
+            )
         return
     if kind == "tool_call":
         tool_call_id = update.get("toolCallId")
@@ -413,7 +511,9 @@ def _turn_content(state: "ProtocolState", s: SessionState, kind: str, update: Di
         tool_call_id = update.get("toolCallId")
         if tool_call_id not in s.tool_calls:
             # spec TOOL-05: an update names a tool call the client knows.
-            yield finding("TOOL-05", A, f"tool_call_update for unknown tool call {tool_call_id!r}", m.index)
+            yield finding(
+                "TOOL-05", A, f"tool_call_update for unknown tool call {tool_call_id!r}", m.index
+            )
     if kind in ("tool_call", "tool_call_update"):
         yield from _tool_call_body(state, update, m)
 
@@ -431,17 +531,26 @@ def _tool_call_body(state: "ProtocolState", body: Dict[str, Any], m: Message) ->
             if term is None or term.released:
                 # spec TOOL-14: embedded terminals come from terminal/create and are not released.
                 state_word = "released" if term is not None else "unknown"
-                yield finding("TOOL-14", A, f"tool call embeds {state_word} terminal {item.get('terminalId')!r}", m.index)
+                yield finding(
+                    "TOOL-14",
+                    A,
+                    f"tool call embeds {state_word} terminal {item.get('terminalId')!r}",
+                    m.index,
+                )
     locations = body.get("locations")
     for loc in locations if isinstance(locations, list) else []:
         if not isinstance(loc, dict):
             continue
         if not is_absolute_path(loc.get("path")):
             # spec TOOL-15: locations have absolute paths.
-            yield finding("TOOL-15", A, f"location path {loc.get('path')!r} is not absolute", m.index)
+            yield finding(
+                "TOOL-15", A, f"location path {loc.get('path')!r} is not absolute", m.index
+            )
         if loc.get("line") is not None and not is_one_based(loc.get("line")):
             # spec OVERVIEW-07: line numbers are 1-based.
-            yield finding("OVERVIEW-07", A, f"location line {loc.get('line')!r} is not 1-based", m.index)
+            yield finding(
+                "OVERVIEW-07", A, f"location line {loc.get('line')!r} is not 1-based", m.index
+            )
 
 
 @transition("notification", A, "session/update")
@@ -480,13 +589,23 @@ _SESSION_SCOPED = (
 def _agent_request_session(state: "ProtocolState", m: Message) -> Iterable[Finding]:
     if _update_session(state, m) is None:
         # spec-gap unknown-session: the client answers -32002 for a session it does not know.
-        yield finding("spec-gap:unknown-session", A, f"{m.method} for unknown session {m.session_id!r}", m.index, NOT_FOUND)
+        yield finding(
+            "spec-gap:unknown-session",
+            A,
+            f"{m.method} for unknown session {m.session_id!r}",
+            m.index,
+            NOT_FOUND,
+        )
 
 
 @check("request", A, "session/request_permission")
 def _permission(state: "ProtocolState", m: Message) -> Iterable[Finding]:
     options = m.params.get("options")
-    ids: List[Any] = [o.get("optionId") for o in options if isinstance(o, dict)] if isinstance(options, list) else []
+    ids: List[Any] = (
+        [o.get("optionId") for o in options if isinstance(o, dict)]
+        if isinstance(options, list)
+        else []
+    )
     if len(ids) != len(set(ids)):
         # spec TOOL-10: optionIds are unique within the request.
         yield finding("TOOL-10", A, "permission options repeat an optionId", m.index, INVALID)
@@ -501,7 +620,11 @@ def _permission_apply(state: "ProtocolState", m: Message) -> None:
     if s is None:
         return
     options = m.params.get("options")
-    s.permissions[m.id] = {o.get("optionId") for o in options if isinstance(o, dict)} if isinstance(options, list) else set()
+    s.permissions[m.id] = (
+        {o.get("optionId") for o in options if isinstance(o, dict)}
+        if isinstance(options, list)
+        else set()
+    )
     tool_call = m.params.get("toolCall")
     if isinstance(tool_call, dict) and isinstance(tool_call.get("toolCallId"), str):
         s.tool_calls.add(tool_call["toolCallId"])
@@ -528,14 +651,22 @@ def _terminal_create(state: "ProtocolState", m: Message) -> Iterable[Finding]:
         yield finding("TERM-02", A, f"terminal cwd {cwd!r} is not absolute", m.index, INVALID)
 
 
-@check("request", A, "terminal/output", "terminal/wait_for_exit", "terminal/kill", "terminal/release")
+@check(
+    "request", A, "terminal/output", "terminal/wait_for_exit", "terminal/kill", "terminal/release"
+)
 def _terminal_use(state: "ProtocolState", m: Message) -> Iterable[Finding]:
     terminal_id = m.params.get("terminalId")
     term = state.terminals.get(terminal_id)
     if term is None or term.released:
         # spec-gap released-terminal: after release an id is invalid (TERM-14; RPC-17 -32002).
         what = "released" if term is not None else "unknown"
-        yield finding("spec-gap:released-terminal", A, f"{m.method} on {what} terminal {terminal_id!r}", m.index, NOT_FOUND)
+        yield finding(
+            "spec-gap:released-terminal",
+            A,
+            f"{m.method} on {what} terminal {terminal_id!r}",
+            m.index,
+            NOT_FOUND,
+        )
 
 
 @check("request", A, "elicitation/create")
@@ -543,20 +674,36 @@ def _elicit(state: "ProtocolState", m: Message) -> Iterable[Finding]:
     mode = m.params.get("mode")
     if not (isinstance(mode, str) and state.gate_open(f"elicitation.{mode}", Party.CLIENT)):
         # spec ELICIT-06: only a mode the client advertised (ELICIT-29: answered -32602).
-        yield finding("ELICIT-06", A, f"elicitation mode {mode!r} was not advertised by the client", m.index, INVALID)
+        yield finding(
+            "ELICIT-06",
+            A,
+            f"elicitation mode {mode!r} was not advertised by the client",
+            m.index,
+            INVALID,
+        )
     sid, request_id = m.params.get("sessionId"), m.params.get("requestId")
     if sid is not None:
         if _update_session(state, m) is None:
             # spec ELICIT-09: a session-scoped elicitation names a known session.
-            yield finding("ELICIT-09", A, f"elicitation for unknown session {sid!r}", m.index, NOT_FOUND)
+            yield finding(
+                "ELICIT-09", A, f"elicitation for unknown session {sid!r}", m.index, NOT_FOUND
+            )
     elif not (isinstance(request_id, (str, int)) and request_id in state.outstanding[Party.CLIENT]):
         # spec ELICIT-09: otherwise it names a client request in flight.
-        yield finding("ELICIT-09", A, f"elicitation scoped to request {request_id!r}, not in flight", m.index, INVALID)
+        yield finding(
+            "ELICIT-09",
+            A,
+            f"elicitation scoped to request {request_id!r}, not in flight",
+            m.index,
+            INVALID,
+        )
     if mode == "url":
         eid = m.params.get("elicitationId")
         if eid in state.url_elicitations:
             # spec ELICIT-24: elicitation ids are unique among outstanding URL elicitations.
-            yield finding("ELICIT-24", A, f"elicitationId {eid!r} is already outstanding", m.index, INVALID)
+            yield finding(
+                "ELICIT-24", A, f"elicitationId {eid!r} is already outstanding", m.index, INVALID
+            )
         url = m.params.get("url")
         if not (isinstance(url, str) and "://" in url):
             # spec ELICIT-17: a URL-mode request carries a URI.

@@ -39,7 +39,7 @@ class Message:
     sender: Party
     raw: Dict[str, Any]
     index: Optional[int]
-    kind: str  # "request", "notification" or "response"
+    kind: str  # "request", "notification", "response", or "refusal" (see state.duplicates)
     method: Optional[str]  # for a response: the method of the request it answers
     id: Any = None
     params: Dict[str, Any] = attrs.Factory(dict)

@@ -33,7 +33,9 @@ def _known_session(state: "ProtocolState", m: Message, code: Any = NOT_FOUND) ->
     if state.session(sid) is None:
         # spec-gap unknown-session: a session not set up on this connection is unknown
         # (RPC-17 suggests -32002 for a missing resource).
-        yield finding("spec-gap:unknown-session", m.sender, f"unknown session {sid!r}", m.index, code)
+        yield finding(
+            "spec-gap:unknown-session", m.sender, f"unknown session {sid!r}", m.index, code
+        )
 
 
 # -- initialize -----------------------------------------------------------------------------------
@@ -43,7 +45,13 @@ def _known_session(state: "ProtocolState", m: Message, code: Any = NOT_FOUND) ->
 def _initialize(state: "ProtocolState", m: Message) -> Iterable[Finding]:
     if state.initialize_sent:
         # spec-gap initialize-twice: one initialize per connection.
-        yield finding("spec-gap:initialize-twice", C, "initialize sent twice on one connection", m.index, -32600)
+        yield finding(
+            "spec-gap:initialize-twice",
+            C,
+            "initialize sent twice on one connection",
+            m.index,
+            -32600,
+        )
     if not isinstance(m.params.get("clientCapabilities"), dict):
         # spec INIT-02: initialize carries the client's capabilities.
         yield finding("INIT-02", C, "initialize params lack clientCapabilities", m.index)
@@ -70,10 +78,14 @@ def _authenticate(state: "ProtocolState", m: Message) -> Iterable[Finding]:
     advertised = {a.get("id"): a for a in state.auth_methods if isinstance(a, dict)}
     if method_id not in advertised:
         # spec AUTH-07: methodId is the id of an advertised method.
-        yield finding("AUTH-07", C, f"authenticate with unadvertised method {method_id!r}", m.index, INVALID)
+        yield finding(
+            "AUTH-07", C, f"authenticate with unadvertised method {method_id!r}", m.index, INVALID
+        )
     elif advertised[method_id].get("type") == "terminal":
         # spec AUTH-08: a terminal method is never passed to authenticate.
-        yield finding("AUTH-08", C, f"authenticate with terminal method {method_id!r}", m.index, INVALID)
+        yield finding(
+            "AUTH-08", C, f"authenticate with terminal method {method_id!r}", m.index, INVALID
+        )
 
 
 # -- session setup --------------------------------------------------------------------------------
@@ -83,25 +95,39 @@ def _setup_params(state: "ProtocolState", m: Message) -> Iterable[Finding]:
     p = m.params
     if "cwd" in p and not is_absolute_path(p.get("cwd")):
         # spec SETUP-25, OVERVIEW-06: cwd is an absolute path.
-        yield finding("SETUP-25", C, f"cwd {p.get('cwd')!r} is not an absolute path", m.index, INVALID)
+        yield finding(
+            "SETUP-25", C, f"cwd {p.get('cwd')!r} is not an absolute path", m.index, INVALID
+        )
     if "additionalDirectories" in p:
         if not state.gate_open("sessionCapabilities.additionalDirectories", Party.AGENT):
             # spec SETUP-24: only when the agent advertised additionalDirectories.
             yield finding(
-                "SETUP-24", C, "additionalDirectories sent but not advertised by the agent", m.index, INVALID
+                "SETUP-24",
+                C,
+                "additionalDirectories sent but not advertised by the agent",
+                m.index,
+                INVALID,
             )
         dirs = p.get("additionalDirectories")
         for d in dirs if isinstance(dirs, list) else []:
             if not is_absolute_path(d):
                 # spec SETUP-20: every additional directory is absolute.
-                yield finding("SETUP-20", C, f"additional directory {d!r} is not absolute", m.index, INVALID)
+                yield finding(
+                    "SETUP-20", C, f"additional directory {d!r} is not absolute", m.index, INVALID
+                )
     servers = p.get("mcpServers")
     if m.method == "session/resume" and "mcpServers" not in p:
         # spec SETUP-11: resume carries mcpServers too (the schema leaves it optional).
         yield finding("SETUP-11", C, "session/resume without mcpServers", m.index)
     elif m.method in ("session/new", "session/load") and not isinstance(servers, list):
         # spec SETUP-01, SETUP-04: mcpServers is an array, possibly empty.
-        yield finding("SETUP-01" if m.method == "session/new" else "SETUP-04", C, "mcpServers missing", m.index, INVALID)
+        yield finding(
+            "SETUP-01" if m.method == "session/new" else "SETUP-04",
+            C,
+            "mcpServers missing",
+            m.index,
+            INVALID,
+        )
     for server in servers if isinstance(servers, list) else []:
         if not isinstance(server, dict):
             continue
@@ -118,7 +144,11 @@ def _setup_params(state: "ProtocolState", m: Message) -> Iterable[Finding]:
         elif kind is None and not is_absolute_path(server.get("command")):
             # spec SETUP-32: a stdio server's command is an absolute path.
             yield finding(
-                "SETUP-32", C, f"MCP server command {server.get('command')!r} is not absolute", m.index, INVALID
+                "SETUP-32",
+                C,
+                f"MCP server command {server.get('command')!r} is not absolute",
+                m.index,
+                INVALID,
             )
 
 
@@ -135,7 +165,9 @@ def _reopen(state: "ProtocolState", m: Message) -> Iterable[Finding]:
     cwd = m.params.get("cwd")
     if known_cwd is not None and isinstance(cwd, str) and _norm(cwd) != _norm(known_cwd):
         # spec SETUP-22: load/resume name the session's own cwd.
-        yield finding("SETUP-22", C, f"cwd {cwd!r} is not the session's cwd {known_cwd!r}", m.index, INVALID)
+        yield finding(
+            "SETUP-22", C, f"cwd {cwd!r} is not the session's cwd {known_cwd!r}", m.index, INVALID
+        )
 
 
 def _norm(path: str) -> str:
@@ -167,7 +199,9 @@ def _reopening(state: "ProtocolState", m: Message) -> None:
 def _close(state: "ProtocolState", m: Message) -> Iterable[Finding]:
     if state.session(m.session_id) is None:
         # spec SETUP-15: close names an active session (SETUP-18: the agent may answer an error).
-        yield finding("SETUP-15", C, f"session/close of unknown session {m.session_id!r}", m.index, NOT_FOUND)
+        yield finding(
+            "SETUP-15", C, f"session/close of unknown session {m.session_id!r}", m.index, NOT_FOUND
+        )
 
 
 @transition("request", C, "session/close")
@@ -192,7 +226,9 @@ def _list(state: "ProtocolState", m: Message) -> Iterable[Finding]:
     cursor = m.params.get("cursor")
     if cursor is not None and cursor not in state.cursors:
         # spec LIST-11: cursors are opaque: only a nextCursor received on this connection is sent.
-        yield finding("LIST-11", C, f"cursor {cursor!r} was not a nextCursor of this connection", m.index)
+        yield finding(
+            "LIST-11", C, f"cursor {cursor!r} was not a nextCursor of this connection", m.index
+        )
 
 
 # -- modes and config options ---------------------------------------------------------------------
@@ -202,7 +238,13 @@ def _list(state: "ProtocolState", m: Message) -> Iterable[Finding]:
 def _session_known(state: "ProtocolState", m: Message) -> Iterable[Finding]:
     if m.method == "session/prompt" and state.session(m.session_id) is None:
         # spec PROMPT-01: a prompt goes to a session set up on this connection.
-        yield finding("PROMPT-01", C, f"session/prompt for unknown session {m.session_id!r}", m.index, NOT_FOUND)
+        yield finding(
+            "PROMPT-01",
+            C,
+            f"session/prompt for unknown session {m.session_id!r}",
+            m.index,
+            NOT_FOUND,
+        )
     else:
         yield from _known_session(state, m)
 
@@ -213,7 +255,9 @@ def _set_mode(state: "ProtocolState", m: Message) -> Iterable[Finding]:
     mode = m.params.get("modeId")
     if s is not None and s.mode_ids is not None and mode not in s.mode_ids:
         # spec MODES-04: modeId is one of availableModes.
-        yield finding("MODES-04", C, f"mode {mode!r} is not one of {sorted(s.mode_ids)}", m.index, INVALID)
+        yield finding(
+            "MODES-04", C, f"mode {mode!r} is not one of {sorted(s.mode_ids)}", m.index, INVALID
+        )
 
 
 @check("request", C, "session/set_config_option")
@@ -223,7 +267,9 @@ def _set_config(state: "ProtocolState", m: Message) -> Iterable[Finding]:
     is_boolean = m.params.get("type") == "boolean"
     if is_boolean and not state.gate_open("session.configOptions.boolean", C):
         # spec INIT-13: boolean options exist only for a client that advertised them.
-        yield finding("INIT-13", C, "boolean config value without the boolean capability", m.index, INVALID)
+        yield finding(
+            "INIT-13", C, "boolean config value without the boolean capability", m.index, INVALID
+        )
     if s is None or not s.config:
         return
     option = s.config.get(config_id)
@@ -232,10 +278,18 @@ def _set_config(state: "ProtocolState", m: Message) -> Iterable[Finding]:
         yield finding("CONFIG-17", C, f"unknown config option {config_id!r}", m.index, INVALID)
     elif option.get("type") == "boolean" and not (is_boolean and type(value) is bool):
         # spec CONFIG-18: a boolean option is set with type "boolean" and a JSON boolean.
-        yield finding("CONFIG-18", C, f"{config_id!r} is boolean: send type 'boolean' and true/false", m.index, INVALID)
+        yield finding(
+            "CONFIG-18",
+            C,
+            f"{config_id!r} is boolean: send type 'boolean' and true/false",
+            m.index,
+            INVALID,
+        )
     elif option.get("type") == "select" and value not in _select_values(option):
         # spec CONFIG-17: a select value is one of the option's values.
-        yield finding("CONFIG-17", C, f"{value!r} is not a value of {config_id!r}", m.index, INVALID)
+        yield finding(
+            "CONFIG-17", C, f"{value!r} is not a value of {config_id!r}", m.index, INVALID
+        )
 
 
 def _select_values(option: Dict[str, Any]) -> set:
@@ -257,7 +311,11 @@ def _prompt(state: "ProtocolState", m: Message) -> Iterable[Finding]:
     if s is not None and s.turn is not None:
         # spec-gap concurrent-prompt: one turn at a time per session.
         yield finding(
-            "spec-gap:concurrent-prompt", C, f"a turn is already running in session {s.id!r}", m.index, -32600
+            "spec-gap:concurrent-prompt",
+            C,
+            f"a turn is already running in session {s.id!r}",
+            m.index,
+            -32600,
         )
     prompt = m.params.get("prompt")
     for block in prompt if isinstance(prompt, list) else []:
@@ -266,7 +324,11 @@ def _prompt(state: "ProtocolState", m: Message) -> Iterable[Finding]:
         if gate is not None and not state.gate_open(gate, Party.AGENT):
             # spec PROMPT-03, CONTENT-04: image/audio/resource only when the agent accepts them.
             yield finding(
-                "CONTENT-04", C, f"prompt has a {kind} block but the agent did not advertise {gate}", m.index, INVALID
+                "CONTENT-04",
+                C,
+                f"prompt has a {kind} block but the agent did not advertise {gate}",
+                m.index,
+                INVALID,
             )
 
 
@@ -300,7 +362,12 @@ def _cancel_request_check(state: "ProtocolState", m: Message) -> Iterable[Findin
     if not (isinstance(target, (str, int)) and target in state.outstanding[m.sender]):
         # spec CANCEL-01: a party cancels only its own outstanding requests (a race with the
         # response is possible, so this is a warning).
-        yield finding("spec-gap:unknown-cancel-id", m.sender, f"$/cancel_request for {target!r}, not in flight", m.index)
+        yield finding(
+            "spec-gap:unknown-cancel-id",
+            m.sender,
+            f"$/cancel_request for {target!r}, not in flight",
+            m.index,
+        )
 
 
 def _cancel_request_apply(state: "ProtocolState", m: Message) -> None:
@@ -327,12 +394,24 @@ def _permission_answer(state: "ProtocolState", m: Message) -> Iterable[Finding]:
     if s is not None and m.id in s.cancelled_permissions and kind != "cancelled":
         # spec PROMPT-21: after session/cancel, pending permission requests are answered cancelled.
         got = "an error" if m.is_error else f"outcome {kind!r}"
-        yield finding("PROMPT-21", C, f"permission request {m.id!r} answered {got} after session/cancel", m.index)
+        yield finding(
+            "PROMPT-21",
+            C,
+            f"permission request {m.id!r} answered {got} after session/cancel",
+            m.index,
+        )
     if kind == "selected":
-        offered = {o.get("optionId") for o in m.request.params.get("options") or [] if isinstance(o, dict)}
+        offered = {
+            o.get("optionId") for o in m.request.params.get("options") or [] if isinstance(o, dict)
+        }
         if outcome.get("optionId") not in offered:  # type: ignore[union-attr]
             # spec TOOL-08: the selected optionId is one of the offered options.
-            yield finding("TOOL-08", C, f"selected option {outcome.get('optionId')!r} was not offered", m.index)  # type: ignore[union-attr]
+            yield finding(
+                "TOOL-08",
+                C,
+                f"selected option {outcome.get('optionId')!r} was not offered",
+                m.index,
+            )  # type: ignore[union-attr]
 
 
 @transition("response", C, "session/request_permission")
@@ -355,7 +434,12 @@ _OBJECT_RESULTS = {
 def _object_result(state: "ProtocolState", m: Message) -> Iterable[Finding]:
     if not m.is_error and not isinstance(m.result, dict):
         # spec SCHEMA-09 (FS-08, TERM-12): these results are objects ({}), not null.
-        yield finding(_OBJECT_RESULTS[m.method or ""], C, f"{m.method} result is {m.result!r}, not an object", m.index)
+        yield finding(
+            _OBJECT_RESULTS[m.method or ""],
+            C,
+            f"{m.method} result is {m.result!r}, not an object",
+            m.index,
+        )
 
 
 @transition("response", C, "terminal/create")
@@ -369,13 +453,17 @@ def _terminal_created(state: "ProtocolState", m: Message) -> None:
         )
 
 
-@check("response", C, "terminal/output", "terminal/wait_for_exit", "terminal/kill", "terminal/release")
+@check(
+    "response", C, "terminal/output", "terminal/wait_for_exit", "terminal/kill", "terminal/release"
+)
 def _released_terminal_answer(state: "ProtocolState", m: Message) -> Iterable[Finding]:
     assert m.request is not None
     term = state.terminals.get(m.request.params.get("terminalId"))
     if term is not None and term.released and not m.is_error:
         # spec TERM-14: after release the terminal id is invalid: the client answers an error.
-        yield finding("TERM-14", C, f"{m.method} on a released terminal answered with a result", m.index)
+        yield finding(
+            "TERM-14", C, f"{m.method} on a released terminal answered with a result", m.index
+        )
 
 
 @transition("response", C, "terminal/release")
@@ -393,7 +481,12 @@ def _elicitation_answer(state: "ProtocolState", m: Message) -> Iterable[Finding]
     advertised = isinstance(mode, str) and state.gate_open(f"elicitation.{mode}", C)
     if not advertised and (not m.is_error or m.error.get("code") != ErrorCode.INVALID_PARAMS):
         # spec ELICIT-29: a request in a mode the client did not advertise gets -32602.
-        yield finding("ELICIT-29", C, f"elicitation in unadvertised mode {mode!r} not answered -32602", m.index)
+        yield finding(
+            "ELICIT-29",
+            C,
+            f"elicitation in unadvertised mode {mode!r} not answered -32602",
+            m.index,
+        )
     action = m.result.get("action") if isinstance(m.result, dict) else None
     if not m.is_error and action not in ("accept", "decline", "cancel"):
         # spec ELICIT-20: the action is accept, decline or cancel.

@@ -59,6 +59,13 @@ class RulesObserver:
                 except Exception:  # noqa: BLE001
                     log.exception("on_finding callback failed")
 
+    def is_refusal(self, message: Dict[str, Any]) -> bool:
+        """True when our error ``message`` answers a peer's request that reused a busy id."""
+        request_id = message.get("id")
+        return isinstance(request_id, (str, int)) and bool(
+            self.state.duplicates[self.peer].get(request_id)
+        )
+
     def on_send(self, message: Dict[str, Any]) -> None:
         findings = self.state.check(self.me, message)
         must = [f for f in findings if f.is_violation and f.blame is self.me]

@@ -52,6 +52,7 @@ GAP_LEVELS: Dict[str, str] = {
     "spec-gap:cancel-race": "SHOULD",
     "spec-gap:duplicate-id": "MUST",
     "spec-gap:unknown-cancel-id": "SHOULD",
+    "spec-gap:exit-on-eof": "SHOULD",
 }
 
 

@@ -107,6 +107,9 @@ class ProtocolState:
         # JSON-RPC bookkeeping: requests each party sent and that are not answered yet.
         self.outstanding: Dict[Party, Dict[Any, Outstanding]] = {Party.AGENT: {}, Party.CLIENT: {}}
         self.answered: Dict[Party, Set[Any]] = {Party.AGENT: set(), Party.CLIENT: set()}
+        #: Requests that reused an id still in flight, by sender: each is owed one refusal,
+        #: which answers it and not the first request of that id (spec-gap duplicate-id).
+        self.duplicates: Dict[Party, Dict[Any, int]] = {Party.AGENT: {}, Party.CLIENT: {}}
         # Sessions, listing, terminals, elicitations
         self.sessions: Dict[Any, SessionState] = {}
         self.deleted: Set[Any] = set()
@@ -118,7 +121,9 @@ class ProtocolState:
 
     # -- The public face -------------------------------------------------------------------------
 
-    def observe(self, sender: Party, raw: Dict[str, Any], index: Optional[int] = None) -> List[Finding]:
+    def observe(
+        self, sender: Party, raw: Dict[str, Any], index: Optional[int] = None
+    ) -> List[Finding]:
         """Check a message, then record it; returns the findings (Rule 2)."""
         with self._lock:
             m = self._message(sender, raw, index)
@@ -128,7 +133,9 @@ class ProtocolState:
             self._apply(m)
             return findings
 
-    def check(self, sender: Party, raw: Dict[str, Any], index: Optional[int] = None) -> List[Finding]:
+    def check(
+        self, sender: Party, raw: Dict[str, Any], index: Optional[int] = None
+    ) -> List[Finding]:
         """The findings a message would cause; changes nothing."""
         with self._lock:
             m = self._message(sender, raw, index)
@@ -165,7 +172,10 @@ class ProtocolState:
                 if not term.released:
                     out.append(
                         finding(
-                            "TERM-07", Party.AGENT, f"terminal {terminal_id!r} was never released", term.created_index
+                            "TERM-07",
+                            Party.AGENT,
+                            f"terminal {terminal_id!r} was never released",
+                            term.created_index,
                         )
                     )
         return out
@@ -184,16 +194,26 @@ class ProtocolState:
 
     def waiting_on_agent_request(self, session_id: Any) -> bool:
         """True when the agent has a request in flight to the client for this session."""
-        return any(req.params.get("sessionId") == session_id for req in self.outstanding[Party.AGENT].values())
+        return any(
+            req.params.get("sessionId") == session_id
+            for req in self.outstanding[Party.AGENT].values()
+        )
 
     # -- Internals --------------------------------------------------------------------------------
 
-    def _message(self, sender: Party, raw: Dict[str, Any], index: Optional[int]) -> Optional[Message]:
+    def _message(
+        self, sender: Party, raw: Dict[str, Any], index: Optional[int]
+    ) -> Optional[Message]:
         kind = classify(raw)
         if kind is None:
             return None
         if kind == "response":
             request_id = raw.get("id")
+            duplicates = self.duplicates[other(sender)]
+            if "error" in raw and _hashable(request_id) and duplicates.get(request_id):
+                return Message(
+                    sender=sender, raw=raw, index=index, kind="refusal", method=None, id=request_id
+                )
             req = self.outstanding[other(sender)].get(request_id) if _hashable(request_id) else None
             return Message(
                 sender=sender,
@@ -215,6 +235,8 @@ class ProtocolState:
         )
 
     def _check(self, m: Message) -> Iterable[Finding]:
+        if m.kind == "refusal":
+            return  # the answer owed to a duplicate request: nothing to judge (see duplicates)
         if m.kind == "response":
             yield from self._check_response(m)
         else:
@@ -232,13 +254,21 @@ class ProtocolState:
             if not (is_extension(method) or method.startswith("$/")):
                 # spec EXT-05: names without a leading underscore are reserved for the protocol.
                 yield finding(
-                    "EXT-05", m.sender, f"unknown method {method!r} (custom methods start with '_')", m.index, -32601
+                    "EXT-05",
+                    m.sender,
+                    f"unknown method {method!r} (custom methods start with '_')",
+                    m.index,
+                    -32601,
                 )
             return
         if row.receiver not in (receiver.value, "both"):
             # spec RPC-12: a method the receiver does not implement.
             yield finding(
-                "RPC-12", m.sender, f"{method} is a {row.receiver} method; the {m.sender.value} cannot send it", m.index, -32601
+                "RPC-12",
+                m.sender,
+                f"{method} is a {row.receiver} method; the {m.sender.value} cannot send it",
+                m.index,
+                -32601,
             )
             return
         if (m.kind == "request") != (not row.is_notification):
@@ -246,11 +276,27 @@ class ProtocolState:
             yield finding("OVERVIEW-01", m.sender, f"{method} is {what}", m.index, -32600)
         if m.kind == "request" and _hashable(m.id) and m.id in self.outstanding[m.sender]:
             # spec-gap duplicate-id: an id still in flight is not reused.
-            yield finding("spec-gap:duplicate-id", m.sender, f"request id {m.id!r} is still in flight", m.index, -32600)
-        if m.sender is Party.CLIENT and method not in ("initialize", CANCEL_REQUEST) and not self.initialized:
+            yield finding(
+                "spec-gap:duplicate-id",
+                m.sender,
+                f"request id {m.id!r} is still in flight",
+                m.index,
+                -32600,
+            )
+        if (
+            m.sender is Party.CLIENT
+            and method not in ("initialize", CANCEL_REQUEST)
+            and not self.initialized
+        ):
             # spec INIT-01: initialize and its response come before any other request.
             if m.kind == "request":
-                yield finding("INIT-01", m.sender, f"{method} sent before initialize completed", m.index, -32600)
+                yield finding(
+                    "INIT-01",
+                    m.sender,
+                    f"{method} sent before initialize completed",
+                    m.index,
+                    -32600,
+                )
             return
         gate = row.gate
         if gate == "elicitation":
@@ -272,17 +318,41 @@ class ProtocolState:
             yield finding("RPC-05", m.sender, "a response carries both result and error", m.index)
         if "error" in raw:
             error = raw["error"]
-            if not (isinstance(error, dict) and type(error.get("code")) is int and isinstance(error.get("message"), str)):
+            if not (
+                isinstance(error, dict)
+                and type(error.get("code")) is int
+                and isinstance(error.get("message"), str)
+            ):
                 yield finding("RPC-09", m.sender, f"malformed error object {error!r}", m.index)
         if m.request is None:
             if _hashable(m.id) and m.id in self.answered[other(m.sender)]:
-                yield finding("RPC-06", m.sender, f"request {m.id!r} answered more than once", m.index)
+                yield finding(
+                    "RPC-06", m.sender, f"request {m.id!r} answered more than once", m.index
+                )
             elif m.id is not None:
-                yield finding("RPC-04", m.sender, f"response id {m.id!r} matches no request in flight", m.index)
+                yield finding(
+                    "RPC-04",
+                    m.sender,
+                    f"response id {m.id!r} matches no request in flight",
+                    m.index,
+                )
 
     def _apply(self, m: Message) -> None:
+        if m.kind == "refusal":
+            duplicates = self.duplicates[other(m.sender)]
+            duplicates[m.id] -= 1
+            if not duplicates[m.id]:
+                del duplicates[m.id]
+            return
         if m.kind == "request" and _hashable(m.id):
-            self.outstanding[m.sender][m.id] = Outstanding(method=m.method or "", params=m.params, index=m.index)
+            if m.id in self.outstanding[m.sender]:
+                # spec-gap duplicate-id: the first request keeps the id; the reuse is refused.
+                duplicates = self.duplicates[m.sender]
+                duplicates[m.id] = duplicates.get(m.id, 0) + 1
+                return
+            self.outstanding[m.sender][m.id] = Outstanding(
+                method=m.method or "", params=m.params, index=m.index
+            )
         elif m.kind == "response" and m.request is not None:
             self.outstanding[other(m.sender)].pop(m.id, None)
             answered = self.answered[other(m.sender)]

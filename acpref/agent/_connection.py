@@ -164,6 +164,11 @@ class _AgentObserver:
 
     def on_send(self, message: Dict[str, Any]) -> None:
         is_response = "method" not in message and "id" in message
+        if is_response and "error" in message and self.rules.is_refusal(message):
+            # spec-gap duplicate-id: the refusal of a request that reused the id of a running
+            # prompt answers that reuse, not the prompt: its turn goes on.
+            self.rules.on_send(message)
+            return
         try:
             self.rules.on_send(message)
         except LocalProtocolError:
