@@ -264,20 +264,26 @@ def test_json_prints_every_message_received(tmp_path):
 
 
 def test_record_writes_both_directions(tmp_path):
+    # An acpref-transcript/1 file: the oracle reads and judges it as it is.
     path = tmp_path / "t.jsonl"
     assert run_cli(["--record", str(path), "-p", "hi"], tmp_path).returncode == 0
-    entries = [json.loads(line) for line in path.read_text().splitlines()]
-    assert {e["dir"] for e in entries} == {"in", "out"}
-    first = json.loads(entries[0]["line"])
-    assert entries[0]["dir"] == "out" and first["method"] == "initialize"
-    assert all(isinstance(e["ts"], float) for e in entries)
+    from acpref.oracle import read_transcript, validate
+
+    records = [r for r in read_transcript(str(path)) if r.is_message]
+    assert {r.sender for r in records} == {"client", "agent"}
+    first = json.loads(records[0].raw)
+    assert records[0].sender == "client" and first["method"] == "initialize"
+    assert all(isinstance(r.ts, float) for r in records)
+    assert validate(str(path)).ok
 
 
 def test_load_reopens_a_session_instead_of_starting_one(tmp_path):
     path = tmp_path / "t.jsonl"
     result = run_cli(["--load", "sess-7", "--record", str(path), "-p", "hi"], tmp_path)
     assert result.returncode == 0, result.stderr
-    sent = [json.loads(e["line"]) for e in map(json.loads, path.read_text().splitlines())]
+    from acpref.oracle import read_transcript
+
+    sent = [json.loads(r.raw) for r in read_transcript(str(path)) if r.is_message]
     methods = [m.get("method") for m in sent if "method" in m and "id" in m]
     assert methods[:3] == ["initialize", "session/load", "session/prompt"]
     assert b"session sess-7" in result.stdout

@@ -20,7 +20,6 @@ import select
 import signal
 import sys
 import threading
-import time
 from typing import Any, Callable, List, Optional
 
 from .. import schema as s
@@ -99,26 +98,19 @@ def register(subparsers: Any, name: str, help_text: str) -> None:
 
 
 def transcript_writer(path: str) -> "tuple[Callable[[str, bytes], None], Callable[[], None]]":
-    """A ``recorder`` writing ``{"dir", "ts", "line"}`` JSON lines to ``path``, and its closer.
+    """A ``recorder`` writing an ``acpref-transcript/1`` file (``acpref.oracle``), and its closer.
 
-    The format is provisional (a later issue formalises transcripts); it lives in this one
-    function so that it changes in one place.
+    The recording is exactly what travelled, both ways, so ``acpref validate`` can judge it.
     """
-    f = open(path, "w", encoding="utf-8")  # noqa: SIM115 - closed by the returned closer
-    lock = threading.Lock()
+    from ..oracle import TranscriptRecorder
 
-    def record(direction: str, line: bytes) -> None:
-        entry = {"dir": direction, "ts": time.time(), "line": line.decode("utf-8", "replace")}
-        with lock:
-            if not f.closed:
-                f.write(json.dumps(entry, ensure_ascii=False) + "\n")
-                f.flush()
+    recorder = TranscriptRecorder(path, me="client", header={"tool": "acpref client"})
 
     def close() -> None:
-        with lock:
-            f.close()
+        recorder.eof("client")
+        recorder.close()
 
-    return record, close
+    return recorder, close
 
 
 class _Quit(Exception):
