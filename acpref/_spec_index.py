@@ -170,3 +170,68 @@ def read_register(path: Optional[str] = None) -> List[Dict[str, str]]:
         fields += [""] * (len(header) - len(fields))
         rows.append(dict(zip(header, fields)))
     return rows
+
+
+# -- The register ---------------------------------------------------------------------------------
+
+#: The columns of spec_notes/clauses.tsv: the shared register's seven, then acpref's four.
+REGISTER_COLUMNS = (
+    "id",
+    "page",
+    "section",
+    "side",
+    "level",
+    "requirement",
+    "test_hint",
+    "status",
+    "enforced_in",
+    "tested_by",
+    "reason",
+)
+STATUSES = ("implemented", "not applicable", "deviation")
+
+
+def computed_columns() -> Dict[str, Dict[str, str]]:
+    """For each clause cited anywhere: ``enforced_in`` and ``tested_by`` as the code says them.
+
+    ``enforced_in`` is ``path:function`` of each citation in the package (lines are left out:
+    they move with every edit; ``acpref spec ID`` prints them); ``tested_by`` the test ids.
+    """
+    out: Dict[str, Dict[str, str]] = {}
+    enforced: Dict[str, List[str]] = {}
+    for c in scan_code():
+        where = f"{c.path}:{c.function}"
+        places = enforced.setdefault(c.clause, [])
+        if where not in places:
+            places.append(where)
+    tests = scan_tests()
+    for clause in set(enforced) | set(tests):
+        out[clause] = {
+            "enforced_in": "; ".join(sorted(enforced.get(clause, []))),
+            "tested_by": "; ".join(sorted(tests.get(clause, []))),
+        }
+    return out
+
+
+def build_register(rows: List[Dict[str, str]]) -> List[Dict[str, str]]:
+    """The register with ``enforced_in`` and ``tested_by`` recomputed; status and reason kept.
+
+    A clause without a status gets ``implemented`` when it is both cited and tested.
+    """
+    computed = computed_columns()
+    out = []
+    for row in rows:
+        found = computed.get(row["id"], {"enforced_in": "", "tested_by": ""})
+        new = {column: row.get(column, "") for column in REGISTER_COLUMNS}
+        new.update(found)
+        if not new["status"] and new["enforced_in"] and new["tested_by"]:
+            new["status"] = "implemented"
+        out.append(new)
+    return out
+
+
+def format_register(rows: List[Dict[str, str]]) -> str:
+    lines = ["\t".join(REGISTER_COLUMNS)]
+    for row in rows:
+        lines.append("\t".join(row.get(column, "").replace("\t", " ") for column in REGISTER_COLUMNS))
+    return "\n".join(lines) + "\n"

@@ -8,10 +8,18 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import sys
 from typing import Any, Dict, List
 
-from .._spec_index import read_register, scan_code, scan_tests
+from .._spec_index import (
+    build_register,
+    format_register,
+    read_register,
+    repo_root,
+    scan_code,
+    scan_tests,
+)
 
 
 def register(sub: Any, name: str, help_text: str) -> None:
@@ -19,6 +27,11 @@ def register(sub: Any, name: str, help_text: str) -> None:
     p.add_argument("target", nargs="?", help="a clause id (SETUP-05), a page (session-setup), or a spec-gap name")
     p.add_argument("--uncovered", action="store_true", help="list clauses not enforced or not tested")
     p.add_argument("--json", action="store_true", help="print JSON")
+    p.add_argument(
+        "--update-register",
+        action="store_true",
+        help="rewrite the enforced_in and tested_by columns of spec_notes/clauses.tsv (maintainers)",
+    )
     p.set_defaults(func=run)
 
 
@@ -50,7 +63,22 @@ def _print_clause(entry: Dict[str, Any]) -> None:
         print(f"    {test}")
 
 
+def _update_register() -> int:
+    root = repo_root()
+    if root is None:
+        print("acpref spec: --update-register needs a checkout (spec_notes/)", file=sys.stderr)
+        return 2
+    path = os.path.join(root, "spec_notes", "clauses.tsv")
+    rows = read_register(path if os.path.exists(path) else None)
+    with open(path, "w", encoding="utf-8") as f:
+        f.write(format_register(build_register(rows)))
+    print(f"wrote {path}")
+    return 0
+
+
 def run(args: argparse.Namespace) -> int:
+    if args.update_register:
+        return _update_register()
     coverage = _coverage()
     if args.uncovered:
         chosen = [
