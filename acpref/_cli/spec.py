@@ -13,12 +13,15 @@ import sys
 from typing import Any, Dict, List
 
 from .._spec_index import (
+    PAGE_NOTES,
     build_register,
     format_register,
+    page_table,
     read_register,
     repo_root,
     scan_code,
     scan_tests,
+    with_page_table,
 )
 
 
@@ -69,10 +72,22 @@ def _update_register() -> int:
         print("acpref spec: --update-register needs a checkout (spec_notes/)", file=sys.stderr)
         return 2
     path = os.path.join(root, "spec_notes", "clauses.tsv")
-    rows = read_register(path if os.path.exists(path) else None)
+    rows = build_register(read_register(path if os.path.exists(path) else None))
     with open(path, "w", encoding="utf-8") as f:
-        f.write(format_register(build_register(rows)))
+        f.write(format_register(rows))
     print(f"wrote {path}")
+    # Each page note's clause table comes from the register too.
+    for page, note in PAGE_NOTES.items():
+        note_path = os.path.join(root, "spec_notes", note)
+        if not os.path.exists(note_path):
+            continue
+        with open(note_path, encoding="utf-8") as f:
+            text = f.read()
+        updated = with_page_table(text, page_table(rows, page))
+        if updated != text:
+            with open(note_path, "w", encoding="utf-8") as f:
+                f.write(updated)
+            print(f"wrote {note_path}")
     return 0
 
 
