@@ -21,9 +21,10 @@ import attrs
 
 __all__ = ["Citation", "scan_code", "scan_tests", "repo_root", "read_register"]
 
-_COMMENT = re.compile(r"#\s*spec\s+((?:[A-Z]+-\d+)(?:\s*(?:,|/|and|\(|\))\s*[A-Z]+-\d+)*)")
+# A citation may open the comment or follow other text in it (``# noqa: BLE001 - spec RPC-14``).
+_COMMENT = re.compile(r"(?:#|\s|^)spec\s+((?:[A-Z]+-\d+)(?:\s*(?:,|/|and|\(|\))\s*[A-Z]+-\d+)*)")
 _ID = re.compile(r"[A-Z]+-\d+")
-_GAP = re.compile(r"#\s*spec-gap\s+([a-z0-9][a-z0-9-]*)")
+_GAP = re.compile(r"spec-gap[\s:]+([a-z0-9][a-z0-9-]*)")
 _TEST_NAME = re.compile(r"^test_([A-Z]+)_(\d+)")
 
 
@@ -292,4 +293,7 @@ def with_page_table(text: str, table: str) -> str:
         head = text[: text.index(_TABLE_START)]
         tail = text[text.index(_TABLE_END) + len(_TABLE_END) :]
         return head + table + tail
-    return text.rstrip("\n") + "\n\n## Clauses\n\n" + table + "\n"
+    text = text.rstrip("\n")
+    if text.endswith("## Clauses"):  # the note ends with the heading the table goes under
+        text = text[: -len("## Clauses")].rstrip("\n")
+    return text + "\n\n## Clauses\n\n" + table + "\n"
