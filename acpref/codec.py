@@ -49,7 +49,7 @@ from cattrs.gen import make_dict_structure_fn, make_dict_unstructure_fn, overrid
 
 from . import schema
 from .errors import ErrorCode, RpcError
-from .schema._base import UNIONS, UNSET, WIRE, Unknown, Unset, UnionSpec
+from .schema._base import UNIONS, UNSET, WIRE, UnionSpec, Unknown, Unset
 
 __all__ = ["DecodeError", "decode", "encode", "wire_name"]
 
@@ -165,10 +165,24 @@ _FORMATS = {
 }
 
 
-def _structure_str(value: Any, _: Any = None) -> str:
+def _structure_str(value: Any, tp: Any = str) -> Any:
+    if tp is not str and _is_enum(tp):
+        # The schema's enums are ``str`` subclasses, and cattrs dispatches a class by its MRO
+        # before anything else: every enum lands here, so this hook serves them too.
+        return _structure_enum(value, tp)
     if type(value) is str:
         return value
     raise _expected("a string", value)
+
+
+def _structure_enum(value: Any, cl: Type[enum.Enum]) -> Any:
+    if type(value) is not str:
+        raise _expected("a string", value)
+    member = cl._value2member_map_.get(value)
+    if member is None:
+        choices = ", ".join(repr(m.value) for m in cl)
+        raise ValueError(f"{value!r} is not one of {choices}")
+    return member
 
 
 def _structure_int(value: Any, _: Any = None) -> int:
@@ -263,25 +277,9 @@ def _make_converter(*, strict: bool, detailed: bool) -> cattrs.Converter:
     conv.register_structure_hook_func(lambda t: t is Any, _structure_any)
     conv.register_unstructure_hook_func(lambda t: t is Any, _identity)
 
-    # Enums are ``str`` subclasses: json writes them as their value, so they pass through.
-    def enum_structure(cl: Type[enum.Enum]) -> Callable[[Any, Any], Any]:
-        members = cl._value2member_map_
-        choices = ", ".join(repr(m.value) for m in cl)
-
-        def structure(value: Any, _: Any = None) -> Any:
-            if type(value) is str:
-                member = members.get(value)
-                if member is not None:
-                    return member
-                raise ValueError(f"{value!r} is not one of {choices}")
-            raise _expected("a string", value)
-
-        return structure
-
-    # Each enum by its class: cattrs dispatches classes by MRO, and these are `str` subclasses.
-    for enum_cl in _SCHEMA_ENUMS:
-        conv.register_structure_hook(enum_cl, enum_structure(enum_cl))
-        conv.register_unstructure_hook(enum_cl, _identity)
+    # Enums are ``str`` subclasses (structured by ``_structure_str``): json writes them as
+    # their value, so they pass through.
+    conv.register_unstructure_hook(enum.Enum, _identity)
 
     # Lists are JSON arrays, checked as such (cattrs would iterate any iterable, even a string).
     def list_structure(tp: Any) -> Callable[[Any, Any], Any]:
@@ -351,7 +349,7 @@ def _make_converter(*, strict: bool, detailed: bool) -> cattrs.Converter:
             candidates = [(key, cl, conv.get_structure_hook(cl)) for key, cl in spec.by_key]
             keys = " or ".join(repr(k) for k, _ in spec.by_key)
 
-            def structure_keyed(value: Any) -> Any:
+            def structure_keyed(value: Any, _: Any = None) -> Any:
                 if type(value) is not dict:
                     raise _expected("an object", value)
                 for key, cl, hook in candidates:
@@ -366,7 +364,7 @@ def _make_converter(*, strict: bool, detailed: bool) -> cattrs.Converter:
         untagged_hook = conv.get_structure_hook(untagged) if untagged is not None else None
         known = ", ".join(repr(v) for v in by_tag)
 
-        def structure_tagged(value: Any) -> Any:
+        def structure_tagged(value: Any, _: Any = None) -> Any:
             if type(value) is not dict:
                 raise _expected("an object", value)
             if tag not in value:
@@ -407,7 +405,7 @@ def _make_converter(*, strict: bool, detailed: bool) -> cattrs.Converter:
 
         return unstructure
 
-    def select_options_structure(value: Any) -> Any:
+    def select_options_structure(value: Any, _: Any = None) -> Any:
         # spec SCHEMA-07: a flat list of values or a list of groups; groups have a `group` key.
         if type(value) is not list:
             raise _expected("an array", value)
@@ -419,21 +417,23 @@ def _make_converter(*, strict: bool, detailed: bool) -> cattrs.Converter:
         args = [a for a in typing.get_args(tp) if a is not Unset]
         nullable = type(None) in args
         args = [a for a in args if a is not type(None)]
-        inner: Callable[[Any], Any]
+        # Every ``inner`` takes cattrs' (value, type) call, so a union that cannot be null is
+        # its own hook: one call less per union value (a streamed update has two).
+        inner: Callable[..., Any]
         rest = args[0] if len(args) == 1 else Union[tuple(args)]
         if rest in UNIONS:
             inner = spec_structure(UNIONS[rest])
         elif len(args) == 1:
             hook = conv.get_structure_hook(args[0])
-            inner = lambda v, _h=hook, _t=args[0]: _h(v, _t)  # noqa: E731
-        elif rest == schema.SessionConfigSelectOptions:
+            inner = lambda v, _=None, _h=hook, _t=args[0]: _h(v, _t)  # noqa: E731
+        elif all(_is_list(a) for a in args) and rest == schema.SessionConfigSelectOptions:
             inner = select_options_structure
         elif any(_is_enum(a) for a in args) and str in args:
             # an enum that also accepts other strings (SessionConfigOptionCategory, CONFIG-09)
             (enum_cl,) = [a for a in args if _is_enum(a)]
             members = enum_cl._value2member_map_
 
-            def inner(v: Any) -> Any:
+            def inner(v: Any, _: Any = None) -> Any:
                 if type(v) is str:
                     return members.get(v, v)
                 raise _expected("a string", v)
@@ -442,7 +442,7 @@ def _make_converter(*, strict: bool, detailed: bool) -> cattrs.Converter:
             checks = [_PRIMITIVE_CHECKS[a] for a in args]
             names = " or ".join(_PRIMITIVE_NAMES[a] for a in args)
 
-            def inner(v: Any) -> Any:
+            def inner(v: Any, _: Any = None) -> Any:
                 for check in checks:
                     if check(v):
                         return v
@@ -452,7 +452,7 @@ def _make_converter(*, strict: bool, detailed: bool) -> cattrs.Converter:
             raise TypeError(f"no wire rule for the union {tp!r}")
 
         if not nullable:
-            return lambda v, _=None: inner(v)
+            return inner
 
         def structure_nullable(v: Any, _: Any = None) -> Any:
             return None if v is None else inner(v)
@@ -577,9 +577,9 @@ def _make_converter(*, strict: bool, detailed: bool) -> cattrs.Converter:
         return structure, unstructure
 
     def class_structure(cl: type) -> Callable[[Any, Any], Any]:
-        special = _SPECIAL_STRUCTURE.get(cl)
+        special = _SPECIAL.get(cl.__qualname__) if cl.__module__.startswith(_SCHEMA) else None
         if special is not None:
-            return special(conv, strict)
+            return special[0](conv, strict)
         if any(_wire_meta(a).get("flatten") for a in _fields(cl)):
             return flatten_hooks(cl)[0]
         overrides = {}
@@ -596,9 +596,9 @@ def _make_converter(*, strict: bool, detailed: bool) -> cattrs.Converter:
         return structure
 
     def class_unstructure(cl: type) -> Callable[[Any], Any]:
-        special = _SPECIAL_UNSTRUCTURE.get(cl)
+        special = _SPECIAL.get(cl.__qualname__) if cl.__module__.startswith(_SCHEMA) else None
         if special is not None:
-            return special(conv)
+            return special[1](conv)
         if cl is Unknown:
             return lambda obj: obj.raw
         if any(_wire_meta(a).get("flatten") for a in _fields(cl)):
@@ -610,11 +610,6 @@ def _make_converter(*, strict: bool, detailed: bool) -> cattrs.Converter:
     conv.register_structure_hook_factory(attrs.has, class_structure)
     conv.register_unstructure_hook_factory(attrs.has, class_unstructure)
     return conv
-
-
-_SCHEMA_ENUMS = [
-    v for v in vars(schema).values() if _is_enum(v) and v.__module__.startswith("acpref.")
-]
 
 
 # -- The one irregular shape ----------------------------------------------------------------------
@@ -683,16 +678,31 @@ def _set_config_option_unstructure(conv: cattrs.Converter) -> Callable[[Any], An
     return unstructure
 
 
-_SPECIAL_STRUCTURE = {schema.SetSessionConfigOptionRequest: _set_config_option_structure}
-_SPECIAL_UNSTRUCTURE = {schema.SetSessionConfigOptionRequest: _set_config_option_unstructure}
+#: Schema classes with hooks of their own, by name (naming them does not import their page).
+_SPECIAL = {
+    "SetSessionConfigOptionRequest": (
+        _set_config_option_structure,
+        _set_config_option_unstructure,
+    )
+}
+_SCHEMA = "acpref.schema."
 
 # -- The converters and the public functions ------------------------------------------------------
 
-#: Live traffic: fast first; on a failure the detailed twin says where (same rules).
-_LENIENT = _make_converter(strict=False, detailed=False)
-_LENIENT_DETAILED = _make_converter(strict=False, detailed=True)
-#: The oracle: every deviation, with its path.
-_STRICT = _make_converter(strict=True, detailed=True)
+#: The converters by mode ``(strict, detailed)``, each built on first use: a live peer needs the
+#: lenient one (its detailed twin only on a failure), the oracle the strict ones.
+_CONVERTERS: Dict[Tuple[bool, bool], cattrs.Converter] = {}
+
+
+def _converter(strict: bool, detailed: bool) -> cattrs.Converter:
+    conv = _CONVERTERS.get((strict, detailed))
+    if conv is None:
+        built = _make_converter(strict=strict, detailed=detailed)
+        conv = _CONVERTERS.setdefault((strict, detailed), built)
+    return conv
+
+
+_LENIENT = _converter(strict=False, detailed=False)
 
 
 def decode(data: Any, type_: Type[T], *, strict: bool = False, root: str = "$") -> T:
@@ -700,18 +710,17 @@ def decode(data: Any, type_: Type[T], *, strict: bool = False, root: str = "$") 
 
     ``strict=False`` (live peers) follows the schema's leniency markers; ``strict=True`` (the
     oracle) reports every deviation. ``root`` prefixes error paths (``"params"``, ``"result"``).
+
+    Each mode tries its fast converter first, which stops at the first error; only a value that
+    fails is structured again by the detailed twin (same rules), to say where every error is.
+    Most traffic is valid, so the cost of detail is paid on the error path alone.
     """
-    if strict:
-        try:
-            return _STRICT.structure(data, type_)
-        except Exception as exc:  # noqa: BLE001
-            raise DecodeError([(root + p, m) for p, m in _relative_errors(exc)]) from None
     try:
-        return _LENIENT.structure(data, type_)
+        return (_LENIENT if not strict else _converter(True, False)).structure(data, type_)
     except Exception:  # noqa: BLE001 - redo with the detailed twin to find every failing path
         pass
     try:
-        return _LENIENT_DETAILED.structure(data, type_)
+        return _converter(strict, True).structure(data, type_)
     except Exception as exc:  # noqa: BLE001
         raise DecodeError([(root + p, m) for p, m in _relative_errors(exc)]) from None
 

@@ -11,6 +11,10 @@ an optional method available, as a dotted path into the receiver's advertised ca
 clause that makes the gate (or, ungated, the one that makes the method baseline).
 
 Nothing here does I/O; the connection, the rules and the oracle all read this one table.
+
+The rows name their models (``"InitializeRequest"``); ``Method.params`` and ``Method.result``
+look them up in ``acpref.schema``, so that reading the table imports only the schema pages of
+the methods actually used (see ``acpref.schema``: pages are imported on first use).
 """
 
 from __future__ import annotations
@@ -46,10 +50,10 @@ class Method:
 
     #: The wire method name.
     name: str
-    #: The params model.
-    params: Any
-    #: The result model; ``None`` for a notification.
-    result: Any
+    #: The name of the params model in ``acpref.schema``.
+    params_name: str
+    #: The name of the result model; ``None`` for a notification.
+    result_name: Optional[str]
     #: ``"agent"``, ``"client"`` or ``"both"``: who handles (receives) it.
     receiver: str
     #: The capability path that gates it in the receiver's capabilities, or ``None`` (baseline).
@@ -58,56 +62,110 @@ class Method:
     clause: str
 
     @property
+    def params(self) -> Any:
+        """The params model."""
+        return getattr(s, self.params_name)
+
+    @property
+    def result(self) -> Any:
+        """The result model; ``None`` for a notification."""
+        return None if self.result_name is None else getattr(s, self.result_name)
+
+    @property
     def is_notification(self) -> bool:
-        return self.result is None
+        return self.result_name is None
 
     @property
     def sender(self) -> str:
         return {"agent": "client", "client": "agent"}.get(self.receiver, "both")
 
 
-def _m(name: str, params: Any, result: Any, receiver: str, gate: Optional[str], clause: str) -> Method:
-    return Method(name=name, params=params, result=result, receiver=receiver, gate=gate, clause=clause)
+def _m(
+    name: str, params: str, result: Optional[str], receiver: str, gate: Optional[str], clause: str
+) -> Method:
+    return Method(
+        name=name,
+        params_name=params,
+        result_name=result,
+        receiver=receiver,
+        gate=gate,
+        clause=clause,
+    )
 
 
 #: Methods the agent handles (``agentMethods`` of meta.json), in meta.json order.
 AGENT_METHODS: Dict[str, Method] = {
     m.name: m
     for m in (
-        _m("initialize", s.InitializeRequest, s.InitializeResponse, "agent", None, "OVERVIEW-02"),
-        _m("authenticate", s.AuthenticateRequest, s.AuthenticateResponse, "agent", None, "OVERVIEW-02"),
-        _m("session/new", s.NewSessionRequest, s.NewSessionResponse, "agent", None, "OVERVIEW-02"),
-        _m("session/load", s.LoadSessionRequest, s.LoadSessionResponse, "agent", "loadSession", "SETUP-03"),
-        _m("session/set_mode", s.SetSessionModeRequest, s.SetSessionModeResponse, "agent", None, "OVERVIEW-03"),
+        _m("initialize", "InitializeRequest", "InitializeResponse", "agent", None, "OVERVIEW-02"),
+        _m(
+            "authenticate",
+            "AuthenticateRequest",
+            "AuthenticateResponse",
+            "agent",
+            None,
+            "OVERVIEW-02",
+        ),
+        _m("session/new", "NewSessionRequest", "NewSessionResponse", "agent", None, "OVERVIEW-02"),
+        _m(
+            "session/load",
+            "LoadSessionRequest",
+            "LoadSessionResponse",
+            "agent",
+            "loadSession",
+            "SETUP-03",
+        ),
+        _m(
+            "session/set_mode",
+            "SetSessionModeRequest",
+            "SetSessionModeResponse",
+            "agent",
+            None,
+            "OVERVIEW-03",
+        ),
         _m(
             "session/set_config_option",
-            s.SetSessionConfigOptionRequest,
-            s.SetSessionConfigOptionResponse,
+            "SetSessionConfigOptionRequest",
+            "SetSessionConfigOptionResponse",
             "agent",
             None,
             "CONFIG-16",
         ),
-        _m("session/prompt", s.PromptRequest, s.PromptResponse, "agent", None, "OVERVIEW-02"),
-        _m("session/cancel", s.CancelNotification, None, "agent", None, "OVERVIEW-02"),
-        _m("session/list", s.ListSessionsRequest, s.ListSessionsResponse, "agent", "sessionCapabilities.list", "LIST-01"),
+        _m("session/prompt", "PromptRequest", "PromptResponse", "agent", None, "OVERVIEW-02"),
+        _m("session/cancel", "CancelNotification", None, "agent", None, "OVERVIEW-02"),
+        _m(
+            "session/list",
+            "ListSessionsRequest",
+            "ListSessionsResponse",
+            "agent",
+            "sessionCapabilities.list",
+            "LIST-01",
+        ),
         _m(
             "session/delete",
-            s.DeleteSessionRequest,
-            s.DeleteSessionResponse,
+            "DeleteSessionRequest",
+            "DeleteSessionResponse",
             "agent",
             "sessionCapabilities.delete",
             "DELETE-01",
         ),
         _m(
             "session/resume",
-            s.ResumeSessionRequest,
-            s.ResumeSessionResponse,
+            "ResumeSessionRequest",
+            "ResumeSessionResponse",
             "agent",
             "sessionCapabilities.resume",
             "SETUP-10",
         ),
-        _m("session/close", s.CloseSessionRequest, s.CloseSessionResponse, "agent", "sessionCapabilities.close", "SETUP-14"),
-        _m("logout", s.LogoutRequest, s.LogoutResponse, "agent", "auth.logout", "AUTH-03"),
+        _m(
+            "session/close",
+            "CloseSessionRequest",
+            "CloseSessionResponse",
+            "agent",
+            "sessionCapabilities.close",
+            "SETUP-14",
+        ),
+        _m("logout", "LogoutRequest", "LogoutResponse", "agent", "auth.logout", "AUTH-03"),
     )
 }
 
@@ -117,44 +175,95 @@ CLIENT_METHODS: Dict[str, Method] = {
     for m in (
         _m(
             "session/request_permission",
-            s.RequestPermissionRequest,
-            s.RequestPermissionResponse,
+            "RequestPermissionRequest",
+            "RequestPermissionResponse",
             "client",
             None,
             "OVERVIEW-04",
         ),
-        _m("session/update", s.SessionNotification, None, "client", None, "OVERVIEW-04"),
-        _m("fs/write_text_file", s.WriteTextFileRequest, s.WriteTextFileResponse, "client", "fs.writeTextFile", "FS-02"),
-        _m("fs/read_text_file", s.ReadTextFileRequest, s.ReadTextFileResponse, "client", "fs.readTextFile", "FS-01"),
-        _m("terminal/create", s.CreateTerminalRequest, s.CreateTerminalResponse, "client", "terminal", "TERM-01"),
-        _m("terminal/output", s.TerminalOutputRequest, s.TerminalOutputResponse, "client", "terminal", "TERM-01"),
-        _m("terminal/release", s.ReleaseTerminalRequest, s.ReleaseTerminalResponse, "client", "terminal", "TERM-01"),
+        _m("session/update", "SessionNotification", None, "client", None, "OVERVIEW-04"),
         _m(
-            "terminal/wait_for_exit",
-            s.WaitForTerminalExitRequest,
-            s.WaitForTerminalExitResponse,
+            "fs/write_text_file",
+            "WriteTextFileRequest",
+            "WriteTextFileResponse",
+            "client",
+            "fs.writeTextFile",
+            "FS-02",
+        ),
+        _m(
+            "fs/read_text_file",
+            "ReadTextFileRequest",
+            "ReadTextFileResponse",
+            "client",
+            "fs.readTextFile",
+            "FS-01",
+        ),
+        _m(
+            "terminal/create",
+            "CreateTerminalRequest",
+            "CreateTerminalResponse",
             "client",
             "terminal",
             "TERM-01",
         ),
-        _m("terminal/kill", s.KillTerminalRequest, s.KillTerminalResponse, "client", "terminal", "TERM-01"),
+        _m(
+            "terminal/output",
+            "TerminalOutputRequest",
+            "TerminalOutputResponse",
+            "client",
+            "terminal",
+            "TERM-01",
+        ),
+        _m(
+            "terminal/release",
+            "ReleaseTerminalRequest",
+            "ReleaseTerminalResponse",
+            "client",
+            "terminal",
+            "TERM-01",
+        ),
+        _m(
+            "terminal/wait_for_exit",
+            "WaitForTerminalExitRequest",
+            "WaitForTerminalExitResponse",
+            "client",
+            "terminal",
+            "TERM-01",
+        ),
+        _m(
+            "terminal/kill",
+            "KillTerminalRequest",
+            "KillTerminalResponse",
+            "client",
+            "terminal",
+            "TERM-01",
+        ),
         # The gate of elicitation/create depends on the request's mode (ELICIT-06): the rules
         # check "elicitation.form" or "elicitation.url"; "elicitation" here is the family.
         _m(
             "elicitation/create",
-            s.CreateElicitationRequest,
-            s.CreateElicitationResponse,
+            "CreateElicitationRequest",
+            "CreateElicitationResponse",
             "client",
             "elicitation",
             "ELICIT-06",
         ),
-        _m("elicitation/complete", s.CompleteElicitationNotification, None, "client", None, "OVERVIEW-05"),
+        _m(
+            "elicitation/complete",
+            "CompleteElicitationNotification",
+            None,
+            "client",
+            None,
+            "OVERVIEW-05",
+        ),
     )
 }
 
 #: Protocol-level methods either side may send (``protocolMethods`` of meta.json).
 PROTOCOL_METHODS: Dict[str, Method] = {
-    CANCEL_REQUEST: _m(CANCEL_REQUEST, s.CancelRequestNotification, None, "both", None, "CANCEL-01"),
+    CANCEL_REQUEST: _m(
+        CANCEL_REQUEST, "CancelRequestNotification", None, "both", None, "CANCEL-01"
+    ),
 }
 
 #: Every method ACP v1 defines, by wire name.

@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Any, Dict, Iterable, List, Optional
 from ..errors import ErrorCode
 from .book import Message, check, transition
 from .findings import Finding, Party, finding
-from .state import SessionState
+from .state import SessionState, grow
 from .values import is_absolute_path, is_iso8601, is_one_based
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -426,7 +426,7 @@ def _turn_over(state: "ProtocolState", m: Message) -> None:
 
 def _finish_message(s: SessionState) -> None:
     if s.message_id is not None:
-        s.old_message_ids.add(s.message_id)
+        s.old_message_ids = grow(s.old_message_ids, s.message_id)
         s.message_id = None
 
 
@@ -566,7 +566,7 @@ def _update_apply(state: "ProtocolState", m: Message) -> None:
             _finish_message(s)
             s.message_id = message_id
     elif kind == "tool_call" and isinstance(update.get("toolCallId"), str):
-        s.tool_calls.add(update["toolCallId"])
+        s.tool_calls = grow(s.tool_calls, update["toolCallId"])
     elif kind == "config_option_update" and isinstance(update.get("configOptions"), list):
         s.config = {o.get("id"): o for o in update["configOptions"] if isinstance(o, dict)}
 
@@ -627,7 +627,7 @@ def _permission_apply(state: "ProtocolState", m: Message) -> None:
     )
     tool_call = m.params.get("toolCall")
     if isinstance(tool_call, dict) and isinstance(tool_call.get("toolCallId"), str):
-        s.tool_calls.add(tool_call["toolCallId"])
+        s.tool_calls = grow(s.tool_calls, tool_call["toolCallId"])
 
 
 @check("request", A, "fs/read_text_file", "fs/write_text_file")

@@ -17,6 +17,7 @@ from ..methods import CANCEL_REQUEST
 from .book import Message, check, transition
 from .capabilities import prompt_block_gate
 from .findings import Finding, Party, finding
+from .state import NO_IDS
 from .values import is_absolute_path
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -187,7 +188,7 @@ def _reopening(state: "ProtocolState", m: Message) -> None:
         existing.status = status
         existing.reopen_request = m.id
         # A replay re-sends the messages with their own ids: uniqueness is checked within it.
-        existing.old_message_ids.clear()
+        existing.old_message_ids = NO_IDS
         existing.message_id = None
         return
     state.sessions[sid] = SessionState(
@@ -341,7 +342,7 @@ def _turn_starts(state: "ProtocolState", m: Message) -> None:
     s.last = "turn"
     s.cancel_clause = None
     s.cancel_certain = False
-    s.cancelled_permissions = set()
+    s.cancelled_permissions = NO_IDS
 
 
 @transition("notification", C, "session/cancel")
@@ -420,7 +421,8 @@ def _permission_answered(state: "ProtocolState", m: Message) -> None:
     s = state.sessions.get(m.request.params.get("sessionId"))
     if s is not None:
         s.permissions.pop(m.id, None)
-        s.cancelled_permissions.discard(m.id)
+        if m.id in s.cancelled_permissions:  # then it is a set of its own
+            s.cancelled_permissions.discard(m.id)
 
 
 _OBJECT_RESULTS = {

@@ -67,16 +67,24 @@ class RulesObserver:
         )
 
     def on_send(self, message: Dict[str, Any]) -> None:
-        findings = self.state.check(self.me, message)
-        must = [f for f in findings if f.is_violation and f.blame is self.me]
         is_error_response = "error" in message and "method" not in message
+        # Checked and recorded in one step, unless a MUST rule stops the message (not recorded).
+        findings = self.state.observe(
+            self.me, message, refuse=None if is_error_response else self._stops
+        )
+        if not findings:
+            return  # the common case: nothing to refuse, nothing to report
+        must = [f for f in findings if f.is_violation and f.blame is self.me]
         if must and not is_error_response:
             f = must[0]
             raise LocalProtocolError(
                 f.clause, f.message, code=f.code if f.code is not None else -32600
             )
         self._report(findings)
-        self.state.apply(self.me, message)
+
+    def _stops(self, findings: List[Finding]) -> bool:
+        """True when we must not send a message with these findings: a MUST rule we break."""
+        return any(f.is_violation and f.blame is self.me for f in findings)
 
     def on_receive(self, message: Dict[str, Any]) -> Optional[RpcError]:
         findings = self.state.observe(self.peer, message)

@@ -11,7 +11,6 @@ and a finding names the decision as ``spec-gap:<name>`` (see ``spec_notes/decisi
 from __future__ import annotations
 
 import functools
-from importlib import resources
 from typing import Dict
 
 import attrs
@@ -33,6 +32,8 @@ class Clause:
 @functools.lru_cache(maxsize=None)
 def clauses() -> Dict[str, Clause]:
     """All clauses by id, in register order."""
+    from importlib import resources  # on first use: it costs a few ms at every start-up
+
     text = resources.files(__package__).joinpath("clauses.tsv").read_text(encoding="utf-8")
     out: Dict[str, Clause] = {}
     for line in text.splitlines()[1:]:

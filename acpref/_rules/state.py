@@ -24,7 +24,7 @@ the rules read raw wire dicts defensively and never fail on malformed input.
 from __future__ import annotations
 
 import threading
-from typing import Any, Dict, Iterable, List, Optional, Set
+from typing import AbstractSet, Any, Callable, Dict, FrozenSet, Iterable, List, Optional, Set
 
 import attrs
 
@@ -36,9 +36,22 @@ from .findings import Finding, Party, finding, other
 __all__ = ["ProtocolState", "SessionState", "TerminalState", "classify"]
 
 
+#: The empty set every session starts with, shared: a set of a session's own costs 216 bytes, and
+#: most sessions never need some of theirs. ``grow`` gives a session its own on first use.
+NO_IDS: FrozenSet[Any] = frozenset()
+
+
+def grow(ids: AbstractSet[Any], item: Any) -> Set[Any]:
+    """``ids`` with ``item`` added: in place once it is a session's own set, else a new set."""
+    if isinstance(ids, set):
+        ids.add(item)
+        return ids
+    return {*ids, item}
+
+
 @attrs.define
 class SessionState:
-    """What the rules know of one session on this connection."""
+    """What the rules know of one session on this connection (sets start shared: see ``grow``)."""
 
     id: str
     cwd: Optional[str] = None
@@ -53,9 +66,9 @@ class SessionState:
     #: True when, at cancel time, the agent was waiting on a request of its own for this session
     #: (then it cannot have finished the turn before it saw the cancel).
     cancel_certain: bool = False
-    tool_calls: Set[str] = attrs.Factory(set)
+    tool_calls: AbstractSet[str] = NO_IDS
     #: Message ids used by finished messages, and the one being streamed (SETUP-06, PROMPT-07).
-    old_message_ids: Set[str] = attrs.Factory(set)
+    old_message_ids: AbstractSet[str] = NO_IDS
     message_id: Optional[str] = None
     mode_ids: Optional[Set[str]] = None
     #: Config options by id, as wire dicts (CONFIG-17).
@@ -63,7 +76,7 @@ class SessionState:
     #: Permission requests in flight for this session: request id -> offered option ids.
     permissions: Dict[Any, Set[str]] = attrs.Factory(dict)
     #: Permission requests that were in flight when the client cancelled (PROMPT-21).
-    cancelled_permissions: Set[Any] = attrs.Factory(set)
+    cancelled_permissions: AbstractSet[Any] = NO_IDS
     #: The id of the session/load or session/resume request in flight, if any.
     reopen_request: Any = None
     #: True when this record was made by a load/resume (dropped again if that fails).
@@ -122,15 +135,26 @@ class ProtocolState:
     # -- The public face -------------------------------------------------------------------------
 
     def observe(
-        self, sender: Party, raw: Dict[str, Any], index: Optional[int] = None
+        self,
+        sender: Party,
+        raw: Dict[str, Any],
+        index: Optional[int] = None,
+        *,
+        refuse: Optional[Callable[[List[Finding]], bool]] = None,
     ) -> List[Finding]:
-        """Check a message, then record it; returns the findings (Rule 2)."""
+        """Check a message, then record it; returns the findings (Rule 2).
+
+        ``refuse(findings)``, when given, decides between the two: if it says True, the message
+        is not recorded (a live side will not send it). One look at the message serves both steps,
+        which matters for a side that sends thousands of updates a second.
+        """
         with self._lock:
             m = self._message(sender, raw, index)
             if m is None:
                 return []
             findings = list(self._check(m))
-            self._apply(m)
+            if not findings or refuse is None or not refuse(findings):
+                self._apply(m)
             return findings
 
     def check(

@@ -24,15 +24,12 @@ from __future__ import annotations
 
 import base64
 import datetime as _dt
-import hashlib
-import hmac
 import itertools
 import json
 import logging
 import os
-import secrets
-import tempfile
 import threading
+import time
 from typing import Any, Dict, Iterator, List, Optional, Sequence, Set, Tuple
 
 import attrs
@@ -48,14 +45,17 @@ log = logging.getLogger("acpref.sessions")
 #: spec LIST-13: the page size session/list enforces.
 DEFAULT_PAGE_SIZE = 50
 
-#: Updates that ``session/load`` replays (spec SETUP-05).
-_REPLAYED = (
-    s.UserMessageChunk,
-    s.AgentMessageChunk,
-    s.AgentThoughtChunk,
-    s.ToolCall,
-    s.ToolCallUpdate,
-    s.Plan,
+#: Updates that ``session/load`` replays (spec SETUP-05), by their ``sessionUpdate`` tag (the
+#: tags, not the classes: naming the classes here would import their schema pages at start-up).
+_REPLAYED = frozenset(
+    {
+        "user_message_chunk",
+        "agent_message_chunk",
+        "agent_thought_chunk",
+        "tool_call",
+        "tool_call_update",
+        "plan",
+    }
 )
 
 
@@ -63,11 +63,19 @@ class InvalidCursor(ValueError):
     """A ``session/list`` cursor this registry did not issue (spec LIST-12)."""
 
 
+_last_stamp: Tuple[int, str] = (-1, "")
+
+
 def _now() -> str:
-    # spec LIST-06: updatedAt is ISO 8601.
-    return (
-        _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="milliseconds").replace("+00:00", "Z")
-    )
+    # spec LIST-06: updatedAt is ISO 8601, to the millisecond. Every streamed update touches its
+    # session: the text is made once per millisecond, not once per update.
+    global _last_stamp
+    ms = time.time_ns() // 1_000_000
+    if _last_stamp[0] != ms:
+        moment = _dt.datetime.fromtimestamp(ms // 1000, _dt.timezone.utc)
+        moment = moment.replace(microsecond=ms % 1000 * 1000)
+        _last_stamp = (ms, moment.isoformat(timespec="milliseconds").replace("+00:00", "Z"))
+    return _last_stamp[1]
 
 
 @attrs.define(eq=False)
@@ -200,7 +208,7 @@ class SessionRegistry:
         self._page_size = max(1, page_size)
         self._clock = itertools.count(1)  # next() is atomic: no lock needed
         #: Signs list cursors, so that they stay opaque and unforgeable (LIST-11, LIST-12).
-        self._cursor_key = secrets.token_bytes(16)
+        self._cursor_key = os.urandom(16)
         if state_dir is not None:
             os.makedirs(state_dir, exist_ok=True)
             self._load_all()
@@ -223,7 +231,7 @@ class SessionRegistry:
         """A new session with a fresh id, never used before by this registry (spec SETUP-02)."""
         with self._lock:
             while True:
-                session_id = "sess_" + secrets.token_hex(8)
+                session_id = "sess_" + os.urandom(8).hex()
                 if session_id not in self._sessions and session_id not in self._deleted:
                     break
             session = Session(
@@ -290,7 +298,7 @@ class SessionRegistry:
         with session._lock:
             session.updated_at = _now()
             session.touched = next(self._clock)
-            if isinstance(update, _REPLAYED):
+            if getattr(update, "session_update", None) in _REPLAYED:
                 session.history.append(update)
                 self._append_history(session, [update])
                 return
@@ -389,17 +397,26 @@ class SessionRegistry:
                         pass
         return session is not None
 
+    def _mac(self, payload: bytes) -> bytes:
+        # Imported here: hashlib loads OpenSSL, about 4 MiB of memory an agent that never lists
+        # sessions need not carry.
+        import hashlib
+        import hmac
+
+        return hmac.new(self._cursor_key, payload, hashlib.sha256).digest()[:12]
+
     def _encode_cursor(self, key: Tuple[str, int]) -> str:
         payload = json.dumps(list(key), separators=(",", ":")).encode()
-        mac = hmac.new(self._cursor_key, payload, hashlib.sha256).digest()[:12]
+        mac = self._mac(payload)
         return base64.urlsafe_b64encode(payload + mac).decode().rstrip("=")
 
     def _decode_cursor(self, cursor: str) -> Tuple[str, int]:
+        import hmac  # see _mac
+
         try:
             raw = base64.urlsafe_b64decode(cursor + "=" * (-len(cursor) % 4))
             payload, mac = raw[:-12], raw[-12:]
-            good = hmac.new(self._cursor_key, payload, hashlib.sha256).digest()[:12]
-            if not hmac.compare_digest(mac, good):
+            if not hmac.compare_digest(mac, self._mac(payload)):
                 raise ValueError("bad signature")
             updated_at, touched = json.loads(payload)
             return (str(updated_at), int(touched))
@@ -428,6 +445,8 @@ class SessionRegistry:
             if not self._is_live(session):
                 return  # deleted meanwhile: writing would bring it back
             data = json.dumps(session.settings_json(), ensure_ascii=False)
+            import tempfile  # with a state_dir only
+
             fd, tmp = tempfile.mkstemp(dir=self._state_dir, prefix=".tmp-", suffix=".json")
             try:
                 with os.fdopen(fd, "w", encoding="utf-8") as f:

@@ -48,6 +48,10 @@ __all__ = ["PromptTurn", "TerminalHandle", "TurnCancelled", "TurnSlots"]
 log = logging.getLogger("acpref.agent")
 
 
+_PROCESS_PREFIX = os.urandom(4).hex()
+_TURN_NUMBERS = itertools.count(1)
+
+
 class TurnCancelled(Exception):
     """Raised by a client call made through a turn that was already cancelled.
 
@@ -147,8 +151,9 @@ class PromptTurn:
         self._pending: List[PendingRequest] = []
         self._cancel_hooks: List[Callable[[], None]] = []
         self._counter = itertools.count(1)
-        # Ids must stay unique across turns, connections and restarts (SETUP-06, TOOL-02).
-        self._prefix = os.urandom(5).hex()
+        # Ids must stay unique across turns, connections and restarts (SETUP-06, TOOL-02): a
+        # random prefix per process, and a number per turn.
+        self._prefix = f"{_PROCESS_PREFIX}{next(_TURN_NUMBERS):x}"
 
     @property
     def ended(self) -> bool:
