@@ -104,6 +104,7 @@ class Crew:
         self._depth: Dict[threading.Thread, int] = {}  # nested reading (a notification's call)
         self._callers: List[Waiter] = []  # callers waiting, in arrival order
         self._callers_left = 0.0  # when the last caller stopped waiting
+        self._role_freed = 0.0  # when a watching host left the role to run a request
         # While callers read, idle hosts nap this long between looks: a caller that waited less
         # does not wake them when it leaves (a thread calling in a loop costs no wake-ups).
         self._nap = 10 * grace
@@ -268,8 +269,13 @@ class Crew:
                 self._inline[me] = job
                 self._ensure_watcher()  # it will keep watch once we let go
                 return True
-            if len(self._queue) >= self._max_queued:
-                return False
+            # Waiting means beyond the free handler slots: a request queued while a slot is free
+            # is taken by an idle host at once. (Bug found by tests/test_load.py: counting the
+            # whole queue refused requests while handlers were free, whenever a caller was
+            # reading faster than the idle hosts took the queue.)
+            free = max(0, self._max_handlers - self._running)
+            if len(self._queue) >= self._max_queued + free:
+                return False  # spec RPC-15: the connection answers -32800
             self._queue.append(job)
             self._ensure_watcher()  # an idle host runs it (or keeps watch, at the bound)
             self._cv.notify()
@@ -294,20 +300,22 @@ class Crew:
     def _host_main(self) -> None:
         me = threading.current_thread()
         try:
+            eager = False  # just ran a request it read: take the watch back at once
             while True:
-                task = self._next_task(me)
+                task = self._next_task(me, eager)
                 if task is None:
                     return
                 if task is _DUTY:
-                    self._keep_watch(me)
+                    eager = self._keep_watch(me)
                 else:
                     self._run(task)
+                    eager = False
         finally:
             with self._cv:
                 self._hosts.remove(me)
                 self._cv.notify_all()
 
-    def _next_task(self, me: threading.Thread) -> object:
+    def _next_task(self, me: threading.Thread, eager: bool = False) -> object:
         """Block until there is a queued request to run, or the watch to keep, or leave (None)."""
         with self._cv:
             idle_since = time.monotonic()
@@ -323,14 +331,16 @@ class Crew:
                 now = time.monotonic()
                 wait: Optional[float] = None
                 if self._holder is None and not self._callers and not self._eof:
-                    grace_left = self._callers_left + self._grace - now
-                    if grace_left <= 0:
+                    grace_left = max(self._callers_left, self._role_freed) + self._grace - now
+                    if grace_left <= 0 or eager:
                         self._idle_hosts -= 1
                         self._take(me, watch=True)
                         return _DUTY
                     wait = grace_left
-                elif self._callers and not self._eof:
-                    wait = self._nap  # look again soon: callers may leave without waking us
+                elif (self._callers or self._holder_is_watch or self._running) and not self._eof:
+                    # Look again soon: callers may leave, and a host that runs a request it read
+                    # may not come back to the watch soon, without waking us.
+                    wait = self._nap
                 # An idle host leaves after a while, unless it is the last idle one: someone
                 # must be there to keep watch.
                 if self._idle_hosts > 1 and now - idle_since >= self._idle_timeout:
@@ -339,7 +349,7 @@ class Crew:
                 limit = self._idle_timeout - (now - idle_since)
                 self._cv.wait(limit if wait is None else min(wait, max(limit, 0.001)))
 
-    def _keep_watch(self, me: threading.Thread) -> None:
+    def _keep_watch(self, me: threading.Thread) -> bool:
         """Hold the role and read, until a request to run, an interrupt, or the end of input."""
         status = READ_MORE
         try:
@@ -359,9 +369,13 @@ class Crew:
                         break
                 else:
                     if job is not None:
-                        self._cv.notify()  # an idle host takes the watch
+                        # No wake-up: an idle host takes the watch after the grace, unless we
+                        # are back first (most requests take less).
+                        self._role_freed = time.monotonic()
         if job is not None:
             self._run(job)
+            return True
+        return False
 
     def _run(self, job: Callable[[], None]) -> None:
         try:

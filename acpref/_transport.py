@@ -29,11 +29,11 @@ import logging
 import os
 import select
 import stat
-import subprocess
 import threading
 import time
 from typing import (
     IO,
+    TYPE_CHECKING,
     Any,
     Callable,
     Deque,
@@ -45,6 +45,9 @@ from typing import (
     Sequence,
     Union,
 )
+
+if TYPE_CHECKING:
+    import subprocess
 
 import attrs
 
@@ -523,6 +526,9 @@ class Process:
     def __init__(self, popen: "subprocess.Popen[bytes]", stderr: StderrBuffer) -> None:
         self.popen = popen
         self.stderr = stderr
+        #: The signal ``shutdown`` sent ("SIGTERM", then "SIGKILL"), if it sent one: the process
+        #: had not ended when its stdin was closed. None otherwise.
+        self.stopped_by: Optional[str] = None
         self._drain = threading.Thread(
             target=self._drain_stderr, name=f"acpref-stderr-{popen.pid}", daemon=True
         )
@@ -573,7 +579,7 @@ class Process:
             try:
                 self.popen.wait(timeout=wait)
                 break
-            except subprocess.TimeoutExpired:
+            except _subprocess().TimeoutExpired:
                 continue
         self._drain.join(timeout=1.0)
         for f in (self.popen.stdout,):
@@ -588,8 +594,10 @@ class Process:
         try:
             if how == "terminate":
                 self.popen.terminate()
+                self.stopped_by = "SIGTERM"
             else:
                 self.popen.kill()
+                self.stopped_by = "SIGKILL"
         except ProcessLookupError:  # pragma: no cover - already gone
             pass
 
@@ -597,6 +605,14 @@ class Process:
         """Wait for the stderr drain to reach the end of the process's stderr."""
         self._drain.join(timeout)
         return not self._drain.is_alive()
+
+
+def _subprocess() -> Any:
+    """The ``subprocess`` module, imported on first use: an agent that spawns nothing (most
+    agents served over stdio) does not pay for its import at start-up."""
+    import subprocess
+
+    return subprocess
 
 
 def spawn(
@@ -612,11 +628,12 @@ def spawn(
 
     Spec TRANSPORT-03: in stdio mode the client spawns the agent process.
     """
-    popen = subprocess.Popen(
+    sp = _subprocess()
+    popen = sp.Popen(
         list(argv),
-        stdin=subprocess.PIPE,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
+        stdin=sp.PIPE,
+        stdout=sp.PIPE,
+        stderr=sp.PIPE,
         env=dict(env) if env is not None else None,
         cwd=cwd,
         bufsize=0,

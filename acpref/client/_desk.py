@@ -11,14 +11,9 @@ that session, new requests are answered ``cancelled`` too (spec-gap permission-a
 decision made just before the cancel may not be on the wire yet: ``cancel`` waits (bounded) until
 it is, so that no answer other than ``cancelled`` follows our ``session/cancel``.
 
-**The barrier** keeps wire order between updates and the agent's requests: a request is handled
-only once every ``session/update`` received before it has been handled, so that a permission
-dialog finds the tool call it is about already reported (spec-gap request-after-updates).
-
 **The observer** wraps ``RulesObserver``: the rules see every message first (and may refuse ours);
-then it tells the desk when a permission answer went out, the barrier what arrived, and the
-client (``on_agent_result``) when the agent answered one of our requests, on the reader thread,
-in wire order.
+then it tells the desk when a permission answer went out, and the client (``on_agent_result``)
+when the agent answered one of our requests, on the reading thread, in wire order.
 """
 
 from __future__ import annotations
@@ -35,7 +30,7 @@ from ..errors import RpcError
 from ..methods import lookup
 from .permissions import cancelled
 
-__all__ = ["ClientObserver", "PermissionDesk", "UpdateBarrier"]
+__all__ = ["ClientObserver", "PermissionDesk"]
 
 log = logging.getLogger("acpref.client")
 
@@ -160,55 +155,6 @@ class PermissionDesk:
                 log.warning("a permission callback did not return after the connection closed")
 
 
-class UpdateBarrier:
-    """Counts session/updates seen (reader thread) and handled (notification thread).
-
-    Only updates that will reach the handler are counted as seen: those that decode (the
-    connection decodes them the same way before it calls the handler).
-    """
-
-    def __init__(self) -> None:
-        self._cond = threading.Condition()  # guards the counters and _marks
-        self._seen = 0
-        self._handled = 0
-        self._marks: Dict[Any, int] = {}
-
-    def saw_update(self, params: Any) -> None:
-        try:
-            codec.decode({} if params is None else params, s.SessionNotification)
-        except codec.DecodeError:
-            return  # dropped by the connection: never handled
-        with self._cond:
-            self._seen += 1
-
-    def saw_request(self, request_id: Any) -> None:
-        with self._cond:
-            if self._seen > self._handled:
-                if len(self._marks) > 10_000:  # marks of requests never handled: bounded
-                    self._marks.clear()
-                self._marks[request_id] = self._seen
-
-    def handled_update(self) -> None:
-        with self._cond:
-            self._handled += 1
-            self._cond.notify_all()
-
-    def wait(self, request_id: Any, timeout: float = 5.0) -> None:
-        """Wait (bounded) until the updates received before ``request_id`` have been handled."""
-        deadline = time.monotonic() + timeout
-        with self._cond:
-            # spec-gap request-after-updates: a request is served after the updates before it.
-            mark = self._marks.pop(request_id, 0)
-            while self._handled < mark:
-                remaining = deadline - time.monotonic()
-                if remaining <= 0:
-                    log.warning(
-                        "updates before request %r not handled within %ss", request_id, timeout
-                    )
-                    return
-                self._cond.wait(remaining)
-
-
 class ClientObserver:
     """The rules, then the desk and the client's ``on_agent_result`` hook (see the module)."""
 
@@ -216,12 +162,10 @@ class ClientObserver:
         self,
         rules: RulesObserver,
         desk: PermissionDesk,
-        barrier: UpdateBarrier,
         on_result: Callable[[str, Any, Any], None],
     ) -> None:
         self.rules = rules
         self._desk = desk
-        self._barrier = barrier
         self._on_result = on_result
         self._lock = threading.Lock()  # guards _sent
         #: Our requests in flight: id -> (method, wire params).
@@ -239,11 +183,6 @@ class ClientObserver:
 
     def on_receive(self, message: Dict[str, Any]) -> Optional[RpcError]:
         refusal = self.rules.on_receive(message)
-        method = message.get("method")
-        if method == "session/update" and "id" not in message:
-            self._barrier.saw_update(message.get("params"))
-        elif method is not None and "id" in message and refusal is None:
-            self._barrier.saw_request(message["id"])
         if "method" not in message and "id" in message:
             with self._lock:
                 sent = self._sent.pop(message["id"], None)

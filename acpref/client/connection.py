@@ -25,16 +25,17 @@ from __future__ import annotations
 
 import logging
 import os
+import signal
 import threading
 from typing import Any, Callable, Iterable, Iterator, List, Optional, Sequence, Union
 
 from .. import schema as s
 from .._rules import Party, RulesObserver
 from .._transport import FdStream, Process, StderrBuffer, Stream, spawn
-from ..connection import Connection, Recorder, RequestContext
+from ..connection import DEFAULT_MAX_LINE_BYTES, Connection, Recorder, RequestContext
 from ..errors import ConnectionClosed
 from ..methods import PROTOCOL_VERSION
-from ._desk import ClientObserver, PermissionDesk, UpdateBarrier
+from ._desk import ClientObserver, PermissionDesk
 from .interface import Client, OpenedSession
 from .turns import AgentExited, PromptTurn, UnsupportedProtocolVersion
 
@@ -61,31 +62,37 @@ class ClientSideConnection:
         name: str = "acpref-client",
         recorder: Optional[Recorder] = None,
         on_finding: Optional[Callable[[Any], None]] = None,
+        max_line_bytes: int = DEFAULT_MAX_LINE_BYTES,
+        max_handlers: int = 64,
+        max_queued: int = 1024,
     ) -> None:
         self.client = client
         self.process = process
         #: The protocol's rules as seen from this side; ``rules.findings`` lists what they found.
         self.rules = RulesObserver(Party.CLIENT, on_finding=on_finding)
         self._desk = PermissionDesk()
-        self._barrier = UpdateBarrier()
         self._closed_by_us = False  # close() was called: a failing call is not the agent's doing
         self._cleaned_up = False  # the client and the desk were told the connection ended
         self._process_done = False
         self._close_lock = threading.Lock()  # guards the three flags and the process shutdown
         self.returncode: Optional[int] = None
         self.initialize_response: Optional[s.InitializeResponse] = None
-        c, ordered = client, self._ordered
+        c = client
+        # spec-gap request-after-updates: an agent request is served after every update received
+        # before it. Nothing to do here: the connection runs each notification on the reading
+        # thread before it reads the next message, so a permission dialog finds its tool call
+        # already reported.
         handlers = {
-            "session/request_permission": ordered(self._on_permission),
+            "session/request_permission": self._on_permission,
             "session/update": self._on_update,
-            "fs/read_text_file": ordered(lambda p, ctx: c.fs_read_text_file(p)),
-            "fs/write_text_file": ordered(lambda p, ctx: c.fs_write_text_file(p)),
-            "terminal/create": ordered(lambda p, ctx: c.terminal_create(p)),
-            "terminal/output": ordered(lambda p, ctx: c.terminal_output(p)),
-            "terminal/release": ordered(lambda p, ctx: c.terminal_release(p)),
-            "terminal/wait_for_exit": ordered(lambda p, ctx: c.terminal_wait_for_exit(p)),
-            "terminal/kill": ordered(lambda p, ctx: c.terminal_kill(p)),
-            "elicitation/create": ordered(lambda p, ctx: c.elicitation_create(p)),
+            "fs/read_text_file": lambda p, ctx: c.fs_read_text_file(p),
+            "fs/write_text_file": lambda p, ctx: c.fs_write_text_file(p),
+            "terminal/create": lambda p, ctx: c.terminal_create(p),
+            "terminal/output": lambda p, ctx: c.terminal_output(p),
+            "terminal/release": lambda p, ctx: c.terminal_release(p),
+            "terminal/wait_for_exit": lambda p, ctx: c.terminal_wait_for_exit(p),
+            "terminal/kill": lambda p, ctx: c.terminal_kill(p),
+            "elicitation/create": lambda p, ctx: c.elicitation_create(p),
             "elicitation/complete": lambda p, ctx: c.elicitation_complete(p),
         }
         self.connection = Connection(
@@ -94,8 +101,13 @@ class ClientSideConnection:
             fallback=self._on_extension,
             name=name,
             recorder=recorder,
-            observer=ClientObserver(self.rules, self._desk, self._barrier, self._on_agent_result),
+            observer=ClientObserver(self.rules, self._desk, self._on_agent_result),
             on_close=self._on_connection_closed,
+            # The bounds on what an agent can make us hold: one line, requests running at once,
+            # requests waiting (beyond: -32800, spec RPC-15). See spec_notes/reliability.md.
+            max_line_bytes=max_line_bytes,
+            max_handlers=max_handlers,
+            max_queued=max_queued,
         )
         self.connection.start()
 
@@ -109,13 +121,16 @@ class ClientSideConnection:
         cwd: Optional[str] = None,
         on_stderr_line: Optional[Callable[[str], None]] = None,
         stderr_limit: int = 1 << 20,
+        write_timeout: Optional[float] = 30.0,
         **kwargs: Any,
     ) -> "ClientSideConnection":
         """Start the agent ``argv`` (no shell) and connect to its stdin/stdout (spec TRANSPORT-03).
 
         Its stderr is always drained (TRANSPORT-07): the last ``stderr_limit`` bytes are kept in
         ``stderr``, and each line goes to ``on_stderr_line`` if given. The agent runs in a
-        session of its own, so a Ctrl-C typed at our terminal reaches us, not it.
+        session of its own, so a Ctrl-C typed at our terminal reaches us, not it. An agent that
+        stops reading its stdin fails a write of ours after ``write_timeout`` seconds without
+        progress, and with it every pending call (the connection closes).
         """
         # spec TRANSPORT-03, TRANSPORT-07: we spawn the agent; its stderr is drained, not parsed.
         process = spawn(
@@ -126,7 +141,11 @@ class ClientSideConnection:
             new_session=True,
         )
         assert process.popen.stdout is not None and process.popen.stdin is not None
-        stream = FdStream(process.popen.stdout.fileno(), process.popen.stdin.fileno())
+        stream = FdStream(
+            process.popen.stdout.fileno(),
+            process.popen.stdin.fileno(),
+            write_timeout=write_timeout,
+        )
         kwargs.setdefault("name", f"acpref-client-{process.pid}")
         return cls(client, stream, process=process, **kwargs)
 
@@ -442,7 +461,18 @@ class ClientSideConnection:
             return exc
         self.returncode = returncode
         tail = self.process.stderr.text()[-2000:]
-        message = f"the agent exited with status {returncode} while we waited for {method}"
+        stopped_by = self.process.stopped_by
+        signals = {"SIGTERM": -signal.SIGTERM, "SIGKILL": -signal.SIGKILL}
+        if stopped_by is None or signals.get(stopped_by) != returncode:
+            message = f"the agent exited with status {returncode} while we waited for {method}"
+        else:
+            # The connection ended first (the agent closed its output, or stopped reading and a
+            # write timed out); then we stopped the agent. Say so, with the first cause: the
+            # exit status is only the consequence.
+            message = (
+                f"{method} failed: {exc}; the agent was then stopped ({stopped_by}, "
+                f"status {returncode})"
+            )
         if tail.strip():
             message += f"; its last stderr:\n{tail.rstrip()}"
         return AgentExited(message, returncode, tail)
@@ -471,22 +501,8 @@ class ClientSideConnection:
             self.client.on_session_open(opened)
         self.client.on_agent_result(method, params, result)
 
-    def _ordered(
-        self, handler: Callable[[Any, RequestContext], Any]
-    ) -> Callable[[Any, RequestContext], Any]:
-        """``handler``, run only once the updates received before its request were handled."""
-
-        def run(params: Any, ctx: RequestContext) -> Any:
-            self._barrier.wait(ctx.id)
-            return handler(params, ctx)
-
-        return run
-
     def _on_update(self, params: s.SessionNotification, ctx: RequestContext) -> None:
-        try:
-            self.client.session_update(params)
-        finally:
-            self._barrier.handled_update()
+        self.client.session_update(params)
 
     def _on_permission(
         self, params: s.RequestPermissionRequest, ctx: RequestContext

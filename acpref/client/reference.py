@@ -173,6 +173,14 @@ class ReferenceClient(Client):
             threading.Thread(
                 target=self.terminals.release_session, args=(params.session_id,), daemon=True
             ).start()
+        elif method == "session/delete":
+            # A deleted session is gone for good: its view goes too, so that a long-lived client
+            # holds only the sessions that exist (tests/test_load.py: memory stays flat).
+            with self._lock:
+                self._sessions.pop(params.session_id, None)
+            threading.Thread(
+                target=self.terminals.release_session, args=(params.session_id,), daemon=True
+            ).start()
 
     def on_prompt(self, params: s.PromptRequest) -> None:
         with self._lock:
@@ -344,13 +352,27 @@ class ReferenceClient(Client):
 
 
 def _check_argv(command: str, args: List[str], env: Dict[str, str]) -> None:
+    # Refused here, as -32602, rather than failing inside the spawn: a NUL byte cannot be passed
+    # to a program, and a lone surrogate (a \udXXX escape in the JSON) is no text.
     problems = []
-    if not command or "\0" in command:
-        problems.append("command is empty or has a NUL byte")
-    if any("\0" in a for a in args):
-        problems.append("an argument has a NUL byte")
+    if not command or not _passable(command):
+        problems.append("command is empty or has a NUL byte or a lone surrogate")
+    if not all(_passable(a) for a in args):
+        problems.append("an argument has a NUL byte or a lone surrogate")
     for name, value in env.items():
-        if not name or "=" in name or "\0" in name or "\0" in value:
+        if not name or "=" in name or not _passable(name) or not _passable(value):
+            # Only the name is shown: a value may be a secret (spec_notes/threat-model.md).
             problems.append(f"environment variable {name!r} is not valid")
     if problems:
         raise RpcError(ErrorCode.INVALID_PARAMS, "; ".join(problems))
+
+
+def _passable(text: str) -> bool:
+    """True when ``text`` can be one argv or environment string: UTF-8, no NUL byte."""
+    if "\0" in text:
+        return False
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return True

@@ -35,12 +35,16 @@ from typing import Iterable, List, Optional, Sequence, Tuple
 
 from ..errors import ErrorCode, RpcError
 
-__all__ = ["Roots", "outside_error", "not_found_error"]
+__all__ = ["Roots", "outside_error", "not_found_error", "MAX_PATH_BYTES"]
 
 _O_CLOEXEC = getattr(os, "O_CLOEXEC", 0)
 _O_NOFOLLOW = getattr(os, "O_NOFOLLOW", 0)
 _O_DIRECTORY = getattr(os, "O_DIRECTORY", 0)
 _O_NONBLOCK = getattr(os, "O_NONBLOCK", 0)
+
+#: The longest path accepted, in UTF-8 bytes: Linux's PATH_MAX (macOS's is 1024; longer paths
+#: fail there when opened, with ENAMETOOLONG).
+MAX_PATH_BYTES = 4096
 
 
 def _file_uri(path: str) -> str:
@@ -110,6 +114,22 @@ class Roots:
             )
         if "\0" in path:
             raise RpcError(ErrorCode.INVALID_PARAMS, "path contains a NUL byte", {"path": path})
+        try:
+            size = len(path.encode("utf-8"))
+        except UnicodeEncodeError:
+            # spec-gap path-not-unicode: a lone surrogate (a \udXXX escape in the JSON) names no
+            # file; refused before any file system call (which would fail on it).
+            raise RpcError(
+                ErrorCode.INVALID_PARAMS, "path is not valid Unicode text", {"path": path}
+            ) from None
+        if size > MAX_PATH_BYTES:
+            # spec-gap path-too-long: no file has a longer path, and resolving one costs time
+            # quadratic in its length (a 1 MB path of "a/" held a handler for a minute).
+            raise RpcError(
+                ErrorCode.INVALID_PARAMS,
+                f"path of {size} bytes is longer than {MAX_PATH_BYTES}",
+                {"size": size, "limit": MAX_PATH_BYTES},
+            )
         real = os.path.realpath(path)
         if not self.contains(real):
             # spec-gap path-outside-roots: refused -32602 whether the target exists or not, so
@@ -220,7 +240,7 @@ def _os_error(path: str, exc: OSError) -> RpcError:
         return exc
     if exc.errno == errno.ENOENT:
         return not_found_error(path)
-    if exc.errno in (errno.EISDIR, errno.ENOTDIR):
+    if exc.errno in (errno.EISDIR, errno.ENOTDIR, errno.ENAMETOOLONG):
         return RpcError(
             ErrorCode.INVALID_PARAMS, f"{path}: {os.strerror(exc.errno)}", {"path": path}
         )

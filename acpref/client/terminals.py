@@ -11,8 +11,12 @@ Output is bounded: the buffer keeps the last ``outputByteLimit`` bytes (or the m
 whichever is smaller), cut at a UTF-8 character boundary (TERM-04, TERM-05), so a process that
 prints gigabytes costs a bounded amount of memory.
 
-Killing is a ladder: SIGTERM to the group, ``kill_grace`` seconds, then SIGKILL. ``close()``
-kills and reaps every terminal and joins every thread.
+Killing is a ladder: SIGTERM to the group, up to ``kill_grace`` seconds for the command to end,
+then SIGKILL to whatever is left of the group (a child that ignores SIGTERM, a background child
+still running after the command ended). The command is not reaped until its terminal is
+released or closed: while it is a zombie its process id stays reserved, so the group id cannot
+be reused by an unrelated group and signalling the group stays safe. ``close()`` kills and
+reaps every terminal and joins every thread.
 
 Nothing here knows JSON-RPC; errors are ``RpcError`` so a client can raise them as they are.
 """
@@ -27,6 +31,7 @@ import select
 import signal
 import subprocess
 import threading
+import time
 import uuid
 from collections import OrderedDict
 from typing import Callable, Dict, List, Mapping, Optional, Sequence, Tuple
@@ -123,6 +128,26 @@ class OutputBuffer:
         return data[start:end].decode("utf-8", "replace")
 
 
+def _wait_unreaped(popen: "subprocess.Popen[bytes]") -> ExitStatus:
+    """Wait for ``popen`` to exit, leaving it unreaped (a zombie) where the system allows.
+
+    ``waitid`` with ``WNOWAIT`` reports the exit without reaping, so the process id, which is
+    also its group id, stays reserved until ``_Terminal.close`` reaps it.
+    """
+    waitid = getattr(os, "waitid", None)
+    if waitid is not None and hasattr(os, "WNOWAIT"):
+        try:
+            info = waitid(os.P_PID, popen.pid, os.WEXITED | os.WNOWAIT)
+        except ChildProcessError:  # pragma: no cover - reaped by someone else
+            info = None
+        if info is not None:
+            if info.si_code == os.CLD_EXITED:
+                return (info.si_status, None)
+            return (None, _signal_name(-info.si_status))
+    returncode = popen.wait()  # pragma: no cover - no waitid: reaped here
+    return (None, _signal_name(returncode)) if returncode < 0 else (returncode, None)
+
+
 def _signal_name(returncode: int) -> str:
     try:
         return signal.Signals(-returncode).name
@@ -142,6 +167,8 @@ class _Terminal:
         self.popen: Optional["subprocess.Popen[bytes]"] = None
         self.status: Optional[ExitStatus] = None
         self.exited = threading.Event()
+        #: The command was reaped (by ``close``): its group may no longer be signalled.
+        self.reaped = False
         self.eof = threading.Event()
         self.stop = threading.Event()
         self.lock = threading.Lock()
@@ -213,39 +240,51 @@ class _Terminal:
 
     def _wait(self, drain_grace: float) -> None:
         assert self.popen is not None
-        returncode = self.popen.wait()
+        status = _wait_unreaped(self.popen)
         # The output a command wrote before it exited is in the pipe: let the reader take it
         # before the exit is reported (background children may keep the pipe open: bounded).
         self.eof.wait(drain_grace)
         with self.lock:
-            self.status = (None, _signal_name(returncode)) if returncode < 0 else (returncode, None)
+            self.status = status
         self.exited.set()
+        if self.stop.is_set():
+            self._reap()  # closed before it ended (a command that outlived its SIGKILL wait)
+
+    def _reap(self) -> None:
+        with self.lock:
+            if self.popen is not None and not self.reaped:
+                self.popen.wait()  # it has exited: at once
+                self.reaped = True
 
     def signal_group(self, signum: int) -> None:
-        if self.popen is None:
-            return
-        if self.popen.poll() is not None and self.eof.is_set():
-            return  # reaped and nobody holds its output: the group id may belong to others now
-        try:
-            os.killpg(self.popen.pid, signum)
-        except (ProcessLookupError, PermissionError):
-            pass
+        with self.lock:
+            if self.popen is None or self.reaped:
+                return  # reaped: the group id may belong to others now
+            try:
+                os.killpg(self.popen.pid, signum)
+            except (ProcessLookupError, PermissionError):
+                pass
 
     def kill(self, grace: float) -> None:
-        """SIGTERM the group, wait ``grace``, then SIGKILL; wait (bounded) for the exit."""
+        """SIGTERM the group, wait up to ``grace`` for the command, then SIGKILL the group."""
         # spec-gap terminal-kill-ladder: TERM-12 says "terminate"; a command that ignores
         # SIGTERM is killed after a grace period, so a kill always ends it.
         if not self.exited.is_set():
             self.signal_group(signal.SIGTERM)
-            if self.exited.wait(grace):
-                return
+            self.exited.wait(grace)
+        # Bug found (tests/test_security.py): the ladder stopped as soon as the command itself
+        # had ended, so a child that ignored SIGTERM, or one left running in the background,
+        # outlived the terminal. Whatever is left of the group now gets SIGKILL (the command
+        # is not reaped yet, so the group id is still this terminal's).
         self.signal_group(signal.SIGKILL)
         self.exited.wait(5.0)
 
     def close(self, grace: float) -> None:
-        """Kill, stop the reader, join the threads (each step bounded)."""
+        """Kill the group, reap the command, stop the reader, join the threads (bounded)."""
         self.kill(grace)
         self.stop.set()
+        if self.exited.is_set():
+            self._reap()  # else the waiter reaps it when it ends
         for thread in self.threads:
             thread.join(2.0)
 
@@ -318,7 +357,12 @@ class TerminalManager:
         # and the agent's variables overlay it.
         full_env = dict(os.environ if self._base_env is None else self._base_env)
         full_env.update(env)
-        term.start([command, *args], cwd, full_env, self.drain_grace)
+        try:
+            term.start([command, *args], cwd, full_env, self.drain_grace)
+        except BaseException:
+            with self._lock:  # not started: it must not hold a place under the cap
+                self._live.pop(terminal_id, None)
+            raise
         log.info("terminal %s: started %r in %s", terminal_id, [command, *args], cwd)
         return terminal_id
 
@@ -400,10 +444,15 @@ class TerminalManager:
             self._closed = True
             terms = list(self._live.values())
             self._live.clear()
+        # One grace period for all of them, not one each: SIGTERM to every group, wait, then each
+        # terminal's own ladder finds its grace spent and goes straight on to SIGKILL.
         for term in terms:
             term.signal_group(signal.SIGTERM)
+        deadline = time.monotonic() + self.kill_grace
         for term in terms:
-            term.close(self.kill_grace)
+            term.exited.wait(max(0.0, deadline - time.monotonic()))
+        for term in terms:
+            term.close(0.0)
 
     def _get(self, session_id: str, terminal_id: str) -> _Terminal:
         with self._lock:

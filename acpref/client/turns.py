@@ -10,7 +10,6 @@ Spec: prompt-turn.mdx, initialization.mdx (Version Negotiation); clauses INIT-09
 
 from __future__ import annotations
 
-import threading
 from typing import Any, Callable, Optional
 
 from .. import schema as s
@@ -47,7 +46,8 @@ class UnsupportedProtocolVersion(ConnectionClosed):
 class PromptTurn:
     """A ``session/prompt`` in flight: wait for it without giving it up on a timeout.
 
-    A thread waits for the answer (it ends when the answer or the connection's end comes).
+    Whoever waits reads the answer itself (``PendingRequest.wait``); when nobody waits, the
+    connection's own threads read it.
     """
 
     def __init__(
@@ -62,37 +62,25 @@ class PromptTurn:
         self._pending = pending
         self._cancel = cancel
         self._explain = explain
-        self._done = threading.Event()
-        self._result: Optional[s.PromptResponse] = None
-        self._error: Optional[BaseException] = None
-        threading.Thread(target=self._wait, name=f"acpref-turn-{pending.id}", daemon=True).start()
-
-    def _wait(self) -> None:
-        try:
-            self._result = self._pending.result(None)
-        except BaseException as exc:  # noqa: BLE001 - handed to result()
-            self._error = self._explain(exc, "session/prompt")
-        finally:
-            self._done.set()
 
     @property
     def done(self) -> bool:
-        return self._done.is_set()
+        return self._pending.done
 
     def wait(self, timeout: Optional[float] = None) -> bool:
         """Wait until the turn ends; True if it did within ``timeout``."""
-        return self._done.wait(timeout)
+        return self._pending.wait(timeout)
 
     def result(self, timeout: Optional[float] = None) -> s.PromptResponse:
         """The turn's answer, once every update of the turn was delivered (see ``prompt``)."""
-        if not self._done.wait(timeout):
+        if not self._pending.wait(timeout):
             raise RequestTimeout(
                 f"the prompt turn of {self.session_id} did not end within {timeout}s"
             )
-        if self._error is not None:
-            raise self._error
-        assert self._result is not None
-        return self._result
+        try:
+            return self._pending.result()
+        except BaseException as exc:  # noqa: BLE001 - explained, then raised
+            raise self._explain(exc, "session/prompt") from None
 
     def cancel(self) -> None:
         """Cancel the turn (``session/cancel``); it then ends, normally with ``cancelled``."""
