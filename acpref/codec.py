@@ -22,7 +22,8 @@ Two modes, built by the one factory below:
   marked field reads as absent) and ``x-deserialize-skip-invalid-items`` (malformed items of a
   marked list are dropped) as the Rust reference does (SCHEMA-11); unknown keys are ignored.
 * **strict**, for the oracle: every deviation is reported, markers or not, and so are unknown keys
-  at the root of a spec type (EXT-04).
+  at the root of a spec type (EXT-04), except the keys the spec says to ignore (a variant's
+  ``ignored_keys``: ``content`` on an elicitation decline or cancel, ELICIT-21).
 
 A failure is a ``DecodeError`` listing ``(path, message)`` pairs with paths in wire names
 (``params.prompt[0].type``); ``DecodeError.to_rpc_error`` is the one place that turns it into
@@ -60,6 +61,7 @@ T = TypeVar("T")
 
 def wire_name(attribute: str) -> str:
     """The wire key of a model attribute: camelCase, and ``meta`` is ``_meta`` (OVERVIEW-10)."""
+    # spec OVERVIEW-10: every ACP key is the camelCase of its attribute (the schema's names).
     if attribute == "meta":
         return "_meta"
     head, *rest = attribute.split("_")
@@ -263,6 +265,8 @@ def _wire_meta(a: attrs.Attribute) -> Dict[str, Any]:
 
 def _make_converter(*, strict: bool, detailed: bool) -> cattrs.Converter:
     """Build the wire converter. ``strict``: the oracle's mode; ``detailed``: report every error."""
+    # spec-gap result-decoding: lenient for live peers (the schema's markers, unknown keys
+    # ignored), strict for the oracle (everything reported); both strict about primitives.
     conv = cattrs.Converter(detailed_validation=detailed, forbid_extra_keys=strict)
     lenient = not strict
 
@@ -361,6 +365,9 @@ def _make_converter(*, strict: bool, detailed: bool) -> cattrs.Converter:
 
         tag, by_tag, untagged = spec.tag, spec.by_tag, spec.untagged
         hooks = {value: (cl, conv.get_structure_hook(cl)) for value, cl in by_tag.items()}
+        # Keys a variant accepts and ignores (``ignored_keys``, e.g. content on an elicitation
+        # decline, ELICIT-21): never read, so never reported either.
+        dropped = {cl: {tag, *getattr(cl, "ignored_keys", ())} for cl in by_tag.values()}
         untagged_hook = conv.get_structure_hook(untagged) if untagged is not None else None
         known = ", ".join(repr(v) for v in by_tag)
 
@@ -384,12 +391,13 @@ def _make_converter(*, strict: bool, detailed: bool) -> cattrs.Converter:
                 raise _WireError([(f".{tag}", f"{value[tag]!r} is not one of {known}")])
             cl, hook = chosen
             if strict:  # the tag is not a field of the variant: drop it before the extra-key check
-                value = {k: v for k, v in value.items() if k != tag}
+                value = {k: v for k, v in value.items() if k not in dropped[cl]}
             return hook(value, cl)
 
         return structure_tagged
 
     def spec_unstructure(spec: UnionSpec) -> Callable[[Any], Any]:
+        # spec OVERVIEW-10: the tag is the variant's own snake_case constant (untagged: none).
         tags = {cl: value for value, cl in spec.by_tag.items() if cl is not spec.untagged}
         tag = spec.tag
 

@@ -91,7 +91,7 @@ class RpcError(Exception):
         try:
             code = ErrorCode(code)
         except ValueError:
-            pass
+            pass  # spec RPC-18: any other integer code is kept as it is: a generic error
         if message is None:
             message = _DEFAULT_MESSAGES.get(code, code_name(code))  # type: ignore[call-overload]
         super().__init__(message)

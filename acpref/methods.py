@@ -37,7 +37,9 @@ __all__ = [
     "lookup",
 ]
 
-#: The protocol version this implementation speaks, and the newest it knows (spec SCHEMA-12).
+#: The protocol version this implementation speaks, and the newest it knows.
+# spec SCHEMA-12, INIT-06: one integer major version (uint16), ACP v1 is 1, for the whole
+# connection.
 PROTOCOL_VERSION = 1
 
 #: The protocol-level notification that cancels one outstanding request (cancellation.mdx).
@@ -97,6 +99,8 @@ def _m(
 AGENT_METHODS: Dict[str, Method] = {
     m.name: m
     for m in (
+        # spec OVERVIEW-02: the baseline methods (no gate): initialize, authenticate,
+        # session/new, session/prompt and the session/cancel notification.
         _m("initialize", "InitializeRequest", "InitializeResponse", "agent", None, "OVERVIEW-02"),
         _m(
             "authenticate",
@@ -106,7 +110,9 @@ AGENT_METHODS: Dict[str, Method] = {
             None,
             "OVERVIEW-02",
         ),
+        # spec INIT-17: session/new, session/prompt and session/cancel need no capability.
         _m("session/new", "NewSessionRequest", "NewSessionResponse", "agent", None, "OVERVIEW-02"),
+        # spec OVERVIEW-03, SETUP-03: session/load only when loadSession is advertised.
         _m(
             "session/load",
             "LoadSessionRequest",
@@ -115,6 +121,7 @@ AGENT_METHODS: Dict[str, Method] = {
             "loadSession",
             "SETUP-03",
         ),
+        # spec OVERVIEW-03: session/set_mode is optional for the agent, but has no gate.
         _m(
             "session/set_mode",
             "SetSessionModeRequest",
@@ -123,6 +130,7 @@ AGENT_METHODS: Dict[str, Method] = {
             None,
             "OVERVIEW-03",
         ),
+        # spec CONFIG-16: no gate and no turn check: accepted at any time, idle or mid-turn.
         _m(
             "session/set_config_option",
             "SetSessionConfigOptionRequest",
@@ -131,7 +139,9 @@ AGENT_METHODS: Dict[str, Method] = {
             None,
             "CONFIG-16",
         ),
+        # spec INIT-17: baseline (no gate), like session/new and session/cancel.
         _m("session/prompt", "PromptRequest", "PromptResponse", "agent", None, "OVERVIEW-02"),
+        # spec INIT-17: baseline (no gate).
         _m("session/cancel", "CancelNotification", None, "agent", None, "OVERVIEW-02"),
         _m(
             "session/list",
@@ -165,6 +175,7 @@ AGENT_METHODS: Dict[str, Method] = {
             "sessionCapabilities.close",
             "SETUP-14",
         ),
+        # spec OVERVIEW-03, AUTH-03: logout only when auth.logout is advertised.
         _m("logout", "LogoutRequest", "LogoutResponse", "agent", "auth.logout", "AUTH-03"),
     )
 }
@@ -182,6 +193,7 @@ CLIENT_METHODS: Dict[str, Method] = {
             "OVERVIEW-04",
         ),
         _m("session/update", "SessionNotification", None, "client", None, "OVERVIEW-04"),
+        # spec FS-02: fs/write_text_file only when fs.writeTextFile is advertised.
         _m(
             "fs/write_text_file",
             "WriteTextFileRequest",
@@ -190,6 +202,7 @@ CLIENT_METHODS: Dict[str, Method] = {
             "fs.writeTextFile",
             "FS-02",
         ),
+        # spec FS-01: fs/read_text_file only when fs.readTextFile is advertised.
         _m(
             "fs/read_text_file",
             "ReadTextFileRequest",
@@ -198,6 +211,8 @@ CLIENT_METHODS: Dict[str, Method] = {
             "fs.readTextFile",
             "FS-01",
         ),
+        # spec TERM-01: every terminal/* method only when terminal is advertised (this row and
+        # the four below).
         _m(
             "terminal/create",
             "CreateTerminalRequest",

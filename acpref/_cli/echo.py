@@ -62,6 +62,7 @@ def register(subparsers: Any, name: str, help_text: str) -> None:
 
 
 def _run(args: argparse.Namespace) -> int:
+    # spec TRANSPORT-06: the echo agent logs UTF-8 text on stderr (--log-level), never stdout.
     logging.basicConfig(
         stream=sys.stderr,
         level=args.log_level,

@@ -119,7 +119,8 @@ _OBJECT_RESULTS = {
 @check("response", A, *_OBJECT_RESULTS)
 def _object_result(state: "ProtocolState", m: Message) -> Iterable[Finding]:
     if not m.is_error and not isinstance(m.result, dict):
-        # spec SCHEMA-09: these results are objects ({} at least), never null.
+        # spec SCHEMA-09, AUTH-16, SETUP-08, SETUP-17, DELETE-02, MODES-05: these results are
+        # objects ({} at least), never null (spec-gap result-null).
         yield finding(
             _OBJECT_RESULTS[m.method or ""],
             A,
@@ -157,11 +158,29 @@ def _auth_sticks(state: "ProtocolState", m: Message) -> Iterable[Finding]:
 # -- session setup --------------------------------------------------------------------------------
 
 
+#: The option categories ACP reserves (names without a leading ``_``), CONFIG-07 and CONFIG-10.
+RESERVED_CATEGORIES = frozenset({"mode", "model", "model_config", "thought_level"})
+
+
 def _config_findings(state: "ProtocolState", options: Any, m: Message) -> Iterable[Finding]:
     boolean_ok = state.gate_open("session.configOptions.boolean", Party.CLIENT)
     for option in options if isinstance(options, list) else []:
         if not isinstance(option, dict):
             continue
+        category = option.get("category")
+        if (
+            isinstance(category, str)
+            and category not in RESERVED_CATEGORIES
+            and not category.startswith("_")
+        ):
+            # spec CONFIG-10: names without a leading "_" are ACP's; a custom category starts
+            # with "_" (like an extension method, EXT-05).
+            yield finding(
+                "CONFIG-10",
+                A,
+                f"option {option.get('id')!r} has category {category!r} (custom ones start with _)",
+                m.index,
+            )
         if option.get("type") == "boolean" and not boolean_ok:
             # spec CONFIG-05: no boolean option unless the client advertised support.
             yield finding(
@@ -673,7 +692,8 @@ def _terminal_use(state: "ProtocolState", m: Message) -> Iterable[Finding]:
 def _elicit(state: "ProtocolState", m: Message) -> Iterable[Finding]:
     mode = m.params.get("mode")
     if not (isinstance(mode, str) and state.gate_open(f"elicitation.{mode}", Party.CLIENT)):
-        # spec ELICIT-06: only a mode the client advertised (ELICIT-29: answered -32602).
+        # spec ELICIT-06, ELICIT-08: only a mode the client advertised, always named (there is no
+        # default mode); ELICIT-29: answered -32602.
         yield finding(
             "ELICIT-06",
             A,
@@ -697,6 +717,15 @@ def _elicit(state: "ProtocolState", m: Message) -> Iterable[Finding]:
             m.index,
             INVALID,
         )
+    if mode == "form":
+        schema = m.params.get("requestedSchema")
+        props = schema.get("properties") if isinstance(schema, dict) else None
+        for name, prop in props.items() if isinstance(props, dict) else ():
+            if isinstance(prop, dict) and prop.get("type") == "object":
+                # spec ELICIT-11: the requested schema is flat: no nested object fields.
+                yield finding(
+                    "ELICIT-11", A, f"form field {name!r} is a nested object", m.index, INVALID
+                )
     if mode == "url":
         eid = m.params.get("elicitationId")
         if eid in state.url_elicitations:

@@ -37,8 +37,11 @@ def gate_open(gate: Optional[str], caps: Any) -> bool:
     if gate is None:
         return True
     node: Any = wire_caps(caps)
+    # spec INIT-10: any combination of capabilities, of any shape, reads as open or closed here;
+    # nothing fails on what a peer advertised or left out.
     for part in gate.split("."):
-        # spec INIT-11, INIT-13: omitted or null at any level means unsupported.
+        # spec INIT-11, INIT-13, SCHEMA-14: omitted or null at any level means unsupported (the
+        # schema's default false for every flag).
         if not isinstance(node, dict):
             return False
         node = node.get(part)
@@ -49,7 +52,8 @@ def gate_open(gate: Optional[str], caps: Any) -> bool:
 #: Which prompt capability each content block type needs (spec PROMPT-03, CONTENT-04); text and
 #: resource_link are baseline (INIT-15, CONTENT-09).
 PROMPT_BLOCK_GATES: Dict[str, Optional[str]] = {
-    "text": None,
+    "text": None,  # spec CONTENT-02: every agent accepts text in prompts
+    # spec-gap resource-link-baseline: resource_link is baseline too (INIT-15, the schema).
     "resource_link": None,
     "image": "promptCapabilities.image",
     "audio": "promptCapabilities.audio",

@@ -118,7 +118,8 @@ def _setup_params(state: "ProtocolState", m: Message) -> Iterable[Finding]:
                 )
     servers = p.get("mcpServers")
     if m.method == "session/resume" and "mcpServers" not in p:
-        # spec SETUP-11: resume carries mcpServers too (the schema leaves it optional).
+        # spec SETUP-11 (spec-gap resume-mcp-servers): resume carries mcpServers too (the
+        # schema leaves it optional, so this is reported, never refused).
         yield finding("SETUP-11", C, "session/resume without mcpServers", m.index)
     elif m.method in ("session/new", "session/load") and not isinstance(servers, list):
         # spec SETUP-01, SETUP-04: mcpServers is an array, possibly empty.
@@ -199,7 +200,7 @@ def _reopening(state: "ProtocolState", m: Message) -> None:
 @check("request", C, "session/close")
 def _close(state: "ProtocolState", m: Message) -> Iterable[Finding]:
     if state.session(m.session_id) is None:
-        # spec SETUP-15: close names an active session (SETUP-18: the agent may answer an error).
+        # spec SETUP-15, SETUP-18: close names an active session; the agent answers -32002.
         yield finding(
             "SETUP-15", C, f"session/close of unknown session {m.session_id!r}", m.index, NOT_FOUND
         )
@@ -361,8 +362,8 @@ def _cancel(state: "ProtocolState", m: Message) -> None:
 def _cancel_request_check(state: "ProtocolState", m: Message) -> Iterable[Finding]:
     target = m.params.get("requestId")
     if not (isinstance(target, (str, int)) and target in state.outstanding[m.sender]):
-        # spec CANCEL-01: a party cancels only its own outstanding requests (a race with the
-        # response is possible, so this is a warning).
+        # spec CANCEL-01, spec-gap unknown-cancel-id: a party cancels only its own outstanding
+        # requests (a race with the response is possible, so this is a warning).
         yield finding(
             "spec-gap:unknown-cancel-id",
             m.sender,

@@ -184,6 +184,7 @@ class ProtocolState:
         with self._lock:
             for party, table in self.outstanding.items():
                 for request_id, req in table.items():
+                    # spec RPC-06: every request is answered, the failed and cancelled ones too.
                     out.append(
                         finding(
                             "RPC-06",
@@ -238,6 +239,7 @@ class ProtocolState:
                 return Message(
                     sender=sender, raw=raw, index=index, kind="refusal", method=None, id=request_id
                 )
+            # spec RPC-07: a response is matched to its request by id, whatever the order.
             req = self.outstanding[other(sender)].get(request_id) if _hashable(request_id) else None
             return Message(
                 sender=sender,
@@ -312,7 +314,8 @@ class ProtocolState:
             and method not in ("initialize", CANCEL_REQUEST)
             and not self.initialized
         ):
-            # spec INIT-01: initialize and its response come before any other request.
+            # spec INIT-01: initialize and its response come before any other request
+            # (spec-gap before-initialize: refused -32600 Invalid request).
             if m.kind == "request":
                 yield finding(
                     "INIT-01",
@@ -324,9 +327,13 @@ class ProtocolState:
             return
         gate = row.gate
         if gate == "elicitation":
-            return  # the mode decides (ELICIT-06), see agent_sends
+            # spec-gap elicitation-mode-error: the mode decides (ELICIT-06, agent_sends._elicit),
+            # answered -32602 per ELICIT-29 even when no elicitation is advertised, not RPC-12's
+            # -32601.
+            return
         if gate is not None and not self.gate_open(gate, receiver):
-            # spec RPC-12 / the method's own clause: not advertised, so not available.
+            # spec RPC-12, OVERVIEW-03, FS-01, FS-02, TERM-01: a gated method (the row's clause
+            # names the gate) is not available unless the receiver advertised the capability.
             yield finding(
                 row.clause,
                 m.sender,
@@ -342,6 +349,8 @@ class ProtocolState:
             yield finding("RPC-05", m.sender, "a response carries both result and error", m.index)
         if "error" in raw:
             error = raw["error"]
+            # spec OVERVIEW-08, RPC-09: a failure carries an error with integer code and string
+            # message (a success its result: see classify).
             if not (
                 isinstance(error, dict)
                 and type(error.get("code")) is int
@@ -350,6 +359,7 @@ class ProtocolState:
                 yield finding("RPC-09", m.sender, f"malformed error object {error!r}", m.index)
         if m.request is None:
             if _hashable(m.id) and m.id in self.answered[other(m.sender)]:
+                # spec RPC-06: exactly one response per request; a second one is refused.
                 yield finding(
                     "RPC-06", m.sender, f"request {m.id!r} answered more than once", m.index
                 )

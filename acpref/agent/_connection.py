@@ -181,8 +181,8 @@ class _AgentObserver:
 
 
 def _version_of(value: Any) -> int:
-    # spec INIT-08: a version of any other value or shape is unsupported, never an error; it
-    # reads as 0 so that the codec accepts the rest of the params.
+    # spec INIT-08, spec-gap version-shape: a version of any other value or shape is
+    # unsupported, never an error; it reads as 0 so that the codec accepts the rest of the params.
     return value if type(value) is int and 0 <= value <= 0xFFFF else 0
 
 
@@ -227,6 +227,8 @@ class AgentSideConnection:
         else:
             self.agent = agent(self.client)
         self._authenticated = False
+        # spec OVERVIEW-02: a handler for every agent method (the optional ones are answered
+        # -32601 by the rules unless advertised, OVERVIEW-03).
         for method in AGENT_METHODS:
             if method == "initialize":
                 continue  # decoded by _on_initialize through the fallback (INIT-08)
@@ -304,7 +306,8 @@ class AgentSideConnection:
             typed.client_info if isinstance(typed.client_info, s.Implementation) else None
         )
         response = self.agent.initialize(typed)
-        # spec INIT-07, INIT-08: requested 1 -> 1; any other -> our newest (1); never an error.
+        # spec INIT-06, INIT-07, INIT-08: requested 1 -> 1; any other -> our newest (1); never an
+        # error. The connection then speaks that one version.
         response = attrs.evolve(response, protocol_version=PROTOCOL_VERSION)
         if isinstance(response.auth_methods, list) and not self.client.supports("auth.terminal"):
             # spec AUTH-05: terminal auth methods only for a client that advertised auth.terminal.
@@ -325,7 +328,9 @@ class AgentSideConnection:
 
     def _on_logout(self, params: s.LogoutRequest, ctx: RequestContext) -> s.LogoutResponse:
         response = self.agent.logout(params)
-        self._authenticated = False  # spec AUTH-17
+        # spec AUTH-17, AUTH-18, spec-gap logout-sessions: sessions stay in the registry; every
+        # session method answers -32000 again until the next authenticate (see _guard).
+        self._authenticated = False
         return response
 
     def _opened(self, ctx: RequestContext, session_id: str) -> None:
@@ -382,8 +387,8 @@ class AgentSideConnection:
         self.agent.session_cancel(params)
 
     def _on_session_prompt(self, params: s.PromptRequest, ctx: RequestContext) -> s.PromptResponse:
-        # The prompt answers cancellation itself, with stopReason "cancelled" (spec-gap
-        # cancel-request-prompt: $/cancel_request on a prompt acts as session/cancel).
+        # The prompt answers cancellation itself, with stopReason "cancelled":
+        # spec-gap cancel-request-prompt: $/cancel_request on a prompt acts as session/cancel.
         ctx.answer_on_cancel = False
         registry = self.agent.sessions
         turn = self._slots.attach(
@@ -433,6 +438,8 @@ class AgentSideConnection:
 
 
 def _as_response(result: Any) -> s.PromptResponse:
+    # spec PROMPT-11, PROMPT-12: the handler returned, so the turn is over: the prompt is
+    # answered with a stop reason, whichever the agent chose (end_turn, max_tokens, refusal...).
     if isinstance(result, s.PromptResponse):
         return result
     if result is None:
@@ -452,7 +459,9 @@ def serve_stdio(
     stdout descriptor; file descriptor 1 and ``sys.stdout`` are pointed at stderr, so that a
     stray ``print`` (or a child process that inherits fd 1) cannot corrupt the stream.
     """
+    # spec TRANSPORT-02: the agent speaks stdio: messages on stdin and on the original stdout.
     protocol_out = os.dup(1)
+    # spec TRANSPORT-06: anything printed or logged goes to stderr (UTF-8 text), never stdout.
     os.dup2(2, 1)
     sys.stdout = sys.stderr
     stream = FdStream(0, protocol_out, write_timeout=None)

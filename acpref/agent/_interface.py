@@ -70,6 +70,8 @@ class Agent:
 
         ``auth.logout`` is advertised when there are authentication methods to log out of (AUTH-02).
         """
+        # spec AUTH-02: logout is implemented, so it is advertised (an object) when there is
+        # something to log out of.
         logout = s.LogoutCapabilities() if self.auth_methods() else UNSET
         return s.AgentCapabilities(
             load_session=True,
@@ -118,7 +120,7 @@ class Agent:
 
     def logout(self, params: s.LogoutRequest) -> s.LogoutResponse:
         """End the authenticated state (spec AUTH-16); reached only with ``auth.logout``."""
-        return s.LogoutResponse()
+        return s.LogoutResponse()  # spec AUTH-16: an empty object
 
     # -- Sessions --------------------------------------------------------------------------------
 
@@ -126,12 +128,14 @@ class Agent:
         """Create a session in the registry (spec SETUP-02: a unique id)."""
         session = self.sessions.create(
             params.cwd,
+            # spec SETUP-21: absent or [] means no extra root: cwd is the only one.
             additional_directories=_list(params.additional_directories),
             mcp_servers=_list(params.mcp_servers),
         )
         self.sessions.set_modes(session, self.initial_modes(session))
         self.sessions.set_config_options(session, self.initial_config_options(session))
         self.connect_mcp(session, _list(params.mcp_servers))
+        # spec MODES-01, CONFIG-01: the session's modes and config options, when it has any.
         return s.NewSessionResponse(
             session_id=session.id,
             modes=_opt(session.modes),
@@ -150,6 +154,7 @@ class Agent:
         session = self._reopen(params)
         for update in session.replay():
             self.client.session_update(s.SessionNotification(session_id=session.id, update=update))
+        # spec SETUP-08: an object (modes and options, or {}), never null.
         return s.LoadSessionResponse(
             modes=_opt(session.modes), config_options=_opt(session.config_options)
         )
@@ -157,6 +162,7 @@ class Agent:
     def session_resume(self, params: s.ResumeSessionRequest) -> s.ResumeSessionResponse:
         """Reopen a session without replaying anything (spec SETUP-12)."""
         session = self._reopen(params)
+        # spec SETUP-13: modes and config options when the session has them, else {}.
         return s.ResumeSessionResponse(
             modes=_opt(session.modes), config_options=_opt(session.config_options)
         )
@@ -168,10 +174,12 @@ class Agent:
             raise RpcError.invalid_params(
                 f"cwd {params.cwd!r} is not the session's cwd {session.cwd!r}"
             )
-        # spec SETUP-22, SETUP-23: the roots are exactly those sent now; omitted means none.
+        # spec SETUP-21, SETUP-22, SETUP-23: the roots are exactly those sent now; omitted means
+        # none (cwd only).
         self.sessions.reopen(
             session,
             additional_directories=_list(params.additional_directories),
+            # spec-gap resume-mcp-servers: a resume without mcpServers names no servers.
             mcp_servers=_list(params.mcp_servers),
         )
         # Connected after the context is restored and before a load's replay (the spec's
@@ -185,15 +193,17 @@ class Agent:
         The running turn has been cancelled and has ended before this is called. Override to
         release live resources (``session.live``: MCP connections, ...).
         """
+        # spec SETUP-18: closing a session we do not know is an error (-32002).
         session = self.require_session(params.session_id)
         self._disconnect_mcp(session)
         session.live.clear()
-        return s.CloseSessionResponse()
+        return s.CloseSessionResponse()  # spec SETUP-17: an empty object
 
     def session_list(self, params: s.ListSessionsRequest) -> s.ListSessionsResponse:
         """One page of sessions (spec LIST-02 .. LIST-13)."""
         try:
             infos, next_cursor = self.sessions.list(
+                # spec LIST-02: every param is optional; none gives the first page of all.
                 cwd=params.cwd or None,
                 cursor=params.cursor or None,
                 with_directories=gate_open(
@@ -201,7 +211,8 @@ class Agent:
                 ),
             )
         except InvalidCursor as exc:
-            raise RpcError.invalid_params(str(exc)) from None  # spec LIST-12: invalid cursor
+            # spec LIST-12, spec-gap invalid-cursor: a cursor we did not issue is -32602.
+            raise RpcError.invalid_params(str(exc)) from None
         return s.ListSessionsResponse(
             sessions=infos, next_cursor=next_cursor if next_cursor else UNSET
         )
@@ -211,23 +222,26 @@ class Agent:
         session = self.sessions.get(params.session_id)
         if session is not None:
             self._disconnect_mcp(session)
+        # spec DELETE-05: a hard delete: a later load or resume of the id is -32002.
         self.sessions.delete(params.session_id)
-        return s.DeleteSessionResponse()
+        return s.DeleteSessionResponse()  # spec DELETE-02: an empty object
 
     def session_set_mode(self, params: s.SetSessionModeRequest) -> s.SetSessionModeResponse:
         """Switch mode, idle or mid-turn (spec MODES-03, MODES-05); the mode option follows."""
+        # spec MODES-03: no check of a running turn: a mode change is taken idle or mid-turn.
         session = self.require_session(params.session_id)
         modes = session.modes
         if modes is None or params.mode_id not in {m.id for m in modes.available_modes}:
             raise RpcError.invalid_params(f"unknown mode {params.mode_id!r}")  # spec MODES-04
         send = lambda update: self.client.update(session.id, update)  # noqa: E731
         self.set_current_mode(session, params.mode_id, send, announce_mode=False)
-        return s.SetSessionModeResponse()
+        return s.SetSessionModeResponse()  # spec MODES-05: an empty object
 
     def session_set_config_option(
         self, params: s.SetSessionConfigOptionRequest
     ) -> s.SetSessionConfigOptionResponse:
         """Set one option and answer the complete list (spec CONFIG-16 .. CONFIG-19)."""
+        # spec CONFIG-16: no check of a running turn: taken idle or mid-turn.
         session = self.require_session(params.session_id)
         options = list(session.config_options or [])
         for i, option in enumerate(options):
@@ -283,6 +297,8 @@ class Agent:
         ]
         self.sessions.set_config_options(session, options)
         if announce_options:
+            # spec CONFIG-20, CONFIG-21: the agent's own change, announced with the complete
+            # list of options, not just the one that changed.
             send(s.ConfigOptionUpdate(config_options=options))
 
     # -- The prompt turn -------------------------------------------------------------------------

@@ -107,6 +107,7 @@ class Session:
     @property
     def roots(self) -> List[str]:
         """The effective root set: cwd, then the additional directories (SETUP-19, SETUP-27)."""
+        # spec SETUP-27: cwd is always part of the effective root set (and the first root).
         return [self.cwd, *self.additional_directories]
 
     def info(self, *, with_directories: bool) -> s.SessionInfo:
@@ -135,6 +136,7 @@ class Session:
             return update
         if not any(isinstance(c, s.Terminal) for c in content):
             return update
+        # spec-gap replay-terminal: the released terminal's last output, as text content.
         shown = [
             s.Content(
                 content=s.TextContent(
@@ -372,8 +374,10 @@ class SessionRegistry:
         deleted between two pages do not shift the next page.
         """
         after = self._decode_cursor(cursor) if cursor is not None else None
+        # spec LIST-17: listing only reads: no session is loaded, touched or changed.
         with self._lock:
             chosen = [x for x in self._sessions.values() if cwd is None or _same_dir(x.cwd, cwd)]
+        # spec-gap list-order: most recently updated first, keyset cursors.
         keyed = sorted(
             (((x.updated_at, x.touched), x) for x in chosen), key=lambda kx: kx[0], reverse=True
         )
@@ -421,6 +425,7 @@ class SessionRegistry:
             updated_at, touched = json.loads(payload)
             return (str(updated_at), int(touched))
         except Exception:  # noqa: BLE001 - any malformed or foreign cursor is simply invalid
+            # spec-gap invalid-cursor: not signed by this registry (or damaged): invalid.
             raise InvalidCursor(f"invalid cursor {cursor!r}") from None
 
     # -- persistence -----------------------------------------------------------------------------

@@ -92,6 +92,7 @@ class TerminalHandle:
         but the terminal capability, unlike ``$/cancel_request``, which a client may ignore.
         """
         kill = self._params(s.KillTerminalRequest)
+        # spec CANCEL-03: cancelling the turn aborts the command it waits for (killed).
         with self.turn._on_cancel(lambda: self.turn._send_only("terminal/kill", kill)):
             return self.turn._call(
                 "terminal/wait_for_exit",
@@ -161,6 +162,7 @@ class PromptTurn:
 
     def new_message_id(self) -> str:
         """A fresh, opaque id for the chunks of one message (spec PROMPT-07, SETUP-06)."""
+        # spec PROMPT-07: one opaque id per message, never reused.
         return f"msg_{self._prefix}_{next(self._counter)}"
 
     def new_tool_call_id(self) -> str:
@@ -176,6 +178,8 @@ class PromptTurn:
         keeps the wire order even when several threads of one turn stream at once.
         """
         with self._lock:
+            # spec PROMPT-25, CANCEL-04: only the end of the turn stops updates; after a cancel,
+            # content and tool call updates may still go out until the prompt is answered.
             if self._ended:
                 # spec PROMPT-26: nothing of a turn after its session/prompt response.
                 raise LocalProtocolError(
@@ -204,6 +208,7 @@ class PromptTurn:
             pending = list(self._pending)
             hooks = list(self._cancel_hooks)
         for p in pending:
+            # spec CANCEL-08, CANCEL-03: the turn's client calls in flight get $/cancel_request.
             p.cancel()
         for hook in hooks:
             try:
@@ -241,6 +246,7 @@ class PromptTurn:
         self, method: str, params: Any, *, timeout: Optional[float] = None, cascade: bool = True
     ) -> Any:
         if cascade and self.cancelled.is_set():
+            # spec-gap calls-after-cancel: a cancelled turn's calls are not sent at all.
             raise TurnCancelled(f"{method} not sent: the turn was cancelled")
         pending = self._connection.request_async(method, params)
         if not cascade:
@@ -269,10 +275,14 @@ class PromptTurn:
         ``cancelled`` at once without asking.
         """
         if self.cancelled.is_set():
+            # spec-gap calls-after-cancel: asked after the cancel: cancelled, without asking.
             return s.CancelledPermissionOutcome()
+        # spec PROMPT-13, TOOL-07: sessionId, the tool call (a ToolCallUpdate) and the options.
         params = s.RequestPermissionRequest(
             session_id=self.session_id, tool_call=tool_call, options=list(options)
         )
+        # spec-gap permission-at-cancel: no $/cancel_request cascade (cascade=False): the client
+        # answers it "cancelled" itself after session/cancel (PROMPT-21).
         return self._call(
             "session/request_permission", params, timeout=timeout, cascade=False
         ).outcome
@@ -319,6 +329,8 @@ class PromptTurn:
         self, request: s.CreateElicitationRequest, *, timeout: Optional[float] = None
     ) -> s.CreateElicitationResponse:
         """``elicitation/create`` in the request's mode (which the client advertised, ELICIT-06)."""
+        # spec ELICIT-10: asked on this turn's connection, and answered by it only: the answer is
+        # matched by request id on the connection that sent the request (RPC-07).
         return self._call("elicitation/create", request, timeout=timeout)
 
     def elicit_form(
@@ -343,6 +355,7 @@ class PromptTurn:
 
     def complete_elicitation(self, elicitation_id: str) -> None:
         """``elicitation/complete``: the URL interaction finished (ELICIT-26)."""
+        # spec ELICIT-26, ELICIT-27: on the connection that received the URL elicitation.
         self.client.elicitation_complete(
             s.CompleteElicitationNotification(elicitation_id=elicitation_id)
         )

@@ -117,6 +117,7 @@ class EchoAgent(Agent):
         # spec INIT-14: every capability stated explicitly; each one really supported.
         return s.AgentCapabilities(
             load_session=True,
+            # spec INIT-16: image, audio and embedded resources are all accepted (and echoed).
             prompt_capabilities=s.PromptCapabilities(image=True, audio=True, embedded_context=True),
             # spec SETUP-30, SETUP-31: stdio and HTTP MCP servers (connected by Agent; /mcp).
             mcp_capabilities=s.McpCapabilities(http=True, sse=False),
@@ -127,12 +128,14 @@ class EchoAgent(Agent):
                 close=s.SessionCloseCapabilities(),
                 additional_directories=s.SessionAdditionalDirectoriesCapabilities(),
             ),
+            # spec AUTH-02: logout is implemented, so auth.logout is advertised, as an object.
             auth=s.AgentAuthCapabilities(logout=s.LogoutCapabilities()),
             # spec EXT-09, EXT-11: custom capabilities under _meta, namespaced by key.
             meta={"acpref": {"ping": True}},
         )
 
     def auth_methods(self) -> List[s.AuthMethod]:
+        # spec AUTH-04: an agent-handled method (no type on the wire), completed by authenticate.
         return [
             s.AuthMethodAgent(
                 id=AUTH_METHOD_ID,
@@ -150,7 +153,8 @@ class EchoAgent(Agent):
         return _MODE_STATE
 
     def initial_config_options(self, session: Session) -> Optional[List[s.SessionConfigOption]]:
-        # spec CONFIG-13: the most important option first; CONFIG-14: each has a current value.
+        # spec CONFIG-13, CONFIG-14: the most important option first; each has a current value.
+        # spec CONFIG-22: the modes (initial_modes) and a "mode" option, both, kept in step.
         return [_MODE_OPTION, _MODEL_OPTION, self._brave_option(False)]
 
     def _brave_option(self, on: bool) -> s.SessionConfigOption:
@@ -192,7 +196,8 @@ class EchoAgent(Agent):
         return super().session_resume(params)
 
     def session_opened(self, session_id: str) -> None:
-        # spec SLASH-01: the commands, right after the session is set up.
+        # spec SLASH-01, SLASH-03: the commands, right after the session is set up, and again
+        # (a new list) after every load or resume.
         self.client.update(
             session_id, s.AvailableCommandsUpdate(available_commands=available_commands())
         )
@@ -224,6 +229,7 @@ class EchoAgent(Agent):
         for block in blocks:
             if turn.cancelled.is_set():
                 return s.StopReason.CANCELLED
+            # spec CONTENT-02: text (and every advertised block type) is taken and echoed.
             turn.update(s.AgentMessageChunk(content=_plain(block), message_id=message_id))
         return s.StopReason.END_TURN
 

@@ -114,7 +114,9 @@ def _resolve(session: Session, path: str) -> Tuple[str, bool]:
     spec SETUP-19, SETUP-27: relative paths resolve against cwd, never an additional root;
     SETUP-28: file-system tools stay inside the effective root set [cwd, *additionalDirectories].
     """
+    # spec SETUP-27: a relative path resolves against cwd.
     absolute = os.path.normpath(path if os.path.isabs(path) else os.path.join(session.cwd, path))
+    # spec SETUP-28: the file-system commands stay inside [cwd, *additionalDirectories].
     inside = any(_within(absolute, root) for root in session.roots)
     return absolute, inside
 
@@ -216,8 +218,10 @@ def _stream(inv: Invocation) -> s.StopReason:
         ]
         turn.update(s.Plan(entries=entries))
 
+    # spec PLAN-01: the turn's plan, reported as a plan update with its entries.
     plan(S.IN_PROGRESS, S.PENDING, S.PENDING)
     turn.say(f"The user asked for {count} chunks; I will stream them, then report.", thought=True)
+    # spec PLAN-03: updated plans follow the progress.
     plan(S.COMPLETED, S.IN_PROGRESS, S.PENDING)
     message_id = turn.new_message_id()
     for i in range(1, count + 1):
@@ -262,6 +266,7 @@ def _tool(inv: Invocation) -> s.StopReason:
         return _rejected(inv, call_id, "the echo tool")
     # spec PROMPT-14: once permitted, in_progress; PROMPT-16: then a final status with content.
     _status(inv, call_id, s.ToolCallStatus.IN_PROGRESS)
+    # spec PROMPT-15: progress while the tool runs.
     _status(inv, call_id, s.ToolCallStatus.IN_PROGRESS, content=_text_content("working..."))
     _status(
         inv,
@@ -283,7 +288,7 @@ def _read(inv: Invocation) -> s.StopReason:
     if not inv.turn.client.supports("fs.readTextFile"):
         return _missing_named(inv, "read", "fs/read_text_file", "fs.readTextFile")
     absolute, inside = _resolve(inv.session, path)
-    if not inside:
+    if not inside:  # spec SETUP-28: refused outside the roots
         inv.say(f"{absolute} is outside this session's roots {inv.session.roots}; not reading it.")
         return END
     call_id = inv.turn.new_tool_call_id()
@@ -324,7 +329,7 @@ def _write(inv: Invocation) -> s.StopReason:
     if not inv.turn.client.supports("fs.writeTextFile"):
         return _missing_named(inv, "write", "fs/write_text_file", "fs.writeTextFile")
     absolute, inside = _resolve(inv.session, path)
-    if not inside:
+    if not inside:  # spec SETUP-28: refused outside the roots
         inv.say(f"{absolute} is outside this session's roots {inv.session.roots}; not writing it.")
         return END
     turn = inv.turn
@@ -449,6 +454,8 @@ def _form(inv: Invocation) -> s.StopReason:
     if not inv.turn.client.supports("elicitation.form"):
         # spec ELICIT-06, ELICIT-07: never an unadvertised mode; say so instead.
         return _missing_named(inv, "form", "form elicitation", "elicitation.form")
+    # spec ELICIT-15, ELICIT-32: nothing secret is asked (no password, key, token or payment
+    # field), and no URL is in the message, titles or descriptions.
     schema = s.ElicitationSchema(
         type=s.ElicitationSchemaType.OBJECT,
         title="About you",
@@ -471,8 +478,9 @@ def _form(inv: Invocation) -> s.StopReason:
     answer = inv.turn.elicit_form("The echo agent would like to know a little about you.", schema)
     action = answer.action
     if isinstance(action, s.ElicitationAcceptAction):
+        # spec ELICIT-21: content omitted and null read the same (no answers).
         content = action.content if isinstance(action.content, dict) else {}
-        # The agent validates the answers again (elicitation.mdx, Form mode).
+        # spec ELICIT-13: the agent validates the answers again.
         name = content.get("name")
         if not isinstance(name, str) or not name:
             inv.say("The form came back without a name; I will not guess one.")
@@ -481,6 +489,7 @@ def _form(inv: Invocation) -> s.StopReason:
         times = echoes if type(echoes) is int and 1 <= echoes <= 5 else 1
         inv.say(f"Hello {name}! " * times + f"You answered {json.dumps(content, sort_keys=True)}.")
     elif isinstance(action, s.ElicitationDeclineAction):
+        # spec ELICIT-23: nothing is presumed: a decline (or a cancel) ends the command safely.
         inv.say("You declined the form; that is fine.")
     else:
         inv.say("You dismissed the form without choosing.")
@@ -492,15 +501,18 @@ def _form(inv: Invocation) -> s.StopReason:
 )
 def _url(inv: Invocation) -> s.StopReason:
     if not inv.turn.client.supports("elicitation.url"):
+        # spec ELICIT-16: no fallback to form mode for what needs URL mode: say so, ask nothing.
         return _missing_named(inv, "url", "URL elicitation", "elicitation.url")
-    # spec ELICIT-24: unique among outstanding URL elicitations; no personal data in the URL.
+    # spec ELICIT-24, ELICIT-30, ELICIT-31: unique among outstanding URL elicitations; no
+    # credentials or personal data in the URL; https.
     elicitation_id = "echo-" + os.urandom(6).hex()
     url = f"https://example.com/acpref-echo/consent?elicitation={elicitation_id}"
     answer = inv.turn.elicit_url(
         "The echo agent would like you to open a page.", url, elicitation_id=elicitation_id
     )
     if isinstance(answer.action, s.ElicitationAcceptAction):
-        # An accept is consent to open the URL; the echo "interaction" is over at once (ELICIT-26).
+        # An accept is consent to open the URL; the echo "interaction" is over at once.
+        # spec ELICIT-26: elicitation/complete when the (pretend) interaction finishes.
         inv.turn.complete_elicitation(elicitation_id)
         inv.say(f"You agreed to open {url}; I sent elicitation/complete for {elicitation_id}.")
     elif isinstance(answer.action, s.ElicitationDeclineAction):

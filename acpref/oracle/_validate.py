@@ -168,7 +168,8 @@ class Validator:
             return  # a blank line carries nothing; receivers skip it
         verdict, message = parse_line(sender, raw)
         if verdict is not None:
-            # spec RPC-10, RPC-11: the receiver answers each unreadable line with id null.
+            # spec RPC-10, RPC-11: the receiver answers each unreadable line with id null
+            # (spec-gap malformed-json: -32700 for a line that is not JSON).
             self._owed_null[other(sender)] += 1
             was_cut = self._cut[sender]
             self._cut[sender] = verdict.opens or verdict.continues
@@ -199,7 +200,8 @@ class Validator:
             )
             self._owed_null[other(sender)] += 1
         else:
-            # spec OVERVIEW-01: a request, a response or a notification, nothing else.
+            # spec OVERVIEW-01, OVERVIEW-11: a request, a response or a notification, with the
+            # JSON-RPC member names; nothing else (a renamed "Method" or "ID" is none of them).
             yield finding(
                 "OVERVIEW-01", sender, "neither a request, a response nor a notification", index
             )
@@ -421,10 +423,10 @@ def _shape_clause(method: Optional[str], part: str, value: Any) -> str:
         if kind == "current_mode_update":
             return "SCHEMA-03"  # spec SCHEMA-03: currentModeId, not modeId
         if kind in ("user_message_chunk", "agent_message_chunk", "agent_thought_chunk"):
-            return "SCHEMA-02"
+            return "SCHEMA-02"  # spec SCHEMA-02: a chunk carries one ContentBlock
         if kind == "usage_update":
             return "PROMPT-10"
-        return "SCHEMA-01"
+        return "SCHEMA-01"  # spec SCHEMA-01: {sessionId, update} with one of the 11 tags
     if method == "session/request_permission" and part == "result":
         return "SCHEMA-04"
     if method == "session/prompt" and part == "result":
@@ -434,7 +436,7 @@ def _shape_clause(method: Optional[str], part: str, value: Any) -> str:
             return "SCHEMA-12"
         return "INIT-04" if part == "result" else "INIT-02"
     if method == "elicitation/create" and part == "params":
-        return "ELICIT-08"
+        return "ELICIT-08"  # spec ELICIT-08: mode and message, explicit (no default mode)
     if method == "elicitation/create" and part == "result":
         return "ELICIT-20"
     if part == "error":

@@ -61,6 +61,7 @@ class Unset(enum.Enum):
 UNSET: Final = Unset.UNSET
 
 #: The ``_meta`` extension object (spec extensibility.mdx): ``None`` when sent as ``null``.
+# spec EXT-01: every schema object has an optional ``meta`` field of this type (``_meta``).
 Meta = Optional[JsonObject]
 
 #: attrs metadata key under which the codec finds its per-field wire rules.

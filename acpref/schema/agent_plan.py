@@ -52,6 +52,8 @@ class PlanEntry:
     Spec: agent-plan.mdx
     """
 
+    # spec PLAN-02: content, priority (high, medium, low) and status (pending, in_progress,
+    # completed), each required.
     content: str = field(required=True)
     priority: PlanEntryPriority = field(required=True)
     status: PlanEntryStatus = field(required=True)

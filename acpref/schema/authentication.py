@@ -80,6 +80,8 @@ class AuthMethodTerminal:
 
 #: An advertised way to authenticate. An entry without ``type`` (or with ``type: "agent"``) is
 #: handled by the agent through ``authenticate``. Spec: authentication.mdx; AUTH-04, SCHEMA-05.
+# spec AUTH-04: no "type" (or "agent") reads as the agent-handled method; it is written
+# without a type.
 AuthMethod = tagged_union(
     Union[AuthMethodTerminal, AuthMethodAgent], tag="type", untagged=AuthMethodAgent
 )

@@ -68,6 +68,7 @@ class AudioContent:
     type: ClassVar[str] = "audio"
 
     annotations: Annotations | None | Unset = field(default_on_error=True)
+    # spec CONTENT-06: base64 data and its MIME type, both required.
     data: str = field(required=True)
     mime_type: str = field(required=True)
     meta: Meta | Unset = field(default_on_error=True)
@@ -101,6 +102,7 @@ class TextResourceContents:
 
 #: The contents of an embedded resource: text or blob, told apart by which key is present.
 #: Spec: content.mdx (Embedded Resource).
+# spec CONTENT-07: text contents {uri, text} or blob contents {uri, blob}; neither is an error.
 EmbeddedResourceResource = keyed_union(
     Union[TextResourceContents, BlobResourceContents],
     ("text", TextResourceContents),
@@ -131,7 +133,10 @@ class ImageContent:
 
     type: ClassVar[str] = "image"
 
+    # spec SCHEMA-16: every content block may carry annotations (audience, lastModified,
+    # priority).
     annotations: Annotations | None | Unset = field(default_on_error=True)
+    # spec CONTENT-06: base64 data and its MIME type, both required; uri optional.
     data: str = field(required=True)
     mime_type: str = field(required=True)
     uri: str | None | Unset = field(default_on_error=True)
@@ -150,6 +155,7 @@ class ResourceLink:
     annotations: Annotations | None | Unset = field(default_on_error=True)
     description: str | None | Unset = field(default_on_error=True)
     mime_type: str | None | Unset = field(default_on_error=True)
+    # spec CONTENT-08: uri and name required; mimeType, title, description and size optional.
     name: str = field(required=True)
     size: int | None | Unset = field(default_on_error=True, fmt="int64")
     title: str | None | Unset = field(default_on_error=True)
@@ -173,6 +179,7 @@ class TextContent:
 
 #: A displayable piece of content, tagged by ``type`` (the MCP content block).
 #: Spec: content.mdx; CONTENT-01.
+# spec CONTENT-01: the five block types, tagged by "type"; any other type is invalid.
 ContentBlock = tagged_union(
     Union[TextContent, ImageContent, AudioContent, ResourceLink, EmbeddedResource],
     tag="type",

@@ -13,7 +13,7 @@ the raw payload kept, never to a known variant (spec SCHEMA-10).
 """
 
 import enum
-from typing import ClassVar, Dict, List, Union
+from typing import ClassVar, Dict, List, Tuple, Union
 
 import attrs
 
@@ -235,6 +235,8 @@ class MultiSelectPropertySchema:
 
 
 #: The schema of one form field, tagged by ``type``; an unknown type is kept raw (SCHEMA-10).
+# spec ELICIT-11: flat fields only: string, number, integer, boolean or a string multi-select
+# (no nested object; the rules refuse one, agent_sends._elicit).
 ElicitationPropertySchema = tagged_union(
     Union[
         StringPropertySchema,
@@ -299,6 +301,7 @@ class ElicitationUrlMode:
 
     mode: ClassVar[str] = "url"
 
+    # spec ELICIT-17: elicitationId and url, both required (the rules check the URI).
     elicitation_id: ElicitationId = field(required=True)
     url: str = field(required=True)
     #: ``sessionId`` (+ ``toolCallId``) or ``requestId``, flattened into the request object.
@@ -307,6 +310,7 @@ class ElicitationUrlMode:
 
 #: The mode of an elicitation request, tagged by ``mode``: there is no default mode (spec
 #: ELICIT-08), and an unknown mode is kept raw (SCHEMA-10).
+# spec ELICIT-08: the "mode" key is required (no default): a request without it does not decode.
 ElicitationMode = tagged_union(
     Union[ElicitationFormMode, ElicitationUrlMode, Unknown],
     tag="mode",
@@ -331,6 +335,7 @@ class CreateElicitationRequest:
 
 #: One value of accepted form content: string, integer, number, boolean or list of strings.
 #: Spec: elicitation.mdx (Responses); SCHEMA-17.
+# spec SCHEMA-17: string, integer, number, boolean or array of strings; nothing else.
 ElicitationContentValue = Union[str, int, float, bool, List[str]]
 
 
@@ -343,6 +348,7 @@ class ElicitationAcceptAction:
 
     action: ClassVar[str] = "accept"
 
+    # spec ELICIT-21: absent (UNSET) and null (None) both mean no content.
     content: Dict[str, ElicitationContentValue] | None | Unset = field()
 
 
@@ -354,6 +360,9 @@ class ElicitationDeclineAction:
     """
 
     action: ClassVar[str] = "decline"
+    # spec ELICIT-21: content means something only for accept: one sent with a decline is
+    # ignored, never read and never reported (the codec drops these keys, strict mode included).
+    ignored_keys: ClassVar[Tuple[str, ...]] = ("content",)
 
 
 @attrs.frozen(kw_only=True)
@@ -364,6 +373,8 @@ class ElicitationCancelAction:
     """
 
     action: ClassVar[str] = "cancel"
+    # spec ELICIT-21: as for decline, content sent with a cancel is ignored.
+    ignored_keys: ClassVar[Tuple[str, ...]] = ("content",)
 
 
 #: The user's answer, tagged by ``action``; an unknown action is kept raw (SCHEMA-10).

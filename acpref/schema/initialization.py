@@ -168,6 +168,7 @@ class InitializeResponse:
 
     protocol_version: ProtocolVersion = field(required=True, fmt="uint16")
     agent_capabilities: AgentCapabilities | Unset = field(default_on_error=True)
+    # spec SCHEMA-14: omitted authMethods is [] (read so by ClientSideConnection.auth_methods).
     auth_methods: List[AuthMethod] | Unset = field(
         default_on_error=True, skip_invalid_items=True
     )
@@ -288,6 +289,7 @@ class InitializeRequest:
     Spec: initialization.mdx
     """
 
+    # spec SCHEMA-12: an integer 0..65535 (uint16); ACP v1 is 1.
     protocol_version: ProtocolVersion = field(required=True, fmt="uint16")
     client_capabilities: ClientCapabilities | Unset = field(default_on_error=True)
     client_info: Implementation | None | Unset = field(default_on_error=True)

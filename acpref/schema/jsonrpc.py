@@ -42,6 +42,8 @@ class Error:
     Spec: overview.mdx (Error Handling); RPC-09.
     """
 
+    # spec OVERVIEW-08: a failed response's error has an integer code and a string message.
+    # spec-gap error-meta: no _meta here (custom data goes in data): the schema's Error has none.
     code: int = field(required=True, fmt="int32")  # spec RPC-09: an integer (int32, ErrorCode)
     message: str = field(required=True)
     data: JsonValue | Unset = field(default_on_error=True)

@@ -73,6 +73,7 @@ class ContentChunk:
     Spec: prompt-turn.mdx
     """
 
+    # spec SCHEMA-02: one ContentBlock (not an array), and an optional messageId.
     content: ContentBlock = field(required=True)
     message_id: MessageId | None | Unset = field(default_on_error=True)
     meta: Meta | Unset = field(default_on_error=True)
@@ -138,6 +139,7 @@ class AgentThoughtChunk(ContentChunk):
 #: One session update, tagged by ``sessionUpdate``; the 11 stable kinds. Spec: prompt-turn.mdx;
 #: SCHEMA-01. The three chunk kinds share the schema's ``ContentChunk`` shape, so each has its own
 #: subclass here to carry its tag.
+# spec SCHEMA-01: {sessionId, update}; update.sessionUpdate is one of these 11 tags.
 SessionUpdate = tagged_union(
     Union[
         UserMessageChunk,
@@ -175,6 +177,7 @@ class PromptRequest:
     Spec: prompt-turn.mdx
     """
 
+    # spec PROMPT-02: sessionId and prompt (an array of ContentBlock), both required.
     session_id: SessionId = field(required=True)
     prompt: List[ContentBlock] = field(required=True)
     meta: Meta | Unset = field(default_on_error=True)

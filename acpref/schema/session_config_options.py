@@ -96,6 +96,7 @@ class SessionConfigSelect:
 
     type: ClassVar[str] = "select"
 
+    # spec CONFIG-14: every option has a current value (required), so defaults always exist.
     current_value: SessionConfigValueId = field(required=True)
     options: SessionConfigSelectOptions = field(required=True)
 
@@ -110,6 +111,7 @@ class SessionConfigBoolean:
 
     type: ClassVar[str] = "boolean"
 
+    # spec CONFIG-14: every option has a current value (required), so defaults always exist.
     current_value: bool = field(required=True)
 
 
@@ -127,9 +129,11 @@ class SessionConfigOption:
     Spec: session-config-options.mdx (ConfigOption); CONFIG-03
     """
 
+    # spec CONFIG-03: id, name, and (in kind) type with currentValue, required.
     id: SessionConfigId = field(required=True)
     name: str = field(required=True)
     description: str | None | Unset = field(default_on_error=True)
+    # spec CONFIG-07: optional; one of the reserved categories or a custom "_" one (CONFIG-10).
     category: SessionConfigOptionCategory | str | None | Unset = field(
         default_on_error=True
     )

@@ -66,6 +66,7 @@ class CurrentModeUpdate:
 
     session_update: ClassVar[str] = "current_mode_update"
 
+    # spec-gap mode-update-field: currentModeId (the schema), not the docs' modeId.
     current_mode_id: SessionModeId = field(required=True)
     meta: Meta | Unset = field(default_on_error=True)
 

@@ -118,6 +118,7 @@ class McpServerHttp:
 
     type: ClassVar[str] = "http"
 
+    # spec SETUP-33: type "http", name, url and headers (an array of {name, value}), required.
     name: str = field(required=True)
     url: str = field(required=True)
     headers: List[HttpHeader] = field(required=True)
@@ -133,6 +134,7 @@ class McpServerSse:
 
     type: ClassVar[str] = "sse"
 
+    # spec SETUP-34: type "sse", name, url and headers (an array of {name, value}), required.
     name: str = field(required=True)
     url: str = field(required=True)
     headers: List[HttpHeader] = field(required=True)
@@ -146,9 +148,11 @@ class McpServerStdio:
     Spec: session-setup.mdx
     """
 
+    # spec SETUP-32: name, command (absolute: the rules check it), args and env, required.
     name: str = field(required=True)
     command: str = field(required=True)
     args: List[str] = field(required=True)
+    # spec-gap stdio-env: env is required, as in the schema ([] when empty).
     env: List[EnvVariable] = field(required=True)
     meta: Meta | Unset = field(default_on_error=True)
 

@@ -39,6 +39,7 @@ class AvailableCommand:
     Spec: slash-commands.mdx
     """
 
+    # spec SLASH-02: name and description required; input {hint} optional.
     name: str = field(required=True)
     description: str = field(required=True)
     input: AvailableCommandInput | None | Unset = field(default_on_error=True)

@@ -111,6 +111,8 @@ class TerminalExitStatus:
     Spec: terminals.mdx
     """
 
+    # spec SCHEMA-13, spec-gap exit-code-sign: a uint32; a negative code is a shape error
+    # (strict) and reads as absent (lenient); a signal death is exitCode null plus signal.
     exit_code: int | None | Unset = field(default_on_error=True, fmt="uint32")
     signal: str | None | Unset = field(default_on_error=True)
     meta: Meta | Unset = field(default_on_error=True)

@@ -107,6 +107,7 @@ class Terminal:
 
 
 #: What a tool call produced, tagged by ``type``. Spec: tool-calls.mdx (Content); TOOL-12.
+# spec TOOL-12: content {content}, diff {path, newText, oldText?} or terminal {terminalId}.
 ToolCallContent = tagged_union(Union[Content, Diff, Terminal], tag="type")
 
 
@@ -128,6 +129,7 @@ class ToolCallStatus(str, enum.Enum):
     Spec: tool-calls.mdx
     """
 
+    # spec TOOL-11: these four statuses and no other (the codec refuses any other string).
     PENDING = "pending"
     IN_PROGRESS = "in_progress"
     COMPLETED = "completed"
@@ -148,6 +150,7 @@ class ToolKind(str, enum.Enum):
     EXECUTE = "execute"
     THINK = "think"
     FETCH = "fetch"
+    # spec TOOL-04, spec-gap switch-mode-kind: switch_mode is a kind (the schema's list).
     SWITCH_MODE = "switch_mode"
     OTHER = "other"
 
@@ -171,6 +174,7 @@ class ToolCallUpdate:
     locations: List[ToolCallLocation] | None | Unset = field(
         default_on_error=True, skip_invalid_items=True
     )
+    # spec SCHEMA-15: rawInput and rawOutput are any JSON value, passed through untouched.
     raw_input: JsonValue | Unset = field(default_on_error=True)
     raw_output: JsonValue | Unset = field(default_on_error=True)
     meta: Meta | Unset = field(default_on_error=True)

@@ -22,6 +22,8 @@ __all__ = ["memory_pair", "AgentUnderTest"]
 AgentUnderTest = Union[Agent, Callable[[ClientHandle], Agent]]
 
 
+# spec TRANSPORT-13: this transport's setup and exchange are documented in the module doc and
+# in spec_notes/transports.md (Other transports).
 class _Duplex:
     """Reads from one in-memory pipe and writes to another: each direction closes alone."""
 
@@ -57,10 +59,13 @@ def memory_pair(
     ``driver.agent_side`` is the ``AgentSideConnection``; ``driver.close()`` ends both and
     returns the oracle's report.
     """
+    # spec TRANSPORT-11: a custom transport: two in-memory pipes instead of a process's stdio.
     to_agent_ours, to_agent_theirs = memory_pipe()
     to_client_theirs, to_client_ours = memory_pipe()
     agent_stream = _Duplex(reader=to_agent_theirs, writer=to_client_theirs)
     client_stream = _Duplex(reader=to_client_ours, writer=to_agent_ours)
+    # spec TRANSPORT-12: the same connection (framing, JSON-RPC, rules, lifecycle) as over stdio:
+    # only the byte channel differs.
     side = AgentSideConnection(agent, agent_stream, name="agent-in-memory")
     driver = AgentDriver(
         client_stream,
