@@ -201,7 +201,7 @@ def test_RPC_07_PROMPT_06_sustained_turns_lose_and_reorder_nothing(joined: Any, 
         elapsed = time.monotonic() - t0
         assert not any(w.is_alive() for w in workers), "a worker is stuck: deadlock"
         assert errors == []
-        held = _drop_deleted_session_bookkeeping(conn.rules, agent.observer.rules)
+        held = _deleted_sessions_still_held(conn.rules, agent.observer.rules)
         gc.collect()
         traced_end = tracemalloc.get_traced_memory()[0]
         growth = tracemalloc.take_snapshot().compare_to(warm_snapshot, "filename")
@@ -218,12 +218,12 @@ def test_RPC_07_PROMPT_06_sustained_turns_lose_and_reorder_nothing(joined: Any, 
         f"{turns * 2} callbacks, {elapsed:.1f}s; threads of the two connections: "
         f"{baseline_threads} before, {peak_threads} under load (with the {SESSIONS} workers), "
         f"{idle} once idle (within {IDLE_TIMEOUT * 3:.0f}s), {after_close} once closed; traced memory "
-        f"+{other / 1024:.0f} KiB since the warm-up (after dropping {held} deleted sessions "
-        f"the rules kept); RSS {rss_warm >> 20} -> {rss_end >> 20} MiB"
+        f"+{other / 1024:.0f} KiB since the warm-up; RSS {rss_warm >> 20} -> {rss_end >> 20} MiB"
     )
     for d in growth[:5]:
         print(f"  {d.size_diff / 1024:+.0f} KiB {d.traceback[0].filename}")
     assert turns >= SESSIONS * TURNS_PER_SESSION
+    assert held == 0, f"the rules still hold {held} deleted sessions"
     # Memory flat: what is still alive after the load, beyond the warm-up, is a small constant.
     # The rules keep each answered request id until 100 000 of them (then forget them all): a
     # bounded sawtooth of a few MiB that a long run reaches, hence its larger bound.
@@ -235,21 +235,11 @@ def test_RPC_07_PROMPT_06_sustained_turns_lose_and_reorder_nothing(joined: Any, 
     assert after_close == 0
 
 
-def _drop_deleted_session_bookkeeping(*observers: Any) -> int:
-    """Drop what the rules keep of deleted sessions; how many they kept.
-
-    The rules (acpref/_rules, outside this suite) keep a ``SessionState`` for every session
-    ever opened, deleted ones included, about 4 KiB each with its message and tool call ids:
-    reported with its one-line fix (spec_notes/reliability.md). Dropped here before measuring,
-    so that the rest is proven flat; once the rules forget deleted sessions, this finds none.
-    """
-    kept = 0
-    for rules in observers:
-        state = rules.state
-        for sid in [sid for sid in state.deleted if sid in state.sessions]:
-            del state.sessions[sid]
-            kept += 1
-    return kept
+def _deleted_sessions_still_held(*observers: Any) -> int:
+    """How many deleted sessions the rules still keep state for (they keep only the ids)."""
+    return sum(
+        sum(1 for sid in rules.state.deleted if sid in rules.state.sessions) for rules in observers
+    )
 
 
 # -- Floods ------------------------------------------------------------------------------------

@@ -15,7 +15,15 @@ from ..errors import ErrorCode
 from .book import Message, check, transition
 from .findings import Finding, Party, finding
 from .state import SessionState, grow
-from .values import is_absolute_path, is_iso8601, is_one_based
+from .values import (
+    has_link,
+    is_absolute_path,
+    is_development_url,
+    is_iso8601,
+    is_one_based,
+    names_a_secret,
+    url_credentials,
+)
 
 if TYPE_CHECKING:  # pragma: no cover
     from .state import ProtocolState
@@ -358,6 +366,9 @@ def _deleted(state: "ProtocolState", m: Message) -> None:
         sid = m.request.params.get("sessionId")
         state.deleted.add(sid)
         state.listed.pop(sid, None)
+        # Only the id is kept (SETUP-02, DELETE-03 need no more): a long connection that creates
+        # and deletes sessions holds no state for them (found by tests/test_load.py).
+        state.sessions.pop(sid, None)
 
 
 # -- modes and config -----------------------------------------------------------------------------
@@ -726,6 +737,23 @@ def _elicit(state: "ProtocolState", m: Message) -> Iterable[Finding]:
                 yield finding(
                     "ELICIT-11", A, f"form field {name!r} is a nested object", m.index, INVALID
                 )
+            title = prop.get("title") if isinstance(prop, dict) else None
+            if names_a_secret(name) or names_a_secret(title):
+                # spec ELICIT-15: form mode never asks for a secret or credential. Only the
+                # field's name is seen, not its purpose: a warning (spec-gap
+                # elicitation-secret-heuristics), never a refusal.
+                yield finding(
+                    "spec-gap:elicitation-secret-heuristics",
+                    A,
+                    f"ELICIT-15: form field {name!r} looks like a secret or credential",
+                    m.index,
+                )
+        linked = [where for where, text in _form_texts(m.params) if has_link(text)]
+        if linked:
+            # spec ELICIT-32: no URL meant to be clicked in any field of a form-mode request.
+            yield finding(
+                "ELICIT-32", A, f"form-mode request has a URL in {', '.join(linked)}", m.index
+            )
     if mode == "url":
         eid = m.params.get("elicitationId")
         if eid in state.url_elicitations:
@@ -737,6 +765,39 @@ def _elicit(state: "ProtocolState", m: Message) -> Iterable[Finding]:
         if not (isinstance(url, str) and "://" in url):
             # spec ELICIT-17: a URL-mode request carries a URI.
             yield finding("ELICIT-17", A, f"url {url!r} is not a URI", m.index, INVALID)
+        for what in url_credentials(url):
+            # spec ELICIT-30: no credentials, personal data or pre-authenticated access in the
+            # URL. Recognised by name only (a token parameter, an email address, a user part):
+            # a warning (spec-gap elicitation-secret-heuristics).
+            yield finding(
+                "spec-gap:elicitation-secret-heuristics",
+                A,
+                f"ELICIT-30: the elicitation URL carries {what}",
+                m.index,
+            )
+        if isinstance(url, str) and "://" in url:
+            if not url.lower().startswith("https://") and not is_development_url(url):
+                # spec ELICIT-31: HTTPS outside development (this machine's URLs are exempt).
+                yield finding("ELICIT-31", A, f"elicitation URL {url!r} is not https", m.index)
+
+
+def _form_texts(params: Dict[str, Any]) -> Iterable[Any]:
+    """``(where, text)`` for every text a form-mode request shows: message, titles, descriptions."""
+    yield "message", params.get("message")
+    schema = params.get("requestedSchema")
+    schema = schema if isinstance(schema, dict) else {}
+    for key in ("title", "description"):
+        yield f"the form's {key}", schema.get(key)
+    props = schema.get("properties")
+    for name, prop in props.items() if isinstance(props, dict) else ():
+        if not isinstance(prop, dict):
+            continue
+        items = prop.get("items")
+        choices = (prop.get("oneOf"), items.get("anyOf") if isinstance(items, dict) else None)
+        options = [o for c in choices if isinstance(c, list) for o in c if isinstance(o, dict)]
+        for holder in [prop, *options]:
+            for key in ("title", "description"):
+                yield f"field {name!r} {key}", holder.get(key)
 
 
 @transition("request", A, "elicitation/create")
