@@ -10,7 +10,7 @@ Two things live here:
   session's history for ``session/load``), calls the client on the turn's session, and carries
   ``cancelled``, the turn's cancellation flag (a ``threading.Event``).
 * ``TurnSlots``: which session has a turn running, on one connection. A slot is claimed when the
-  ``session/prompt`` is *read* (on the connection's reader thread, so in wire order) and freed
+  ``session/prompt`` is *read* (by the thread reading the stream, so in wire order) and freed
   when its response is *written*. Claiming in wire order is what makes the rules hold under
   races: a second prompt for a busy session is refused even if its handler thread starts first,
   and a ``session/cancel`` that follows a prompt on the wire always finds the prompt's slot, even
@@ -145,7 +145,7 @@ class PromptTurn:
         # Guards _ended; held across one update's write and record (so the history keeps the wire
         # order), and taken by _end() to wait for an update being written.
         self._lock = threading.Lock()
-        # Guards _pending and _cancel_hooks. Apart from _lock, so that the reader thread, which
+        # Guards _pending and _cancel_hooks. Apart from _lock, so that the reading thread, which
         # cancels turns, never waits behind a write.
         self._calls_lock = threading.Lock()
         self._ended = False
@@ -372,7 +372,7 @@ class _Slot:
 class TurnSlots:
     """The running turn of each session on one connection, claimed in wire order.
 
-    ``claim``, ``cancel_*`` run on the connection's reader thread as messages are read;
+    ``claim``, ``cancel_*`` run on the reading thread as messages are read;
     ``release`` runs as the prompt's response is written. One lock, never held across I/O: the
     ``$/cancel_request`` cascade of a cancelled turn is sent after it is let go.
     """

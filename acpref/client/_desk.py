@@ -163,10 +163,14 @@ class ClientObserver:
         rules: RulesObserver,
         desk: PermissionDesk,
         on_result: Callable[[str, Any, Any], None],
+        wants_result: Callable[[str], bool] = lambda method: True,
     ) -> None:
         self.rules = rules
         self._desk = desk
         self._on_result = on_result
+        #: Whether ``on_result`` cares about answers to ``method``: the others are not decoded
+        #: twice (a prompt's answer is decoded once, for its caller).
+        self._wants_result = wants_result
         self._lock = threading.Lock()  # guards _sent
         #: Our requests in flight: id -> (method, wire params).
         self._sent: Dict[Any, Tuple[str, Any]] = {}
@@ -177,7 +181,7 @@ class ClientObserver:
         finally:
             if "method" not in message and "id" in message:
                 self._desk.sent(message["id"])
-        if "method" in message and "id" in message:
+        if "method" in message and "id" in message and self._wants_result(message["method"]):
             with self._lock:
                 self._sent[message["id"]] = (message["method"], message.get("params"))
 

@@ -43,6 +43,9 @@ __all__ = ["ClientSideConnection"]
 
 log = logging.getLogger("acpref.client")
 
+#: The answers that open a session: the client learns the session's roots from them.
+_OPENING = frozenset({"session/new", "session/load", "session/resume"})
+
 PromptContent = Union[str, Sequence[Any]]
 
 
@@ -67,6 +70,7 @@ class ClientSideConnection:
         max_queued: int = 1024,
     ) -> None:
         self.client = client
+        self._hooks_results = type(client).on_agent_result is not Client.on_agent_result
         self.process = process
         #: The protocol's rules as seen from this side; ``rules.findings`` lists what they found.
         self.rules = RulesObserver(Party.CLIENT, on_finding=on_finding)
@@ -101,7 +105,9 @@ class ClientSideConnection:
             fallback=self._on_extension,
             name=name,
             recorder=recorder,
-            observer=ClientObserver(self.rules, self._desk, self._on_agent_result),
+            observer=ClientObserver(
+                self.rules, self._desk, self._on_agent_result, self._wants_agent_result
+            ),
             on_close=self._on_connection_closed,
             # The bounds on what an agent can make us hold: one line, requests running at once,
             # requests waiting (beyond: -32800, spec RPC-15). See spec_notes/reliability.md.
@@ -485,9 +491,14 @@ class ClientSideConnection:
         )
         self.client.on_session_open(opened)
 
+    def _wants_agent_result(self, method: str) -> bool:
+        # The session-opening answers always (the roots); the others only for a client that
+        # overrides on_agent_result.
+        return method in _OPENING or self._hooks_results
+
     def _on_agent_result(self, method: str, params: Any, result: Any) -> None:
-        # On the reader thread, in wire order (see ClientObserver).
-        if method in ("session/new", "session/load", "session/resume"):
+        # On the reading thread, in wire order (see ClientObserver).
+        if method in _OPENING:
             session_id = result.session_id if method == "session/new" else params.session_id
             dirs = params.additional_directories
             how = method.split("/")[1]

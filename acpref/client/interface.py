@@ -12,7 +12,7 @@ advertises a method it does not serve (INIT-12).
 
 The ``on_*`` methods are local hooks, not protocol methods: ``ClientSideConnection`` calls them
 to tell the client what it did (a session opened, a turn cancelled, the connection closed). Some
-run on the connection's reader thread, in wire order: they must be quick and never block.
+run on the thread reading the stream, in wire order: they must be quick and never block.
 
 What must not live here: I/O, threads, the protocol's rules (``acpref._rules``).
 """
@@ -195,7 +195,7 @@ class Client:
     def on_session_open(self, session: OpenedSession) -> None:
         """A session was set up (or is about to be loaded/resumed) with these roots.
 
-        For ``session/new`` and for the answers to load/resume, this runs on the reader thread
+        For ``session/new`` and for the answers to load/resume, this runs on the reading thread
         before any later message is handled: requests for the session find it registered.
         """
 
@@ -205,7 +205,7 @@ class Client:
     def on_agent_result(self, method: str, params: Any, result: Any) -> None:
         """The agent answered one of our requests with a result (typed), in wire order.
 
-        Runs on the reader thread: record state (a mode set, new config options), never block.
+        Runs on the reading thread: record state (a mode set, new config options), never block.
         """
 
     def on_cancel(self, session_id: str) -> None:

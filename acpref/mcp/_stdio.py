@@ -4,7 +4,7 @@ Spec: ACP session-setup.mdx, MCP Servers / Stdio Transport (SETUP-30, SETUP-32);
 Transports, stdio: newline-delimited JSON-RPC on the server's stdin and stdout, stderr free for
 logs, shutdown by closing stdin, then SIGTERM, then SIGKILL. That framing is ACP's own
 (TRANSPORT-04, TRANSPORT-05), so the channel is an ``acpref.connection.Connection`` over the
-server's pipes: its reader thread, its futures, its writer lock, its drained stderr.
+server's pipes: its reading role, its pending requests, its write lock, its drained stderr.
 
 Three things are MCP's own here:
 
