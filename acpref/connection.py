@@ -437,7 +437,7 @@ class Connection:
         """Send a request; return its ``PendingRequest`` at once."""
         row = self._methods.get(method)
         wire_params = codec.encode(params) if row is not None and params is not None else params
-        request_id = next(self._ids)
+        request_id = next(self._ids)  # spec RPC-03: integer ids, never null or fractional
         pending = PendingRequest(self, request_id, method, row.result if row is not None else None)
         with self._pending_lock:
             if self._no_responses is not None:

@@ -16,7 +16,10 @@ from typing import List, Optional
 COMMANDS = {
     "client": ("client", "talk to any ACP agent interactively or with -p"),
     "demo": ("demo", "run the reference client against the echo agent through a full session"),
-    "echo": ("echo", "run the echo agent on stdio (a deterministic agent that exercises every feature)"),
+    "echo": (
+        "echo",
+        "run the echo agent on stdio (a deterministic agent that exercises every feature)",
+    ),
     "validate": ("validate", "check a recorded transcript against the spec"),
     "proxy": ("proxy", "sit between a client and an agent, record and validate the traffic"),
     "check-agent": ("check_agent", "drive an agent through conformance scenarios"),
@@ -28,7 +31,8 @@ COMMANDS = {
 
 def _build_parser(only: Optional[str] = None) -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
-        prog="acpref", description="acpref: the reference implementation of the Agent Client Protocol v1."
+        prog="acpref",
+        description="acpref: the reference implementation of the Agent Client Protocol v1.",
     )
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
     for name, (module, help_text) in COMMANDS.items():

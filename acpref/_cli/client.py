@@ -26,7 +26,8 @@ from .. import schema as s
 from ..client import ClientSideConnection, ReferenceClient, Renderer, display_name, policy_named
 from ..client.forms import fields_of, parse, validate
 from ..client.render import describe_options, describe_url, permission_lines
-from ..errors import ConnectionClosed, LocalProtocolError, RpcError
+from ..errors import ConnectionClosed, ErrorCode, LocalProtocolError, RpcError
+from ._mentions import mention_help, prompt_blocks
 
 #: Exit status of ``-p`` for each stop reason (documented in ``--help``).
 EXIT_STATUS = {
@@ -43,8 +44,10 @@ Exit status with -p: 0 end_turn, 3 max_tokens, 4 max_turn_requests, 5 refusal,
 130 cancelled (Ctrl-C), 1 an error (the agent failed or exited), 2 bad usage.
 
 Interactive commands: /help lists them and the agent's slash commands (Tab completes);
-/modes, /mode ID, /config, /config ID VALUE, /quit. Any other line is a prompt; a line
-starting with // sends the rest as a slash command to the agent (//help runs the agent's /help).
+/modes, /mode ID, /model ID, /config, /config ID VALUE, /auth [METHOD], /logout, /quit.
+Any other line is a prompt; a line starting with // sends the rest as a slash command to the
+agent (//help runs the agent's /help). A word @PATH naming a file of the session brings it
+along (embedded when the agent takes embedded context, else as a link).
 Ctrl-C cancels the running turn; a second Ctrl-C (or Ctrl-D at the prompt) quits.
 """
 
@@ -80,6 +83,9 @@ def register(subparsers: Any, name: str, help_text: str) -> None:
     )
     p.add_argument(
         "--load", metavar="SESSION_ID", help="load an earlier session instead of starting one"
+    )
+    p.add_argument(
+        "--auth", metavar="METHOD_ID", help="authenticate with this method before the session"
     )
     p.add_argument(
         "--json", action="store_true", help="print every message received as a JSON line"
@@ -209,16 +215,22 @@ def _elicit(
     console: _Console, agent: str, request: s.CreateElicitationRequest, cancelled: threading.Event
 ) -> Any:
     # spec ELICIT-01, ELICIT-04: who asks, and what for; decline and cancel are always offered.
+    # spec ELICIT-37: the message is plain text: no URL in it is made clickable (no hyperlink).
     console.say(f"[question from {agent}] {request.message}")
     mode = request.mode
     if isinstance(mode, s.ElicitationUrlMode):
+        # spec ELICIT-03: the whole URL and its host are shown, and consent asked, before anything.
         for line in describe_url(mode.url):
             console.say(line)
+        # spec ELICIT-35: acpref opens nothing: the user opens the URL in their own browser, out
+        # of sight of acpref and of the agent's model.
         console.say(
             "  acpref never opens it for you: if you accept, open it yourself in your browser."
         )
         answer = console.read_line("accept (a), decline (d) or cancel (Enter)? ", cancelled)
         return _action((answer or "").strip().lower())
+    # spec ELICIT-01: the way out is named before the first field is asked.
+    console.say("  answer each field; then send, edit, decline or cancel (Ctrl-C cancels now)")
     content: dict = {}
     while True:
         filled = _fill_form(console, mode.requested_schema, content, cancelled)
@@ -239,6 +251,7 @@ def _elicit(
         if answer in ("e", "edit"):
             continue
         if answer in ("s", "send") and not problems:
+            # spec ELICIT-22: accepted form content is sent only once it fits the schema.
             return s.ElicitationAcceptAction(content=content)
         action = _action(answer)
         return (
@@ -280,6 +293,7 @@ def _fill_form(
 
 def _action(answer: str) -> Any:
     if answer in ("a", "accept", "y", "yes"):
+        # spec ELICIT-22: a URL-mode accept carries no content.
         return s.ElicitationAcceptAction()
     if answer in ("d", "decline", "n", "no"):
         return s.ElicitationDeclineAction()
@@ -301,12 +315,20 @@ class _App:
             permissions=policy_named(policy, self._ask_permission),
             elicit_form=self._elicit,
             elicit_url=self._elicit,
-            on_update=lambda sid, update: console.render.update(update),
+            on_update=self._on_update,
             on_terminal_output=console.render.terminal_output,
             on_elicitation_complete=lambda eid: console.say(f"[elicitation {eid} completed]"),
         )
         self.conn: Optional[ClientSideConnection] = None
+        self.cwd = os.path.abspath(args.cwd)
         self._close_record: Optional[Callable[[], None]] = None
+
+    def _on_update(self, session_id: str, update: Any) -> None:
+        if isinstance(update, s.CurrentModeUpdate) and self.client.view(session_id).config_options:
+            # spec CONFIG-23: a session with config options shows its mode through them (the
+            # agent's config_option_update, CONFIG-24); current_mode_update is not displayed.
+            return
+        self.console.render.update(update)
 
     def _ask_permission(
         self, request: s.RequestPermissionRequest, cancelled: threading.Event
@@ -339,8 +361,10 @@ class _App:
             recorder=(lambda d, line: [r(d, line) for r in recorders]) if recorders else None,
         )
         init = self.conn.initialize(timeout=args.timeout)
-        self.agent_name = display_name(self.conn.agent_info)
-        cwd, dirs = os.path.abspath(args.cwd), [os.path.abspath(d) for d in args.add_dir]
+        self.agent_name = display_name(self.conn.agent_info)  # spec INIT-21: title, else name
+        if args.auth:
+            self.authenticate(args.auth)
+        cwd, dirs = self.cwd, [os.path.abspath(d) for d in args.add_dir]
         if args.load:
             self.conn.load_session(
                 args.load, cwd, additional_directories=dirs, timeout=args.timeout
@@ -357,14 +381,76 @@ class _App:
 
     def show_state(self) -> None:
         view = self.client.view(self.session_id)
-        if view.modes is not None:
+        if view.config_options:
+            # spec CONFIG-23: acpref's CLI knows config options: when a session has them, they
+            # are its settings, modes included (the agent mirrors them, CONFIG-22), and the
+            # older modes are ignored.
+            for line in describe_options(view.config_options):
+                self.console.say(f"[config] {line}")
+        elif view.modes is not None:
+            # spec CONFIG-23: a session without config options falls back to modes.
             marks = [
                 m.id + ("*" if m.id == view.current_mode else "")
                 for m in view.modes.available_modes
             ]
             self.console.say(f"[modes] {' '.join(marks)}")
-        for line in describe_options(view.config_options):
-            self.console.say(f"[config] {line}")
+
+    def set_option(self, option: s.SessionConfigOption, value: str) -> None:
+        """Set a config option from the user's text (on/off/true/false for a boolean)."""
+        assert self.conn is not None
+        typed: Any = (
+            value in ("on", "true", "yes", "1")
+            if isinstance(option.kind, s.SessionConfigBoolean)
+            else value
+        )
+        result = self.conn.set_config_option(
+            self.session_id, option.id, typed, timeout=self.args.timeout
+        )
+        for text in describe_options(result.config_options):
+            self.console.say(f"[config] {text}")
+
+    def shortcut(self, category: str, value: str) -> None:
+        """``/mode V`` and ``/model V``: set the session's selector of that category."""
+        assert self.conn is not None
+        view = self.client.view(self.session_id)
+        if not view.config_options and category == "mode":
+            # spec CONFIG-23: no config options: the older modes API.
+            self.conn.set_mode(self.session_id, value, timeout=self.args.timeout)
+            self.console.say(f"[mode] now {value}")
+            return
+        # spec CONFIG-12: of several options of one category, the first in the agent's array
+        # gets the shortcut. spec CONFIG-08: a category is only a hint: without one, say so
+        # (/config ID VALUE sets any option).
+        chosen = next((o for o in view.config_options if _category(o) == category), None)
+        if chosen is None:
+            self.console.say(f"[config] this agent has no {category} option; see /config")
+            return
+        # spec CONFIG-23: with config options, a mode is set through them, never set_mode.
+        self.set_option(chosen, value)
+
+    def authenticate(self, method_id: str) -> None:
+        """``/auth [METHOD]``: list the agent's methods, or authenticate with one."""
+        assert self.conn is not None
+        methods = self.conn.auth_methods
+        if not method_id:
+            for m in methods:
+                about = f": {m.description}" if isinstance(m.description, str) else ""
+                self.console.say(f"[auth] {m.id} ({m.name}){about}")
+            if not methods:
+                self.console.say("[auth] the agent offers no authentication method")
+            return
+        self.conn.authenticate(
+            s.AuthenticateRequest(method_id=method_id), timeout=self.args.timeout
+        )
+        self.console.say(f"[auth] authenticated with {method_id}")
+
+    def auth_hint(self, at_startup: bool = False) -> str:
+        """What to tell the user when the agent answered auth_required (-32000)."""
+        ids = [m.id for m in self.conn.auth_methods] if self.conn is not None else []
+        method = ids[0] if len(ids) == 1 else "METHOD"
+        how = f"rerun with --auth {method}" if at_startup else f"run /auth {method}"
+        offered = f" (the agent offers: {', '.join(ids)})" if ids else ""
+        return f"authentication required: {how}{offered}"
 
     def turn(self, text: str) -> str:
         """Run one prompt turn; return its stop reason. Ctrl-C cancels, a second one quits.
@@ -379,9 +465,14 @@ class _App:
         def on_sigint(signum: int, frame: Any) -> None:
             console.interrupts += 1
 
+        blocks, notes = prompt_blocks(
+            text, self.cwd, self.client.roots(self.session_id), self.conn.supports
+        )
+        for note in notes:
+            console.say(f"[mention] {note}")
         previous = signal.signal(signal.SIGINT, on_sigint)
         try:
-            turn = self.conn.prompt_async(self.session_id, text)
+            turn = self.conn.prompt_async(self.session_id, blocks)
             while not turn.done:
                 if console.interrupts > console.acted:
                     console.acted += 1
@@ -410,8 +501,11 @@ class _App:
         view = self.client.view(self.session_id)
         if name == "help":
             self.console.say(
-                "local: /help /modes /mode ID /config [ID VALUE] /quit  (//CMD sends /CMD)"
+                "local: /help /modes /mode ID /model ID /config [ID VALUE] /auth [METHOD]"
+                " /logout /quit  (//CMD sends /CMD)"
             )
+            # spec PROMPT-04: what @PATH becomes follows the agent's promptCapabilities.
+            self.console.say(mention_help(self.conn.supports))
             for c in view.commands:
                 hint = (
                     f" <{c.input.hint}>" if isinstance(c.input, s.UnstructuredCommandInput) else ""
@@ -421,30 +515,28 @@ class _App:
             raise _Quit()
         elif name == "modes":
             self.show_state()
-        elif name == "mode" and rest:
-            self.conn.set_mode(self.session_id, rest.strip(), timeout=self.args.timeout)
-            self.console.say(f"[mode] now {rest.strip()}")
+        elif name in ("mode", "model") and rest:
+            self.shortcut(name, rest.strip())
         elif name == "config" and rest:
             config_id, _, value = rest.strip().partition(" ")
             option = view.config_option(config_id)
-            typed: Any = (
-                value in ("on", "true", "yes", "1")
-                if isinstance(getattr(option, "kind", None), s.SessionConfigBoolean)
-                else value
-            )
-            result = self.conn.set_config_option(
-                self.session_id, config_id, typed, timeout=self.args.timeout
-            )
-            for text in describe_options(result.config_options):
-                self.console.say(f"[config] {text}")
+            if option is None:
+                self.console.say(f"[config] no option {config_id!r}; see /config")
+            else:
+                self.set_option(option, value)
         elif name == "config":
             self.show_state()
+        elif name == "auth":
+            self.authenticate(rest.strip())
+        elif name == "logout":
+            self.conn.logout(timeout=self.args.timeout)  # refused unless auth.logout (AUTH-03)
+            self.console.say("[auth] logged out; /auth METHOD authenticates again")
         else:
             return False
         return True
 
     def completer(self, text: str, state: int) -> Optional[str]:
-        names = ["/help", "/modes", "/mode ", "/config ", "/quit"]
+        names = ["/help", "/modes", "/mode ", "/model ", "/config ", "/auth ", "/logout", "/quit"]
         try:
             names += ["/" + c.name for c in self.client.view(self.session_id).commands]
         except KeyError:
@@ -479,13 +571,26 @@ class _App:
                 reason = self.turn(line)
                 if reason != "end_turn":
                     self.console.say(f"[turn ended: {reason}]")
-            except (RpcError, LocalProtocolError) as exc:
+                if reason == "refusal":
+                    # spec PROMPT-18: the refused prompt will not be in the next turn's context.
+                    self.console.say(f"[refused] {REFUSAL_NOTE}")
+            except RpcError as exc:
+                if exc.code == ErrorCode.AUTH_REQUIRED:
+                    # spec AUTH-19: a session of ours may need authentication again (after a
+                    # logout): say how, and carry on; the session is still ours.
+                    self.console.say(f"[{self.auth_hint()}]")
+                else:
+                    self.console.say(f"[error] {exc}")
+            except LocalProtocolError as exc:
                 self.console.say(f"[error] {exc}")
 
     def one_shot(self, text: str) -> int:
         reason = self.turn(text)
         if reason != "end_turn":
             sys.stderr.write(f"acpref client: the turn ended: {reason}\n")
+        if reason == "refusal":
+            # spec PROMPT-18: the refused prompt will not be in the next turn's context.
+            sys.stderr.write(f"acpref client: {REFUSAL_NOTE}\n")
         return EXIT_STATUS.get(reason, EXIT_ERROR)
 
     def close(self) -> None:
@@ -495,6 +600,20 @@ class _App:
                 sys.stderr.write(f"acpref client: the agent exited with status {status}\n")
         if self._close_record is not None:
             self._close_record()
+
+
+#: Shown when a turn ends with ``refusal``. Schema StopReason: "The user prompt and everything
+#: that comes after it won't be included in the next prompt, so this should be reflected in
+#: the UI".
+REFUSAL_NOTE = (
+    "the agent refused this prompt: it and everything after it in this turn will "
+    "not be part of the next turn's context"
+)
+
+
+def _category(option: s.SessionConfigOption) -> Optional[str]:
+    category = option.category
+    return str(getattr(category, "value", category)) if isinstance(category, str) else None
 
 
 def _json_line(line: bytes) -> None:
@@ -538,7 +657,13 @@ def run(args: argparse.Namespace) -> int:
         return 130
     except KeyboardInterrupt:
         return 130
-    except (ConnectionClosed, RpcError, LocalProtocolError, OSError) as exc:
+    except RpcError as exc:
+        if exc.code == ErrorCode.AUTH_REQUIRED:
+            sys.stderr.write(f"acpref client: {exc}; {app.auth_hint(at_startup=True)}\n")
+        else:
+            sys.stderr.write(f"acpref client: {exc}\n")
+        return EXIT_ERROR
+    except (ConnectionClosed, LocalProtocolError, OSError) as exc:
         sys.stderr.write(f"acpref client: {exc}\n")
         return EXIT_ERROR
     finally:

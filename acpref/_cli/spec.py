@@ -27,8 +27,14 @@ from .._spec_index import (
 
 def register(sub: Any, name: str, help_text: str) -> None:
     p = sub.add_parser(name, help=help_text, description=__doc__.split("\n\n")[0])
-    p.add_argument("target", nargs="?", help="a clause id (SETUP-05), a page (session-setup), or a spec-gap name")
-    p.add_argument("--uncovered", action="store_true", help="list clauses not enforced or not tested")
+    p.add_argument(
+        "target",
+        nargs="?",
+        help="a clause id (SETUP-05), a page (session-setup), or a spec-gap name",
+    )
+    p.add_argument(
+        "--uncovered", action="store_true", help="list clauses not enforced or not tested"
+    )
     p.add_argument("--json", action="store_true", help="print JSON")
     p.add_argument(
         "--update-register",
@@ -46,13 +52,17 @@ def _coverage() -> Dict[str, Dict[str, Any]]:
     for row in rows:
         out[row["id"]] = {**row, "enforced": [], "tests": tests.get(row["id"], [])}
     for c in code:
-        entry = out.setdefault(c.clause, {"id": c.clause, "enforced": [], "tests": tests.get(c.clause, [])})
+        entry = out.setdefault(
+            c.clause, {"id": c.clause, "enforced": [], "tests": tests.get(c.clause, [])}
+        )
         entry["enforced"].append(f"{c.path}:{c.line} ({c.function})")
     return out
 
 
 def _print_clause(entry: Dict[str, Any]) -> None:
-    print(f"{entry['id']}  [{entry.get('level', '?')}, {entry.get('side', '?')}]  {entry.get('page', '')} / {entry.get('section', '')}")
+    print(
+        f"{entry['id']}  [{entry.get('level', '?')}, {entry.get('side', '?')}]  {entry.get('page', '')} / {entry.get('section', '')}"
+    )
     if entry.get("requirement"):
         print(f"  {entry['requirement']}")
     if entry.get("status"):
@@ -104,11 +114,20 @@ def run(args: argparse.Namespace) -> int:
             and (not e["enforced"] or not e["tests"])
         ]
         if args.json:
-            print(json.dumps([{k: e.get(k) for k in ("id", "level", "enforced", "tests")} for e in chosen], indent=1))
+            print(
+                json.dumps(
+                    [{k: e.get(k) for k in ("id", "level", "enforced", "tests")} for e in chosen],
+                    indent=1,
+                )
+            )
         else:
             for e in chosen:
-                missing = ", ".join(x for x, have in (("code", e["enforced"]), ("tests", e["tests"])) if not have)
-                print(f"{e['id']:<14} {e.get('level', ''):<9} missing: {missing:<12} {e.get('requirement', '')[:70]}")
+                missing = ", ".join(
+                    x for x, have in (("code", e["enforced"]), ("tests", e["tests"])) if not have
+                )
+                print(
+                    f"{e['id']:<14} {e.get('level', ''):<9} missing: {missing:<12} {e.get('requirement', '')[:70]}"
+                )
             print(f"{len(chosen)} clauses uncovered", file=sys.stderr)
         return 0
     if not args.target:

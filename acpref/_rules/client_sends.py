@@ -10,7 +10,7 @@ A finding's ``code`` is the error the agent answers a refused request with: -326
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any, Dict, Iterable
+from typing import TYPE_CHECKING, Any, Dict, Iterable, List
 
 from ..errors import ErrorCode
 from ..methods import CANCEL_REQUEST
@@ -134,6 +134,17 @@ def _setup_params(state: "ProtocolState", m: Message) -> Iterable[Finding]:
         if not isinstance(server, dict):
             continue
         kind = server.get("type")
+        missing = _mcp_entry_missing(server)
+        if missing:
+            # spec SETUP-32, SETUP-33, SETUP-34: every key an entry's schema requires is sent
+            # (env and headers [] when empty). No answer code: a receiver drops the malformed
+            # entry and sets the session up without it (SCHEMA-11); only the sender is stopped.
+            yield finding(
+                "SETUP-34" if kind == "sse" else "SETUP-33" if kind == "http" else "SETUP-32",
+                C,
+                f"MCP server {server.get('name')!r} lacks {', '.join(missing)}",
+                m.index,
+            )
         if kind in ("http", "sse") and not state.gate_open(f"mcpCapabilities.{kind}", Party.AGENT):
             # spec SETUP-35: http/sse servers only when the agent advertised that transport.
             yield finding(
@@ -143,7 +154,7 @@ def _setup_params(state: "ProtocolState", m: Message) -> Iterable[Finding]:
                 m.index,
                 INVALID,
             )
-        elif kind is None and not is_absolute_path(server.get("command")):
+        elif "command" not in missing and kind is None and not is_absolute_path(server["command"]):
             # spec SETUP-32: a stdio server's command is an absolute path.
             yield finding(
                 "SETUP-32",
@@ -157,10 +168,20 @@ def _setup_params(state: "ProtocolState", m: Message) -> Iterable[Finding]:
 check("request", C, *SESSION_SETUP)(_setup_params)
 
 
+def _mcp_entry_missing(server: Dict[str, Any]) -> List[str]:
+    """The required keys of an ``mcpServers`` entry that are absent or of the wrong JSON type."""
+    if server.get("type") in ("http", "sse"):
+        wanted = {"name": str, "url": str, "headers": list}
+    else:
+        wanted = {"name": str, "command": str, "args": list, "env": list}
+    return [key for key, kind in wanted.items() if not isinstance(server.get(key), kind)]
+
+
 @check("request", C, "session/load", "session/resume")
 def _reopen(state: "ProtocolState", m: Message) -> Iterable[Finding]:
     sid = m.params.get("sessionId")
     if m.method == "session/load" and not ("sessionId" in m.params and "cwd" in m.params):
+        # spec SETUP-04: session/load names the session and its cwd.
         yield finding("SETUP-04", C, "session/load needs sessionId and cwd", m.index, INVALID)
     known = state.sessions.get(sid) if isinstance(sid, str) else None
     known_cwd = known.cwd if known is not None else state.listed.get(sid)
@@ -320,6 +341,9 @@ def _prompt(state: "ProtocolState", m: Message) -> Iterable[Finding]:
             -32600,
         )
     prompt = m.params.get("prompt")
+    if not isinstance(prompt, list):
+        # spec PROMPT-02: the prompt is an array of content blocks.
+        yield finding("PROMPT-02", C, "session/prompt has no prompt array", m.index, INVALID)
     for block in prompt if isinstance(prompt, list) else []:
         kind = block.get("type") if isinstance(block, dict) else None
         gate = prompt_block_gate(kind)

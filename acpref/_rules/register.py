@@ -54,6 +54,7 @@ GAP_LEVELS: Dict[str, str] = {
     "spec-gap:duplicate-id": "MUST",
     "spec-gap:unknown-cancel-id": "SHOULD",
     "spec-gap:exit-on-eof": "SHOULD",
+    "spec-gap:elicitation-secret-heuristics": "SHOULD",
 }
 
 

@@ -130,6 +130,8 @@ class ProtocolState:
         #: cwd of sessions seen in session/list results, for SETUP-22.
         self.listed: Dict[Any, Any] = {}
         self.terminals: Dict[Any, TerminalState] = {}
+        # spec ELICIT-10: outstanding URL elicitations belong to this connection's state (one
+        # ProtocolState per connection), never to a session id shared with other connections.
         self.url_elicitations: Dict[Any, Optional[int]] = {}
 
     # -- The public face -------------------------------------------------------------------------

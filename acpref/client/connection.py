@@ -138,7 +138,8 @@ class ClientSideConnection:
         stops reading its stdin fails a write of ours after ``write_timeout`` seconds without
         progress, and with it every pending call (the connection closes).
         """
-        # spec TRANSPORT-03, TRANSPORT-07: we spawn the agent; its stderr is drained, not parsed.
+        # spec TRANSPORT-02, TRANSPORT-03, TRANSPORT-07: we spawn the agent and speak over its
+        # stdin/stdout; its stderr is drained, not parsed.
         process = spawn(
             argv,
             env=env,
@@ -328,7 +329,9 @@ class ClientSideConnection:
         params = s.NewSessionRequest(
             cwd=os.path.abspath(cwd),  # spec SETUP-25, OVERVIEW-06: cwd is absolute
             additional_directories=dirs if dirs else s.UNSET,
-            mcp_servers=list(mcp_servers),  # spec SETUP-01: an array, possibly empty
+            # spec SETUP-01, SETUP-29: an array, possibly empty, naming any MCP server the client
+            # wants the agent to use (its own included).
+            mcp_servers=list(mcp_servers),
         )
         return self.session_new(params, timeout=timeout)
 
@@ -346,7 +349,7 @@ class ClientSideConnection:
             session_id=session_id,
             cwd=os.path.abspath(cwd),
             additional_directories=dirs if dirs else s.UNSET,
-            mcp_servers=list(mcp_servers),
+            mcp_servers=list(mcp_servers),  # spec SETUP-04: sent, even empty
         )
         return self.session_load(params, timeout=timeout)
 

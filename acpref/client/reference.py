@@ -296,7 +296,8 @@ class ReferenceClient(Client):
         name = getattr(type(mode), "mode", None)
         callback = self._elicit.get(name) if isinstance(name, str) else None
         if callback is None:
-            # spec ELICIT-29: a mode we did not advertise (or an unknown one) is -32602.
+            # spec ELICIT-29: a mode we did not advertise (or an unknown one) is -32602, even
+            # when no elicitation is advertised at all (spec-gap elicitation-mode-error).
             shown = name if name is not None else getattr(mode, "raw", {}).get("mode")
             raise RpcError(
                 ErrorCode.INVALID_PARAMS,

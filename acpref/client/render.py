@@ -1,8 +1,9 @@
 """Plain-text rendering of a session as it streams: for the ``acpref client`` CLI and the demo.
 
 Spec: prompt-turn.mdx, tool-calls.mdx, agent-plan.mdx, terminals.mdx (Embedding in Tool
-Calls), slash-commands.mdx, session-modes.mdx, session-config-options.mdx; clauses CONTENT-03,
-TERM-08, INIT-21, CONFIG-02.
+Calls), slash-commands.mdx, session-modes.mdx, session-config-options.mdx; clauses TERM-08,
+INIT-21, CONFIG-02. Text is written as it comes: Markdown stays its readable source (CONTENT-03
+is not applicable to a plain-text terminal).
 
 ``Renderer`` turns updates into readable lines and hands them to a ``write`` callable the caller
 gives (the CLI passes ``sys.stdout.write``): this module never touches stdout itself. Agent text

@@ -26,6 +26,7 @@ import attrs
 
 from .. import schema as s
 from ..agent import PromptTurn, Session
+from ..client.forms import validate as validate_form
 from ..errors import ErrorCode, RpcError
 from ..schema import UNSET
 
@@ -480,13 +481,17 @@ def _form(inv: Invocation) -> s.StopReason:
     if isinstance(action, s.ElicitationAcceptAction):
         # spec ELICIT-21: content omitted and null read the same (no answers).
         content = action.content if isinstance(action.content, dict) else {}
-        # spec ELICIT-13: the agent validates the answers again.
-        name = content.get("name")
-        if not isinstance(name, str) or not name:
-            inv.say("The form came back without a name; I will not guess one.")
+        # spec ELICIT-13: the agent validates the answers again, against the schema it sent;
+        # ELICIT-23: answers that do not fit are not used (nothing is guessed).
+        problems = validate_form(schema, content)
+        if problems:
+            listed = "; ".join(f"{field} {problem}" for field, problem in sorted(problems.items()))
+            inv.say(
+                f"The form came back with answers that do not fit it ({listed}); not using them."
+            )
             return END
-        echoes = content.get("echoes", 1)
-        times = echoes if type(echoes) is int and 1 <= echoes <= 5 else 1
+        name = content["name"]
+        times = content.get("echoes", 1)
         inv.say(f"Hello {name}! " * times + f"You answered {json.dumps(content, sort_keys=True)}.")
     elif isinstance(action, s.ElicitationDeclineAction):
         # spec ELICIT-23: nothing is presumed: a decline (or a cancel) ends the command safely.
@@ -540,6 +545,14 @@ def _error(inv: Invocation) -> s.StopReason:
         "The /error command answers with a JSON-RPC error, on purpose.",
         {"command": "/error"},
     )
+
+
+@command("refuse", "Refuse the prompt: end the turn with stopReason refusal")
+def _refuse(inv: Invocation) -> s.StopReason:
+    # schema StopReason "refusal": the agent refuses to continue; the client shows that this
+    # prompt will not be part of the next turn's context (PROMPT-18).
+    inv.say("The echo agent refuses this prompt (on purpose).")
+    return s.StopReason.REFUSAL
 
 
 @command(

@@ -365,8 +365,8 @@ class Validator:
                 unknown = [(p, m) for p, m in unknown if not p.endswith(".modeId")]
                 other_errors = other_errors or renamed
             if other_errors:
-                clause = _shape_clause(method, part, value)
                 path, msg = other_errors[0]
+                clause = _content_clause(value, path, part) or _shape_clause(method, part, value)
                 more = f" (+{len(other_errors) - 1} more)" if len(other_errors) > 1 else ""
                 only_meta = all("._meta" in p for p, _ in other_errors)
                 text = f"{method or 'error'} {part}: {path}: {msg}{more}"
@@ -415,6 +415,36 @@ def _is_mode_update(params: Any) -> bool:
     return isinstance(update, dict) and update.get("sessionUpdate") == "current_mode_update"
 
 
+#: The clause a malformed content block breaks, by its type (content.mdx).
+_CONTENT_CLAUSES = {
+    "image": "CONTENT-06",  # spec CONTENT-06: base64 data and mimeType (uri optional)
+    "audio": "CONTENT-06",  # spec CONTENT-06: base64 data and mimeType
+    "resource": "CONTENT-07",  # spec CONTENT-07: text contents or blob contents, with a uri
+    "resource_link": "CONTENT-08",  # spec CONTENT-08: uri and name
+}
+_PATH_STEP = re.compile(r"\.([^.\[]+)|\[(\d+)\]")
+
+
+def _content_clause(value: Any, path: str, part: str) -> Optional[str]:
+    """The clause of the innermost image, audio or resource block a shape error lies in."""
+    clause = None
+    node = value
+    for step in _PATH_STEP.finditer(path[len(part) :] if path.startswith(part) else path):
+        if isinstance(node, dict) and node.get("type") in _CONTENT_CLAUSES:
+            clause = _CONTENT_CLAUSES[node["type"]]
+        key, position = step.group(1), step.group(2)
+        if key is not None and isinstance(node, dict) and key in node:
+            node = node[key]
+        elif position is not None and isinstance(node, list) and int(position) < len(node):
+            node = node[int(position)]
+        else:
+            break
+    else:
+        if isinstance(node, dict) and node.get("type") in _CONTENT_CLAUSES:
+            clause = _CONTENT_CLAUSES[node["type"]]
+    return clause
+
+
 def _shape_clause(method: Optional[str], part: str, value: Any) -> str:
     """The clause a malformed shape breaks: a specific one where the spec has it."""
     if method == "session/update" and part == "params":
@@ -431,6 +461,8 @@ def _shape_clause(method: Optional[str], part: str, value: Any) -> str:
         return "SCHEMA-04"
     if method == "session/prompt" and part == "result":
         return "PROMPT-17"  # spec PROMPT-17: stopReason is one of the five
+    if method == "session/prompt" and part == "params":
+        return "PROMPT-02"  # spec PROMPT-02: sessionId, and prompt an array of ContentBlock
     if method == "initialize":
         if _bad_version(value):
             return "SCHEMA-12"

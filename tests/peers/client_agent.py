@@ -1,7 +1,8 @@
 """A scripted ACP agent for the client's tests: obeys what each prompt tells it to do.
 
 Run as ``python client_agent.py [--version N] [--caps JSON] [--flood-stderr BYTES]
-[--load-null]`` (an agent on stdin/stdout), or use ``ScriptedAgent`` in-process over any stream.
+[--load-null] [--modes-only] [--options JSON]`` (``--modes-only``: sessions have modes and no
+config options; ``--options``: the sessions' config options, instead of a ``model`` select) (an agent on stdin/stdout), or use ``ScriptedAgent`` in-process over any stream.
 It uses a plain ``acpref.connection.Connection`` *without* the protocol's rules, so a test can
 make it misbehave.
 
@@ -60,11 +61,15 @@ class ScriptedAgent:
         caps: Optional[Dict[str, Any]] = None,
         load_null: bool = False,
         flood_stderr: int = 0,
+        modes_only: bool = False,
+        options: Optional[List[Dict[str, Any]]] = None,
     ) -> None:
         self.version = version
         self.caps = DEFAULT_CAPS if caps is None else caps
         self.load_null = load_null
         self.flood_stderr = flood_stderr
+        self.modes_only = modes_only
+        self.options = options
         self.sessions: Dict[str, Dict[str, Any]] = {}
         self.cancelled: Dict[str, threading.Event] = {}
         self.client_caps: Dict[str, Any] = {}
@@ -110,6 +115,8 @@ class ScriptedAgent:
         }
 
     def _options(self) -> List[Dict[str, Any]]:
+        if self.options is not None:
+            return json.loads(json.dumps(self.options))
         options: List[Dict[str, Any]] = [
             {
                 "id": "model",
@@ -130,13 +137,13 @@ class ScriptedAgent:
         return options
 
     def _setup_result(self) -> Dict[str, Any]:
-        return {
-            "modes": {
-                "currentModeId": "ask",
-                "availableModes": [{"id": "ask", "name": "Ask"}, {"id": "code", "name": "Code"}],
-            },
-            "configOptions": self._options(),
+        modes = {
+            "currentModeId": "ask",
+            "availableModes": [{"id": "ask", "name": "Ask"}, {"id": "code", "name": "Code"}],
         }
+        if self.modes_only:
+            return {"modes": modes}
+        return {"modes": modes, "configOptions": self._options()}
 
     def new(self, params: s.NewSessionRequest, ctx: Any) -> Any:
         with self._lock:
@@ -312,12 +319,16 @@ def main() -> None:
     parser.add_argument("--caps", type=json.loads, default=None)
     parser.add_argument("--load-null", action="store_true")
     parser.add_argument("--flood-stderr", type=int, default=0)
+    parser.add_argument("--modes-only", action="store_true")
+    parser.add_argument("--options", type=json.loads, default=None)
     args = parser.parse_args()
     agent = ScriptedAgent(
         version=args.version,
         caps=args.caps,
         load_null=args.load_null,
         flood_stderr=args.flood_stderr,
+        modes_only=args.modes_only,
+        options=args.options,
     )
     conn = agent.serve(FdStream(sys.stdin.fileno(), sys.stdout.fileno()))
     conn.wait_closed()
