@@ -158,7 +158,11 @@ def tagged_union(
     untagged: Optional[Type[Any]] = None,
     keep_unknown: bool = False,
 ) -> Any:
-    """Register ``union`` as tagged by the wire key ``tag``; returns ``union`` unchanged."""
+    """Register ``union`` as tagged by the wire key ``tag``; returns ``union`` unchanged.
+
+    Called as a statement after the alias (``X = Union[...]`` then ``tagged_union(X, ...)``), so
+    that type checkers see ``X`` as a type alias.
+    """
     attr = _snake(tag)
     by_tag = {}
     for variant in union.__args__:

@@ -69,7 +69,5 @@ class Plan:
 
     session_update: ClassVar[str] = "plan"
 
-    entries: List[PlanEntry] = field(
-        required=True, default_on_error=True, skip_invalid_items=True
-    )
+    entries: List[PlanEntry] = field(required=True, default_on_error=True, skip_invalid_items=True)
     meta: Meta | Unset = field(default_on_error=True)

@@ -82,9 +82,8 @@ class AuthMethodTerminal:
 #: handled by the agent through ``authenticate``. Spec: authentication.mdx; AUTH-04, SCHEMA-05.
 # spec AUTH-04: no "type" (or "agent") reads as the agent-handled method; it is written
 # without a type.
-AuthMethod = tagged_union(
-    Union[AuthMethodTerminal, AuthMethodAgent], tag="type", untagged=AuthMethodAgent
-)
+AuthMethod = Union[AuthMethodTerminal, AuthMethodAgent]
+tagged_union(AuthMethod, tag="type", untagged=AuthMethodAgent)
 
 
 @attrs.frozen(kw_only=True)

@@ -50,9 +50,7 @@ class Annotations:
     Spec: content.mdx
     """
 
-    audience: List[Role] | None | Unset = field(
-        default_on_error=True, skip_invalid_items=True
-    )
+    audience: List[Role] | None | Unset = field(default_on_error=True, skip_invalid_items=True)
     last_modified: str | None | Unset = field(default_on_error=True)
     priority: float | None | Unset = field(default_on_error=True)
     meta: Meta | Unset = field(default_on_error=True)
@@ -103,10 +101,9 @@ class TextResourceContents:
 #: The contents of an embedded resource: text or blob, told apart by which key is present.
 #: Spec: content.mdx (Embedded Resource).
 # spec CONTENT-07: text contents {uri, text} or blob contents {uri, blob}; neither is an error.
-EmbeddedResourceResource = keyed_union(
-    Union[TextResourceContents, BlobResourceContents],
-    ("text", TextResourceContents),
-    ("blob", BlobResourceContents),
+EmbeddedResourceResource = Union[TextResourceContents, BlobResourceContents]
+keyed_union(
+    EmbeddedResourceResource, ("text", TextResourceContents), ("blob", BlobResourceContents)
 )
 
 
@@ -180,7 +177,5 @@ class TextContent:
 #: A displayable piece of content, tagged by ``type`` (the MCP content block).
 #: Spec: content.mdx; CONTENT-01.
 # spec CONTENT-01: the five block types, tagged by "type"; any other type is invalid.
-ContentBlock = tagged_union(
-    Union[TextContent, ImageContent, AudioContent, ResourceLink, EmbeddedResource],
-    tag="type",
-)
+ContentBlock = Union[TextContent, ImageContent, AudioContent, ResourceLink, EmbeddedResource]
+tagged_union(ContentBlock, tag="type")

@@ -77,10 +77,9 @@ class ElicitationRequestScope:
 
 #: Where an elicitation belongs: told apart by ``sessionId`` or ``requestId`` (not a ``$defs``
 #: entry; the schema writes this ``anyOf`` inline in each mode).
-ElicitationScope = keyed_union(
-    Union[ElicitationSessionScope, ElicitationRequestScope],
-    ("sessionId", ElicitationSessionScope),
-    ("requestId", ElicitationRequestScope),
+ElicitationScope = Union[ElicitationSessionScope, ElicitationRequestScope]
+keyed_union(
+    ElicitationScope, ("sessionId", ElicitationSessionScope), ("requestId", ElicitationRequestScope)
 )
 
 
@@ -208,12 +207,8 @@ class TitledMultiSelectItems:
 
 #: The items of a multi-select field: ``type: "string"`` with an ``enum``, titled choices (no
 #: ``type``), or an unknown item type kept raw (spec SCHEMA-10).
-MultiSelectItems = tagged_union(
-    Union[StringMultiSelectItems, TitledMultiSelectItems, Unknown],
-    tag="type",
-    untagged=TitledMultiSelectItems,
-    keep_unknown=True,
-)
+MultiSelectItems = Union[StringMultiSelectItems, TitledMultiSelectItems, Unknown]
+tagged_union(MultiSelectItems, tag="type", untagged=TitledMultiSelectItems, keep_unknown=True)
 
 
 @attrs.frozen(kw_only=True)
@@ -237,18 +232,15 @@ class MultiSelectPropertySchema:
 #: The schema of one form field, tagged by ``type``; an unknown type is kept raw (SCHEMA-10).
 # spec ELICIT-11: flat fields only: string, number, integer, boolean or a string multi-select
 # (no nested object; the rules refuse one, agent_sends._elicit).
-ElicitationPropertySchema = tagged_union(
-    Union[
-        StringPropertySchema,
-        NumberPropertySchema,
-        IntegerPropertySchema,
-        BooleanPropertySchema,
-        MultiSelectPropertySchema,
-        Unknown,
-    ],
-    tag="type",
-    keep_unknown=True,
-)
+ElicitationPropertySchema = Union[
+    StringPropertySchema,
+    NumberPropertySchema,
+    IntegerPropertySchema,
+    BooleanPropertySchema,
+    MultiSelectPropertySchema,
+    Unknown,
+]
+tagged_union(ElicitationPropertySchema, tag="type", keep_unknown=True)
 
 
 class ElicitationSchemaType(str, enum.Enum):
@@ -311,11 +303,8 @@ class ElicitationUrlMode:
 #: The mode of an elicitation request, tagged by ``mode``: there is no default mode (spec
 #: ELICIT-08), and an unknown mode is kept raw (SCHEMA-10).
 # spec ELICIT-08: the "mode" key is required (no default): a request without it does not decode.
-ElicitationMode = tagged_union(
-    Union[ElicitationFormMode, ElicitationUrlMode, Unknown],
-    tag="mode",
-    keep_unknown=True,
-)
+ElicitationMode = Union[ElicitationFormMode, ElicitationUrlMode, Unknown]
+tagged_union(ElicitationMode, tag="mode", keep_unknown=True)
 
 
 @attrs.frozen(kw_only=True)
@@ -378,16 +367,13 @@ class ElicitationCancelAction:
 
 
 #: The user's answer, tagged by ``action``; an unknown action is kept raw (SCHEMA-10).
-ElicitationAction = tagged_union(
-    Union[
-        ElicitationAcceptAction,
-        ElicitationDeclineAction,
-        ElicitationCancelAction,
-        Unknown,
-    ],
-    tag="action",
-    keep_unknown=True,
-)
+ElicitationAction = Union[
+    ElicitationAcceptAction,
+    ElicitationDeclineAction,
+    ElicitationCancelAction,
+    Unknown,
+]
+tagged_union(ElicitationAction, tag="action", keep_unknown=True)
 
 
 @attrs.frozen(kw_only=True)

@@ -123,8 +123,8 @@ class SessionCapabilities:
 
     list: SessionListCapabilities | None | Unset = field(default_on_error=True)
     delete: SessionDeleteCapabilities | None | Unset = field(default_on_error=True)
-    additional_directories: SessionAdditionalDirectoriesCapabilities | None | Unset = (
-        field(default_on_error=True)
+    additional_directories: SessionAdditionalDirectoriesCapabilities | None | Unset = field(
+        default_on_error=True
     )
     resume: SessionResumeCapabilities | None | Unset = field(default_on_error=True)
     close: SessionCloseCapabilities | None | Unset = field(default_on_error=True)
@@ -169,9 +169,7 @@ class InitializeResponse:
     protocol_version: ProtocolVersion = field(required=True, fmt="uint16")
     agent_capabilities: AgentCapabilities | Unset = field(default_on_error=True)
     # spec SCHEMA-14: omitted authMethods is [] (read so by ClientSideConnection.auth_methods).
-    auth_methods: List[AuthMethod] | Unset = field(
-        default_on_error=True, skip_invalid_items=True
-    )
+    auth_methods: List[AuthMethod] | Unset = field(default_on_error=True, skip_invalid_items=True)
     agent_info: Implementation | None | Unset = field(default_on_error=True)
     meta: Meta | Unset = field(default_on_error=True)
 
@@ -204,9 +202,7 @@ class SessionConfigOptionsCapabilities:
     Spec: initialization.mdx
     """
 
-    boolean: BooleanConfigOptionCapabilities | None | Unset = field(
-        default_on_error=True
-    )
+    boolean: BooleanConfigOptionCapabilities | None | Unset = field(default_on_error=True)
     meta: Meta | Unset = field(default_on_error=True)
 
 
@@ -217,9 +213,7 @@ class ClientSessionCapabilities:
     Spec: initialization.mdx
     """
 
-    config_options: SessionConfigOptionsCapabilities | None | Unset = field(
-        default_on_error=True
-    )
+    config_options: SessionConfigOptionsCapabilities | None | Unset = field(default_on_error=True)
     meta: Meta | Unset = field(default_on_error=True)
 
 

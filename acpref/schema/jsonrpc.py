@@ -115,8 +115,7 @@ class ErrorResponse:
 
 #: A response the agent sends: exactly one of ``result`` / ``error``, told apart by which key is
 #: present (strict decoding reports the other key if both are there). Spec: RPC-05.
-AgentResponse = keyed_union(
-    Union[ResultResponse, ErrorResponse], ("result", ResultResponse), ("error", ErrorResponse)
-)
+AgentResponse = Union[ResultResponse, ErrorResponse]
+keyed_union(AgentResponse, ("result", ResultResponse), ("error", ErrorResponse))
 #: A response the client sends: the same shape as ``AgentResponse``. Spec: RPC-05.
 ClientResponse = AgentResponse

@@ -140,22 +140,20 @@ class AgentThoughtChunk(ContentChunk):
 #: SCHEMA-01. The three chunk kinds share the schema's ``ContentChunk`` shape, so each has its own
 #: subclass here to carry its tag.
 # spec SCHEMA-01: {sessionId, update}; update.sessionUpdate is one of these 11 tags.
-SessionUpdate = tagged_union(
-    Union[
-        UserMessageChunk,
-        AgentMessageChunk,
-        AgentThoughtChunk,
-        ToolCall,
-        ToolCallUpdate,
-        Plan,
-        AvailableCommandsUpdate,
-        CurrentModeUpdate,
-        ConfigOptionUpdate,
-        SessionInfoUpdate,
-        UsageUpdate,
-    ],
-    tag="sessionUpdate",
-)
+SessionUpdate = Union[
+    UserMessageChunk,
+    AgentMessageChunk,
+    AgentThoughtChunk,
+    ToolCall,
+    ToolCallUpdate,
+    Plan,
+    AvailableCommandsUpdate,
+    CurrentModeUpdate,
+    ConfigOptionUpdate,
+    SessionInfoUpdate,
+    UsageUpdate,
+]
+tagged_union(SessionUpdate, tag="sessionUpdate")
 
 
 @attrs.frozen(kw_only=True)

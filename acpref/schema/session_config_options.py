@@ -82,9 +82,7 @@ class SessionConfigSelectGroup:
 #: The values of a select option: a flat list, or a list of groups (spec SCHEMA-07: clients
 #: handle both). The codec tells them apart by the ``group`` key of the items.
 #: Spec: session-config-options.mdx.
-SessionConfigSelectOptions = Union[
-    List[SessionConfigSelectOption], List[SessionConfigSelectGroup]
-]
+SessionConfigSelectOptions = Union[List[SessionConfigSelectOption], List[SessionConfigSelectGroup]]
 
 
 @attrs.frozen(kw_only=True)
@@ -117,9 +115,8 @@ class SessionConfigBoolean:
 
 #: The typed part of a config option, tagged by ``type`` (not a ``$defs`` entry: the schema writes
 #: it inline in ``SessionConfigOption``).
-SessionConfigKind = tagged_union(
-    Union[SessionConfigSelect, SessionConfigBoolean], tag="type"
-)
+SessionConfigKind = Union[SessionConfigSelect, SessionConfigBoolean]
+tagged_union(SessionConfigKind, tag="type")
 
 
 @attrs.frozen(kw_only=True)
@@ -134,9 +131,7 @@ class SessionConfigOption:
     name: str = field(required=True)
     description: str | None | Unset = field(default_on_error=True)
     # spec CONFIG-07: optional; one of the reserved categories or a custom "_" one (CONFIG-10).
-    category: SessionConfigOptionCategory | str | None | Unset = field(
-        default_on_error=True
-    )
+    category: SessionConfigOptionCategory | str | None | Unset = field(default_on_error=True)
     #: ``type`` with its ``currentValue`` (and ``options``), flattened into this object.
     kind: SessionConfigKind = field(required=True, flatten=True)
     meta: Meta | Unset = field(default_on_error=True)

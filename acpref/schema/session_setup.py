@@ -159,11 +159,8 @@ class McpServerStdio:
 
 #: An MCP server for the agent to connect to: stdio has no ``type``; http and sse are tagged.
 #: Spec: session-setup.mdx (MCP Servers); SCHEMA-06.
-McpServer = tagged_union(
-    Union[McpServerHttp, McpServerSse, McpServerStdio],
-    tag="type",
-    untagged=McpServerStdio,
-)
+McpServer = Union[McpServerHttp, McpServerSse, McpServerStdio]
+tagged_union(McpServer, tag="type", untagged=McpServerStdio)
 
 
 @attrs.frozen(kw_only=True)
@@ -213,9 +210,7 @@ class ResumeSessionRequest:
     additional_directories: List[str] | Unset = field(
         default_on_error=True, skip_invalid_items=True
     )
-    mcp_servers: List[McpServer] | Unset = field(
-        default_on_error=True, skip_invalid_items=True
-    )
+    mcp_servers: List[McpServer] | Unset = field(default_on_error=True, skip_invalid_items=True)
     meta: Meta | Unset = field(default_on_error=True)
 
 

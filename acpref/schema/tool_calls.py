@@ -108,7 +108,8 @@ class Terminal:
 
 #: What a tool call produced, tagged by ``type``. Spec: tool-calls.mdx (Content); TOOL-12.
 # spec TOOL-12: content {content}, diff {path, newText, oldText?} or terminal {terminalId}.
-ToolCallContent = tagged_union(Union[Content, Diff, Terminal], tag="type")
+ToolCallContent = Union[Content, Diff, Terminal]
+tagged_union(ToolCallContent, tag="type")
 
 
 @attrs.frozen(kw_only=True)
@@ -206,9 +207,7 @@ class ToolCall:
     title: str = field(required=True)
     kind: ToolKind | Unset = field(default_on_error=True)
     status: ToolCallStatus | Unset = field(default_on_error=True)
-    content: List[ToolCallContent] | Unset = field(
-        default_on_error=True, skip_invalid_items=True
-    )
+    content: List[ToolCallContent] | Unset = field(default_on_error=True, skip_invalid_items=True)
     locations: List[ToolCallLocation] | Unset = field(
         default_on_error=True, skip_invalid_items=True
     )
@@ -242,9 +241,8 @@ class CancelledPermissionOutcome:
 
 
 #: Outcome of a permission request, tagged by ``outcome``. Spec: tool-calls.mdx; SCHEMA-04.
-RequestPermissionOutcome = tagged_union(
-    Union[CancelledPermissionOutcome, SelectedPermissionOutcome], tag="outcome"
-)
+RequestPermissionOutcome = Union[CancelledPermissionOutcome, SelectedPermissionOutcome]
+tagged_union(RequestPermissionOutcome, tag="outcome")
 
 
 @attrs.frozen(kw_only=True)
