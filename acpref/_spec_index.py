@@ -25,7 +25,8 @@ __all__ = ["Citation", "scan_code", "scan_tests", "repo_root", "read_register"]
 _COMMENT = re.compile(r"(?:#|\s|^)spec\s+((?:[A-Z]+-\d+)(?:\s*(?:,|/|and|\(|\))\s*[A-Z]+-\d+)*)")
 _ID = re.compile(r"[A-Z]+-\d+")
 _GAP = re.compile(r"spec-gap[\s:]+([a-z0-9][a-z0-9-]*)")
-_TEST_NAME = re.compile(r"^test_([A-Z]+)_(\d+)")
+#: A test named after its clauses: ``test_SETUP_05_...``, or ``test_TERM_11_12_...`` for two.
+_TEST_NAME = re.compile(r"^test_([A-Z]+)((?:_\d+)+)")
 
 
 @attrs.frozen
@@ -133,7 +134,8 @@ def scan_tests(tests_dir: Optional[str] = None) -> Dict[str, List[str]]:
             if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
                 m = _TEST_NAME.match(node.name)
                 if m:
-                    out.setdefault(f"{m.group(1)}-{m.group(2)}", []).append(f"{rel}::{node.name}")
+                    for number in m.group(2).split("_")[1:]:
+                        out.setdefault(f"{m.group(1)}-{number}", []).append(f"{rel}::{node.name}")
         for citation in _scan_source(source, rel, spans):
             name = citation.function.split(".")[-1]
             if name.startswith("test"):
