@@ -37,7 +37,7 @@ from __future__ import annotations
 import enum
 import sys
 import typing
-from typing import Any, Callable, Dict, List, Optional, Tuple, Type, TypeVar, Union
+from typing import Any, Callable, Dict, List, Optional, Tuple, Type, TypeVar, Union, overload
 
 import attrs
 import cattrs
@@ -136,9 +136,9 @@ def _relative_errors(exc: BaseException) -> List[Tuple[str, str]]:
         return out
     if isinstance(exc, IterableValidationError):
         out = []
-        with_notes, others = exc.group_exceptions()
-        for sub, note in with_notes:
-            out += [(f"[{note.index!r}]{p}", m) for p, m in _relative_errors(sub)]
+        with_index, others = exc.group_exceptions()
+        for sub, at in with_index:
+            out += [(f"[{at.index!r}]{p}", m) for p, m in _relative_errors(sub)]
         for sub in others:
             out += _relative_errors(sub)
         return out
@@ -347,7 +347,7 @@ def _make_converter(*, strict: bool, detailed: bool) -> cattrs.Converter:
 
     # -- Unions -----------------------------------------------------------------------------------
 
-    def spec_structure(spec: UnionSpec) -> Callable[[Any], Any]:
+    def spec_structure(spec: UnionSpec) -> Callable[[Any, Any], Any]:
         """Structure a registered schema union from its wire object (tag included)."""
         if spec.tag is None:  # keyed union: the first variant whose key is present
             candidates = [(key, cl, conv.get_structure_hook(cl)) for key, cl in spec.by_key]
@@ -418,8 +418,12 @@ def _make_converter(*, strict: bool, detailed: bool) -> cattrs.Converter:
         if type(value) is not list:
             raise _expected("an array", value)
         grouped = bool(value) and type(value[0]) is dict and "group" in value[0]
-        item = schema.SessionConfigSelectGroup if grouped else schema.SessionConfigSelectOption
-        return conv.get_structure_hook(List[item])(value, List[item])
+        tp = (
+            List[schema.SessionConfigSelectGroup]
+            if grouped
+            else List[schema.SessionConfigSelectOption]
+        )
+        return conv.get_structure_hook(tp)(value, tp)
 
     def union_structure(tp: Any) -> Callable[[Any, Any], Any]:
         args = [a for a in typing.get_args(tp) if a is not Unset]
@@ -463,7 +467,7 @@ def _make_converter(*, strict: bool, detailed: bool) -> cattrs.Converter:
             return inner
 
         def structure_nullable(v: Any, _: Any = None) -> Any:
-            return None if v is None else inner(v)
+            return None if v is None else inner(v, _)
 
         return structure_nullable
 
@@ -594,7 +598,8 @@ def _make_converter(*, strict: bool, detailed: bool) -> cattrs.Converter:
         for a in _fields(cl):
             hook = field_hook(a)
             overrides[a.name] = override(rename=wire_name(a.name), struct_hook=hook)
-        generated = make_dict_structure_fn(cl, conv, **overrides)
+        # mypy matches **overrides against the _cattrs_* flags too; its keys are field names.
+        generated: Callable[[Any, Any], Any] = make_dict_structure_fn(cl, conv, **overrides)  # type: ignore[arg-type]
 
         def structure(value: Any, _: Any = None) -> Any:
             if type(value) is not dict:
@@ -613,7 +618,8 @@ def _make_converter(*, strict: bool, detailed: bool) -> cattrs.Converter:
             return flatten_hooks(cl)[1]
         overrides = {a.name: override(rename=wire_name(a.name)) for a in _fields(cl)}
         # Optional fields default to UNSET, so "omit if default" is "omit if absent".
-        return make_dict_unstructure_fn(cl, conv, _cattrs_omit_if_default=True, **overrides)
+        # mypy matches **overrides against the _cattrs_* flags too; its keys are field names.
+        return make_dict_unstructure_fn(cl, conv, _cattrs_omit_if_default=True, **overrides)  # type: ignore[arg-type]
 
     conv.register_structure_hook_factory(attrs.has, class_structure)
     conv.register_unstructure_hook_factory(attrs.has, class_unstructure)
@@ -713,7 +719,17 @@ def _converter(strict: bool, detailed: bool) -> cattrs.Converter:
 _LENIENT = _converter(strict=False, detailed=False)
 
 
-def decode(data: Any, type_: Type[T], *, strict: bool = False, root: str = "$") -> T:
+@overload
+def decode(data: Any, type_: Type[T], *, strict: bool = False, root: str = "$") -> T: ...
+
+
+# A union alias (``schema.ContentBlock``, ``schema.McpServer``) is no ``Type[T]`` to a type checker:
+# decoding one gives one of its variants, typed ``Any``.
+@overload
+def decode(data: Any, type_: Any, *, strict: bool = False, root: str = "$") -> Any: ...
+
+
+def decode(data: Any, type_: Any, *, strict: bool = False, root: str = "$") -> Any:
     """Build a model of ``type_`` from wire JSON, or raise ``DecodeError`` with wire paths.
 
     ``strict=False`` (live peers) follows the schema's leniency markers; ``strict=True`` (the

@@ -39,7 +39,7 @@ import time
 from typing import Any, Callable, Dict, Iterator, Mapping, Optional, Protocol
 
 from . import codec
-from ._threads import READ_EOF, READ_INTERRUPTED, READ_MORE, Crew, Waiter
+from ._threads import READ_EOF, READ_INTERRUPTED, READ_MORE, Crew, Flag, Waiter
 from ._transport import INTERRUPTED, LineSplitter, Oversize, Stream, read_accepts_timeout
 from .errors import (
     ConnectionClosed,
@@ -107,11 +107,11 @@ def _valid_id(value: Any) -> bool:
     return value is None or type(value) is str or type(value) is int
 
 
-class _NeverSet(threading.Event):
-    """The ``cancelled`` event of every notification: nothing cancels a notification.
+class _NeverSet(Flag):
+    """The ``cancelled`` flag of every notification: nothing cancels a notification.
 
     One shared instance, so that a notification (thousands a second in a busy turn) does not
-    build an event of its own.
+    build a flag of its own.
     """
 
     def set(self) -> None:
@@ -124,9 +124,10 @@ _NOT_CANCELLABLE = _NeverSet()
 class RequestContext:
     """What a handler knows about the message it handles.
 
-    ``cancelled`` is set when the peer cancels the request (``$/cancel_request``), or when the
-    connection closes; for a notification it is never set. Handlers poll it or wait on it;
-    cancellation is cooperative (a flag), never a thread kill.
+    ``cancelled`` (a ``Flag``: ``is_set()`` and ``wait(timeout)``, like a ``threading.Event``)
+    is set when the peer cancels the request (``$/cancel_request``), or when the connection
+    closes; for a notification it is never set. Handlers poll it or wait on it; cancellation is
+    cooperative (a flag), never a thread kill.
     """
 
     __slots__ = (
@@ -147,7 +148,7 @@ class RequestContext:
         self.id = None if request_id is _NO_ID else request_id
         #: True for a notification; a request may have ``id: null`` (spec RPC-02).
         self.is_notification = request_id is _NO_ID
-        self.cancelled = _NOT_CANCELLABLE if self.is_notification else threading.Event()
+        self.cancelled = _NOT_CANCELLABLE if self.is_notification else Flag()
         #: When True (the default), ``$/cancel_request`` answers the request -32800 at once and
         #: the handler's later result is dropped. A handler that answers a cancellation itself
         #: (a prompt turn ends with ``stopReason: "cancelled"``) sets it to False.
@@ -688,6 +689,9 @@ class Connection:
                         "%s: dropped %s notification: %s", self.name, method, refusal.message
                     )
                 return
+        assert isinstance(
+            method, str
+        )  # checked above (a message without a string method is refused)
         if is_request:
             self._on_request(method, request_id, params)
         else:

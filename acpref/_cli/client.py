@@ -229,6 +229,7 @@ def _elicit(
         )
         answer = console.read_line("accept (a), decline (d) or cancel (Enter)? ", cancelled)
         return _action((answer or "").strip().lower())
+    assert isinstance(mode, s.ElicitationFormMode)  # registered for form and url; url returned
     # spec ELICIT-01: the way out is named before the first field is asked.
     console.say("  answer each field; then send, edit, decline or cancel (Ctrl-C cancels now)")
     content: dict = {}
@@ -352,7 +353,12 @@ class _App:
             record, self._close_record = transcript_writer(args.record)
             recorders.append(record)
         if args.json:
-            recorders.append(lambda d, line: d == "in" and _json_line(line))
+
+            def print_received(direction: str, line: bytes) -> None:
+                if direction == "in":
+                    _json_line(line)
+
+            recorders.append(print_received)
         forward = None if args.hide_agent_stderr else _stderr_line
         self.conn = ClientSideConnection.spawn(
             self.client,

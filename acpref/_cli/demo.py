@@ -23,7 +23,7 @@ import shutil
 import sys
 import tempfile
 import threading
-from typing import Any, Callable, List, Optional
+from typing import Any, Callable, Dict, List, Optional
 
 from .. import schema as s
 from ..client import Ask, ClientSideConnection, ReferenceClient, Renderer, display_name
@@ -77,13 +77,20 @@ class _Demo:
 
     def _form(self, request: s.CreateElicitationRequest, cancelled: threading.Event) -> Any:
         self.render.line(f"[form] {request.message}")
-        content = {"name": "Ada", "colour": "green", "echoes": 2, "news": False}
+        content: Dict[str, s.ElicitationContentValue] = {
+            "name": "Ada",
+            "colour": "green",
+            "echoes": 2,
+            "news": False,
+        }
         self.render.line(f"  (the demo answers {content})")
         return s.ElicitationAcceptAction(content=content)
 
     def _url(self, request: s.CreateElicitationRequest, cancelled: threading.Event) -> Any:
         self.render.line(f"[url] {request.message}")
-        for line in describe_url(request.mode.url):
+        mode = request.mode
+        assert isinstance(mode, s.ElicitationUrlMode)  # the elicit_url callback gets url mode only
+        for line in describe_url(mode.url):
             self.render.line(line)
         self.render.line("  (the demo consents; it never opens the URL itself)")
         return s.ElicitationAcceptAction()

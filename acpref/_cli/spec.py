@@ -106,7 +106,7 @@ def run(args: argparse.Namespace) -> int:
         return _update_register()
     coverage = _coverage()
     if args.uncovered:
-        chosen = [
+        chosen: List[Dict[str, Any]] = [
             e
             for e in coverage.values()
             if e.get("page")
@@ -145,7 +145,7 @@ def run(args: argparse.Namespace) -> int:
             _print_clause(entry)
         return 0
     page = target if target.endswith((".mdx", ".json")) else target + ".mdx"
-    chosen: List[Dict[str, Any]] = [e for e in coverage.values() if e.get("page") == page]
+    chosen = [e for e in coverage.values() if e.get("page") == page]
     if not chosen:
         print(f"acpref spec: no clause or page {target!r}", file=sys.stderr)
         return 2

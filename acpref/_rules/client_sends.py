@@ -279,7 +279,7 @@ def _set_mode(state: "ProtocolState", m: Message) -> Iterable[Finding]:
     if s is not None and s.mode_ids is not None and mode not in s.mode_ids:
         # spec MODES-04: modeId is one of availableModes.
         yield finding(
-            "MODES-04", C, f"mode {mode!r} is not one of {sorted(s.mode_ids)}", m.index, INVALID
+            "MODES-04", C, f"mode {mode!r} is not one of {sorted(s.mode_ids, key=repr)}", m.index, INVALID
         )
 
 
@@ -426,18 +426,18 @@ def _permission_answer(state: "ProtocolState", m: Message) -> Iterable[Finding]:
             f"permission request {m.id!r} answered {got} after session/cancel",
             m.index,
         )
-    if kind == "selected":
+    if kind == "selected" and isinstance(outcome, dict):  # a kind implies a dict outcome
         offered = {
             o.get("optionId") for o in m.request.params.get("options") or [] if isinstance(o, dict)
         }
-        if outcome.get("optionId") not in offered:  # type: ignore[union-attr]
+        if outcome.get("optionId") not in offered:
             # spec TOOL-08: the selected optionId is one of the offered options.
             yield finding(
                 "TOOL-08",
                 C,
                 f"selected option {outcome.get('optionId')!r} was not offered",
                 m.index,
-            )  # type: ignore[union-attr]
+            )
 
 
 @transition("response", C, "session/request_permission")
@@ -446,8 +446,9 @@ def _permission_answered(state: "ProtocolState", m: Message) -> None:
     s = state.sessions.get(m.request.params.get("sessionId"))
     if s is not None:
         s.permissions.pop(m.id, None)
-        if m.id in s.cancelled_permissions:  # then it is a set of its own
-            s.cancelled_permissions.discard(m.id)
+        cancelled = s.cancelled_permissions
+        if m.id in cancelled and isinstance(cancelled, set):  # then it is a set of its own
+            cancelled.discard(m.id)
 
 
 _OBJECT_RESULTS = {

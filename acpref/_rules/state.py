@@ -70,11 +70,13 @@ class SessionState:
     #: Message ids used by finished messages, and the one being streamed (SETUP-06, PROMPT-07).
     old_message_ids: AbstractSet[str] = NO_IDS
     message_id: Optional[str] = None
-    mode_ids: Optional[Set[str]] = None
+    #: Mode, config option and permission option ids are kept as the wire gave them (a missing
+    #: one is None): these rules only compare them.
+    mode_ids: Optional[Set[Any]] = None
     #: Config options by id, as wire dicts (CONFIG-17).
-    config: Dict[str, Dict[str, Any]] = attrs.Factory(dict)
+    config: Dict[Any, Dict[str, Any]] = attrs.Factory(dict)
     #: Permission requests in flight for this session: request id -> offered option ids.
-    permissions: Dict[Any, Set[str]] = attrs.Factory(dict)
+    permissions: Dict[Any, Set[Any]] = attrs.Factory(dict)
     #: Permission requests that were in flight when the client cancelled (PROMPT-21).
     cancelled_permissions: AbstractSet[Any] = NO_IDS
     #: The id of the session/load or session/resume request in flight, if any.

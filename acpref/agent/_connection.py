@@ -38,7 +38,7 @@ import os
 import queue
 import sys
 import threading
-from typing import Any, Callable, Dict, Optional, Union
+from typing import Any, Callable, Dict, List, Optional, Union
 
 import attrs
 
@@ -142,7 +142,8 @@ class _AgentObserver:
         method = message.get("method")
         if refusal is not None or method is None:
             return refusal
-        params = message.get("params") if isinstance(message.get("params"), dict) else {}
+        params = message.get("params")
+        params = params if isinstance(params, dict) else {}
         sid = params.get("sessionId")
         is_request = "id" in message
         if method == "session/prompt" and is_request and isinstance(sid, str):
@@ -311,7 +312,9 @@ class AgentSideConnection:
         response = attrs.evolve(response, protocol_version=PROTOCOL_VERSION)
         if isinstance(response.auth_methods, list) and not self.client.supports("auth.terminal"):
             # spec AUTH-05: terminal auth methods only for a client that advertised auth.terminal.
-            kept = [m for m in response.auth_methods if not isinstance(m, s.AuthMethodTerminal)]
+            kept: List[s.AuthMethod] = [
+                m for m in response.auth_methods if not isinstance(m, s.AuthMethodTerminal)
+            ]
             response = attrs.evolve(response, auth_methods=kept)
         caps_out = response.agent_capabilities
         self.agent.advertised = (

@@ -27,12 +27,12 @@ import logging
 import os
 import signal
 import threading
-from typing import Any, Callable, Iterable, Iterator, List, Optional, Sequence, Union
+from typing import Any, Callable, Dict, Iterable, Iterator, List, Optional, Sequence, Union
 
 from .. import schema as s
 from .._rules import Party, RulesObserver
 from .._transport import FdStream, Process, StderrBuffer, Stream, spawn
-from ..connection import DEFAULT_MAX_LINE_BYTES, Connection, Recorder, RequestContext
+from ..connection import DEFAULT_MAX_LINE_BYTES, Connection, Handler, Recorder, RequestContext
 from ..errors import ConnectionClosed
 from ..methods import PROTOCOL_VERSION
 from ._desk import ClientObserver, PermissionDesk
@@ -86,7 +86,7 @@ class ClientSideConnection:
         # before it. Nothing to do here: the connection runs each notification on the reading
         # thread before it reads the next message, so a permission dialog finds its tool call
         # already reported.
-        handlers = {
+        handlers: Dict[str, Handler] = {
             "session/request_permission": self._on_permission,
             "session/update": self._on_update,
             "fs/read_text_file": lambda p, ctx: c.fs_read_text_file(p),

@@ -13,7 +13,7 @@ Nothing here knows sessions, JSON-RPC or threads.
 from __future__ import annotations
 
 import os
-from typing import Callable, Optional
+from typing import BinaryIO, Callable, List, Optional
 
 from ..errors import ErrorCode, RpcError
 from .roots import Roots
@@ -98,8 +98,8 @@ def read_text(
         os.close(fd)
 
 
-def _read_lines(path: str, f, line: int, limit: Optional[int], max_bytes: int) -> str:
-    out = []
+def _read_lines(path: str, f: BinaryIO, line: int, limit: Optional[int], max_bytes: int) -> str:
+    out: List[bytes] = []
     kept = 0
     for number, raw in enumerate(f, start=1):
         if number < line:

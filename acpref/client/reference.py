@@ -143,12 +143,8 @@ class ReferenceClient(Client):
         roots = Roots(session.roots)
         with self._lock:
             known = self._sessions.get(session.session_id)
-            fresh = (
-                known is None
-                or session.how == "new"
-                or (session.how == "load" and session.response is None)
-            )
-            if fresh:
+            fresh = session.how == "new" or (session.how == "load" and session.response is None)
+            if known is None or fresh:
                 # A load replays the whole history: it starts from an empty view.
                 known = _Session(roots=roots, view=SessionView(session.session_id))
                 self._sessions[session.session_id] = known
@@ -295,7 +291,7 @@ class ReferenceClient(Client):
         mode = params.mode
         name = getattr(type(mode), "mode", None)
         callback = self._elicit.get(name) if isinstance(name, str) else None
-        if callback is None:
+        if callback is None or isinstance(mode, s.Unknown):  # an unknown mode has no callback
             # spec ELICIT-29: a mode we did not advertise (or an unknown one) is -32602, even
             # when no elicitation is advertised at all (spec-gap elicitation-mode-error).
             shown = name if name is not None else getattr(mode, "raw", {}).get("mode")

@@ -17,6 +17,7 @@ What must not live here: the agent's setup (``_agent``), the protocol rules.
 from __future__ import annotations
 
 import datetime as _dt
+import io
 import json
 import os
 import shlex
@@ -103,10 +104,11 @@ def _now() -> str:
 
 def _split_first(args: str) -> Tuple[Optional[str], str]:
     """The first shell-style word of ``args`` (quotes allowed) and the raw rest."""
-    lexer = shlex.shlex(args, posix=True)
+    stream = io.StringIO(args)
+    lexer = shlex.shlex(stream, posix=True)
     lexer.whitespace_split = True
     first = lexer.get_token()
-    return first, lexer.instream.read().lstrip()
+    return first, stream.read().lstrip()
 
 
 def _resolve(session: Session, path: str) -> Tuple[str, bool]:
@@ -206,10 +208,10 @@ def _stream(inv: Invocation) -> s.StopReason:
         return END
     turn = inv.turn
     P, S = s.PlanEntryPriority, s.PlanEntryStatus
-    steps = [
-        ["Think about the reply", P.HIGH],
-        [f"Stream {count} chunks", P.MEDIUM],
-        ["Report usage", P.LOW],
+    steps: List[Tuple[str, s.PlanEntryPriority]] = [
+        ("Think about the reply", P.HIGH),
+        (f"Stream {count} chunks", P.MEDIUM),
+        ("Report usage", P.LOW),
     ]
 
     def plan(*statuses: s.PlanEntryStatus) -> None:
@@ -230,7 +232,7 @@ def _stream(inv: Invocation) -> s.StopReason:
             return CANCELLED
         turn.say(f"chunk {i}/{count} ", message_id=message_id)
     # spec PLAN-06: entries may be added between updates.
-    steps.insert(2, ["Name the session", P.LOW])
+    steps.insert(2, ("Name the session", P.LOW))
     plan(S.COMPLETED, S.COMPLETED, S.IN_PROGRESS, S.PENDING)
     # spec LIST-14: the agent names the session; only title and updatedAt change (LIST-16).
     turn.update(s.SessionInfoUpdate(title=f"Echo: streamed {count} chunks", updated_at=_now()))
@@ -492,6 +494,7 @@ def _form(inv: Invocation) -> s.StopReason:
             return END
         name = content["name"]
         times = content.get("echoes", 1)
+        assert isinstance(times, int)  # validated above: a whole number
         inv.say(f"Hello {name}! " * times + f"You answered {json.dumps(content, sort_keys=True)}.")
     elif isinstance(action, s.ElicitationDeclineAction):
         # spec ELICIT-23: nothing is presumed: a decline (or a cancel) ends the command safely.

@@ -21,7 +21,7 @@ Pure functions over bytes; no I/O.
 from __future__ import annotations
 
 import json
-from typing import Any, Optional, Tuple, Union
+from typing import Any, Dict, Optional, Tuple, Union
 
 import attrs
 
@@ -51,8 +51,10 @@ def _reject_constant(name: str) -> Any:
 _DECODER = json.JSONDecoder(parse_constant=_reject_constant)
 
 
-def parse_line(sender: Party, raw: bytes) -> Union[Tuple[None, Any], Tuple[LineVerdict, None]]:
-    """``(None, value)`` for a line holding one JSON value, else ``(verdict, None)``."""
+def parse_line(
+    sender: Party, raw: bytes
+) -> Union[Tuple[None, Dict[str, Any]], Tuple[LineVerdict, None]]:
+    """``(None, value)`` for a line holding one JSON object, else ``(verdict, None)``."""
     try:
         text = raw.decode("utf-8")
     except UnicodeDecodeError as exc:

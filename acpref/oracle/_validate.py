@@ -178,6 +178,7 @@ class Validator:
             yield finding(verdict.clause, sender, verdict.message, index)
             return
         self._cut[sender] = False
+        assert message is not None  # no verdict: the line held a JSON object
         yield from self._check_envelope(sender, message, index)
 
     # -- layer 2: envelope and shape -------------------------------------------------------------

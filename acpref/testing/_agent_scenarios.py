@@ -45,7 +45,8 @@ def _handshake(ctx: ScenarioContext) -> None:
         response.protocol_version == 1,
         f"answered protocolVersion {response.protocol_version!r}",
     )
-    caps = raw.get("agentCapabilities") if isinstance(raw.get("agentCapabilities"), dict) else {}
+    caps = raw.get("agentCapabilities")
+    caps = caps if isinstance(caps, dict) else {}
     ctx.check(
         "INIT-04", bool(caps) or "agentCapabilities" in raw, "no agentCapabilities in the result"
     )
@@ -151,7 +152,7 @@ def _other_select_value(options: List[Any]) -> Optional[tuple]:
         kind = getattr(option, "kind", None)
         if not isinstance(kind, s.SessionConfigSelect):
             continue
-        values = []
+        values: List[s.SessionConfigValueId] = []
         for item in kind.options:
             values.extend(o.value for o in item.options) if isinstance(
                 item, s.SessionConfigSelectGroup
@@ -172,8 +173,10 @@ def _start_and_wait(ctx: ScenarioContext, session_id: str) -> tuple:
 
     def sign(m: Dict[str, Any]) -> bool:
         if m.get("method") == "session/update":
-            params = m.get("params") if isinstance(m.get("params"), dict) else {}
-            update = params.get("update") if isinstance(params.get("update"), dict) else {}
+            params = m.get("params")
+            params = params if isinstance(params, dict) else {}
+            update = params.get("update")
+            update = update if isinstance(update, dict) else {}
             return (
                 params.get("sessionId") == session_id and update.get("sessionUpdate") in _TURN_KINDS
             )

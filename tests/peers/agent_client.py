@@ -20,6 +20,7 @@ import os
 import subprocess
 import sys
 import threading
+import time
 from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple
 
 from acpref import codec
@@ -280,9 +281,17 @@ class TestClient:
     def wait_for(
         self, predicate: Callable[[], Any], timeout: float = WAIT, what: str = "condition"
     ) -> Any:
-        """Wait until ``predicate()`` is true (re-checked whenever anything arrives)."""
+        """Wait until ``predicate()`` is true (re-checked whenever anything arrives, and every
+        10 ms: a predicate may look at the agent's side, which tells us nothing when it changes)."""
+        deadline = time.monotonic() + timeout
         with self._cond:
-            result = self._cond.wait_for(predicate, timeout)
+            result = predicate()
+            while not result:
+                remaining = deadline - time.monotonic()
+                if remaining <= 0:
+                    break
+                self._cond.wait(min(remaining, 0.01))
+                result = predicate()
         assert result, f"timed out after {timeout}s waiting for {what}"
         return result
 
