@@ -24,8 +24,13 @@ class Party(str, enum.Enum):
     CLIENT = "client"
 
 
+# Read once: looking a member up on an Enum class (``Party.AGENT``) is a slow attribute access, and
+# ``other`` runs several times for every message.
+_AGENT, _CLIENT = Party.AGENT, Party.CLIENT
+
+
 def other(party: Party) -> Party:
-    return Party.CLIENT if party is Party.AGENT else Party.AGENT
+    return _CLIENT if party is _AGENT else _AGENT
 
 
 @attrs.frozen(kw_only=True)

@@ -307,8 +307,8 @@ class Agent:
         """Run one prompt turn: stream updates with ``turn.update``; return how it ended.
 
         Return a ``PromptResponse``, a ``StopReason``, or None (``end_turn``). Check
-        ``turn.cancelled`` (a ``threading.Event``) while working; on cancellation return or raise
-        as you like: the connection answers ``stopReason: "cancelled"`` (PROMPT-23, PROMPT-24).
+        ``turn.cancelled`` (``is_set()``, ``wait(timeout)``, like a ``threading.Event``) while
+        working; on cancellation return or raise as you like: the connection answers ``stopReason: "cancelled"`` (PROMPT-23, PROMPT-24).
         Raise ``RpcError`` to answer the prompt with that error instead.
         """
         raise RpcError.method_not_found("session/prompt")

@@ -8,7 +8,8 @@ Two things live here:
 
 * ``PromptTurn``: what an agent's ``session_prompt`` gets. It streams updates (recorded in the
   session's history for ``session/load``), calls the client on the turn's session, and carries
-  ``cancelled``, the turn's cancellation flag (a ``threading.Event``).
+  ``cancelled``, the turn's cancellation flag (``is_set()``, ``wait(timeout)``, like a
+  ``threading.Event``).
 * ``TurnSlots``: which session has a turn running, on one connection. A slot is claimed when the
   ``session/prompt`` is *read* (by the thread reading the stream, so in wire order) and freed
   when its response is *written*. Claiming in wire order is what makes the rules hold under
@@ -37,6 +38,7 @@ from typing import Any, Callable, Dict, Iterator, List, Optional, Sequence
 import attrs
 
 from .. import schema as s
+from .._threads import Flag
 from ..connection import Connection, PendingRequest
 from ..errors import ConnectionClosed, LocalProtocolError
 from ..schema import UNSET
@@ -131,7 +133,7 @@ class PromptTurn:
         client: ClientHandle,
         session_id: str,
         request_id: Any,
-        cancelled: threading.Event,
+        cancelled: Flag,
         registry: Optional[SessionRegistry] = None,
     ) -> None:
         self._connection = connection
@@ -365,7 +367,7 @@ class PromptTurn:
 class _Slot:
     session_id: str
     request_id: Any
-    cancelled: threading.Event = attrs.Factory(threading.Event)
+    cancelled: Flag = attrs.Factory(Flag)  # an Event that costs a bool until waited on
     turn: Optional[PromptTurn] = None
 
 
