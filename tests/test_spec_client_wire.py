@@ -565,8 +565,11 @@ def _lifecycle(driver: AgentDriver, cwd: str) -> List[str]:
     assert driver.wait_updates(sid, len(driver.updates(sid)) + 1)
     driver.cancel(sid)
     cancelled = waiting.result(WAIT)
+    # Updates about the session rather than the turn (usage; the command list the echo agent
+    # sends after session/new, which may arrive during the first turn) are not compared.
+    session_level = (s.UsageUpdate, s.AvailableCommandsUpdate)
     return [turn.stop_reason, cancelled.stop_reason] + [
-        type(u).__name__ for u in turn.updates if not isinstance(u, s.UsageUpdate)
+        type(u).__name__ for u in turn.updates if not isinstance(u, session_level)
     ]
 
 
