@@ -44,7 +44,8 @@ def script(*steps) -> bytes:
 class Terminal:
     """The CLI in a pseudo-terminal: ``send`` keys, ``expect`` text (bounded waits)."""
 
-    def __init__(self, args, cwd: Path) -> None:
+    def __init__(self, args, cwd: Path, agent=None) -> None:
+        """``acpref client ARGS -- AGENT``; ``agent`` (an argv) defaults to the scripted agent."""
         master, slave = os.openpty()
 
         def controlling_tty() -> None:
@@ -53,7 +54,7 @@ class Terminal:
 
         env = {**os.environ, "TERM": "dumb", "PYTHONUNBUFFERED": "1"}
         self.proc = subprocess.Popen(
-            [*CLIENT, *args, *AGENT],
+            [*CLIENT, *args, *(AGENT if agent is None else ["--", *agent])],
             stdin=slave,
             stdout=slave,
             stderr=slave,

@@ -13,12 +13,9 @@ was sent is read back from the recorded transcript. Every wait has a timeout.
 
 from __future__ import annotations
 
-import fcntl
 import json
-import os
 import subprocess
 import sys
-import termios
 import time
 from pathlib import Path
 from typing import Any, Dict, List
@@ -36,39 +33,13 @@ ECHO = [sys.executable, "-m", "acpref", "echo"]
 SCRIPTED = [sys.executable, str(AGENT_SCRIPT)]
 
 
-class AgentTerminal(Terminal):
-    """``acpref client ARGS -- AGENT`` in a pseudo-terminal, for any agent command."""
-
-    def __init__(self, args: List[str], agent: List[str], cwd: Path) -> None:
-        master, slave = os.openpty()
-
-        def controlling_tty() -> None:
-            os.setsid()
-            fcntl.ioctl(0, termios.TIOCSCTTY, 0)
-
-        env = {**os.environ, "TERM": "dumb", "PYTHONUNBUFFERED": "1"}
-        self.proc = subprocess.Popen(
-            [*CLIENT, *args, "--", *agent],
-            stdin=slave,
-            stdout=slave,
-            stderr=slave,
-            cwd=cwd,
-            env=env,
-            preexec_fn=controlling_tty,
-            close_fds=True,
-        )
-        os.close(slave)
-        self.master = master
-        self.seen = b""
-
-
 @pytest.fixture
 def cli(tmp_path):
     """``cli(agent, *args, ready=PROMPT)``: the CLI at its first prompt."""
-    made: List[AgentTerminal] = []
+    made: List[Terminal] = []
 
-    def start(agent: List[str], *args: str, ready: str) -> AgentTerminal:
-        made.append(AgentTerminal(list(args), agent, tmp_path))
+    def start(agent: List[str], *args: str, ready: str) -> Terminal:
+        made.append(Terminal(list(args), tmp_path, agent))
         made[-1].expect(ready)
         return made[-1]
 
