@@ -397,7 +397,7 @@ class Connection:
         try:
             data = _ENCODER.encode(message).encode("utf-8")
         except UnicodeEncodeError:
-            # A lone surrogate cannot be UTF-8 (TRANSPORT-01): escape it as \\uXXXX instead.
+            # A lone surrogate cannot be UTF-8 (TRANSPORT-01): escape it as a \\u escape instead.
             data = _ASCII_ENCODER.encode(message).encode("ascii")
         # spec TRANSPORT-05: json.dumps escapes every newline inside strings, so the only raw
         # newline is the delimiter (TRANSPORT-04).

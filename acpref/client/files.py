@@ -122,7 +122,7 @@ def write_text(roots: Roots, path: str, content: str) -> None:
     try:
         data = content.encode("utf-8")
     except UnicodeEncodeError:
-        # A lone surrogate (a \udXXX escape in the JSON) is no UTF-8 text: refused, not mangled.
+        # A lone surrogate (a \ud800 escape in the JSON) is no UTF-8 text: refused, not mangled.
         raise RpcError(
             ErrorCode.INVALID_PARAMS, "content is not valid Unicode text", {"path": path}
         ) from None

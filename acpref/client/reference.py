@@ -350,7 +350,7 @@ class ReferenceClient(Client):
 
 def _check_argv(command: str, args: List[str], env: Dict[str, str]) -> None:
     # Refused here, as -32602, rather than failing inside the spawn: a NUL byte cannot be passed
-    # to a program, and a lone surrogate (a \udXXX escape in the JSON) is no text.
+    # to a program, and a lone surrogate (a \ud800 escape in the JSON) is no text.
     problems = []
     if not command or not _passable(command):
         problems.append("command is empty or has a NUL byte or a lone surrogate")

@@ -117,7 +117,7 @@ class Roots:
         try:
             size = len(path.encode("utf-8"))
         except UnicodeEncodeError:
-            # spec-gap path-not-unicode: a lone surrogate (a \udXXX escape in the JSON) names no
+            # spec-gap path-not-unicode: a lone surrogate (a \ud800 escape in the JSON) names no
             # file; refused before any file system call (which would fail on it).
             raise RpcError(
                 ErrorCode.INVALID_PARAMS, "path is not valid Unicode text", {"path": path}
