@@ -385,8 +385,9 @@ def _make_converter(*, strict: bool, detailed: bool) -> cattrs.Converter:
                 if spec.keep_unknown:
                     return Unknown(raw=value)  # spec SCHEMA-10: unknown variant kept raw
                 if untagged_hook is not None:
-                    # spec SCHEMA-05, SCHEMA-06: the untagged branch (stdio server, agent auth)
-                    # does not constrain the tag key; strict mode reports it as unknown (EXT-04).
+                    # spec SCHEMA-05 (agent auth) and spec SCHEMA-06 (stdio server): the untagged
+                    # branch does not constrain the tag key; strict mode reports it as unknown
+                    # (EXT-04).
                     return untagged_hook(value, untagged)
                 raise _WireError([(f".{tag}", f"{value[tag]!r} is not one of {known}")])
             cl, hook = chosen

@@ -14,7 +14,7 @@ import time
 from pathlib import Path
 
 import pytest
-from peers.client_agent import ScriptedAgent
+from peers.client_agent import DEFAULT_CAPS, ScriptedAgent
 from peers.client_harness import (
     WAIT,
     Pair,
@@ -141,6 +141,31 @@ def test_INIT_09_unsupported_version_closes(spawned):
 # -- Refusals before sending ------------------------------------------------------------------
 
 
+class _NoBooleans(ReferenceClient):
+    supports_boolean_config = False
+
+
+def _refusal(pairs, cwd, action, caps=None) -> LocalProtocolError:
+    """``action(conn, cwd, sid)`` against an agent advertising ``caps`` (nothing by default): it
+    must be refused before a byte is written. Returns the refusal."""
+    recorded = Recorded()
+    pair = pairs(_NoBooleans(), ScriptedAgent(caps={} if caps is None else caps), recorder=recorded)
+    sid = pair.new_session(cwd)
+    sent_before = len([d for d, _ in recorded.lines if d == "out"])
+    with pytest.raises(LocalProtocolError) as info:
+        action(pair.conn, cwd, sid)
+    assert len([d for d, _ in recorded.lines if d == "out"]) == sent_before  # nothing was written
+    return info.value
+
+
+def _sent(pairs, cwd, action, method):
+    """The ``method`` requests ``action(conn, cwd, sid)`` writes to an agent advertising all."""
+    recorded = Recorded()
+    pair = pairs(recorder=recorded)
+    action(pair.conn, cwd, pair.new_session(cwd))
+    return recorded.sent(method)
+
+
 @pytest.mark.parametrize(
     "clause, action",
     [
@@ -173,19 +198,102 @@ def test_INIT_09_unsupported_version_closes(spawned):
 def test_refused_before_sending(pairs, cwd, clause, action):
     # spec SETUP-03, SETUP-10, SETUP-14, LIST-01, DELETE-01, AUTH-03, SETUP-24, SETUP-35: refused
     # spec CONTENT-04, PROMPT-03, INIT-13, SETUP-25: refused before a byte is written
+    refusal = _refusal(pairs, cwd, action)
+    assert refusal.clause == clause
+    assert f"[spec {clause}]" in str(refusal)
+
+
+def test_AUTH_03_logout_only_with_a_non_null_auth_logout(pairs, cwd):
+    refusal = _refusal(pairs, cwd, lambda c, cwd, sid: c.logout(), {"auth": {"logout": None}})
+    assert refusal.clause == "AUTH-03" and "'auth.logout'" in str(refusal)
+    assert len(_sent(pairs, cwd, lambda c, cwd, sid: c.logout(timeout=WAIT), "logout")) == 1
+
+
+def test_SETUP_10_resume_only_with_a_non_null_resume_capability(pairs, cwd):
+    def resume(c, cwd, sid):
+        return c.resume_session(sid, cwd, timeout=WAIT)
+
+    refusal = _refusal(pairs, cwd, resume, {"sessionCapabilities": {"resume": None}})
+    assert refusal.clause == "SETUP-10" and "'sessionCapabilities.resume'" in str(refusal)
+    assert len(_sent(pairs, cwd, resume, "session/resume")) == 1
+
+
+def test_SETUP_14_close_only_with_a_non_null_close_capability(pairs, cwd):
+    def close(c, cwd, sid):
+        return c.close_session(sid, timeout=WAIT)
+
+    refusal = _refusal(pairs, cwd, close, {"sessionCapabilities": {"close": None}})
+    assert refusal.clause == "SETUP-14" and "'sessionCapabilities.close'" in str(refusal)
+    assert len(_sent(pairs, cwd, close, "session/close")) == 1
+
+
+def test_LIST_01_list_only_with_a_non_null_list_capability(pairs, cwd):
+    def listing(c, cwd, sid):
+        return list(c.list_sessions(timeout=WAIT))
+
+    refusal = _refusal(pairs, cwd, listing, {"sessionCapabilities": {"list": None}})
+    assert refusal.clause == "LIST-01" and "'sessionCapabilities.list'" in str(refusal)
+    assert len(_sent(pairs, cwd, listing, "session/list")) == 1
+
+
+def test_DELETE_01_delete_only_with_a_non_null_delete_capability(pairs, cwd):
+    def delete(c, cwd, sid):
+        return c.session_delete(s.DeleteSessionRequest(session_id=sid), timeout=WAIT)
+
+    refusal = _refusal(pairs, cwd, delete, {"sessionCapabilities": {"delete": None}})
+    assert refusal.clause == "DELETE-01" and "'sessionCapabilities.delete'" in str(refusal)
+    assert len(_sent(pairs, cwd, delete, "session/delete")) == 1
+
+
+def test_SETUP_24_additional_directories_only_when_advertised(pairs, cwd):
+    def with_roots(c, cwd, sid):
+        return c.new_session(cwd, additional_directories=[cwd], timeout=WAIT)
+
+    refusal = _refusal(pairs, cwd, with_roots, {"sessionCapabilities": {"list": {}}})
+    assert refusal.clause == "SETUP-24" and "not advertised" in str(refusal)
+    *_, ours = _sent(pairs, cwd, with_roots, "session/new")  # after the pair's own session/new
+    assert ours["params"]["additionalDirectories"] == [cwd]
+
+
+def test_SETUP_20_relative_additional_directory_is_refused(pairs, cwd):
+    def relative(c, cwd, sid):
+        request = s.NewSessionRequest(cwd=cwd, mcp_servers=[], additional_directories=["lib"])
+        return c.session_new(request, timeout=WAIT)
+
+    refusal = _refusal(pairs, cwd, relative, DEFAULT_CAPS)  # additionalDirectories advertised
+    assert refusal.clause == "SETUP-20" and "'lib' is not absolute" in str(refusal)
+
+
+def test_PROMPT_03_only_content_types_the_agent_allows(pairs, cwd):
+    # The default agent: image and audio false, embeddedContext true.
+    resource = s.EmbeddedResource(resource=s.TextResourceContents(uri="file:///a.txt", text="a"))
+    (prompt,) = _sent(
+        pairs, cwd, lambda c, cwd, sid: c.prompt(sid, [resource], timeout=WAIT), "session/prompt"
+    )
+    assert prompt["params"]["prompt"][0]["type"] == "resource"
+    for kind, block in (
+        ("image", s.ImageContent(data="AA==", mime_type="image/png")),
+        ("audio", s.AudioContent(data="AA==", mime_type="audio/wav")),
+    ):
+        refusal = _refusal(
+            pairs, cwd, lambda c, cwd, sid, b=block: c.prompt(sid, [b], timeout=WAIT), DEFAULT_CAPS
+        )
+        assert refusal.clause == "CONTENT-04"  # the same rule, as the content page states it
+        assert f"did not advertise promptCapabilities.{kind}" in str(refusal)
+
+
+def test_LIST_11_cursor_is_echoed_untouched_and_never_made_up(pairs, cwd):
     recorded = Recorded()
-
-    class NoBooleans(ReferenceClient):
-        supports_boolean_config = False
-
-    pair = pairs(NoBooleans(), ScriptedAgent(caps={}), recorder=recorded)
-    sid = pair.new_session(cwd)
-    sent_before = len([d for d, _ in recorded.lines if d == "out"])
+    pair = pairs(recorder=recorded)
+    first, second = pair.new_session(cwd), pair.new_session(cwd)
+    assert [i.session_id for i in pair.conn.list_sessions(timeout=WAIT)] == [first, second]
+    cursors = [m["params"].get("cursor") for m in recorded.sent("session/list")]
+    assert cursors == [None, "page2"]  # the agent's nextCursor, byte for byte
+    written = len(recorded.lines)
     with pytest.raises(LocalProtocolError) as info:
-        action(pair.conn, cwd, sid)
-    assert info.value.clause == clause
-    assert f"[spec {clause}]" in str(info.value)
-    assert len([d for d, _ in recorded.lines if d == "out"]) == sent_before  # nothing was written
+        pair.conn.session_list(s.ListSessionsRequest(cursor="page3"), timeout=WAIT)
+    assert info.value.clause == "LIST-11"
+    assert [d for d, _ in recorded.lines[written:] if d == "out"] == []
 
 
 def test_SETUP_25_convenience_makes_paths_absolute(pairs, tmp_path, monkeypatch):

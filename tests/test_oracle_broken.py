@@ -19,7 +19,7 @@ from typing import Any, Callable, Dict
 import pytest
 
 from acpref.errors import ConnectionClosed, RemoteProtocolError, RequestTimeout, RpcError
-from acpref.oracle import Report, validate
+from acpref.oracle import Finding, Report, validate
 from acpref.testing import AgentDriver
 
 BROKEN = Path(__file__).resolve().parent / "broken"
@@ -77,6 +77,25 @@ def _run_agent(argv: list, drive: str) -> Report:
     return d.close(grace=3.0)
 
 
+def _broken_agent_report(name: str) -> Report:
+    """Run the broken agent ``name`` through the conversation that provokes it."""
+    return _run_agent([PY, str(BROKEN / "agents.py"), name], agents.BROKEN[name].drive)
+
+
+def _broken_client_report(name: str, tmp_path: Path) -> Report:
+    """Run the broken client ``name`` through a recording proxy; validate its transcript."""
+    transcript = tmp_path / "t.jsonl"
+    subprocess.run([PY, str(BROKEN / "clients.py"), name, str(transcript)], timeout=30, check=True)
+    return validate(transcript)
+
+
+def _caught(report: Report, party: str, clause: str) -> Finding:
+    """The finding of ``clause`` blamed on ``party``; the whole report is shown if there is none."""
+    found = [f for f in report.blamed(party) if f.clause == clause]
+    assert found, f"expected {clause} blamed on the {party}, got:\n{report.format_text()}"
+    return found[0]
+
+
 @pytest.mark.parametrize(
     "name", sorted(agents.BROKEN), ids=lambda n: f"{agents.BROKEN[n].expect}-{n}"
 )
@@ -85,12 +104,8 @@ def test_broken_agent_is_caught_with_its_clause(name: str) -> None:
     # spec AUTH-05, EXT-04, EXT-05, FS-01, FS-02, FS-03, INIT-07, INIT-08, OVERVIEW-01, OVERVIEW-09
     # spec PROMPT-17, PROMPT-23, PROMPT-24, PROMPT-26, RPC-01, RPC-04, RPC-05, RPC-06, RPC-09
     # spec SCHEMA-03, SCHEMA-12, SETUP-02, SETUP-07, SETUP-08, SETUP-12, TERM-01, TERM-07
-    # spec TOOL-02, TOOL-05, TOOL-15, TRANSPORT-01, TRANSPORT-05, TRANSPORT-08
-    cls = agents.BROKEN[name]
-    report = _run_agent([PY, str(BROKEN / "agents.py"), name], cls.drive)
-    blamed = {f.clause for f in report.blamed("agent")}
-    assert cls.expect in blamed, f"{name}: expected {cls.expect}, got:\n{report.format_text()}"
-    finding = next(f for f in report.blamed("agent") if f.clause == cls.expect)
+    # spec TOOL-02, TOOL-05, TOOL-15, TRANSPORT-01, TRANSPORT-05, TRANSPORT-08, FS-06
+    finding = _caught(_broken_agent_report(name), "agent", agents.BROKEN[name].expect)
     assert finding.message and (
         finding.index is not None or finding.clause in ("RPC-06", "TERM-07")
     )
@@ -103,12 +118,52 @@ def test_broken_client_is_caught_with_its_clause(name: str, tmp_path: Path) -> N
     # The clauses the broken clients prove:
     # spec CONTENT-04, INIT-01, OVERVIEW-01, OVERVIEW-09, PROMPT-01, PROMPT-21, RPC-01, RPC-04
     # spec SCHEMA-12, SETUP-22, SETUP-25, SETUP-35, TOOL-08, TRANSPORT-09
-    cls = clients.BROKEN[name]
-    transcript = tmp_path / "t.jsonl"
-    subprocess.run([PY, str(BROKEN / "clients.py"), name, str(transcript)], timeout=30, check=True)
-    report = validate(transcript)
-    blamed = {f.clause for f in report.blamed("client")}
-    assert cls.expect in blamed, f"{name}: expected {cls.expect}, got:\n{report.format_text()}"
+    _caught(_broken_client_report(name, tmp_path), "client", clients.BROKEN[name].expect)
+
+
+# -- One clause each: what the finding says --------------------------------------------------------
+
+
+def test_FS_01_read_without_fs_read_capability_is_caught() -> None:
+    finding = _caught(_broken_agent_report("ReadsWithoutCapability"), "agent", "FS-01")
+    assert "fs/read_text_file" in finding.message and "'fs.readTextFile'" in finding.message
+
+
+def test_FS_02_write_without_fs_write_capability_is_caught() -> None:
+    finding = _caught(_broken_agent_report("ConnWriteWithoutCapability"), "agent", "FS-02")
+    assert "fs/write_text_file" in finding.message and "'fs.writeTextFile'" in finding.message
+
+
+def test_FS_03_relative_read_path_is_caught() -> None:
+    finding = _caught(_broken_agent_report("RelativeReadPath"), "agent", "FS-03")
+    assert finding.message == "fs/read_text_file path 'notes.txt' is not absolute"
+
+
+def test_FS_06_relative_write_path_is_caught() -> None:
+    finding = _caught(_broken_agent_report("RelativeWritePath"), "agent", "FS-06")
+    assert finding.message == "fs/write_text_file path 'notes.txt' is not absolute"
+
+
+def test_TERM_01_terminal_without_terminal_capability_is_caught() -> None:
+    finding = _caught(_broken_agent_report("TerminalWithoutCapability"), "agent", "TERM-01")
+    assert "terminal/create" in finding.message and "'terminal'" in finding.message
+
+
+def test_TERM_07_terminal_never_released_is_caught() -> None:
+    finding = _caught(_broken_agent_report("LeaksTerminal"), "agent", "TERM-07")
+    assert finding.message.endswith("was never released")
+
+
+def test_PROMPT_01_prompt_for_a_session_never_set_up_is_caught(tmp_path: Path) -> None:
+    finding = _caught(
+        _broken_client_report("PromptUnknownSession", tmp_path), "client", "PROMPT-01"
+    )
+    assert "'sess-404'" in finding.message and finding.index is not None
+
+
+def test_SETUP_22_load_naming_another_cwd_is_caught(tmp_path: Path) -> None:
+    finding = _caught(_broken_client_report("LoadWithOtherCwd", tmp_path), "client", "SETUP-22")
+    assert finding.message == "cwd '/var' is not the session's cwd '/tmp'"
 
 
 _DRIVES = (

@@ -665,7 +665,8 @@ def _fs(state: "ProtocolState", m: Message) -> Iterable[Finding]:
     path = m.params.get("path")
     clause = "FS-03" if m.method == "fs/read_text_file" else "FS-06"
     if not is_absolute_path(path):
-        # spec FS-03, FS-06, OVERVIEW-06: the path is absolute.
+        # spec FS-03, OVERVIEW-06: the path to read is absolute;
+        # spec FS-06: so is the path to write.
         yield finding(clause, A, f"{m.method} path {path!r} is not absolute", m.index, INVALID)
     line = m.params.get("line")
     if m.method == "fs/read_text_file" and line is not None and not is_one_based(line):

@@ -279,7 +279,11 @@ def _set_mode(state: "ProtocolState", m: Message) -> Iterable[Finding]:
     if s is not None and s.mode_ids is not None and mode not in s.mode_ids:
         # spec MODES-04: modeId is one of availableModes.
         yield finding(
-            "MODES-04", C, f"mode {mode!r} is not one of {sorted(s.mode_ids, key=repr)}", m.index, INVALID
+            "MODES-04",
+            C,
+            f"mode {mode!r} is not one of {sorted(s.mode_ids, key=repr)}",
+            m.index,
+            INVALID,
         )
 
 
@@ -348,7 +352,8 @@ def _prompt(state: "ProtocolState", m: Message) -> Iterable[Finding]:
         kind = block.get("type") if isinstance(block, dict) else None
         gate = prompt_block_gate(kind)
         if gate is not None and not state.gate_open(gate, Party.AGENT):
-            # spec PROMPT-03, CONTENT-04: image/audio/resource only when the agent accepts them.
+            # spec PROMPT-03: only the content types the agent's promptCapabilities allow;
+            # spec CONTENT-04: image/audio/resource only when the agent accepts them.
             yield finding(
                 "CONTENT-04",
                 C,

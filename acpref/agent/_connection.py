@@ -436,7 +436,8 @@ class AgentSideConnection:
         if ctx.is_notification:
             self.agent.ext_notification(method, params)
             return None
-        # spec EXT-06, EXT-07: a custom request is answered under its own id.
+        # spec EXT-06: a custom request goes to the agent's ext_method;
+        # spec EXT-07: it is answered under its own id.
         return self._guard(method, lambda p, _c: self.agent.ext_method(method, p))(params, ctx)
 
 

@@ -297,8 +297,8 @@ class Agent:
         ]
         self.sessions.set_config_options(session, options)
         if announce_options:
-            # spec CONFIG-20, CONFIG-21: the agent's own change, announced with the complete
-            # list of options, not just the one that changed.
+            # spec CONFIG-20: the agent's own change, announced;
+            # spec CONFIG-21: with the complete list of options, not just the one that changed.
             send(s.ConfigOptionUpdate(config_options=options))
 
     # -- The prompt turn -------------------------------------------------------------------------

@@ -237,7 +237,8 @@ def _stream(inv: Invocation) -> s.StopReason:
     # spec LIST-14: the agent names the session; only title and updatedAt change (LIST-16).
     turn.update(s.SessionInfoUpdate(title=f"Echo: streamed {count} chunks", updated_at=_now()))
     plan(S.COMPLETED, S.COMPLETED, S.COMPLETED, S.IN_PROGRESS)
-    # spec PROMPT-09, PROMPT-10: integer used and size; cost with an ISO 4217 currency.
+    # spec PROMPT-09: the turn reports context usage and cost;
+    # spec PROMPT-10: integer used and size; cost with an ISO 4217 currency.
     turn.update(
         s.UsageUpdate(
             used=1000 + 10 * count,

@@ -113,7 +113,7 @@ def _not_a_message(sender: Party, text: str, detail: str = "") -> LineVerdict:
     where = "stdout" if sender is Party.AGENT else "the agent's stdin"
     clause = "TRANSPORT-08" if sender is Party.AGENT else "TRANSPORT-09"
     extra = f" ({detail})" if detail else ""
-    # spec TRANSPORT-08 / TRANSPORT-09: nothing but ACP messages on the protocol stream.
+    # spec TRANSPORT-08 and spec TRANSPORT-09: nothing but ACP messages on the protocol stream.
     return LineVerdict(clause, f"not an ACP message on {where}: {_clip(text)}{extra}")
 
 

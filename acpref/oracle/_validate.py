@@ -201,8 +201,8 @@ class Validator:
             )
             self._owed_null[other(sender)] += 1
         else:
-            # spec OVERVIEW-01, OVERVIEW-11: a request, a response or a notification, with the
-            # JSON-RPC member names; nothing else (a renamed "Method" or "ID" is none of them).
+            # spec OVERVIEW-01: a request, a response or a notification; nothing else.
+            # spec OVERVIEW-11: with the JSON-RPC member names (a renamed "Method" or "ID" is none).
             yield finding(
                 "OVERVIEW-01", sender, "neither a request, a response nor a notification", index
             )

@@ -114,7 +114,7 @@ def _prompt(ctx: ScenarioContext) -> None:
         ctx.driver.prompt(first, link)
         ctx.passed("INIT-15", "CONTENT-09")
     except RpcError as exc:
-        # spec INIT-15, CONTENT-09: resource_link is baseline prompt content.
+        # spec INIT-15 and spec CONTENT-09: resource_link is baseline prompt content.
         ctx.check("CONTENT-09", False, f"a prompt with a resource_link block was refused: {exc}")
     _modes_and_options(ctx, first, setup)
 

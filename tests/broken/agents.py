@@ -148,6 +148,19 @@ class RelativeReadPath(RawAgent):
         super().on_session_prompt(m)
 
 
+class RelativeWritePath(RawAgent):
+    """Asks the client to write a relative path."""
+
+    expect, drive = "FS-06", "prompt"
+
+    def on_session_prompt(self, m: M) -> None:
+        self.request(
+            "fs/write_text_file",
+            {"sessionId": m["params"]["sessionId"], "path": "notes.txt", "content": "x"},
+        )
+        super().on_session_prompt(m)
+
+
 class DuplicateSessionIds(RawAgent):
     """Gives every new session the same id."""
 
