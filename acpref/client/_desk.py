@@ -163,7 +163,7 @@ class ClientObserver:
         rules: RulesObserver,
         desk: PermissionDesk,
         on_result: Callable[[str, Any, Any], None],
-        wants_result: Callable[[str], bool] = lambda method: True,
+        wants_result: Callable[[str], bool],
     ) -> None:
         self.rules = rules
         self._desk = desk
