@@ -83,9 +83,19 @@ def _scan(root: str, base: str) -> List[Citation]:
         for lineno, text in _comments(source):
             for match in _COMMENT.finditer(text):
                 for clause in _ID.findall(match.group(1)):
-                    out.append(Citation(clause, rel, lineno, _enclosing(spans, lineno), text.strip()))
+                    out.append(
+                        Citation(clause, rel, lineno, _enclosing(spans, lineno), text.strip())
+                    )
             for match in _GAP.finditer(text):
-                out.append(Citation(f"spec-gap:{match.group(1)}", rel, lineno, _enclosing(spans, lineno), text.strip()))
+                out.append(
+                    Citation(
+                        f"spec-gap:{match.group(1)}",
+                        rel,
+                        lineno,
+                        _enclosing(spans, lineno),
+                        text.strip(),
+                    )
+                )
     return out
 
 
@@ -236,7 +246,9 @@ def build_register(rows: List[Dict[str, str]]) -> List[Dict[str, str]]:
 def format_register(rows: List[Dict[str, str]]) -> str:
     lines = ["\t".join(REGISTER_COLUMNS)]
     for row in rows:
-        lines.append("\t".join(row.get(column, "").replace("\t", " ") for column in REGISTER_COLUMNS))
+        lines.append(
+            "\t".join(row.get(column, "").replace("\t", " ") for column in REGISTER_COLUMNS)
+        )
     return "\n".join(lines) + "\n"
 
 

@@ -193,6 +193,31 @@ def test_RPC_06_answered_twice() -> None:
     assert _found(PROMPT, END_TURN, END_TURN) == [("RPC-06", A, 6)]
 
 
+def test_RPC_06_second_answer_found_whatever_the_order_of_the_ids() -> None:
+    # The rules keep answered integer ids as runs of consecutive ids: answers out of order, a
+    # gap that an answer closes, and string ids must still find every second answer.
+    ids: List[Any] = [7, 3, 5, 4, 6, 10, "x", 2]
+    NEW = {"cwd": "/tmp", "mcpServers": []}
+    opened = [(C, {"jsonrpc": "2.0", "id": i, "method": "session/new", "params": NEW}) for i in ids]
+    answers = [
+        (A, {"jsonrpc": "2.0", "id": i, "result": {"sessionId": f"s-{i}"}})
+        for i in (5, 3, 10, 4, "x", 7, 6, 2)
+    ]
+    again = [
+        (A, {"jsonrpc": "2.0", "id": i, "result": {"sessionId": f"t-{i}"}})
+        for i in (4, 10, "x", 2, 8)
+    ]
+    first = 4 + len(opened) + len(answers)  # the index of the first second answer
+    found = _found(*opened, *answers, *again)
+    assert [f for f in found if f[0].startswith("RPC")] == [
+        ("RPC-06", A, first),
+        ("RPC-06", A, first + 1),
+        ("RPC-06", A, first + 2),
+        ("RPC-06", A, first + 3),
+        ("RPC-04", A, first + 4),  # 8 was never asked: no request in flight, none answered
+    ]
+
+
 def test_RPC_06_never_answered_only_when_the_transcript_ended_cleanly() -> None:
     assert _found(PROMPT) == [("RPC-06", A, 4)]
     assert _found(PROMPT, eof=False) == []

@@ -17,8 +17,11 @@ from pathlib import Path
 from typing import Any, Dict, List, Optional, Tuple
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from acpref._rules import Party, ProtocolState, RulesObserver, clauses, level_of
+from acpref._rules.state import AnsweredIds
 from acpref.errors import LocalProtocolError
 
 A, C = Party.AGENT, Party.CLIENT
@@ -454,3 +457,22 @@ def test_echo_transcript_replayed_through_fresh_rules_finds_nothing(tmp_path: Pa
     for index, (direction, message) in enumerate(client.wire):
         found += state.observe(C if direction == "out" else A, message, index)
     assert found == [] and state.finish() == []
+
+
+# -- answered ids ---------------------------------------------------------------------------------
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(st.one_of(st.integers(-5, 60), st.sampled_from(["a", "b", None])), max_size=80))
+def test_RPC_06_answered_ids_remember_exactly_what_a_set_would(answers: List[Any]) -> None:
+    # spec RPC-06: a second answer is found by id. The rules keep integer ids as runs, not a
+    # set: whatever the order of the answers, they must hold exactly what a set would.
+    kept = AnsweredIds()
+    seen = set()
+    for request_id in answers:
+        kept.add(request_id)
+        seen.add(request_id)
+        assert all((x in kept) == (x in seen) for x in [*range(-7, 63), "a", "b", "c", None])
+    assert kept._firsts == sorted(kept._firsts)
+    # Runs never touch: two runs that meet are one.
+    assert all(f > last + 1 for f, last in zip(kept._firsts[1:], kept._lasts))

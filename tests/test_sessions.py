@@ -171,7 +171,7 @@ def test_state_dir_round_trip(tmp_path: Path) -> None:
     again = two.get(session.id)
     assert again is not None and gone.id not in two
     assert again.history == session.history
-    assert (again.title, again.cwd, again.additional_directories) == ("T", "/p", ["/lib"])
+    assert (again.title, again.cwd, again.additional_directories) == ("T", "/p", ("/lib",))
     assert again.updated_at == session.updated_at
 
 

@@ -9,6 +9,7 @@ A finding's ``code`` is the error the client answers a refused request with.
 
 from __future__ import annotations
 
+import sys
 from typing import TYPE_CHECKING, Any, Dict, Iterable, List, Optional
 
 from ..errors import ErrorCode
@@ -255,7 +256,9 @@ def _session_created(state: "ProtocolState", m: Message) -> None:
         or not isinstance(m.result.get("sessionId"), str)
     ):
         return
-    s = SessionState(id=m.result["sessionId"], cwd=m.request.params.get("cwd"))
+    cwd = m.request.params.get("cwd")
+    # Sessions mostly share a few cwds: one string each, not one a session.
+    s = SessionState(id=m.result["sessionId"], cwd=sys.intern(cwd) if type(cwd) is str else cwd)
     _remember_options(s, m.result)
     state.sessions[s.id] = s
 
@@ -650,11 +653,12 @@ def _permission_apply(state: "ProtocolState", m: Message) -> None:
     if s is None:
         return
     options = m.params.get("options")
-    s.permissions[m.id] = (
+    offered = (
         {o.get("optionId") for o in options if isinstance(o, dict)}
         if isinstance(options, list)
         else set()
     )
+    s.permissions = {**s.permissions, m.id: offered}
     tool_call = m.params.get("toolCall")
     if isinstance(tool_call, dict) and isinstance(tool_call.get("toolCallId"), str):
         s.tool_calls = grow(s.tool_calls, tool_call["toolCallId"])

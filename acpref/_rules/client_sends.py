@@ -17,7 +17,7 @@ from ..methods import CANCEL_REQUEST
 from .book import Message, check, transition
 from .capabilities import prompt_block_gate
 from .findings import Finding, Party, finding
-from .state import NO_IDS
+from .state import NO_IDS, NOTHING
 from .values import is_absolute_path
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -450,7 +450,7 @@ def _permission_answered(state: "ProtocolState", m: Message) -> None:
     assert m.request is not None
     s = state.sessions.get(m.request.params.get("sessionId"))
     if s is not None:
-        s.permissions.pop(m.id, None)
+        s.permissions = {k: v for k, v in s.permissions.items() if k != m.id} or NOTHING
         cancelled = s.cancelled_permissions
         if m.id in cancelled and isinstance(cancelled, set):  # then it is a set of its own
             cancelled.discard(m.id)

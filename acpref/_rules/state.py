@@ -24,7 +24,20 @@ the rules read raw wire dicts defensively and never fail on malformed input.
 from __future__ import annotations
 
 import threading
-from typing import AbstractSet, Any, Callable, Dict, FrozenSet, Iterable, List, Optional, Set
+import types
+from bisect import bisect_right
+from typing import (
+    AbstractSet,
+    Any,
+    Callable,
+    Dict,
+    FrozenSet,
+    Iterable,
+    List,
+    Mapping,
+    Optional,
+    Set,
+)
 
 import attrs
 
@@ -41,6 +54,11 @@ __all__ = ["ProtocolState", "SessionState", "TerminalState", "classify"]
 NO_IDS: FrozenSet[Any] = frozenset()
 
 
+#: The empty mapping every session's config options and pending permissions start as, shared (an
+#: empty dict costs 64 bytes): both are replaced, never changed in place.
+NOTHING: Mapping[Any, Any] = types.MappingProxyType({})
+
+
 def grow(ids: AbstractSet[Any], item: Any) -> Set[Any]:
     """``ids`` with ``item`` added: in place once it is a session's own set, else a new set."""
     if isinstance(ids, set):
@@ -49,7 +67,7 @@ def grow(ids: AbstractSet[Any], item: Any) -> Set[Any]:
     return {*ids, item}
 
 
-@attrs.define
+@attrs.define(weakref_slot=False)  # no weak references: 8 bytes a session
 class SessionState:
     """What the rules know of one session on this connection (sets start shared: see ``grow``)."""
 
@@ -74,15 +92,69 @@ class SessionState:
     #: one is None): these rules only compare them.
     mode_ids: Optional[Set[Any]] = None
     #: Config options by id, as wire dicts (CONFIG-17).
-    config: Dict[Any, Dict[str, Any]] = attrs.Factory(dict)
+    config: Mapping[Any, Dict[str, Any]] = NOTHING
     #: Permission requests in flight for this session: request id -> offered option ids.
-    permissions: Dict[Any, Set[Any]] = attrs.Factory(dict)
+    permissions: Mapping[Any, Set[Any]] = NOTHING
     #: Permission requests that were in flight when the client cancelled (PROMPT-21).
     cancelled_permissions: AbstractSet[Any] = NO_IDS
     #: The id of the session/load or session/resume request in flight, if any.
     reopen_request: Any = None
     #: True when this record was made by a load/resume (dropped again if that fails).
     created_by_reopen: bool = False
+
+
+class AnsweredIds:
+    """The ids of the requests one party sent that are answered, kept small.
+
+    Peers number their requests 0, 1, 2, ... and these are answered roughly in order, so integer
+    ids are kept as runs of consecutive ids (``[first, last]``): ten thousand answered requests
+    are one run, where a set cost about 100 bytes an id. Other ids go in a set. Bounded: a long
+    connection forgets (and then reports a second answer as RPC-04, not RPC-06).
+    """
+
+    LIMIT = 100_000
+
+    def __init__(self) -> None:
+        self._firsts: List[int] = []
+        self._lasts: List[int] = []
+        self._others: Set[Any] = set()
+
+    def add(self, request_id: Any) -> None:
+        if type(request_id) is not int:  # a string, None, or a bool (which is no int here)
+            if len(self._others) >= self.LIMIT:
+                self._others.clear()
+            self._others.add(request_id)
+            return
+        n = request_id
+        firsts, lasts = self._firsts, self._lasts
+        if lasts and lasts[-1] == n - 1:  # the usual case: the next id in order
+            lasts[-1] = n
+            return
+        i = bisect_right(firsts, n)  # the runs before i start at or below n
+        if i and lasts[i - 1] >= n:
+            return
+        joins_before = bool(i) and lasts[i - 1] == n - 1
+        joins_after = i < len(firsts) and firsts[i] == n + 1
+        if joins_before and joins_after:
+            lasts[i - 1] = lasts.pop(i)
+            del firsts[i]
+        elif joins_before:
+            lasts[i - 1] = n
+        elif joins_after:
+            firsts[i] = n
+        else:
+            if len(firsts) >= self.LIMIT:
+                firsts.clear()
+                lasts.clear()
+                i = 0
+            firsts.insert(i, n)
+            lasts.insert(i, n)
+
+    def __contains__(self, request_id: Any) -> bool:
+        if type(request_id) is not int:
+            return request_id in self._others
+        i = bisect_right(self._firsts, request_id)
+        return bool(i) and self._lasts[i - 1] >= request_id
 
 
 @attrs.define
@@ -121,7 +193,7 @@ class ProtocolState:
         self.authenticated = False
         # JSON-RPC bookkeeping: requests each party sent and that are not answered yet.
         self.outstanding: Dict[Party, Dict[Any, Outstanding]] = {Party.AGENT: {}, Party.CLIENT: {}}
-        self.answered: Dict[Party, Set[Any]] = {Party.AGENT: set(), Party.CLIENT: set()}
+        self.answered = {Party.AGENT: AnsweredIds(), Party.CLIENT: AnsweredIds()}
         #: Requests that reused an id still in flight, by sender: each is owed one refusal,
         #: which answers it and not the first request of that id (spec-gap duplicate-id).
         self.duplicates: Dict[Party, Dict[Any, int]] = {Party.AGENT: {}, Party.CLIENT: {}}
@@ -399,10 +471,7 @@ class ProtocolState:
             )
         elif m.kind == "response" and m.request is not None:
             self.outstanding[other(m.sender)].pop(m.id, None)
-            answered = self.answered[other(m.sender)]
-            answered.add(m.id)
-            if len(answered) > 100_000:  # bounded memory on long connections
-                answered.clear()
+            self.answered[other(m.sender)].add(m.id)
         for fn in RULES.transitions_for(m):
             try:
                 fn(self, m)

@@ -364,6 +364,8 @@ class Agent:
         return session.live.get("mcp")
 
     def _disconnect_mcp(self, session: Session) -> None:
+        if session._live is None:  # nothing live yet (and no dict made just to look)
+            return
         manager = session.live.pop("mcp", None)
         session.live.pop("mcp_notices", None)
         if manager is not None:

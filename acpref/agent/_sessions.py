@@ -28,9 +28,24 @@ import itertools
 import json
 import logging
 import os
+import sys
 import threading
 import time
-from typing import Any, Dict, Iterator, List, Optional, Sequence, Set, Tuple
+from typing import (
+    Any,
+    Callable,
+    Dict,
+    Generic,
+    Iterable,
+    Iterator,
+    List,
+    Optional,
+    Sequence,
+    Set,
+    Tuple,
+    TypeVar,
+    overload,
+)
 
 import attrs
 
@@ -78,31 +93,92 @@ def _now() -> str:
     return _last_stamp[1]
 
 
-@attrs.define(eq=False)
+#: The sessions' locks. A lock of each session's own cost about 100 bytes a session (a seventh of
+#: all it kept): sessions share a fixed set of locks instead, picked by session id. Nothing holds
+#: two sessions' locks at once, so sharing cannot deadlock; it only makes two sessions that pick
+#: the same lock wait for each other, for the few microseconds a change takes.
+_SESSION_LOCKS = tuple(threading.RLock() for _ in range(64))
+
+_T = TypeVar("_T")
+
+
+def _as_tuple(items: Iterable[Any]) -> Tuple[Any, ...]:
+    return tuple(items)
+
+
+class _MadeOnFirstUse(Generic[_T]):
+    """A session's container that is made when first used, kept in the slot ``_<name>``.
+
+    Most sessions never need some of theirs (a session that is never prompted has no history; few
+    have terminal output or extra state), and an empty dict costs 64 bytes, an empty list 56.
+    """
+
+    def __init__(self, factory: Callable[[], _T]) -> None:
+        self._factory = factory
+        self._slot = ""
+
+    def __set_name__(self, owner: type, name: str) -> None:
+        self._slot = "_" + name
+
+    @overload
+    def __get__(self, session: None, owner: Optional[type] = None) -> "_MadeOnFirstUse[_T]": ...
+
+    @overload
+    def __get__(self, session: "Session", owner: Optional[type] = None) -> _T: ...
+
+    def __get__(self, session: Optional["Session"], owner: Optional[type] = None) -> Any:
+        if session is None:
+            return self
+        value = getattr(session, self._slot)
+        if value is None:
+            with session._lock:  # two threads' first uses must make one container, not two
+                value = getattr(session, self._slot)
+                if value is None:
+                    value = self._factory()
+                    setattr(session, self._slot, value)
+        return value
+
+    def __set__(self, session: "Session", value: _T) -> None:
+        setattr(session, self._slot, value)
+
+
+@attrs.define(eq=False, weakref_slot=False)  # no weak references: 8 bytes a session
 class Session:
     """One session. Mutate it through the registry's methods, which lock and persist."""
 
     id: str
     cwd: str
-    additional_directories: List[str] = attrs.Factory(list)
-    mcp_servers: List[Any] = attrs.Factory(list)
+    #: The additional roots and the MCP servers, as the last new/load/resume named them: each of
+    #: those requests replaces them whole (SETUP-21, SETUP-23), so they are tuples.
+    additional_directories: Tuple[str, ...] = attrs.field(default=(), converter=_as_tuple)
+    mcp_servers: Tuple[Any, ...] = attrs.field(default=(), converter=_as_tuple)
     modes: Optional[s.SessionModeState] = None
     config_options: Optional[List[s.SessionConfigOption]] = None
     title: Optional[str] = None
     updated_at: str = attrs.Factory(_now)
-    history: List[Any] = attrs.Factory(list)
-    #: The last output of each released terminal of the session, shown in its place on replay.
-    terminal_output: Dict[str, str] = attrs.Factory(dict)
-    #: Agent-specific state an implementation keeps beside the session (JSON-able to persist).
-    extra: Dict[str, Any] = attrs.Factory(dict)
-    #: Live resources (MCP connections, ...) that are never persisted.
-    live: Dict[str, Any] = attrs.field(factory=dict, repr=False)
     #: The turn running in this session (a ``PromptTurn``), or None. ``turn.cancelled`` is the
     #: session's cancellation flag. Set and cleared by the agent side; never persisted.
     turn: Optional[Any] = attrs.field(default=None, repr=False)
     #: When it last changed, in this process: orders sessions whose ``updated_at`` ties (ms).
     touched: int = attrs.field(default=0, repr=False)
-    _lock: threading.RLock = attrs.field(factory=threading.RLock, repr=False)
+    # The slots of the containers below (None until first used).
+    _history: Optional[List[Any]] = attrs.field(default=None, repr=False)
+    _terminal_output: Optional[Dict[str, str]] = attrs.field(default=None, repr=False)
+    _extra: Optional[Dict[str, Any]] = attrs.field(default=None, repr=False)
+    _live: Optional[Dict[str, Any]] = attrs.field(default=None, repr=False)
+
+    #: The updates ``session/load`` replays (SETUP-05), oldest first.
+    history = _MadeOnFirstUse[List[Any]](list)
+    #: The last output of each released terminal of the session, shown in its place on replay.
+    terminal_output = _MadeOnFirstUse[Dict[str, str]](dict)
+    #: Agent-specific state an implementation keeps beside the session (JSON-able to persist).
+    extra = _MadeOnFirstUse[Dict[str, Any]](dict)
+    #: Live resources (MCP connections, ...) that are never persisted.
+    live = _MadeOnFirstUse[Dict[str, Any]](dict)
+
+    @property
+    def _lock(self) -> threading.RLock:
+        return _SESSION_LOCKS[hash(self.id) % len(_SESSION_LOCKS)]
 
     @property
     def roots(self) -> List[str]:
@@ -163,7 +239,7 @@ class Session:
         return {
             "id": self.id,
             "cwd": self.cwd,
-            "additionalDirectories": self.additional_directories,
+            "additionalDirectories": list(self.additional_directories),
             "mcpServers": [codec.encode(m, s.McpServer) for m in self.mcp_servers],
             "modes": codec.encode(self.modes) if self.modes is not None else None,
             "configOptions": codec.encode(self.config_options)
@@ -179,7 +255,7 @@ class Session:
         return cls(
             id=data["id"],
             cwd=data["cwd"],
-            additional_directories=list(data.get("additionalDirectories") or []),
+            additional_directories=data.get("additionalDirectories") or (),
             mcp_servers=[codec.decode(m, s.McpServer) for m in data.get("mcpServers") or []],
             modes=codec.decode(data["modes"], s.SessionModeState) if data.get("modes") else None,
             config_options=(
@@ -196,8 +272,8 @@ class Session:
 class SessionRegistry:
     """All sessions an agent knows, by id. Thread-safe; optionally persisted to ``state_dir``.
 
-    Locks: ``_lock`` guards the id tables; each session's own lock guards its fields and its
-    files. Neither is held while the other is taken the other way round, nor across wire I/O.
+    Locks: ``_lock`` guards the id tables; each session's lock (see ``_SESSION_LOCKS``) guards
+    its fields and its files. Neither is held while the other is taken the other way round, nor across wire I/O.
     """
 
     def __init__(
@@ -238,9 +314,9 @@ class SessionRegistry:
                     break
             session = Session(
                 id=session_id,
-                cwd=cwd,
-                additional_directories=list(additional_directories),
-                mcp_servers=list(mcp_servers),
+                cwd=sys.intern(cwd),  # sessions mostly share a few cwds: one string each
+                additional_directories=additional_directories,
+                mcp_servers=mcp_servers,
                 modes=modes,
                 config_options=config_options,
                 touched=next(self._clock),
@@ -272,8 +348,8 @@ class SessionRegistry:
     ) -> None:
         """Apply the roots and servers a load/resume names: exactly those (SETUP-21, SETUP-23)."""
         with session._lock:
-            session.additional_directories = list(additional_directories)
-            session.mcp_servers = list(mcp_servers)
+            session.additional_directories = tuple(additional_directories)
+            session.mcp_servers = tuple(mcp_servers)
         self.save(session)
 
     # -- the running turn ------------------------------------------------------------------------
