@@ -515,6 +515,21 @@ def test_RPC_14_result_that_is_not_json_gets_internal_error(raw_peer):
     assert answer["id"] == 5 and _error_code(answer) == ErrorCode.INTERNAL_ERROR
 
 
+def test_RPC_14_circular_result_gets_internal_error_and_the_connection_lives(raw_peer):
+    # The encoder does not look for cycles (a cost to every message); a cycle still fails.
+    def circular(params: Any, ctx: Any) -> Any:
+        loop: Dict[str, Any] = {}
+        loop["self"] = loop
+        return loop
+
+    peer = raw_peer({"_loop": circular})
+    peer.send_json(_request(5, "_loop"))
+    answer = peer.next()
+    assert answer["id"] == 5 and _error_code(answer) == ErrorCode.INTERNAL_ERROR
+    peer.send_json(_request(6))
+    assert peer.next() == {"jsonrpc": "2.0", "id": 6, "result": "pong"}
+
+
 @pytest.mark.parametrize("batch", [[], [_request(1), _request(2)]], ids=["empty", "two"])
 def test_RPC_20_batch_array_gets_one_invalid_request(raw_peer, batch):
     # spec-gap batch: ACP defines no batches (RPC-20 makes them optional); the whole array is

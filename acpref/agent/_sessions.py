@@ -36,7 +36,6 @@ from typing import (
     Callable,
     Dict,
     Generic,
-    Iterable,
     Iterator,
     List,
     Optional,
@@ -102,10 +101,6 @@ _SESSION_LOCKS = tuple(threading.RLock() for _ in range(64))
 _T = TypeVar("_T")
 
 
-def _as_tuple(items: Iterable[Any]) -> Tuple[Any, ...]:
-    return tuple(items)
-
-
 class _MadeOnFirstUse(Generic[_T]):
     """A session's container that is made when first used, kept in the slot ``_<name>``.
 
@@ -150,8 +145,8 @@ class Session:
     cwd: str
     #: The additional roots and the MCP servers, as the last new/load/resume named them: each of
     #: those requests replaces them whole (SETUP-21, SETUP-23), so they are tuples.
-    additional_directories: Tuple[str, ...] = attrs.field(default=(), converter=_as_tuple)
-    mcp_servers: Tuple[Any, ...] = attrs.field(default=(), converter=_as_tuple)
+    additional_directories: Tuple[str, ...] = ()
+    mcp_servers: Tuple[Any, ...] = ()
     modes: Optional[s.SessionModeState] = None
     config_options: Optional[List[s.SessionConfigOption]] = None
     title: Optional[str] = None
@@ -255,8 +250,8 @@ class Session:
         return cls(
             id=data["id"],
             cwd=data["cwd"],
-            additional_directories=data.get("additionalDirectories") or (),
-            mcp_servers=[codec.decode(m, s.McpServer) for m in data.get("mcpServers") or []],
+            additional_directories=tuple(data.get("additionalDirectories") or ()),
+            mcp_servers=tuple(codec.decode(m, s.McpServer) for m in data.get("mcpServers") or []),
             modes=codec.decode(data["modes"], s.SessionModeState) if data.get("modes") else None,
             config_options=(
                 codec.decode(data["configOptions"], List[s.SessionConfigOption])
@@ -315,8 +310,8 @@ class SessionRegistry:
             session = Session(
                 id=session_id,
                 cwd=sys.intern(cwd),  # sessions mostly share a few cwds: one string each
-                additional_directories=additional_directories,
-                mcp_servers=mcp_servers,
+                additional_directories=tuple(additional_directories),
+                mcp_servers=tuple(mcp_servers),
                 modes=modes,
                 config_options=config_options,
                 touched=next(self._clock),
