@@ -33,7 +33,7 @@ sys.path.insert(0, str(Path(__file__).parent / "peers"))
 from agent_client import TestClient, in_process  # noqa: E402
 from client_agent import DEFAULT_CAPS, ScriptedAgent  # noqa: E402
 from client_harness import call, run_steps  # noqa: E402
-from spec_wire import WAIT, RecordingPair, err, ok, records, req  # noqa: E402
+from spec_wire import WAIT, RecordingPair, err, note, ok, records, req  # noqa: E402
 
 REPO = Path(__file__).resolve().parent.parent
 MCP_SCRIPT = str(Path(__file__).parent / "peers" / "mcp_scripted.py")
@@ -425,6 +425,38 @@ def test_CONFIG_17_oracle_reports_and_the_agent_refuses(echo: TestClient, tmp_pa
                 {"sessionId": sid, "configId": config_id, "value": value},
             )
         assert info.value.code == ErrorCode.INVALID_PARAMS
+
+
+def test_CONFIG_17_MODES_04_sessions_set_up_alike_keep_their_own_options() -> None:
+    # Sessions set up with equal modes and options share one record in the rules (memory): a
+    # config_option_update of one session must leave the other's options as they were.
+    second = {**SETUP_RESULT, "sessionId": "s2"}
+    only_huge = [
+        {**SETUP_RESULT["configOptions"][0], "currentValue": "huge", "options": [
+            {"value": "huge", "name": "Huge"}
+        ]}
+    ]  # fmt: skip
+    report = _judged(
+        ("client", req(2, "session/new", {"cwd": "/work", "mcpServers": []})),
+        ("agent", ok(2, second)),
+        ("client", req(3, "session/prompt", {"sessionId": "s1", "prompt": []})),
+        ("agent", note("session/update", {"sessionId": "s1", "update": {
+            "sessionUpdate": "config_option_update", "configOptions": only_huge
+        }})),
+        ("agent", ok(3, {"stopReason": "end_turn"})),
+        # s2 still offers small and large; s1 now offers only huge.
+        ("client", req(4, "session/set_config_option", {
+            "sessionId": "s2", "configId": "model", "value": "large"
+        })),
+        ("agent", ok(4, {"configOptions": SETUP_RESULT["configOptions"]})),
+        ("client", req(5, "session/set_config_option", {
+            "sessionId": "s1", "configId": "model", "value": "large"
+        })),
+        ("agent", err(5, -32602)),
+        ("client", req(6, "session/set_mode", {"sessionId": "s2", "modeId": "code"})),
+        ("agent", ok(6, {})),
+    )  # fmt: skip
+    assert [(f.clause, f.index) for f in report.findings if f.is_violation] == [("CONFIG-17", 11)]
 
 
 # -- prompt turn and slash commands ---------------------------------------------------------------

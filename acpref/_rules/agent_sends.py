@@ -238,13 +238,13 @@ def _setup_result(state: "ProtocolState", m: Message) -> Iterable[Finding]:
     yield from _config_findings(state, m.result.get("configOptions"), m)
 
 
-def _remember_options(s: SessionState, result: Dict[str, Any]) -> None:
+def _remember_options(state: "ProtocolState", s: SessionState, result: Dict[str, Any]) -> None:
     modes = result.get("modes")
     if isinstance(modes, dict):
-        s.mode_ids = {x.get("id") for x in modes.get("availableModes") or [] if isinstance(x, dict)}
+        s.mode_ids = state.shared_mode_ids(modes.get("availableModes") or [])
     options = result.get("configOptions")
     if isinstance(options, list):
-        s.config = {o.get("id"): o for o in options if isinstance(o, dict)}
+        s.config = state.shared_config(options)
 
 
 @transition("response", A, "session/new")
@@ -259,7 +259,7 @@ def _session_created(state: "ProtocolState", m: Message) -> None:
     cwd = m.request.params.get("cwd")
     # Sessions mostly share a few cwds: one string each, not one a session.
     s = SessionState(id=m.result["sessionId"], cwd=sys.intern(cwd) if type(cwd) is str else cwd)
-    _remember_options(s, m.result)
+    _remember_options(state, s, m.result)
     state.sessions[s.id] = s
 
 
@@ -282,7 +282,7 @@ def _session_reopened(state: "ProtocolState", m: Message) -> None:
     s.cwd = m.request.params.get("cwd", s.cwd)
     _finish_message(s)
     if isinstance(m.result, dict):
-        _remember_options(s, m.result)
+        _remember_options(state, s, m.result)
 
 
 @check("response", A, "session/close")
@@ -401,7 +401,7 @@ def _config_set_apply(state: "ProtocolState", m: Message) -> None:
     assert m.request is not None
     s = state.session(m.request.params.get("sessionId"))
     if s is not None and not m.is_error and isinstance(m.result, dict):
-        _remember_options(s, m.result)
+        _remember_options(state, s, m.result)
 
 
 # -- prompt turn ----------------------------------------------------------------------------------
@@ -601,7 +601,7 @@ def _update_apply(state: "ProtocolState", m: Message) -> None:
     elif kind == "tool_call" and isinstance(update.get("toolCallId"), str):
         s.tool_calls = grow(s.tool_calls, update["toolCallId"])
     elif kind == "config_option_update" and isinstance(update.get("configOptions"), list):
-        s.config = {o.get("id"): o for o in update["configOptions"] if isinstance(o, dict)}
+        s.config = state.shared_config(update["configOptions"])
 
 
 # -- the agent's requests to the client -----------------------------------------------------------

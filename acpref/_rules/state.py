@@ -23,6 +23,7 @@ the rules read raw wire dicts defensively and never fail on malformed input.
 
 from __future__ import annotations
 
+import json
 import threading
 import types
 from bisect import bisect_right
@@ -90,7 +91,7 @@ class SessionState:
     message_id: Optional[str] = None
     #: Mode, config option and permission option ids are kept as the wire gave them (a missing
     #: one is None): these rules only compare them.
-    mode_ids: Optional[Set[Any]] = None
+    mode_ids: Optional[AbstractSet[Any]] = None
     #: Config options by id, as wire dicts (CONFIG-17).
     config: Mapping[Any, Dict[str, Any]] = NOTHING
     #: Permission requests in flight for this session: request id -> offered option ids.
@@ -207,6 +208,8 @@ class ProtocolState:
         # spec ELICIT-10: outstanding URL elicitations belong to this connection's state (one
         # ProtocolState per connection), never to a session id shared with other connections.
         self.url_elicitations: Dict[Any, Optional[int]] = {}
+        #: Mode id sets and config option tables that sessions share (see ``shared``).
+        self._shared: Dict[Any, Any] = {}
 
     # -- The public face -------------------------------------------------------------------------
 
@@ -292,6 +295,38 @@ class ProtocolState:
     def session(self, session_id: Any) -> Optional[SessionState]:
         s = self.sessions.get(session_id) if isinstance(session_id, str) else None
         return s if s is not None and s.status != "closed" else None
+
+    #: How many distinct records ``shared`` keeps: enough for any agent's few session shapes.
+    SHARED_LIMIT = 256
+
+    def shared_mode_ids(self, modes: List[Any]) -> FrozenSet[Any]:
+        """The ids of ``availableModes``, as a set equal sessions share (see ``shared``)."""
+        ids = frozenset(x.get("id") for x in modes if isinstance(x, dict))
+        return self.shared(ids, ids)
+
+    def shared_config(self, options: List[Any]) -> Mapping[Any, Dict[str, Any]]:
+        """Config options by id, as a table equal sessions share (see ``shared``)."""
+        table = {o.get("id"): o for o in options if isinstance(o, dict)}
+        try:
+            key = json.dumps(options, sort_keys=True)
+        except (TypeError, ValueError):  # not JSON (only a caller's own bug): kept unshared
+            return table
+        return self.shared(table, ("config", key))
+
+    def shared(self, record: Any, key: Any) -> Any:
+        """``record``, or the equal one a session already holds under ``key``.
+
+        Sessions are mostly set up alike (the same modes, the same config options with their
+        option lists): they share one record instead of keeping a copy each, which for an agent
+        with a few config options was most of the rules' memory per session. Records are
+        replaced, never changed in place, so sharing them is safe.
+        """
+        kept = self._shared.get(key)
+        if kept is not None:
+            return kept
+        if len(self._shared) < self.SHARED_LIMIT:
+            self._shared[key] = record
+        return record
 
     def waiting_on_agent_request(self, session_id: Any) -> bool:
         """True when the agent has a request in flight to the client for this session."""
