@@ -223,3 +223,25 @@ def test_concurrent_use_from_many_threads(tmp_path: Path) -> None:
     assert sorted(_all_pages(registry)) == sorted(made)
     files = [json.loads((tmp_path / f"{sid}.json").read_text()) for sid in made]
     assert all(f["id"] in made for f in files)
+
+
+def test_LIST_06_updated_at_is_the_utc_time_to_the_millisecond() -> None:
+    import datetime as dt
+    import re
+    import time
+
+    registry = SessionRegistry()
+    before = time.time()
+    session = registry.create("/a")
+    stamps = [session.updated_at]
+    for _ in range(3):
+        time.sleep(0.002)  # a later millisecond: a new text
+        registry.record(session, _chunk("x"))
+        stamps.append(session.updated_at)
+    after = time.time()
+    for text in stamps:
+        assert re.fullmatch(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z", text), text
+        moment = dt.datetime.strptime(text, "%Y-%m-%dT%H:%M:%S.%fZ")
+        seconds = moment.replace(tzinfo=dt.timezone.utc).timestamp()
+        assert before - 0.001 <= seconds <= after, (text, before, after)
+    assert stamps == sorted(stamps) and len(set(stamps)) == len(stamps)

@@ -23,7 +23,6 @@ What must not live here: wire I/O and the protocol rules.
 from __future__ import annotations
 
 import base64
-import datetime as _dt
 import itertools
 import json
 import logging
@@ -77,18 +76,21 @@ class InvalidCursor(ValueError):
     """A ``session/list`` cursor this registry did not issue (spec LIST-12)."""
 
 
-_last_stamp: Tuple[int, str] = (-1, "")
+_last_stamp: Tuple[int, str] = (-1, "")  # (millisecond, its text)
+_last_second: Tuple[int, str] = (-1, "")  # (second, its text up to the seconds)
 
 
 def _now() -> str:
-    # spec LIST-06: updatedAt is ISO 8601, to the millisecond. Every streamed update touches its
-    # session: the text is made once per millisecond, not once per update.
-    global _last_stamp
+    # spec LIST-06: updatedAt is ISO 8601 in UTC, to the millisecond ("2026-11-30T07:24:52.123Z").
+    # Every streamed update touches its session: the text is made once per millisecond, and its
+    # date and time once per second (formatting a datetime cost 2 us, a tenth of a turn's rules).
+    global _last_stamp, _last_second
     ms = time.time_ns() // 1_000_000
     if _last_stamp[0] != ms:
-        moment = _dt.datetime.fromtimestamp(ms // 1000, _dt.timezone.utc)
-        moment = moment.replace(microsecond=ms % 1000 * 1000)
-        _last_stamp = (ms, moment.isoformat(timespec="milliseconds").replace("+00:00", "Z"))
+        second, milli = divmod(ms, 1000)
+        if _last_second[0] != second:
+            _last_second = (second, time.strftime("%Y-%m-%dT%H:%M:%S", time.gmtime(second)))
+        _last_stamp = (ms, f"{_last_second[1]}.{milli:03d}Z")
     return _last_stamp[1]
 
 
