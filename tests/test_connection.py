@@ -496,34 +496,29 @@ def test_EXT_10_unknown_notification_is_ignored(raw_peer, method):
     peer.assert_nothing_before_ping()
 
 
-def test_RPC_14_handler_crash_gets_internal_error_and_the_connection_lives_on(raw_peer):
-    def crash(params: Any, ctx: Any) -> None:
-        raise KeyError("boom")
-
-    peer = raw_peer({"_crash": crash})
-    peer.send_json(_request(5, "_crash"))
-    answer = peer.next()
-    assert answer["id"] == 5 and _error_code(answer) == ErrorCode.INTERNAL_ERROR
-    peer.send_json(_request(6))
-    assert peer.next() == {"jsonrpc": "2.0", "id": 6, "result": "pong"}
+def _crash(params: Any, ctx: Any) -> None:
+    raise KeyError("boom")
 
 
-def test_RPC_14_result_that_is_not_json_gets_internal_error(raw_peer):
-    peer = raw_peer({"_set": lambda params, ctx: {1, 2}})
-    peer.send_json(_request(5, "_set"))
-    answer = peer.next()
-    assert answer["id"] == 5 and _error_code(answer) == ErrorCode.INTERNAL_ERROR
+def _circular(params: Any, ctx: Any) -> Any:
+    loop: Dict[str, Any] = {}
+    loop["self"] = loop
+    return loop
 
 
-def test_RPC_14_circular_result_gets_internal_error_and_the_connection_lives(raw_peer):
-    # The encoder does not look for cycles (a cost to every message); a cycle still fails.
-    def circular(params: Any, ctx: Any) -> Any:
-        loop: Dict[str, Any] = {}
-        loop["self"] = loop
-        return loop
-
-    peer = raw_peer({"_loop": circular})
-    peer.send_json(_request(5, "_loop"))
+@pytest.mark.parametrize(
+    "handler",
+    [
+        _crash,
+        lambda params, ctx: {1, 2},  # a result that is not JSON
+        # The encoder does not look for cycles (a cost to every message); a cycle still fails.
+        _circular,
+    ],
+    ids=["crash", "not-json", "circular"],
+)
+def test_RPC_14_failing_handler_gets_internal_error_and_the_connection_lives_on(raw_peer, handler):
+    peer = raw_peer({"_fail": handler})
+    peer.send_json(_request(5, "_fail"))
     answer = peer.next()
     assert answer["id"] == 5 and _error_code(answer) == ErrorCode.INTERNAL_ERROR
     peer.send_json(_request(6))
