@@ -178,6 +178,10 @@ def _structure_str(value: Any, tp: Any = str) -> Any:
 
 
 def _structure_enum(value: Any, cl: Type[enum.Enum]) -> Any:
+    if isinstance(value, cl):
+        # A member already: what ``encode`` gives for an enum field (members are ``str``, json
+        # writes their value), decoded in-process without passing through JSON.
+        return value
     if type(value) is not str:
         raise _expected("a string", value)
     member = cl._value2member_map_.get(value)
@@ -449,6 +453,8 @@ def _make_converter(*, strict: bool, detailed: bool) -> cattrs.Converter:
             def inner(v: Any, _: Any = None) -> Any:
                 if type(v) is str:
                     return members.get(v, v)
+                if isinstance(v, enum_cl):  # a member already (see _structure_enum)
+                    return v
                 raise _expected("a string", v)
 
         elif all(a in _PRIMITIVE_CHECKS for a in args):
