@@ -10,9 +10,11 @@ Clauses not tested, and why: spec_notes/agent.md.
 
 from __future__ import annotations
 
+import contextlib
 import sys
+import threading
 from pathlib import Path
-from typing import Any, List
+from typing import Any, Iterator, List, Tuple
 
 from acpref import codec
 from acpref import schema as s
@@ -24,6 +26,7 @@ sys.path.insert(0, str(Path(__file__).parent / "peers"))
 from agent_client import (  # noqa: E402
     WAIT,
     TestClient,
+    in_process,
     spawn_echo,
 )
 from agent_spec_kit import (  # noqa: E402
@@ -171,6 +174,87 @@ def test_SETUP_16_close_cancels_the_running_turn(echo: TestClient, tmp_path: Pat
     assert next(i for i, m in enumerate(inbound) if m.get("id") == prompt.id) < next(
         i for i, m in enumerate(inbound) if m.get("id") == close.id
     )
+
+
+@contextlib.contextmanager
+def _close_waiting(tmp_path: Path, method: str, params: Any) -> Iterator[Tuple[Any, ...]]:
+    """session/close arrives while ``method`` of its session is being handled (held at a gate).
+
+    Yields the client, the session id, the pending ``method`` and close, and the gate.
+    """
+    gate, entered = threading.Event(), threading.Event()
+
+    class Slow(EchoAgent):
+        def session_set_mode(self, params: s.SetSessionModeRequest) -> s.SetSessionModeResponse:
+            entered.set()
+            gate.wait(WAIT)
+            return super().session_set_mode(params)  # sends the mode option's update
+
+        def session_set_config_option(
+            self, params: s.SetSessionConfigOptionRequest
+        ) -> s.SetSessionConfigOptionResponse:
+            entered.set()
+            gate.wait(WAIT)
+            return super().session_set_config_option(params)
+
+    client = in_process(Slow)
+    try:
+        sid = new_session(client, tmp_path)
+        other = client.request_async(method, params(sid))
+        assert entered.wait(WAIT)
+        close = client.request_async("session/close", s.CloseSessionRequest(session_id=sid))
+        assert not close.wait(0.3), "close answered while a request of its session was running"
+        yield client, sid, other, close, gate
+        gate.set()
+        other.result(WAIT)  # answered with its result, not -32603
+        close.result(WAIT)
+        answers = [m.get("id") for m in client.inbound() if "method" not in m]
+        assert answers.index(other.id) < answers.index(close.id)
+        assert client.clauses() == []
+    finally:
+        gate.set()
+        client.close()
+
+
+def _set_mode(sid: str) -> s.SetSessionModeRequest:
+    return s.SetSessionModeRequest(session_id=sid, mode_id="code")
+
+
+def test_SETUP_16_close_answers_after_the_other_requests_of_its_session(tmp_path: Path) -> None:
+    # spec-gap close-in-flight: a request of the session still being handled when session/close
+    # arrives finishes first, updates included (they name a session the client still has).
+    with _close_waiting(tmp_path, "session/set_mode", _set_mode):
+        pass
+    with _close_waiting(
+        tmp_path,
+        "session/set_config_option",
+        lambda sid: s.SetSessionConfigOptionRequest(
+            session_id=sid, config_id="model", value="echo-2"
+        ),
+    ):
+        pass
+
+
+def test_SETUP_16_prompt_while_close_waits_is_cancelled_at_once(tmp_path: Path) -> None:
+    # spec-gap close-in-flight: a turn that starts while the session is being closed is
+    # cancelled as it starts, as a running turn is when the close arrives.
+    with _close_waiting(tmp_path, "session/set_mode", _set_mode) as (client, sid, *_):
+        prompt = client.prompt_async(sid, "/wait")  # waits until cancelled
+        assert prompt.result(WAIT).stop_reason == s.StopReason.CANCELLED
+
+
+def test_SETUP_16_two_closes_of_a_session_do_not_wait_for_each_other(
+    echo: TestClient, tmp_path: Path
+) -> None:
+    # spec-gap close-in-flight: a close waits for the session's other requests, not for another
+    # close (both would wait forever); the first ends the session, the second finds none.
+    sid = new_session(echo, tmp_path)
+    first, second = (
+        echo.request_async("session/close", s.CloseSessionRequest(session_id=sid)) for _ in range(2)
+    )
+    assert first.result(WAIT) is not None
+    assert error_code(lambda: second.result(WAIT)) == ErrorCode.RESOURCE_NOT_FOUND
+    echo.witness.findings[:] = [f for f in echo.witness.findings if f.clause != "SETUP-15"]
 
 
 def test_SETUP_17_close_answers_empty_object(echo: TestClient, tmp_path: Path) -> None:

@@ -111,8 +111,9 @@ def _run_case(
 
 #: Found by this suite in code outside it (acpref/agent), reported (spec_notes/reliability.md,
 #: "Known limits"); printed, not failed: the agent side refusing its own answer under a race of
-#: session/close or session/load with another request of the same session (SETUP-16, spec-gap
-#: unknown-session). The request is still answered (-32603), which the counts above prove.
+#: session/load with another request of the same session (SETUP-16, spec-gap unknown-session;
+#: the race with session/close is gone: spec-gap close-in-flight). The request is still answered
+#: (-32603), which the counts above prove.
 #: (The rules' crashes on unhashable values, also found here, are fixed: they now fail the test.)
 _RULES_CRASHES: Dict[Tuple[str, int, str], int] = {}
 _AGENT_RACES = re.compile(

@@ -38,7 +38,7 @@ import os
 import queue
 import sys
 import threading
-from typing import Any, Callable, Dict, List, Optional, Union
+from typing import Any, Callable, Dict, List, Optional, Tuple, Union
 
 import attrs
 
@@ -74,7 +74,24 @@ _AUTH_GATED = frozenset(
     }
 )
 
-#: How long session/close and session/delete wait for a cancelled turn to end (SETUP-16).
+#: The agent methods that name a session (``sessionId``) and run a handler of their own.
+_SESSION_METHODS = frozenset(
+    {
+        "session/prompt",
+        "session/load",
+        "session/resume",
+        "session/close",
+        "session/delete",
+        "session/set_mode",
+        "session/set_config_option",
+    }
+)
+
+#: The requests that end a session.
+_ENDING = ("session/close", "session/delete")
+
+#: How long session/close and session/delete wait for a cancelled turn to end (SETUP-16), and
+#: for the session's other requests (spec-gap close-in-flight).
 _TURN_END_TIMEOUT = 30.0
 
 
@@ -93,6 +110,10 @@ class _AfterResponse:
         self._queue: "queue.SimpleQueue[Optional[Callable[[], None]]]" = queue.SimpleQueue()
         self._thread: Optional[threading.Thread] = None
         self._stopped = False
+        # Jobs queued and jobs done, counted, for ``wait_queued``.
+        self._counted = threading.Condition(threading.Lock())
+        self._queued = 0
+        self._done = 0
 
     def schedule(self, request_id: Any, job: Callable[[], None]) -> None:
         with self._lock:
@@ -108,7 +129,15 @@ class _AfterResponse:
                     target=self._run, name=f"{self._name}-after", daemon=True
                 )
                 self._thread.start()
+        with self._counted:
+            self._queued += 1
         self._queue.put(job)
+
+    def wait_queued(self, timeout: float) -> bool:
+        """Wait until every job queued so far has run; False on timeout."""
+        with self._counted:
+            target = self._queued
+            return self._counted.wait_for(lambda: self._done >= target or self._stopped, timeout)
 
     def _run(self) -> None:
         while True:
@@ -121,21 +150,78 @@ class _AfterResponse:
                 log.debug("%s: follow-up after a response dropped: connection closed", self._name)
             except Exception:  # noqa: BLE001 - a failed follow-up must not stop the others
                 log.exception("%s: follow-up after a response failed", self._name)
+            with self._counted:
+                self._done += 1
+                self._counted.notify_all()
 
     def stop(self) -> None:
         with self._lock:
             self._stopped = True
             self._jobs.clear()
+        with self._counted:
+            self._counted.notify_all()
         self._queue.put(None)
+
+
+class _SessionRequests:
+    """The requests naming a session that are being handled: read, not yet answered.
+
+    spec-gap close-in-flight: session/close and session/delete are answered after the session's
+    other requests, so that no handler still running sends an update (or a request) for a
+    session the client was already told is gone; a prompt that arrives while they wait is
+    cancelled at once, as the running one was.
+    """
+
+    def __init__(self) -> None:
+        self._changed = threading.Condition(threading.Lock())
+        self._running: Dict[Any, Tuple[str, str]] = {}  # request id -> (session id, method)
+
+    def begin(self, session_id: str, request_id: Any, method: str) -> None:
+        with self._changed:
+            self._running.setdefault(request_id, (session_id, method))  # a reused id is refused
+
+    def end(self, request_id: Any) -> None:
+        with self._changed:
+            if self._running.pop(request_id, None) is not None:
+                self._changed.notify_all()
+
+    def closing(self, session_id: str) -> bool:
+        """True while a session/close or session/delete of the session waits or runs."""
+        with self._changed:
+            return any(
+                sid == session_id and method in _ENDING for sid, method in self._running.values()
+            )
+
+    def wait_others(self, session_id: str, timeout: float) -> bool:
+        """Wait until the session's requests but closes and deletes are answered.
+
+        Closes and deletes do not wait for each other (two of them would wait forever): the
+        first one ends the session, the next finds none. False on timeout.
+        """
+
+        def others_done() -> bool:
+            return all(
+                sid != session_id or method in _ENDING for sid, method in self._running.values()
+            )
+
+        with self._changed:
+            return self._changed.wait_for(others_done, timeout)
 
 
 class _AgentObserver:
     """The connection's observer: the rules first, then the turn slots, both in wire order."""
 
-    def __init__(self, rules: RulesObserver, slots: TurnSlots, after: _AfterResponse) -> None:
+    def __init__(
+        self,
+        rules: RulesObserver,
+        slots: TurnSlots,
+        after: _AfterResponse,
+        requests: _SessionRequests,
+    ) -> None:
         self.rules = rules
         self._slots = slots
         self._after = after
+        self._requests = requests
 
     def on_receive(self, message: Dict[str, Any]) -> Optional[RpcError]:
         refusal = self.rules.on_receive(message)
@@ -155,12 +241,18 @@ class _AgentObserver:
                     "[spec-gap concurrent-prompt]",
                     {"clause": "spec-gap:concurrent-prompt"},
                 )
+            if self._requests.closing(sid):
+                # spec-gap close-in-flight: the session is being closed; the turn is cancelled
+                # at once, as a running one was (SETUP-16).
+                self._slots.cancel_session(sid)
         elif method == "session/cancel" and not is_request and isinstance(sid, str):
             self._slots.cancel_session(sid)  # spec PROMPT-22: stop as soon as possible
-        elif method in ("session/close", "session/delete") and is_request and isinstance(sid, str):
+        elif method in _ENDING and is_request and isinstance(sid, str):
             self._slots.cancel_session(sid)  # spec SETUP-16: as if session/cancel had arrived
         elif method == CANCEL_REQUEST and not is_request:
             self._slots.cancel_request(params.get("requestId"))
+        if is_request and isinstance(sid, str) and method in _SESSION_METHODS:
+            self._requests.begin(sid, message["id"], method)
         return None
 
     def on_send(self, message: Dict[str, Any]) -> None:
@@ -175,9 +267,11 @@ class _AgentObserver:
         except LocalProtocolError:
             if is_response:  # the handler is done either way; the answer is replaced, not sent
                 self._slots.release(message["id"])
+                self._requests.end(message["id"])
             raise
         if is_response:
             self._slots.release(message["id"])
+            self._requests.end(message["id"])
             self._after.fire(message["id"], "result" in message)
 
 
@@ -204,8 +298,12 @@ class AgentSideConnection:
     ) -> None:
         self._slots = TurnSlots()
         self._after = _AfterResponse(name)
+        self._requests = _SessionRequests()
         self.observer = _AgentObserver(
-            RulesObserver(Party.AGENT, on_finding=on_finding), self._slots, self._after
+            RulesObserver(Party.AGENT, on_finding=on_finding),
+            self._slots,
+            self._after,
+            self._requests,
         )
         kwargs: Dict[str, Any] = {"max_handlers": max_handlers}
         if max_queued is not None:
@@ -361,7 +459,8 @@ class AgentSideConnection:
         self._opened(ctx, params.session_id)
         return response
 
-    def _wait_turn_end(self, session_id: str) -> None:
+    def _wait_session_quiet(self, session_id: str) -> None:
+        """Before the session goes: its turn ended, its other requests and follow-ups done."""
         # The turn was cancelled as the request was read (see _AgentObserver); let it end, its
         # response first, before the session goes (spec SETUP-16).
         if not self._slots.wait_idle(session_id, _TURN_END_TIMEOUT):
@@ -371,18 +470,28 @@ class AgentSideConnection:
                 session_id,
                 _TURN_END_TIMEOUT,
             )
+        # spec-gap close-in-flight: the session's other requests answered, and what runs after
+        # an answer (available_commands_update after session/new) sent.
+        if not self._requests.wait_others(session_id, _TURN_END_TIMEOUT):
+            log.warning(
+                "%s: requests of %s still running after %ss; closing anyway",
+                self.connection.name,
+                session_id,
+                _TURN_END_TIMEOUT,
+            )
+        self._after.wait_queued(_TURN_END_TIMEOUT)
 
     def _on_session_close(
         self, params: s.CloseSessionRequest, ctx: RequestContext
     ) -> s.CloseSessionResponse:
-        self._wait_turn_end(params.session_id)
+        self._wait_session_quiet(params.session_id)
         return self.agent.session_close(params)
 
     def _on_session_delete(
         self, params: s.DeleteSessionRequest, ctx: RequestContext
     ) -> s.DeleteSessionResponse:
         # spec-gap delete-active: deleting a session with a running turn cancels the turn first.
-        self._wait_turn_end(params.session_id)
+        self._wait_session_quiet(params.session_id)
         return self.agent.session_delete(params)
 
     def _on_session_cancel(self, params: s.CancelNotification, ctx: RequestContext) -> None:
