@@ -192,6 +192,12 @@ class _SessionRequests:
                 sid == session_id and method in _ENDING for sid, method in self._running.values()
             )
 
+    def forget_all(self) -> None:
+        """The connection ended: no answer will come; nothing waits for one."""
+        with self._changed:
+            self._running.clear()
+            self._changed.notify_all()
+
     def wait_others(self, session_id: str, timeout: float) -> bool:
         """Wait until the session's requests but closes and deletes are answered.
 
@@ -361,6 +367,7 @@ class AgentSideConnection:
     def _on_close(self) -> None:
         self._slots.cancel_all()
         self._after.stop()
+        self._requests.forget_all()
         try:
             self.agent.connection_closed()
         except Exception:  # noqa: BLE001 - closing goes on whatever the hook does
