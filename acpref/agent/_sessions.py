@@ -49,6 +49,7 @@ import attrs
 
 from .. import codec
 from .. import schema as s
+from .._rules.agent_sends import TURN_CONTENT
 from ..schema import UNSET
 
 __all__ = ["Session", "SessionRegistry", "DEFAULT_PAGE_SIZE", "InvalidCursor"]
@@ -58,18 +59,10 @@ log = logging.getLogger("acpref.sessions")
 #: spec LIST-13: the page size session/list enforces.
 DEFAULT_PAGE_SIZE = 50
 
-#: Updates that ``session/load`` replays (spec SETUP-05), by their ``sessionUpdate`` tag (the
-#: tags, not the classes: naming the classes here would import their schema pages at start-up).
-_REPLAYED = frozenset(
-    {
-        "user_message_chunk",
-        "agent_message_chunk",
-        "agent_thought_chunk",
-        "tool_call",
-        "tool_call_update",
-        "plan",
-    }
-)
+#: Updates that ``session/load`` replays (spec SETUP-05): a turn's content, by ``sessionUpdate``
+#: tag, as the rules name it (tags, not classes: naming the classes here would import their
+#: schema pages at start-up).
+_REPLAYED = TURN_CONTENT
 
 
 class InvalidCursor(ValueError):

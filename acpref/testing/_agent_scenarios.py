@@ -16,6 +16,7 @@ import threading
 from typing import Any, Dict, List, Optional
 
 from .. import schema as s
+from .._rules.agent_sends import TURN_CONTENT
 from ..errors import ConnectionClosed, ErrorCode, RequestTimeout, RpcError
 from ._check_agent import Scenario, ScenarioContext
 from ._driver import _TURN_CONTENT, PendingTurn
@@ -23,14 +24,6 @@ from ._driver import _TURN_CONTENT, PendingTurn
 __all__ = ["SCENARIOS"]
 
 _STOP_REASONS = {"end_turn", "max_tokens", "max_turn_requests", "refusal", "cancelled"}
-_TURN_KINDS = {
-    "user_message_chunk",
-    "agent_message_chunk",
-    "agent_thought_chunk",
-    "tool_call",
-    "tool_call_update",
-    "plan",
-}
 
 
 # -- handshake ------------------------------------------------------------------------------------
@@ -178,7 +171,8 @@ def _start_and_wait(ctx: ScenarioContext, session_id: str) -> tuple:
             update = params.get("update")
             update = update if isinstance(update, dict) else {}
             return (
-                params.get("sessionId") == session_id and update.get("sessionUpdate") in _TURN_KINDS
+                params.get("sessionId") == session_id
+                and update.get("sessionUpdate") in TURN_CONTENT
             )
         if "method" in m:
             return m["method"] == "session/request_permission"
