@@ -33,6 +33,9 @@ ROOT = Path(__file__).resolve().parent.parent
 REGISTER = ROOT / "spec_notes" / "clauses.tsv"
 DECISIONS = ROOT / "spec_notes" / "decisions.md"
 PACKAGED = ROOT / "acpref" / "_rules" / "clauses.tsv"
+# The checkout's code and tests, read from their files: with a non-editable install, the acpref
+# that `import` finds is the installed copy, which has no tests beside it.
+CODE, TESTS = str(ROOT / "acpref"), str(ROOT / "tests")
 
 
 @pytest.fixture(scope="module")
@@ -63,7 +66,7 @@ def test_the_spec_is_carried_in_the_repository():
 
 
 def test_register_is_up_to_date_with_the_code_and_tests(rows):
-    fresh = build_register(rows)
+    fresh = build_register(rows, str(ROOT))
     stale = [
         f"{old['id']}: {column}"
         for old, new in zip(rows, fresh)
@@ -71,7 +74,8 @@ def test_register_is_up_to_date_with_the_code_and_tests(rows):
         if old[column] != new[column]
     ]
     assert not stale, (
-        "spec_notes/clauses.tsv is stale; run `acpref spec --update-register`: " + ", ".join(stale[:20])
+        "spec_notes/clauses.tsv is stale; run `python -m acpref spec --update-register` "
+        "in the checkout: " + ", ".join(stale[:20])
     )
 
 
@@ -96,8 +100,8 @@ def test_clauses_not_implemented_give_a_reason(rows):
 
 def test_every_cited_clause_id_is_in_the_register(rows):
     known = {r["id"] for r in rows}
-    cited = {c.clause for c in scan_code() if not c.clause.startswith("spec-gap:")}
-    cited |= set(scan_tests())
+    cited = {c.clause for c in scan_code(CODE) if not c.clause.startswith("spec-gap:")}
+    cited |= set(scan_tests(TESTS))
     unknown = sorted(c for c in cited if not c.startswith("spec-gap") and c not in known)
     assert not unknown, unknown
 
@@ -105,7 +109,7 @@ def test_every_cited_clause_id_is_in_the_register(rows):
 def test_every_decision_cited_in_the_code_is_in_decisions_md():
     text = DECISIONS.read_text(encoding="utf-8")
     listed = set(re.findall(r"^### ([a-z0-9-]+)", text, re.M)) | set(re.findall(r"`([a-z0-9-]+)`", text))
-    cited = {c.clause.split(":", 1)[1] for c in scan_code() if c.clause.startswith("spec-gap:")}
+    cited = {c.clause.split(":", 1)[1] for c in scan_code(CODE) if c.clause.startswith("spec-gap:")}
     missing = sorted(cited - listed)
     assert not missing, f"decisions not in spec_notes/decisions.md: {missing}"
 
