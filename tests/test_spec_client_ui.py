@@ -40,6 +40,10 @@ def cli(tmp_path):
 
     def start(agent: List[str], *args: str, ready: str) -> Terminal:
         made.append(Terminal(list(args), tmp_path, agent))
+        if agent[: len(ECHO)] == ECHO:
+            # The echo agent's command list follows the session/new answer: it lands before
+            # the first prompt or above it (the prompt is drawn again below it).
+            made[-1].expect("[commands]")
         made[-1].expect(ready)
         return made[-1]
 
