@@ -247,13 +247,19 @@ class AgentDriver:
         self.last_session_response = response
         return response.session_id
 
-    def prompt_async(self, session_id: str, *content: Any) -> PendingTurn:
-        """Send ``session/prompt`` (``str`` parts become text blocks); returns at once."""
+    def prompt_async(
+        self, session_id: str, *content: Any, meta: Optional[Dict[str, Any]] = None
+    ) -> PendingTurn:
+        """Send ``session/prompt`` (``str`` parts become text blocks); returns at once.
+
+        ``meta`` goes into the params as ``_meta``.
+        """
         blocks = [_block(c) for c in content]
         start = len(self.updates(session_id))
-        pending = self.connection.request_async(
-            "session/prompt", {"sessionId": session_id, "prompt": blocks}
-        )
+        params: Dict[str, Any] = {"sessionId": session_id, "prompt": blocks}
+        if meta is not None:
+            params["_meta"] = meta
+        pending = self.connection.request_async("session/prompt", params)
         return PendingTurn(self, session_id, pending, start)
 
     def prompt(self, session_id: str, *content: Any, timeout: Optional[float] = None) -> Turn:
