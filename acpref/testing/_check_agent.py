@@ -269,7 +269,7 @@ BUSY_HINT = "give --cancel-prompt a prompt that keeps the agent busy longer"
 
 def _stopped(ctx: ScenarioContext, exc: BaseException) -> str:
     """File the exception that stopped a scenario; return why the rest was not reached."""
-    method = _last_call(ctx.driver)
+    method = _last_call(ctx.driver, answered=isinstance(exc, (RpcError, RemoteProtocolError)))
     pending = [c for c in ctx.current if c not in ctx.decided]
     if isinstance(exc, NeedsAuth) or (
         isinstance(exc, RpcError) and exc.code == ErrorCode.AUTH_REQUIRED
@@ -301,16 +301,17 @@ def _stopped(ctx: ScenarioContext, exc: BaseException) -> str:
     else:
         code = ctx.driver.process.popen.poll() if ctx.driver.process is not None else None
         status = f" (exit status {code})" if code is not None else ""
-        reason = f"the agent closed the connection during {method}{status}"
+        during = f" during {method}" if method != "the last request" else ""
+        reason = f"the agent closed the connection{during}{status}: {exc}"
     for clause in pending:
         ctx.record(clause, FAIL, reason)
     return reason
 
 
-def _last_call(driver: AgentDriver) -> str:
-    """The method of the last request we sent that is unanswered or answered an error."""
-    sent: Dict[Any, str] = {}
-    answered: Dict[Any, bool] = {}
+def _last_call(driver: AgentDriver, *, answered: bool) -> str:
+    """The method of our last request that was answered (``answered``) or is still unanswered."""
+    sent: Dict[str, str] = {}
+    last_answered = ""
     for record in driver.sink.records:
         if not record.is_message or record.raw is None:
             continue
@@ -323,13 +324,11 @@ def _last_call(driver: AgentDriver) -> str:
         key = json.dumps(message.get("id"))
         if record.sender == "client" and "method" in message and "id" in message:
             sent[key] = str(message["method"])
-            answered[key] = False
         elif record.sender == "agent" and "method" not in message and key in sent:
-            answered[key] = "error" not in message
-    for key in reversed(list(sent)):
-        if not answered[key]:
-            return sent[key]
-    return "the last request"
+            last_answered = sent.pop(key)
+    if answered:
+        return last_answered or "the last request"
+    return list(sent.values())[-1] if sent else "the last request"
 
 
 def _hints(report: CheckReport, options: AgentCheckOptions) -> None:

@@ -34,7 +34,7 @@ from .. import schema as s
 from .._rules import gate_open
 from .._transport import FdStream, Process, Stream, spawn
 from ..connection import Connection, PendingRequest, RequestContext
-from ..errors import RpcError
+from ..errors import ConnectionClosed, RpcError
 from ..methods import PROTOCOL_VERSION
 from ..oracle import Report
 from ._recording import RecordingStream, RecordSink
@@ -299,7 +299,10 @@ class AgentDriver:
         """Write a message as given: a dict is one JSON line; bytes and str are sent verbatim."""
         if isinstance(data, dict):
             data = json.dumps(data) + "\n"
-        self.stream.write_raw(data.encode("utf-8") if isinstance(data, str) else data)
+        try:
+            self.stream.write_raw(data.encode("utf-8") if isinstance(data, str) else data)
+        except OSError as exc:  # the agent is gone (a broken pipe)
+            raise ConnectionClosed(f"the agent no longer reads its input: {exc}") from None
 
     def request_raw(
         self, message: Dict[str, Any], *, timeout: Optional[float] = None
