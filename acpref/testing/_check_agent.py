@@ -21,7 +21,7 @@ import attrs
 
 from ..errors import ConnectionClosed, ErrorCode, RemoteProtocolError, RequestTimeout, RpcError
 from ._driver import AgentDriver
-from ._results import FAIL, PASS, CheckReport
+from ._results import FAIL, PASS, SKIPPED, CheckReport
 
 __all__ = ["AgentCheckOptions", "check_agent", "NeedsAuth"]
 
@@ -74,15 +74,15 @@ class ScenarioContext:
 
     def check(self, clause: str, ok: bool, evidence: str = "") -> bool:
         """Record a verdict: PASS when ``ok``, else FAIL with ``evidence``."""
-        self.report.record(clause, PASS if ok else FAIL, self.name, None if ok else evidence)
+        self.report._record(clause, PASS if ok else FAIL, self.name, None if ok else evidence)
         return ok
 
     def passed(self, *clause_ids: str) -> None:
         for clause in clause_ids:
-            self.report.passed(clause, self.name)
+            self.report._record(clause, PASS, self.name)
 
     def skip(self, clause: str, reason: str) -> None:
-        self.report.skipped(clause, self.name, reason)
+        self.report._record(clause, SKIPPED, self.name, reason)
 
     def initialize(self) -> None:
         self.driver.initialize()
@@ -132,9 +132,8 @@ def check_agent(
         for scenario in chosen:
             if scenario.needs is not None and caps is not None and not _open(caps, scenario.needs):
                 for clause in scenario.clauses:
-                    report.skipped(
-                        clause, scenario.name, f"the agent does not advertise {scenario.needs}"
-                    )
+                    reason = f"the agent does not advertise {scenario.needs}"
+                    report._record(clause, SKIPPED, scenario.name, reason)
                 continue
             driver_caps = _run(scenario, argv, options, report, cwd)
             if caps is None and driver_caps is not None:
@@ -165,7 +164,7 @@ def _run(
             argv, env=options.env, transcript=transcript, timeout=options.timeout
         )
     except OSError as exc:
-        report.failed(scenario.main, scenario.name, f"could not start the agent: {exc}")
+        report._record(scenario.main, FAIL, scenario.name, f"could not start the agent: {exc}")
         return None
     ctx = ScenarioContext(scenario.name, driver, options, report, cwd)
     failures_before = len(report.failures)
@@ -173,13 +172,14 @@ def _run(
         scenario.run(ctx)
     except NeedsAuth as exc:
         for clause in scenario.clauses:
-            report.skipped(
+            report._record(
                 clause,
+                SKIPPED,
                 scenario.name,
                 f"the agent requires authentication ({exc}); use --auth METHOD_ID",
             )
     except (RpcError, RequestTimeout, RemoteProtocolError, ConnectionClosed, TimeoutError) as exc:
-        report.failed(scenario.main, scenario.name, f"{type(exc).__name__}: {exc}")
+        report._record(scenario.main, FAIL, scenario.name, f"{type(exc).__name__}: {exc}")
     finally:
         result = driver.close()
         # A turn that ends as the cancel crosses it is a race the check itself provokes: the
@@ -190,7 +190,7 @@ def _run(
         if transcript:
             report.transcripts.append(transcript)
         # spec-gap exit-on-eof: an agent ends when its input ends (transports.mdx, TRANSPORT-10).
-        report.record(
+        report._record(
             "spec-gap:exit-on-eof",
             PASS if driver.exited_on_eof else FAIL,
             scenario.name,
