@@ -127,6 +127,7 @@ GAP_LEVELS: Dict[str, str] = {
     "spec-gap:exit-on-eof": SHOULD,
     "spec-gap:elicitation-secret-heuristics": SHOULD,
     "spec-gap:close-order": SHOULD,
+    "spec-gap:cancel-ignored": SHOULD,
 }
 
 
