@@ -104,3 +104,48 @@ def test_a_shorter_transcript_diverges_at_its_end() -> None:
     divergence = diff(_records(first), _records(first, second))
     assert divergence is not None and divergence.position == 1 and divergence.left is None
     assert "(no more messages)" in divergence.format_text()
+
+
+def _crossing(agent_first: bool) -> List[Record]:
+    """A prompt and an update that cross on the wire, in either order."""
+    prompt = ("client", {"jsonrpc": "2.0", "id": 1, "method": "session/prompt", "params": {}})
+    update = ("agent", {"jsonrpc": "2.0", "method": "session/update", "params": {"n": 1}})
+    answer = ("agent", {"jsonrpc": "2.0", "id": 1, "result": {"stopReason": "end_turn"}})
+    return _records(*((update, prompt) if agent_first else (prompt, update)), answer)
+
+
+def test_messages_that_cross_on_the_wire_are_no_divergence() -> None:
+    # Each side's own order is compared; the interleaving of the two directions is free.
+    assert diff(_crossing(True), _crossing(False)) is None
+    strict = diff(_crossing(True), _crossing(False), strict_order=True)
+    assert strict is not None and strict.position == 0 and strict.path == "sender"
+
+
+def test_a_side_that_reorders_its_own_messages_diverges() -> None:
+    first = ("agent", {"jsonrpc": "2.0", "method": "_a", "params": {}})
+    second = ("agent", {"jsonrpc": "2.0", "method": "_b", "params": {}})
+    divergence = diff(_records(first, second), _records(second, first))
+    assert divergence is not None and divergence.position == 0 and divergence.path == "$.method"
+
+
+def test_two_echo_runs_of_one_prompt_match(tmp_path: Path) -> None:
+    # The echo agent is deterministic: two `acpref client -p hi` runs diff as a match.
+    paths = []
+    for name in ("a.jsonl", "b.jsonl"):
+        path = tmp_path / name
+        done = subprocess.run(
+            [sys.executable, "-m", "acpref", "client", "--record", str(path), "-p", "hi", "--"]
+            + [sys.executable, "-m", "acpref", "echo"],
+            cwd=tmp_path,
+            capture_output=True,
+            timeout=60,
+        )
+        assert done.returncode == 0, done.stderr
+        paths.append(path)
+    result = subprocess.run(
+        [sys.executable, "-m", "acpref", "diff", *map(str, paths)],
+        capture_output=True,
+        text=True,
+        timeout=30,
+    )
+    assert result.returncode == 0, result.stdout

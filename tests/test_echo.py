@@ -536,3 +536,34 @@ def test_two_concurrent_turns_in_two_sessions(fresh: TestClient, tmp_path: Path)
     assert pb.result(WAIT).stop_reason == s.StopReason.END_TURN
     fresh.cancel(a)
     assert pa.result(WAIT).stop_reason == s.StopReason.CANCELLED
+
+
+def test_command_list_goes_out_before_the_first_turn(tmp_path: Path) -> None:
+    # The echo agent is deterministic: its command list follows the session/new answer on a
+    # thread of its own, and a prompt waits for it, however the threads are scheduled. Here the
+    # announcing thread is held until the prompt has arrived (the race it used to lose).
+    import threading
+
+    from acpref.echo import EchoAgent
+    from acpref.testing import memory_pair
+
+    prompt_arrived = threading.Event()
+
+    class LateAnnouncer(EchoAgent):
+        def session_opened(self, session_id: str) -> None:
+            prompt_arrived.wait(10)
+            super().session_opened(session_id)
+
+        def session_prompt(self, params: Any, turn: Any) -> Any:
+            prompt_arrived.set()
+            return super().session_prompt(params, turn)
+
+    driver = memory_pair(LateAnnouncer)
+    try:
+        driver.initialize()
+        session = driver.new_session(str(tmp_path))
+        driver.prompt(session, "hi")
+        kinds = [type(u).__name__ for u in driver.updates(session)]
+    finally:
+        driver.close()
+    assert kinds.index("AvailableCommandsUpdate") < kinds.index("AgentMessageChunk"), kinds

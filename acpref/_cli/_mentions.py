@@ -16,7 +16,9 @@ text block; each file mentioned becomes one more block, chosen from what the age
 * otherwise, or when the file is larger than ``MAX_INLINE_BYTES``, a ``resource_link`` (a
   baseline block every agent takes).
 
-A word that names no such file (``@someone``) stays text and brings nothing.
+A word that names no such file stays text and brings nothing; when it looks like a path (it has
+a ``/`` or a ``.``: ``@missing.txt``, ``@../outside.txt``) the user is told, so that a typo or a
+file outside the session's folders is never left out silently. ``@someone`` is just a word.
 """
 
 from __future__ import annotations
@@ -36,6 +38,21 @@ __all__ = ["MAX_INLINE_BYTES", "prompt_blocks", "mention_help"]
 MAX_INLINE_BYTES = 1 << 20
 
 _TRAILING = ".,;:!?)]}\"'"
+
+
+def _looks_like_a_path(word: str) -> bool:
+    candidate = word[1:].rstrip(_TRAILING)
+    return len(word) >= 2 and word.startswith("@") and ("/" in candidate or "." in candidate)
+
+
+def _why_not(word: str, cwd: str, roots: Roots) -> str:
+    """Why an ``@word`` that looks like a path brings nothing."""
+    real = os.path.realpath(os.path.join(cwd, os.path.expanduser(word[1:].rstrip(_TRAILING))))
+    if not os.path.exists(real):
+        return f"{word}: no such file; sent as plain text"
+    if not roots.contains(real):
+        return f"{word}: outside the session's folders; not sent (sent as plain text)"
+    return f"{word}: not a regular file; sent as plain text"
 
 
 def _mentioned(word: str, cwd: str, roots: Roots) -> Optional[str]:
@@ -65,6 +82,8 @@ def prompt_blocks(
     seen = set()
     for word in text.split():
         path = _mentioned(word, cwd, roots)
+        if path is None and _looks_like_a_path(word):
+            notes.append(_why_not(word, cwd, roots))
         if path is None or path in seen:
             continue
         seen.add(path)

@@ -19,7 +19,8 @@ What must not live here: the commands themselves (``_commands``), the command li
 from __future__ import annotations
 
 import logging
-from typing import Any, List, Optional
+import threading
+from typing import Any, Dict, List, Optional
 
 import attrs
 
@@ -110,6 +111,9 @@ class EchoAgent(Agent):
     ) -> None:
         super().__init__(client, sessions)
         self.auth_required = require_auth
+        #: Per session: set once its command list is on the wire (see ``session_prompt``).
+        self._announced: Dict[str, threading.Event] = {}
+        self._announced_lock = threading.Lock()
 
     # -- what it advertises ----------------------------------------------------------------------
 
@@ -195,17 +199,30 @@ class EchoAgent(Agent):
         self._fit_options(params.session_id)
         return super().session_resume(params)
 
+    def _announcement(self, session_id: str) -> threading.Event:
+        with self._announced_lock:
+            return self._announced.setdefault(session_id, threading.Event())
+
     def session_opened(self, session_id: str) -> None:
         # spec SLASH-01, SLASH-03: the commands, right after the session is set up, and again
         # (a new list) after every load or resume.
-        self.client.update(
-            session_id, s.AvailableCommandsUpdate(available_commands=available_commands())
-        )
+        announced = self._announcement(session_id)
+        announced.clear()
+        try:
+            self.client.update(
+                session_id, s.AvailableCommandsUpdate(available_commands=available_commands())
+            )
+        finally:
+            announced.set()
 
     # -- the prompt turn -------------------------------------------------------------------------
 
     def session_prompt(self, params: s.PromptRequest, turn: PromptTurn) -> Any:
         session = self.require_session(params.session_id)
+        # Deterministic order: the command list (sent after the session/new, load or resume
+        # answer, on a thread of its own) goes out before anything of the first turn, so two
+        # runs of one scenario send the same messages in the same order.
+        self._announcement(params.session_id).wait(_ANNOUNCE_WAIT)
         notices = session.live.pop("mcp_notices", None)
         if notices:
             # spec-gap mcp-failure: servers that could not be connected are told in the next
@@ -242,6 +259,10 @@ class EchoAgent(Agent):
 
     def ext_notification(self, method: str, params: Any) -> None:
         log.info("ignored custom notification %s", method)  # spec EXT-10
+
+
+#: How long a turn waits for its session's command list to be sent (it normally is already).
+_ANNOUNCE_WAIT = 5.0
 
 
 def _plain(block: Any) -> Any:

@@ -6,9 +6,13 @@ replaces each of them by a placeholder numbered in order of first appearance (``
 ``<request:client:3>``), per transcript, so that two runs that did the same thing normalize to
 the same sequence. ``diff`` walks both sequences and returns the first divergence.
 
-Message records are compared in order, with their sender; ``eof`` and ``oversize`` events are
-left out (their timing varies). A line that is not JSON is compared as text. Pure functions; the
-command line is ``acpref diff`` (``acpref/_cli/diff.py``).
+Message records are compared with their sender; ``eof`` and ``oversize`` events are left out
+(their timing varies). A line that is not JSON is compared as text. What each side sent is
+compared in the order it sent it; how the two directions interleave is not, by default: a
+message of the client and one of the agent written at the same moment cross on the wire, and
+the spec leaves their order free (the echo agent's ``available_commands_update`` and the
+client's next request, typically). ``strict_order=True`` compares the interleaving too. Pure
+functions; the command line is ``acpref diff`` (``acpref/_cli/diff.py``).
 """
 
 from __future__ import annotations
@@ -20,7 +24,7 @@ import attrs
 
 from ._transcript import Record, read_transcript
 
-__all__ = ["Divergence", "diff", "normalize"]
+__all__ = ["Divergence", "diff", "normalize", "reordered"]
 
 #: Keys whose string values are ids chosen by one run: key -> placeholder kind.
 _ID_KEYS = {
@@ -129,17 +133,47 @@ def _walk(value: Any, names: _Names) -> Any:
     return value
 
 
-def diff(left: Any, right: Any) -> Optional[Divergence]:
-    """The first divergence between two transcripts (paths or records), or None if they match."""
+def diff(left: Any, right: Any, *, strict_order: bool = False) -> Optional[Divergence]:
+    """The first divergence between two transcripts (paths or records), or None if they match.
+
+    By default each side's messages are compared in the order that side sent them, and the
+    interleaving of the two directions is free (see the module's doc); ``strict_order`` compares
+    the transcripts message by message as recorded.
+    """
     a = normalize(read_transcript(left) if not _is_records(left) else left)
     b = normalize(read_transcript(right) if not _is_records(right) else right)
-    for position in range(max(len(a), len(b))):
-        x = a[position] if position < len(a) else None
-        y = b[position] if position < len(b) else None
+    if strict_order or a == b:
+        return _first_divergence(a, b, range(max(len(a), len(b))), range(max(len(a), len(b))))
+    found: Optional[Divergence] = None
+    for sender in sorted({m[0] for m in a} | {m[0] for m in b}):
+        mine_a = [i for i, m in enumerate(a) if m[0] == sender]
+        mine_b = [i for i, m in enumerate(b) if m[0] == sender]
+        divergence = _first_divergence(a, b, mine_a, mine_b)
+        if divergence is not None and (found is None or divergence.position < found.position):
+            found = divergence
+    return found
+
+
+def reordered(left: Any, right: Any) -> bool:
+    """True when the transcripts match but their two directions interleave differently."""
+    a = normalize(read_transcript(left) if not _is_records(left) else left)
+    b = normalize(read_transcript(right) if not _is_records(right) else right)
+    return a != b and diff(left, right) is None
+
+
+def _first_divergence(
+    a: List[Tuple[str, Any]], b: List[Tuple[str, Any]], at_a: Any, at_b: Any
+) -> Optional[Divergence]:
+    """Walk positions ``at_a`` of ``a`` and ``at_b`` of ``b`` side by side."""
+    at_a, at_b = list(at_a), list(at_b)
+    for n in range(max(len(at_a), len(at_b))):
+        x = a[at_a[n]] if n < len(at_a) and at_a[n] < len(a) else None
+        y = b[at_b[n]] if n < len(at_b) and at_b[n] < len(b) else None
         if x != y:
             path = None
             if x is not None and y is not None:
                 path = "sender" if x[0] != y[0] else _first_difference(x[1], y[1], "$")
+            position = at_a[n] if n < len(at_a) else len(a)
             context = a[max(0, position - 3) : position]
             return Divergence(position=position, left=x, right=y, context=context, path=path)
     return None
