@@ -33,15 +33,21 @@ COMMANDS = {
 
 
 _MARKUP = re.compile(r"``([^`]*)``")
+#: A description that starts by repeating the usage line (``acpref x [--y]: does z``).
+_USAGE_PREFIX = re.compile(r"^acpref [^\n:]*: ")
 
 
 class _Parser(argparse.ArgumentParser):
     """A sub-command's parser: its texts are for people, so no reStructuredText markup."""
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
-        for key in ("description", "epilog", "help"):
+        for key in ("description", "epilog"):
             if isinstance(kwargs.get(key), str):
-                kwargs[key] = _MARKUP.sub(r"\1", kwargs[key])
+                text = _MARKUP.sub(r"\1", kwargs[key])
+                if key == "description" and _USAGE_PREFIX.match(text):
+                    text = _USAGE_PREFIX.sub("", text, count=1)  # argparse prints the usage
+                    text = text[:1].upper() + text[1:]
+                kwargs[key] = text
         super().__init__(*args, **kwargs)
 
 

@@ -34,11 +34,21 @@ TIMEOUT = 30.0
 
 
 def register(subparsers: Any, name: str, help_text: str) -> None:
-    p = subparsers.add_parser(name, help=help_text, description=__doc__.split("\n\n")[1])
+    p = subparsers.add_parser(name, help=help_text, description=_DESCRIPTION)
     p.add_argument(
         "--keep", action="store_true", help="keep the scratch directory (its path is printed)"
     )
     p.set_defaults(func=run)
+
+
+_DESCRIPTION = """\
+Run the reference client against the echo agent, in a scratch directory, and show one
+numbered step at a time: initialize, a session, streaming with a thought, a plan, a title and
+usage; a tool call that asks permission; a file read and a file write with its diff; a
+terminal; modes and config options; both kinds of elicitation; an extension method; an error
+answer; a cancelled turn; and the session loaded again over a new connection. The demo answers
+its own questions and says what it answers. Exit status 0 when every step showed what it
+should."""
 
 
 class _Demo:

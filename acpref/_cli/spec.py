@@ -69,7 +69,34 @@ _OUTSIDE_CHECKOUT = (
 )
 
 
+def _count(n: int, noun: str) -> str:
+    return f"{n} {noun}" if n == 1 else f"{n} {noun}s"
+
+
+def _resolve(target: str, coverage: Dict[str, Dict[str, Any]]) -> str:
+    """A clause id in any case (setup-05), or a decision named without its spec-gap: prefix."""
+    if target in coverage:
+        return target
+    if target.upper() in coverage:
+        return target.upper()
+    if f"spec-gap:{target}" in coverage:
+        return f"spec-gap:{target}"
+    return target
+
+
 def _print_clause(entry: Dict[str, Any]) -> None:
+    if entry["id"].startswith("spec-gap:"):
+        # A decision of acpref where the spec is silent: no page, level or side of its own.
+        name = entry["id"].split(":", 1)[1]
+        print(f"{entry['id']}  acpref's decision, see spec_notes/decisions.md ({name})")
+        print("  enforced in:" if entry["enforced"] else "  enforced in: (no citation in the code)")
+        for where in entry["enforced"]:
+            print(f"    {where}")
+        if repo_root() is not None and entry["tests"]:
+            print("  tested by:")
+            for test in entry["tests"]:
+                print(f"    {test}")
+        return
     print(
         f"{entry['id']}  [{entry.get('level', '?')}, {entry.get('side', '?')}]  {entry.get('page', '')} / {entry.get('section', '')}"
     )
@@ -144,18 +171,18 @@ def run(args: argparse.Namespace) -> int:
                 print(
                     f"{e['id']:<14} {e.get('level', ''):<9} missing: {missing:<12} {e.get('requirement', '')[:70]}"
                 )
-            print(f"{len(chosen)} clauses uncovered", file=sys.stderr)
+            print(f"{_count(len(chosen), 'clause')} uncovered", file=sys.stderr)
         return 0
     if not args.target:
         total = [e for e in coverage.values() if e.get("page")]
         enforced = sum(1 for e in total if e["enforced"])
         tested = sum(1 for e in total if e["tests"])
         if repo_root() is None:
-            print(f"{len(total)} clauses: {enforced} cited in code; tested: {_OUTSIDE_CHECKOUT}")
+            print(f"{_count(len(total), 'clause')}: {enforced} cited in code; tested: {_OUTSIDE_CHECKOUT}")
             return 0
-        print(f"{len(total)} clauses: {enforced} cited in code, {tested} tested")
+        print(f"{_count(len(total), 'clause')}: {enforced} cited in code, {tested} tested")
         return 0
-    target = args.target
+    target = _resolve(args.target, coverage)
     if target in coverage or target.startswith("spec-gap:"):
         entry = coverage.get(target, {"id": target, "enforced": [], "tests": []})
         if args.json:

@@ -409,7 +409,8 @@ class ProtocolState:
             yield finding(
                 "RPC-12",
                 m.sender,
-                f"{method} is a {row.receiver} method; the {m.sender.value} cannot send it",
+                f"{method} is {'an' if row.receiver == 'agent' else 'a'} {row.receiver} method; "
+                f"the {m.sender.value} cannot send it",
                 m.index,
                 -32601,
             )

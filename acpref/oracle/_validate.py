@@ -89,8 +89,8 @@ class Report:
     def format_text(self) -> str:
         """A human summary: violations first (each with its quote), then gaps, then warnings."""
         lines = [
-            f"{self.messages} messages, {len(self.violations)} violations, "
-            f"{len(self.gaps)} spec-gaps, {len(self.warnings)} warnings"
+            f"{_count(self.messages, 'message')}, {_count(len(self.violations), 'violation')}, "
+            f"{_count(len(self.gaps), 'spec-gap')}, {_count(len(self.warnings), 'warning')}"
         ]
         groups = (
             ("violations (MUST)", self.violations),
@@ -518,3 +518,8 @@ def validate(transcript: Union[str, Iterable[Any]]) -> Report:
     for record in read_transcript(transcript):
         validator.feed(record)
     return validator.finish()
+
+
+def _count(n: int, noun: str) -> str:
+    """``1 violation``, ``2 violations``."""
+    return f"{n} {noun}" if n == 1 else f"{n} {noun}s"
