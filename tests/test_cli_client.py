@@ -171,6 +171,8 @@ def test_second_ctrl_c_quits(terminal):
     t.expect("c0")
     t.send(b"\x03")
     t.expect("Ctrl-C again quits")
+    # The agent ignores the cancel: the CLI says it is still waiting, rather than nothing.
+    t.expect("the agent has not ended the cancelled turn yet; still waiting; Ctrl-C quits")
     t.send(b"\x03")
     assert t.wait() == 130
 
@@ -318,3 +320,142 @@ def test_terminal_output_without_newlines_is_written_as_it_comes():
     r.flush_terminals()
     assert "".join(writes).endswith("x" * 100 + "y\n  t| z\n")
     assert not [k for k, v in vars(r).items() if isinstance(v, dict) and v and k != "_titles"]
+
+
+# -- The interactive items of a first contact (issue 18), in a pseudo-terminal ----------------
+
+
+def test_quit_exits_0_like_ctrl_d(terminal):
+    t = terminal()
+    t.send(b"/quit\n")
+    assert t.wait() == 0
+
+
+def test_a_tool_call_cut_short_by_ctrl_c_is_shown_cancelled(terminal):
+    t = terminal()
+    call = {
+        "update": {
+            "sessionUpdate": "tool_call",
+            "toolCallId": "t1",
+            "title": "Long job",
+            "status": "in_progress",
+        }
+    }
+    t.send(script(call, {"wait_cancel": WAIT}))
+    t.expect("[tool] Long job (other): in_progress")
+    t.send(b"\x03")
+    out = t.expect("Scripted Agent> ")
+    # spec PROMPT-20: the client marks what the cancelled turn left unfinished.
+    assert "[tool] Long job: cancelled" in out and "[turn ended: cancelled]" in out
+
+
+def test_config_refuses_a_boolean_that_is_neither_on_nor_off(terminal):
+    t = terminal()
+    t.send(b"/config fast maybe\n")
+    assert "[config] fast is on or off; 'maybe' is neither" in t.expect("Scripted Agent> ")
+    t.send(b"/config fast on\n")
+    assert "[config] fast = on" in t.expect("Scripted Agent> ")
+
+
+def test_form_enter_sends_the_answers(terminal):
+    t = terminal()
+    form = {
+        "message": "Who are you?",
+        "mode": "form",
+        "sessionId": "$sid",
+        "requestedSchema": {"type": "object", "properties": {"name": {"type": "string"}}},
+    }
+    t.send(script({"call": "elicitation/create", "params": form}))
+    t.expect("name (optional): ")
+    t.send(b"Ada\n")
+    assert "Enter sends" in t.expect("? ")
+    t.send(b"\n")
+    out = t.expect("Scripted Agent> ")
+    assert '{"result": {"action": "accept", "content": {"name": "Ada"}}}' in out
+
+
+def test_help_marks_an_agent_command_named_like_a_local_one(terminal):
+    t = terminal()
+    commands = {
+        "sessionUpdate": "available_commands_update",
+        "availableCommands": [
+            {"name": "mode", "description": "Switch mode, the agent's way"},
+            {"name": "stream", "description": "Stream some chunks"},
+        ],
+    }
+    t.send(script({"update": commands}))
+    t.expect("Scripted Agent> ")
+    t.send(b"/help\n")
+    out = t.expect("Scripted Agent> ")
+    assert "//mode  Switch mode, the agent's way" in out and "  /stream  Stream" in out
+    assert "/modes (show the settings) /mode ID" in out
+
+
+def test_a_plan_update_shows_what_changed(terminal):
+    def plan(first: str, second: str):
+        entries = [
+            {"content": "Read", "priority": "high", "status": first},
+            {"content": "Write", "priority": "low", "status": second},
+        ]
+        return {"update": {"sessionUpdate": "plan", "entries": entries}}
+
+    t = terminal()
+    t.send(script(plan("in_progress", "pending"), plan("completed", "in_progress")))
+    out = t.expect("Scripted Agent> ")
+    assert "[plan] 2 entries" in out and "[>] Read (high)" in out
+    assert "[plan 1/2] [x] Read (high)" in out and "[plan 1/2] [>] Write (low)" in out
+    t.send(script(plan("completed", "completed")))
+    out = t.expect("Scripted Agent> ")
+    assert "[plan 2/2] [x] Write (low)" in out and "Read" not in out  # only what changed
+
+
+def test_extension_notifications_are_shown(terminal):
+    t = terminal()
+    t.send(script({"notify": "_acme/progress", "params": {"done": 3}}))
+    assert '[extension] _acme/progress {"done": 3}' in t.expect("Scripted Agent> ")
+
+
+def test_mentions_are_set_apart_and_a_missing_file_is_said(tmp_path):
+    (tmp_path / "notes.txt").write_text("milk\n")
+    echo = [sys.executable, "-m", "acpref", "echo"]
+    done = subprocess.run(
+        [*CLIENT, "-p", "see @notes.txt and @missing.txt", "--", *echo],
+        cwd=tmp_path,
+        capture_output=True,
+        timeout=WAIT * 3,
+        stdin=subprocess.DEVNULL,
+    )
+    assert done.returncode == 0, done.stderr
+    assert b"[mention] @missing.txt: no such file; sent as plain text" in done.stderr
+    # The echoed file is a marker of its own, not glued to the text before it.
+    assert b"@missing.txt [resource file://" in done.stdout
+
+
+def test_the_command_list_does_not_run_into_the_prompt(tmp_path):
+    echo = [sys.executable, "-m", "acpref", "echo"]
+    t = Terminal([], tmp_path, agent=echo)
+    try:
+        before = t.expect("[commands]")
+        out = t.expect("acpref echo agent> ")
+        t.send(b"\x04")
+        assert t.wait() == 0
+    finally:
+        t.close()
+    # Drawn before the first prompt, or above it with the prompt drawn again; never after it.
+    assert not before.endswith("agent> [commands]") and "/help" in out
+
+
+def test_repeated_warnings_are_counted_not_repeated(tmp_path):
+    # 1,000 malformed updates: three warnings shown, then counts at 10, 100 and 1,000.
+    bad = {
+        "notify": "session/update",
+        "params": {
+            "sessionId": "$sid",
+            "update": {"sessionUpdate": "agent_message_chunk", "content": 5},
+        },
+    }
+    result = run_cli(["-p", json.dumps({"steps": [bad] * 1000})], tmp_path, timeout=WAIT * 3)
+    assert result.returncode == 0, result.stderr
+    warnings = [line for line in result.stderr.decode().splitlines() if "dropped" in line]
+    assert len(warnings) == 6, warnings
+    assert "1,000 warnings like:" in warnings[-1]

@@ -700,7 +700,7 @@ def _category(option: s.SessionConfigOption) -> Optional[str]:
 def _note(text: str) -> None:
     """A line on stderr, for the user (inert: it may quote the agent)."""
     try:
-        sys.stderr.write(f"acpref client: {inert(text)}\n")
+        sys.stderr.write(f"acpref client: {inert(text, multiline=True)}\n")
         sys.stderr.flush()
     except (BrokenPipeError, ValueError):
         pass
