@@ -86,7 +86,7 @@ def test_one_shot_stdout_is_the_answer_only(tmp_path) -> None:
 
 def test_one_shot_timeout_cancels_the_turn_and_exits_124(tmp_path) -> None:
     done = subprocess.run(
-        [*ACPREF, "client", "--timeout", "2", "-p", "/wait", "--", *ECHO],
+        [*ACPREF, "client", "--timeout", "8", "-p", "/wait", "--", *ECHO],
         capture_output=True,
         text=True,
         cwd=tmp_path,
@@ -94,4 +94,4 @@ def test_one_shot_timeout_cancels_the_turn_and_exits_124(tmp_path) -> None:
         stdin=subprocess.DEVNULL,
     )
     assert done.returncode == 124, done.stderr
-    assert "the --timeout of 2s passed" in done.stderr
+    assert "the --timeout of 8s passed" in done.stderr  # during setup, or during the turn

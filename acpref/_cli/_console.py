@@ -18,6 +18,7 @@
 from __future__ import annotations
 
 import logging
+import os
 import queue
 import select
 import sys
@@ -59,7 +60,7 @@ class Console:
         if mode == "json":
             self.render = Renderer(lambda text: None, notes=self._err)
         elif mode == "one-shot":
-            self.render = Renderer(self._out, notes=self._err)
+            self.render = Renderer(self._out, notes=self._err, shared=_same_terminal())
         else:
             self.render = Renderer(self._screen)
         self.questions: "queue.Queue[Question]" = queue.Queue()
@@ -150,6 +151,16 @@ class Console:
             if cancelled.is_set():
                 return None
         return question.answer
+
+
+def _same_terminal() -> bool:
+    """stdout and stderr are one terminal (the answer and the notes share a screen)."""
+    try:
+        if not (sys.stdout.isatty() and sys.stderr.isatty()):
+            return False
+        return os.fstat(sys.stdout.fileno()).st_rdev == os.fstat(sys.stderr.fileno()).st_rdev
+    except (OSError, ValueError):
+        return False
 
 
 def _line_buffer() -> str:

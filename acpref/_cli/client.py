@@ -30,7 +30,7 @@ from ..client import ClientSideConnection, ReferenceClient, display_name, policy
 from ..client.forms import fields_of, parse, validate
 from ..client.render import describe_options, describe_url, inert, permission_lines
 from ..codec import DecodeError
-from ..errors import ConnectionClosed, ErrorCode, ProtocolError, RpcError
+from ..errors import ConnectionClosed, ErrorCode, ProtocolError, RequestTimeout, RpcError
 from . import _status
 from ._console import Console, LogSummary
 from ._mentions import mention_help, prompt_blocks
@@ -750,6 +750,13 @@ def run(args: argparse.Namespace) -> int:
     except _Timeout:
         _note(f"the --timeout of {args.timeout:g}s passed")
         return _status.TIMEOUT
+    except RequestTimeout as exc:
+        if app.deadline is not None:
+            # The deadline of the run passed while a setup answer was awaited.
+            _note(f"the --timeout of {args.timeout:g}s passed: {exc}")
+            return _status.TIMEOUT
+        _note(str(exc))
+        return _status.ERROR
     except BrokenPipeError:
         _status.stdout_closed()
         return _status.STDOUT_CLOSED

@@ -357,7 +357,7 @@ def _prompt(state: "ProtocolState", m: Message) -> Iterable[Finding]:
             yield finding(
                 "CONTENT-04",
                 C,
-                f"prompt has {'an' if kind[:1] in 'aeiou' else 'a'} {kind} block but the agent "
+                f"prompt has {'an' if str(kind)[:1] in 'aeiou' else 'a'} {kind} block but the agent "
                 f"did not advertise {gate}",
                 m.index,
                 INVALID,

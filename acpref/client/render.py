@@ -224,15 +224,21 @@ class Renderer:
 
     With ``notes``, the agent's answer (its message text) goes to ``write`` and everything else
     (thoughts, tool calls, plans, the lines of ``line``) to ``notes``: ``acpref client -p``
-    keeps stdout for the answer. Every piece of the peer's text goes through ``inert``.
+    keeps stdout for the answer. ``shared``: both end on one screen (a terminal), so a note
+    ends the answer's open line first. Every piece of the peer's text goes through ``inert``.
     """
 
     def __init__(
-        self, write: Callable[[str], None], notes: Optional[Callable[[str], None]] = None
+        self,
+        write: Callable[[str], None],
+        notes: Optional[Callable[[str], None]] = None,
+        *,
+        shared: bool = False,
     ) -> None:
         self._lock = threading.RLock()  # one writer at a time; guards the fields below
         self._main = _Sink(write)
         self._notes = _Sink(notes) if notes is not None else self._main
+        self._shared = shared
         self._titles: Dict[str, str] = {}
         self._plan: List[tuple] = []
 
@@ -242,6 +248,8 @@ class Renderer:
         """Write a whole line (ending any streamed text first), made inert."""
         with self._lock:
             self._notes.end()
+            if self._shared:
+                self._main.end()
             self._notes.put(inert(text) + "\n")
 
     def _stream_text(self, sink: _Sink, kind: str, prefix: str, text: str) -> None:
