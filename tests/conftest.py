@@ -35,9 +35,9 @@ def require_spec_dir() -> Path:
     return path
 
 
-def load_schema_defs() -> dict[str, Any]:
-    """The ``$defs`` of schema.json, or ``{}`` when the spec is absent (collection-time use)."""
-    path = find_spec_dir() / "schema.json"
+def load_schema_defs(name: str = "schema.json") -> dict[str, Any]:
+    """The ``$defs`` of a schema file of the spec, or ``{}`` when absent (collection-time use)."""
+    path = find_spec_dir() / name
     if not path.is_file():
         return {}
     return json.loads(path.read_text(encoding="utf-8"))["$defs"]

@@ -12,7 +12,7 @@ from typing import Any, Optional
 import attrs
 
 from ..errors import ErrorCode, RpcError
-from .register import level_of
+from .register import is_provisional, level_of
 
 __all__ = ["Party", "Finding", "other"]
 
@@ -47,11 +47,22 @@ class Finding:
     message: str
     index: Optional[int] = None
     code: Optional[int] = None
+    #: The clause is provisional (its shape comes from the unstable schema): graded a warning.
+    provisional: bool = False
+
+    @property
+    def binds(self) -> bool:
+        """MUST / MUST NOT: the live sides obey it, provisional or not."""
+        return self.level in ("MUST", "MUST NOT")
 
     @property
     def is_violation(self) -> bool:
-        """MUST / MUST NOT findings are violations; SHOULD-level ones are warnings."""
-        return self.level in ("MUST", "MUST NOT")
+        """MUST / MUST NOT findings are violations; SHOULD-level and provisional ones are warnings.
+
+        spec-gap provisional-features: a provisional clause is graded as a warning until a stable
+        schema confirms its shape.
+        """
+        return self.binds and not self.provisional
 
     def to_rpc_error(self) -> RpcError:
         """The answer a receiver gives to a request refused because of this finding."""
@@ -68,6 +79,7 @@ class Finding:
             "blame": self.blame.value,
             "index": self.index,
             "message": self.message,
+            **({"provisional": True} if self.provisional else {}),
         }
 
 
@@ -82,4 +94,5 @@ def finding(
         message=message,
         index=index,
         code=int(code) if code is not None else None,
+        provisional=is_provisional(clause),
     )

@@ -10,6 +10,10 @@ Spec: see ``state``. Plugged into ``Connection`` as its ``observer``.
 * A message the **peer** sends is recorded; a request that breaks a MUST rule whose finding names
   an answer code is refused with that error (its handler never runs). Anything else the peer broke
   is logged, and ``on_finding`` (if given) hears of it.
+
+Provisional clauses (``Finding.provisional``) bind the live sides like any other: acpref sends
+what its reading of the unstable shape allows, and refuses what it forbids, while the oracle
+grades the same findings as warnings (spec_notes/decisions.md, provisional-features).
 """
 
 from __future__ import annotations
@@ -74,7 +78,7 @@ class RulesObserver:
         )
         if not findings:
             return  # the common case: nothing to refuse, nothing to report
-        must = [f for f in findings if f.is_violation and f.blame is self.me]
+        must = [f for f in findings if f.binds and f.blame is self.me]
         if must and not is_error_response:
             f = must[0]
             raise LocalProtocolError(
@@ -84,13 +88,13 @@ class RulesObserver:
 
     def _stops(self, findings: List[Finding]) -> bool:
         """True when we must not send a message with these findings: a MUST rule we break."""
-        return any(f.is_violation and f.blame is self.me for f in findings)
+        return any(f.binds and f.blame is self.me for f in findings)
 
     def on_receive(self, message: Dict[str, Any]) -> Optional[RpcError]:
         findings = self.state.observe(self.peer, message)
         self._report(findings)
         if "method" in message and "id" in message:
             for f in findings:
-                if f.is_violation and f.code is not None and f.blame is self.peer:
+                if f.binds and f.code is not None and f.blame is self.peer:
                     return f.to_rpc_error()
         return None

@@ -15,7 +15,7 @@ from typing import Dict
 
 import attrs
 
-__all__ = ["Clause", "clauses", "level_of", "GAP_LEVELS"]
+__all__ = ["Clause", "clauses", "level_of", "is_provisional", "GAP_LEVELS"]
 
 
 @attrs.frozen
@@ -55,6 +55,7 @@ GAP_LEVELS: Dict[str, str] = {
     "spec-gap:unknown-cancel-id": "SHOULD",
     "spec-gap:exit-on-eof": "SHOULD",
     "spec-gap:elicitation-secret-heuristics": "SHOULD",
+    "spec-gap:plan-file-variant": "SHOULD",
 }
 
 
@@ -64,3 +65,18 @@ def level_of(clause: str) -> str:
         return GAP_LEVELS[clause]
     found = clauses().get(clause)
     return found.level if found is not None else "MUST"
+
+
+#: The marker the register puts on clauses whose shape comes from the unstable schema.
+_PROVISIONAL_MARK = "[provisional"
+
+
+def is_provisional(clause: str) -> bool:
+    """True for a clause of a feature stabilized after the stable schema of 2026-11-02.
+
+    Such a clause's shape comes from ``schema.unstable.json`` and draft pages (its requirement
+    says ``[provisional: ...]``). Its findings are graded as warnings until a stable schema
+    confirms it; the live sides still obey it (spec_notes/decisions.md, provisional-features).
+    """
+    found = clauses().get(clause)
+    return found is not None and _PROVISIONAL_MARK in found.requirement

@@ -21,6 +21,7 @@ from urllib.parse import urlsplit
 
 from .. import schema as s
 from ..schema import UNSET
+from .plans import describe_plan_operation
 
 __all__ = ["Renderer", "describe_options", "describe_url", "display_name", "permission_lines"]
 
@@ -180,6 +181,9 @@ class Renderer:
             for entry in update.entries:
                 mark = _PLAN_MARKS.get(_value(entry.status), "[?]")
                 self.line(f"  {mark} {entry.content} ({_value(entry.priority)})")
+        elif isinstance(update, (s.PlanUpdate, s.PlanRemoved)):
+            for text in describe_plan_operation(update):  # provisional: plan operations
+                self.line(text)
         elif isinstance(update, s.AvailableCommandsUpdate):
             names = " ".join("/" + c.name for c in update.available_commands)
             self.line(f"[commands] {names or '(none)'}")
