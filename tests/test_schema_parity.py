@@ -612,6 +612,8 @@ def test_provisional_variant_matches_the_unstable_schema(
         return
     node = UNSTABLE[name]
     tag = _tag_of(node)
-    (branch,) = [b for b in _branches(node) if b.get("properties", {}).get(tag, {}).get("const") == value]
+    (branch,) = [
+        b for b in _branches(node) if b.get("properties", {}).get(tag, {}).get("const") == value
+    ]
     ref = _ref_name({"allOf": branch["allOf"]})
     assert ref is not None and issubclass(variant, getattr(schema, ref))

@@ -154,7 +154,9 @@ def test_SYSPROMPT_03_client_uses_override_only_when_advertised(pair: Any, tmp_p
 # -- The agent's errors ---------------------------------------------------------------------------
 
 
-def test_SYSPROMPT_04_unadvertised_mode_is_an_error_and_no_session(raw: Any, tmp_path: Path) -> None:
+def test_SYSPROMPT_04_unadvertised_mode_is_an_error_and_no_session(
+    raw: Any, tmp_path: Path
+) -> None:
     client = raw(AppendOnly)
     with pytest.raises(RpcError):
         new_raw(client, tmp_path, text_prompt("override"))
@@ -250,7 +252,6 @@ def test_SYSPROMPT_11_client_resends_the_prompt_on_load_and_resume(
     prompt = s.SystemPrompt(mode=s.SystemPromptMode.OVERRIDE, content=[s.TextContent(text="P")])
     sid = conn.new_session(str(tmp_path), system_prompt=prompt, timeout=WAIT).session_id
     sent: List[Dict[str, Any]] = []
-    conn.connection.recorder = None  # not needed: read what the rules recorded instead
     conn.load_session(sid, str(tmp_path), timeout=WAIT)
     sent.append(conn.rules.state.system_prompts[sid])
     conn.resume_session(sid, str(tmp_path), timeout=WAIT)
@@ -348,8 +349,21 @@ def test_SYSPROMPT_04_oracle_blames_an_agent_that_accepts_an_unadvertised_mode()
     state = ProtocolState()
     for who, line in [(r["from"], r.get("line")) for r in transcript()][:4]:
         state.observe(Party(who), json.loads(line))
-    new = {"jsonrpc": "2.0", "id": 7, "method": "session/new",
-           "params": {"cwd": "/w", "mcpServers": [], "systemPrompt": text_prompt("override")}}  # fmt: skip
+    params = {"cwd": "/w", "mcpServers": [], "systemPrompt": text_prompt("override")}
+    new = {"jsonrpc": "2.0", "id": 7, "method": "session/new", "params": params}
     assert [f.clause for f in state.observe(Party.CLIENT, new)] == ["SYSPROMPT-03"]
     answer = {"jsonrpc": "2.0", "id": 7, "result": {"sessionId": "s2"}}
     assert [f.clause for f in state.check(Party.AGENT, answer)] == ["SYSPROMPT-04"]
+
+
+def test_SYSPROMPT_14_append_mode_is_system_level_not_user_content(
+    pair: Any, tmp_path: Path
+) -> None:
+    conn = pair(EchoAgent)
+    prompt = s.SystemPrompt(mode=s.SystemPromptMode.APPEND, content=[s.TextContent(text="Mine.")])
+    sid = conn.new_session(str(tmp_path), system_prompt=prompt, timeout=WAIT).session_id
+    text = system_text(conn, sid)
+    # After the agent's own instructions, at system level; never part of a user turn.
+    assert text.index("Repeat the user's prompt back") < text.index("Mine.")
+    view = conn.client.view(sid)  # type: ignore[attr-defined]
+    assert not [m for m in view.messages if m.role == "user" and "Mine." in m.text]

@@ -37,7 +37,8 @@ def system_prompt(demo: "_Demo") -> None:
         content=[s.TextContent(text="Answer as a careful code reviewer.")],
     )
     main = demo.session_id
-    demo.session_id = conn.new_session(demo.scratch, system_prompt=prompt, timeout=TIMEOUT).session_id
+    new = conn.new_session(demo.scratch, system_prompt=prompt, timeout=TIMEOUT)
+    demo.session_id = new.session_id
     try:
         demo.render.line(f"session {demo.session_id} with systemPrompt (append mode)")
         demo.prompt("/system")

@@ -34,7 +34,7 @@ def _checklist(*statuses: s.PlanEntryStatus) -> List[s.PlanEntry]:
     ]
 
 
-@command("plans", "Send plan operations: two plans, a replaced checklist, a removal (or legacy plan)")
+@command("plans", "Send plan operations: two plans, one replaced then removed (or a legacy plan)")
 def _plans(inv: Invocation) -> s.StopReason:
     if not inv.agent.client.supports(CAPABILITY):
         # spec PLANOP-01, PLANOP-02: no plan capability: the legacy plan update instead.

@@ -58,7 +58,9 @@ class Report:
 
     @property
     def warnings(self) -> List[Finding]:
-        """SHOULD-level findings (and acpref's own SHOULD-level decisions)."""
+        """SHOULD-level findings (and acpref's own SHOULD-level decisions), and every finding on
+        a provisional clause (spec-gap provisional-features: graded a warning until a stable
+        schema confirms its shape)."""
         return [f for f in self.findings if not f.is_violation]
 
     @property
@@ -99,7 +101,8 @@ class Report:
 def format_finding(f: Finding) -> str:
     """One finding as one line: message index, clause, level, who is to blame, why."""
     where = f"#{f.index}" if f.index is not None else "end"
-    return f"{where:>6}  {f.clause:<28} {f.level:<10} {f.blame.value:<6}  {f.message}"
+    level = f"{f.level}*" if f.provisional else f.level  # * provisional: graded a warning
+    return f"{where:>6}  {f.clause:<28} {level:<10} {f.blame.value:<6}  {f.message}"
 
 
 def _valid_id(value: Any) -> bool:

@@ -1,4 +1,4 @@
-"""Plan operations: identified plans, replaced with ``plan_update`` and dismissed with ``plan_removed``.
+"""Plan operations: plans by id, replaced with ``plan_update``, dismissed with ``plan_removed``.
 
 Spec: v1/plan-operations.md (PROVISIONAL); clauses PLANOP-01 .. PLANOP-08. The feature was
 stabilized on 2026-11-20, after the stable schema of 2026-11-02; these shapes are those of
@@ -34,7 +34,9 @@ __all__ = [
 ]
 
 #: What makes these types provisional (read by ``acpref.schema.PROVISIONAL_PAGES``).
-PROVISIONAL = "plan operations: stabilized 2026-11-20; shape from schema.unstable.json of 2026-11-02"
+PROVISIONAL = (
+    "plan operations: stabilized 2026-11-20; shape from schema.unstable.json of 2026-11-02"
+)
 
 #: Unique identifier for a plan within a session. Provisional. Spec: v1/plan-operations.md.
 PlanId = str

@@ -1,4 +1,4 @@
-"""Client-provided system prompt: ``systemPrompt`` on ``session/new``, ``session/load``, ``session/resume``.
+"""Client-provided system prompt: ``systemPrompt`` on ``session/new``, ``load`` and ``resume``.
 
 Spec: v1/system-prompt.md (PROVISIONAL); clauses SYSPROMPT-01 .. SYSPROMPT-16. The feature was
 stabilized on 2026-11-06, after the stable schema of 2026-11-02; these shapes are those of
