@@ -112,9 +112,6 @@ def test_a_clause_test_fails_when_the_enforcing_line_is_removed(
         path = copy / module
         path.write_text(_disable_refusal(path.read_text(encoding="utf-8"), clause), "utf-8")
     env = {**os.environ, "PYTHONPATH": str(copy), "PYTHONDONTWRITEBYTECODE": "1"}
-    spec = REPO.parent / "shared" / "spec"
-    if "ACPREF_SPEC_DIR" not in env and spec.is_dir():
-        env["ACPREF_SPEC_DIR"] = str(spec)
     imported = subprocess.run(
         [sys.executable, "-c", "import acpref; print(acpref.__file__)"],
         cwd=copy, env=env, capture_output=True, text=True, timeout=60, check=True,
