@@ -56,6 +56,8 @@ GAP_LEVELS: Dict[str, str] = {
     "spec-gap:unknown-cancel-id": "SHOULD",
     "spec-gap:exit-on-eof": "SHOULD",
     "spec-gap:elicitation-secret-heuristics": "SHOULD",
+    # A newer v1 peer's update kinds and values are kept and warned about (decisions.md).
+    "spec-gap:forward-compatible": "SHOULD",
 }
 
 

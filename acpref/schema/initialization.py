@@ -13,6 +13,8 @@ import attrs
 from ._base import Meta, Unset, field
 from .authentication import AgentAuthCapabilities, AuthMethod
 from .identifiers import ProtocolVersion
+from .session_compaction import CompactionCapabilities
+from .session_notices import NoticeCapabilities
 
 __all__ = [
     "McpCapabilities",
@@ -214,6 +216,10 @@ class ClientSessionCapabilities:
     """
 
     config_options: SessionConfigOptionsCapabilities | None | Unset = field(default_on_error=True)
+    # spec NOTICE-01: {} advertises live `notice` updates; omitted or null, it is not advertised.
+    notices: NoticeCapabilities | None | Unset = field(default_on_error=True)
+    # spec COMPACT-01: {} advertises the whole compaction contract; omitted or null, unsupported.
+    compaction: CompactionCapabilities | None | Unset = field(default_on_error=True)
     meta: Meta | Unset = field(default_on_error=True)
 
 
