@@ -319,9 +319,7 @@ def test_an_undefined_stop_reason_is_a_forward_compatible_warning() -> None:
     # peer's: reported, as a warning, never as a broken message.
     answer = (A, {"jsonrpc": "2.0", "id": 5, "result": {"stopReason": "done"}})
     report = validate(_records(PROMPT, answer))
-    assert [(f.clause, f.level) for f in report.findings] == [
-        ("spec-gap:forward-compatible", "SHOULD")
-    ]
+    assert [(f.clause, f.level) for f in report.findings] == [("PROMPT-17", "warning")]
     assert report.violations == []
 
 

@@ -128,8 +128,6 @@ GAP_LEVELS: Dict[str, str] = {
     "spec-gap:elicitation-secret-heuristics": SHOULD,
     "spec-gap:close-order": SHOULD,
     "spec-gap:cancel-ignored": SHOULD,
-    # A newer v1 peer's update kinds and values are kept and warned about (decisions.md).
-    "spec-gap:forward-compatible": SHOULD,
 }
 
 

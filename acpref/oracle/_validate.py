@@ -385,10 +385,11 @@ class Validator:
         if method == "session/update" and part == "params":
             kind = _update_kind(value)
             if isinstance(kind, str) and kind not in s.UNIONS[s.SessionUpdate].by_tag:
-                # spec-gap forward-compatible: an update kind this version does not define (a
-                # newer v1 peer's) is kept and forwarded; a warning, not a broken message.
-                text = f"session/update kind {kind!r} is not defined by this version of ACP v1"
-                yield False, finding("spec-gap:forward-compatible", sender, text, index)
+                # spec SCHEMA-24, spec-gap forward-compatible: an update kind the stable schema
+                # does not define (a newer v1 peer's, or an unstable one) is kept and forwarded:
+                # a forward-compatibility warning, never a broken message.
+                text = f"session/update kind {kind!r} is not one of the 14 of the stable schema"
+                yield False, finding("SCHEMA-24", sender, text, index, level=WARNING)
         try:
             codec.decode(value, model, strict=True, root=part)
         except codec.DecodeError as exc:
@@ -402,9 +403,10 @@ class Validator:
             for path, msg in undefined:
                 # spec-gap forward-compatible: a value or variant tag this version does not
                 # define (ToolKind, StopReason, a content type, ...) may be a newer v1 peer's: a
-                # warning, never a violation of the whole message.
+                # warning under the shape's clause, never a violation of the whole message.
+                clause = _content_clause(value, path, part) or _shape_clause(method, part, value)
                 text = f"{method or 'error'} {part}: {path}: {msg}"
-                yield False, finding("spec-gap:forward-compatible", sender, text, index)
+                yield False, finding(clause, sender, text, index, level=WARNING)
             if method == "session/update" and _is_mode_update(value):
                 # spec SCHEMA-03: the docs' `modeId` is one finding (the wrong name), not two.
                 renamed = [(p, m) for p, m in unknown if p.endswith(".modeId")]
