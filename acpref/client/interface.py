@@ -85,6 +85,9 @@ class Client:
     #: True when the client keeps compactions (spec COMPACT-01: advertised as
     #: ``session.compaction``, the whole contract of COMPACT-05 .. COMPACT-08).
     supports_compaction: bool = False
+    #: True when the client tracks plans by id (provisional PLANOP-01: advertised as
+    #: ``plan: {}``; the agent then sends plan_update and plan_removed, not the legacy plan).
+    supports_plan_operations: bool = False
 
     # -- Baseline methods ---------------------------------------------------------------------
     # spec OVERVIEW-04: session/request_permission and session/update are always served.
@@ -193,6 +196,8 @@ class Client:
             session["compaction"] = s.CompactionCapabilities()  # spec COMPACT-01: {} opts in
         if session:
             caps["session"] = s.ClientSessionCapabilities(**session)
+        if self.supports_plan_operations:
+            caps["plan"] = s.PlanCapabilities()  # spec PLANOP-01 (provisional)
         meta = self.capability_meta()
         if meta:
             # spec EXT-11, INIT-22: custom capabilities live in _meta; every other key is one the

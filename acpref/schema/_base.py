@@ -76,6 +76,7 @@ def field(
     default_on_null: bool = False,
     fmt: Optional[str] = None,
     flatten: bool = False,
+    provisional: bool = False,
 ) -> Any:
     """Declare a schema field.
 
@@ -89,7 +90,9 @@ def field(
     omitted key (SCHEMA-19). ``fmt`` is the schema's integer format (``uint16``, ``uint32``,
     ``uint64``, ``int32``, ``int64``): the codec enforces its range, also on the integer member of
     a union such as ``RequestId``. ``flatten`` marks a field whose members sit at the level of the
-    enclosing object on the wire (the schema's inline ``oneOf``/``anyOf``).
+    enclosing object on the wire (the schema's inline ``oneOf``/``anyOf``). ``provisional`` marks a
+    field of a stable type whose shape comes from the unstable schema (``PROVISIONAL`` in
+    ``acpref.schema``): the parity test compares it with ``schema.unstable.json``.
     """
     metadata = {
         WIRE: {
@@ -98,6 +101,7 @@ def field(
             "default_on_null": default_on_null,
             "fmt": fmt,
             "flatten": flatten,
+            "provisional": provisional,
         }
     }
     if required:

@@ -13,8 +13,10 @@ import attrs
 from ._base import Meta, Unset, field
 from .authentication import AgentAuthCapabilities, AuthMethod
 from .identifiers import ProtocolVersion
+from .plan_operations import PlanCapabilities
 from .session_compaction import CompactionCapabilities
 from .session_notices import NoticeCapabilities
+from .system_prompt import SessionSystemPromptCapabilities
 
 __all__ = [
     "McpCapabilities",
@@ -130,6 +132,10 @@ class SessionCapabilities:
     )
     resume: SessionResumeCapabilities | None | Unset = field(default_on_error=True)
     close: SessionCloseCapabilities | None | Unset = field(default_on_error=True)
+    # spec SYSPROMPT-01 (provisional): {} is append mode; mode.override: {} adds override.
+    system_prompt: SessionSystemPromptCapabilities | None | Unset = field(
+        default_on_error=True, provisional=True
+    )
     meta: Meta | Unset = field(default_on_error=True)
 
 
@@ -279,6 +285,8 @@ class ClientCapabilities:
     session: ClientSessionCapabilities | None | Unset = field(default_on_error=True)
     auth: AuthCapabilities | Unset = field(default_on_error=True)
     elicitation: ElicitationCapabilities | None | Unset = field(default_on_error=True)
+    # spec PLANOP-01 (provisional): {} opts in to plan_update and plan_removed.
+    plan: PlanCapabilities | None | Unset = field(default_on_error=True, provisional=True)
     meta: Meta | Unset = field(default_on_error=True)
 
 

@@ -21,6 +21,7 @@ from ._base import (
 from .agent_plan import Plan
 from .content import ContentBlock
 from .identifiers import MessageId, SessionId
+from .plan_operations import PlanRemoved, PlanUpdate
 from .session_compaction import CompactionSummaryChunk, CompactionUpdate
 from .session_config_options import ConfigOptionUpdate
 from .session_list import SessionInfoUpdate
@@ -157,6 +158,8 @@ SessionUpdate = Union[
     ToolCall,
     ToolCallUpdate,
     Plan,
+    PlanUpdate,  # provisional: plan operations (PLANOP-01)
+    PlanRemoved,  # provisional: plan operations (PLANOP-01)
     AvailableCommandsUpdate,
     CurrentModeUpdate,
     ConfigOptionUpdate,

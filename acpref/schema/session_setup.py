@@ -13,6 +13,7 @@ from ._base import Meta, Unset, field, tagged_union
 from .identifiers import SessionId
 from .session_config_options import SessionConfigOption
 from .session_modes import SessionModeState
+from .system_prompt import SystemPrompt
 
 __all__ = [
     "EnvVariable",
@@ -177,6 +178,8 @@ class NewSessionRequest:
     additional_directories: List[str] | Unset = field(default_on_null=True)
     # spec SCHEMA-18 .. SCHEMA-21: null reads as []; omitted, or one malformed server, is -32602.
     mcp_servers: List[McpServer] = field(required=True, default_on_null=True)
+    # spec SYSPROMPT-02 (provisional): only if the agent advertised the systemPrompt capability.
+    system_prompt: SystemPrompt | None | Unset = field(provisional=True)
     meta: Meta | Unset = field(default_on_error=True)
 
 
@@ -192,6 +195,8 @@ class LoadSessionRequest:
     cwd: str = field(required=True)
     additional_directories: List[str] | Unset = field(default_on_null=True)
     session_id: SessionId = field(required=True)
+    # spec SYSPROMPT-02 (provisional): only if the agent advertised the systemPrompt capability.
+    system_prompt: SystemPrompt | None | Unset = field(provisional=True)
     meta: Meta | Unset = field(default_on_error=True)
 
 
@@ -206,6 +211,8 @@ class ResumeSessionRequest:
     cwd: str = field(required=True)
     additional_directories: List[str] | Unset = field(default_on_null=True)
     mcp_servers: List[McpServer] | Unset = field(default_on_null=True)
+    # spec SYSPROMPT-02 (provisional): only if the agent advertised the systemPrompt capability.
+    system_prompt: SystemPrompt | None | Unset = field(provisional=True)
     meta: Meta | Unset = field(default_on_error=True)
 
 
