@@ -201,7 +201,8 @@ REGISTER_COLUMNS = (
     "tested_by",
     "reason",
 )
-STATUSES = ("implemented", "not applicable", "deviation")
+#: ``open``: work under way; its reason says what is missing (the guard test lists every one).
+STATUSES = ("implemented", "not applicable", "deviation", "open")
 
 
 def computed_columns(root: Optional[str] = None) -> Dict[str, Dict[str, str]]:
@@ -281,6 +282,12 @@ PAGE_NOTES = {
     "elicitation.mdx": "elicitation.md",
     "extensibility.mdx": "extensibility.md",
     "transports.mdx": "transports.md",
+    "session-notices.md": "session-notices.md",
+    "session-compaction.md": "session-compaction.md",
+    "deserialization-leniency.md": "deserialization-leniency.md",
+    "system-prompt.md": "system-prompt.md",
+    "plan-operations.md": "plan-operations.md",
+    "subagents.md": "subagents.md",
     "schema.json": "schema.md",
 }
 
