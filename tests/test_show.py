@@ -298,3 +298,86 @@ def test_cli_says_which_file_it_cannot_read(tmp_path):
     assert result.returncode == 2 and not result.stdout
     assert "cannot read" in result.stderr and "bad.jsonl" in result.stderr
     assert not (tmp_path / "bad.html").exists()
+
+
+# -- The same page from the tools that record transcripts -----------------------------------------
+
+PY = sys.executable
+HERE = Path(__file__).resolve().parent
+SHOW_AGENT = [PY, str(HERE / "peers" / "show_agent.py")]
+BROKEN_AGENTS = str(HERE / "broken" / "agents.py")
+
+
+def _drive_through_proxy(tmp_path: Path, *flags: str) -> str:
+    from acpref.testing import AgentDriver
+
+    driver = AgentDriver.spawn([PY, "-m", "acpref", "proxy", "--quiet", *flags, "--", *SHOW_AGENT])
+    driver.initialize()
+    driver.prompt(driver.new_session(str(tmp_path)), "hi")
+    driver.close()
+    return driver.stderr
+
+
+def _clauses_on_page(page: Path) -> set:
+    text = page.read_text(encoding="utf-8")
+    data = re.findall(r'<script type="application/json" class="acpref-data">(.*?)</script>',
+                      text, re.S)
+    return {f[0] for part in data for f in json.loads(part)["findings"]}
+
+
+def test_proxy_report_from_memory_and_from_its_record(tmp_path):
+    page = tmp_path / "kept.html"
+    stderr = _drive_through_proxy(tmp_path, "--report", str(page))
+    assert f"report written to {page}" in stderr
+    assert {"TRANSPORT-08", "RPC-04", "PROMPT-26"} <= _clauses_on_page(page)
+    recorded = tmp_path / "run.jsonl"
+    page2 = tmp_path / "recorded.html"
+    _drive_through_proxy(tmp_path, "--record", str(recorded), "--report", str(page2))
+    assert recorded.exists() and _clauses_on_page(page2) == _clauses_on_page(page)
+
+
+def test_check_agent_report_has_a_tab_per_scenario(tmp_path):
+    page = tmp_path / "check.html"
+    result = subprocess.run(
+        [PY, "-m", "acpref", "check-agent", "--only", "handshake", "--only", "prompt",
+         "--report", str(page), "--", PY, BROKEN_AGENTS, "WrongResponseId"],
+        capture_output=True, text=True, timeout=120,
+    )
+    assert result.returncode == 1  # the check's verdict, unchanged by the report
+    assert "RPC-04" in result.stdout and "report written" not in result.stdout
+    assert f"report written to {page}" in result.stderr
+    text = page.read_text(encoding="utf-8")
+    assert '<button data-part="0">handshake' in text and '<button data-part="1">prompt' in text
+    assert "RPC-04" in _clauses_on_page(page)
+    assert 'data-first="1"' in text  # the scenario with the MUST finding opens first
+    assert "The checks, clause by clause" in text
+
+
+def _plugin_args() -> List[str]:
+    import importlib.metadata
+
+    names = {ep.name for ep in importlib.metadata.entry_points(group="pytest11")}
+    return [] if "acpref" in names else ["-p", "acpref.testing.plugin"]
+
+
+def test_plugin_names_the_report_it_writes_beside_the_transcript(tmp_path):
+    source = f"""
+import sys
+
+def test_broken(acp_agent):
+    agent = acp_agent([sys.executable, {BROKEN_AGENTS!r}, "UpdateAfterResponse"])
+    agent.initialize()
+    agent.prompt(agent.new_session("/tmp"), "hello")
+"""
+    (tmp_path / "test_broken.py").write_text(source, encoding="utf-8")
+    result = subprocess.run(
+        [PY, "-m", "pytest", "-q", "-p", "no:cacheprovider", *_plugin_args(),
+         "--basetemp", str(tmp_path / "base"), str(tmp_path / "test_broken.py")],
+        cwd=tmp_path, capture_output=True, text=True, timeout=150,
+    )
+    assert result.returncode == 1
+    found = re.search(r"the transcript drawn, findings marked: (\S+\.html)", result.stdout)
+    assert found, result.stdout
+    page = Path(found.group(1))
+    assert page.exists() and page.with_suffix(".jsonl").exists()
+    assert "PROMPT-26" in _clauses_on_page(page)

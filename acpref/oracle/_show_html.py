@@ -138,6 +138,33 @@ def _headline(layout: Layout) -> Tuple[str, str]:
     return "No rule was broken: every message passed every check of the oracle.", "ok"
 
 
+def _overall(parts: Sequence[Tuple[str, Layout]]) -> Tuple[str, str]:
+    """The headline of a page of several transcripts (a check-agent run)."""
+    worst = [next((k for k in LEVELS if layout.summary["levels"][k]), "") for _, layout in parts]
+    broken = sum(1 for w in worst if w == "MUST")
+    if broken:
+        return (
+            f"MUST rules were broken in {broken} of {_plural(len(parts), 'transcript')}: "
+            "the scenarios marked red.",
+            "MUST",
+        )
+    found = sum(1 for w in worst if w)
+    if found:
+        return f"No MUST rule was broken; {found} of {len(parts)} transcripts have findings.", next(
+            w for w in worst if w
+        )
+    return f"No rule was broken in any of the {_plural(len(parts), 'transcript')}.", "ok"
+
+
+def _first_shown(parts: Sequence[Tuple[str, Layout]]) -> int:
+    """The part shown first: the first with a MUST finding, else with any finding, else 0."""
+    for wanted in (("MUST",), LEVELS):
+        for i, (_, layout) in enumerate(parts):
+            if any(layout.summary["levels"][k] for k in wanted):
+                return i
+    return 0
+
+
 def _seconds(value: float) -> str:
     return f"{value:.3f} s" if value < 10 else f"{value:.1f} s"
 
@@ -476,7 +503,7 @@ addEventListener("scroll", function () {
   requestAnimationFrame(function () { pending = false; fill(); });
 });
 addEventListener("resize", fill);
-show(0);
+show(+document.body.dataset.first || 0);
 })();
 """
 
@@ -513,15 +540,24 @@ def render_html(
             f'<script type="application/json" class="acpref-data">'
             f"{_json_for_script(_data(layout, links))}</script>"
         )
-    tab_bar = f'<div class="tabs">{"".join(tabs)}</div>' if len(parts) > 1 else ""
+    tab_bar = (
+        f'<p class="headline lv-{e(_overall(parts)[1])}">{e(_overall(parts)[0])}</p>'
+        f'<div class="tabs">{"".join(tabs)}</div>'
+        if len(parts) > 1
+        else ""
+    )
+    first = _first_shown(parts)
     notes_html = (
-        f"<details><summary>Checks</summary><pre>{e(notes)}</pre></details>" if notes else ""
+        f"<details><summary>The checks, clause by clause</summary><pre>{e(notes)}</pre></details>"
+        if notes
+        else ""
     )
     script = _SCRIPT % {"colours": json.dumps(_COLOURS)}
     return (
         "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">"
         f"<title>{e(title)}</title><meta name=\"viewport\" content=\"width=device-width\">"
-        f"<style>{_STYLE}</style></head><body><header><h1>{e(title)}</h1>{tab_bar}"
+        f'<style>{_STYLE}</style></head><body data-first="{first}"><header><h1>{e(title)}</h1>'
+        f"{tab_bar}"
         f"{''.join(sections)}{notes_html}{_LEGEND}</header>"
         '<noscript><p>The diagram is drawn by the page\'s script; the findings above are '
         "complete without it.</p></noscript>"

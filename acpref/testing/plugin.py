@@ -6,7 +6,8 @@ or import the fixtures into a conftest):
 
 * ``acp_agent``: a factory; ``acp_agent(argv)`` starts the agent under test and returns an
   ``AgentDriver`` playing its client. At teardown every agent is shut down (end of input first)
-  and the test fails with the violations the oracle found on the agent's side.
+  and the test fails with the violations the oracle found on the agent's side, naming the
+  transcript and an HTML report of it written beside it (``acpref show``).
 * ``acp_pair``: the same for an ``acpref.agent.Agent`` served in this process, over in-memory
   pipes.
 * ``acp_client_check``: for a client under test: ``.argv`` launches the scripted grading agent
@@ -55,6 +56,9 @@ class _Launched:
                 where = f" (transcript: {driver.transcript_path})" if driver.transcript_path else ""
                 messages.append(f"the agent broke the ACP spec{where}:")
                 messages.extend("  " + format_finding(f) for f in found)
+                page = _html_beside(driver.transcript_path, report)
+                if page:
+                    messages.append(f"  the transcript drawn, findings marked: {page}")
                 tail = driver.stderr.strip().splitlines()[-5:]
                 if tail:
                     messages.append("  agent stderr ends:")
@@ -152,7 +156,38 @@ def acp_client_check(tmp_path: Any) -> Iterator[ClientCheck]:
         if r.level in ("MUST", "MUST NOT") and r.clause not in check.ignore
     ]
     if failed:
-        pytest.fail("the client broke the ACP spec:\n" + report.format_table(), pytrace=False)
+        page = _client_html(check.report_path, report.transcripts)
+        drawn = f"\nthe transcripts drawn, findings marked: {page}" if page else ""
+        pytest.fail(
+            "the client broke the ACP spec:\n" + report.format_table() + drawn, pytrace=False
+        )
+
+
+def _client_html(report_path: str, transcripts: Sequence[str]) -> Optional[str]:
+    """The grading agent's transcripts as one HTML report beside its JSON report."""
+    present = [t for t in transcripts if os.path.exists(t)]
+    if not present:
+        return None
+    from ..oracle._show_html import write_report
+
+    page = os.path.splitext(report_path)[0] + ".html"
+    try:
+        return write_report(page, [(os.path.basename(t), t, None) for t in present])
+    except (OSError, ValueError):
+        return None
+
+
+def _html_beside(transcript: Optional[str], report: Any) -> Optional[str]:
+    """Write the HTML report of a failed test's transcript beside it; its path, or None."""
+    if not transcript:
+        return None
+    from ..oracle._show_html import write_report
+
+    page = os.path.splitext(transcript)[0] + ".html"
+    try:
+        return write_report(page, [(os.path.basename(transcript), transcript, report)])
+    except (OSError, ValueError):
+        return None  # the verdict matters more than its picture
 
 
 def _wait_pid(pid: int, timeout: float) -> None:
