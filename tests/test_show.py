@@ -18,7 +18,7 @@ from typing import Any, List
 
 from acpref.oracle import Record
 from acpref.oracle._show import FOLD_MIN, Fold, build_layout, inert, level_class
-from acpref.oracle._show_html import SPEC_SITE, render_html, spec_link
+from acpref._show_html import SPEC_SITE, render_html, spec_link
 from acpref.oracle._validate import Report, validate
 from acpref._rules import Finding, Party
 
@@ -381,3 +381,17 @@ def test_broken(acp_agent):
     page = Path(found.group(1))
     assert page.exists() and page.with_suffix(".jsonl").exists()
     assert "PROMPT-26" in _clauses_on_page(page)
+
+
+def test_a_decision_is_quoted_from_decisions_md():
+    gap = Finding(clause="spec-gap:cancel-race", level="SHOULD", blame=Party.AGENT, message="m")
+    layout = build_layout(Wire().setup().records, Report(findings=[gap], messages=4))
+    (shown,) = layout.findings
+    assert shown.level_class == "spec-gap" and shown.page == ""
+    page = render_html([("x", layout)], title="x", root=str(HERE.parent))
+    data = json.loads(re.search(r'class="acpref-data">(.*?)</script>', page, re.S).group(1))
+    quoted = data["findings"][0][6]
+    text = (HERE.parent / "spec_notes" / "decisions.md").read_text(encoding="utf-8")
+    paragraph = text.split("### cancel-race\n", 1)[1].split("\n\n", 1)[0]
+    assert quoted.split()[:6] == paragraph.replace("*", "").replace("`", "").split()[:6]
+    assert data["findings"][0][9].endswith("spec_notes/decisions.md")

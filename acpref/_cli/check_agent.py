@@ -70,7 +70,7 @@ def _check(args: argparse.Namespace, argv: Any, record_dir: Any) -> int:
     report = check_agent(argv, options)
     print(report.dumps() if args.json else report.format_table())
     if args.report:
-        from ..oracle._show_html import write_report
+        from .._show_html import write_report
 
         parts = [(os.path.basename(p)[: -len(".jsonl")], p, None) for p in report.transcripts]
         try:

@@ -188,7 +188,7 @@ class Proxy:
         return 1 if self.strict and not self.report.ok else 0
 
     def _write_html(self, path: str) -> None:
-        from ..oracle._show_html import write_report
+        from .._show_html import write_report
 
         transcript: Any = self._kept if self._kept is not None else self._record_path
         try:

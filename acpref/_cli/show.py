@@ -17,7 +17,7 @@ import sys
 from typing import Any, List, Tuple
 
 from ..oracle import read_transcript
-from ..oracle._show_html import write_report
+from .._show_html import write_report
 
 
 def register(sub: Any, name: str, help_text: str) -> None:

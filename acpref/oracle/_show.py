@@ -20,7 +20,8 @@ decides how it looks. From a transcript and the oracle's ``Report`` it builds a 
 * **summary**: counts by level, messages, sessions, turns, duration, who talked.
 
 Whatever comes from the peers (labels, raw lines) is made inert here: control characters and
-bidirectional overrides are shown as escapes, never passed on. HTML escaping is the writer's job.
+bidirectional overrides are shown as escapes, never passed on. HTML escaping is the writer's job
+(``acpref._show_html``).
 """
 
 from __future__ import annotations
@@ -397,6 +398,7 @@ class _Builder:
 
 def _shown(f: Finding, row: int) -> Shown:
     clause = clauses().get(f.clause)
+    requirement = clause.requirement if clause is not None else ""
     return Shown(
         clause=f.clause,
         level=f.level,
@@ -405,7 +407,7 @@ def _shown(f: Finding, row: int) -> Shown:
         message=inert(f.message),
         row=row,
         index=f.index,
-        requirement=clause.requirement if clause is not None else "",
+        requirement=requirement,
         page=clause.page if clause is not None else "",
         section=clause.section if clause is not None else "",
     )

@@ -1,5 +1,9 @@
 """The HTML of ``acpref show``: one self-contained page from one or more ``Layout``s.
 
+The layout is the oracle's (``acpref.oracle._show``, plain data); this writer is presentation,
+used by the command line and the pytest plugin, and may look at the checkout acpref runs from
+(the carried spec and ``spec_notes/decisions.md`` to link and quote).
+
 The page needs nothing beyond itself (no network, no external asset; it opens from disk). The
 summary, the legend and the list of findings are plain HTML, complete without scripts. The
 diagram is drawn by a little inline script from the layout embedded as JSON, a screenful at a
@@ -13,14 +17,16 @@ the script an ``esc`` for markup or ``textContent`` for raw lines. The embedded 
 
 from __future__ import annotations
 
+import functools
 import html
 import json
 import os
+import re
 from typing import Any, Dict, List, Optional, Sequence, Tuple
 
-from .._spec_index import repo_root
-from ._show import LEVELS, Layout, build_layout
-from ._validate import Report
+from ._spec_index import repo_root
+from .oracle._show import LEVELS, Layout, build_layout
+from .oracle._validate import Report
 
 __all__ = ["render_html", "spec_link", "write_report", "SPEC_SITE"]
 
@@ -66,6 +72,28 @@ def _decision_link(clause: str, out_path: Optional[str], root: Optional[str]) ->
     return "file://" + os.path.realpath(target)
 
 
+@functools.lru_cache(maxsize=4)
+def _decisions(root: Optional[str]) -> Dict[str, str]:
+    """acpref's decisions by name, from ``spec_notes/decisions.md`` of the checkout, if any."""
+    path = os.path.join(root, "spec_notes", "decisions.md") if root else None
+    if path is None or not os.path.exists(path):
+        return {}
+    with open(path, encoding="utf-8") as f:
+        text = f.read()
+    out: Dict[str, str] = {}
+    for match in re.finditer(r"^### ([a-z0-9-]+)\n(.*?)(?:\n\n|\Z)", text, re.M | re.S):
+        paragraph = " ".join(match.group(2).replace("*", "").replace("`", "").split())
+        out[match.group(1)] = paragraph if len(paragraph) <= 400 else paragraph[:399] + "…"
+    return out
+
+
+def _requirement(clause: str, requirement: str, root: Optional[str]) -> str:
+    """The clause's sentence, or for a decision of acpref its paragraph in decisions.md."""
+    if requirement or not clause.startswith("spec-gap:"):
+        return requirement
+    return _decisions(root).get(clause.split(":", 1)[1], "")
+
+
 def _json_for_script(value: Any) -> str:
     text = json.dumps(value, ensure_ascii=False, separators=(",", ":"))
     return (
@@ -77,7 +105,7 @@ def _json_for_script(value: Any) -> str:
     )
 
 
-def _data(layout: Layout, links: List[str]) -> Dict[str, Any]:
+def _data(layout: Layout, links: List[str], root: Optional[str]) -> Dict[str, Any]:
     """The layout as compact arrays for the script (see the field order in _SCRIPT)."""
     rows = [
         [
@@ -108,8 +136,8 @@ def _data(layout: Layout, links: List[str]) -> Dict[str, Any]:
             for t in layout.turns
         ],
         "findings": [
-            [f.clause, f.level, f.level_class, f.blame, f.message, f.row, f.requirement,
-             f.page, f.section, links[i]]
+            [f.clause, f.level, f.level_class, f.blame, f.message, f.row,
+             _requirement(f.clause, f.requirement, root), f.page, f.section, links[i]]
             for i, f in enumerate(layout.findings)
         ],
     }
@@ -169,7 +197,7 @@ def _seconds(value: float) -> str:
     return f"{value:.3f} s" if value < 10 else f"{value:.1f} s"
 
 
-def _summary_html(layout: Layout, index: int, links: List[str]) -> str:
+def _summary_html(layout: Layout, index: int, links: List[str], root: Optional[str]) -> str:
     s = layout.summary
     e = html.escape
     headline, cls = _headline(layout)
@@ -199,7 +227,8 @@ def _summary_html(layout: Layout, index: int, links: List[str]) -> str:
             if links[i]
             else ""
         )
-        req = f'<q>{e(f.requirement)}</q>' if f.requirement else ""
+        requirement = _requirement(f.clause, f.requirement, root)
+        req = f"<q>{e(requirement)}</q>" if requirement else ""
         findings.append(
             f'<li class="lv-{e(f.level_class)}"><span class="chip lv-{e(f.level_class)}">'
             f"{e(f.level)}</span> <code>{e(f.clause)}</code> "
@@ -348,7 +377,8 @@ function rowHtml(n) {
   if (r[8] >= 0) h += '<span class="ix">#' + r[8] + "</span>";
   r[7].forEach(function (i) {
     var f = D.findings[i];
-    h += '<span class="chip lv-' + esc(f[2]) + '">' + esc(f[2]) + " " + esc(f[0]) + "</span> ";
+    h += '<span class="chip lv-' + esc(f[2]) + '">' + esc(f[2]) + " " +
+      esc(f[0].replace(/^spec-gap:/, "")) + "</span> ";
   });
   h += esc(r[4]);
   if (r[5] >= 0) {
@@ -533,12 +563,12 @@ def render_html(
         tabs.append(f'<button data-part="{i}">{e(name)}{badge}</button>')
         heading = f"<h2>{e(name)}</h2>" if len(parts) > 1 else ""
         sections.append(
-            f'<section class="part" id="part-{i}">{heading}{_summary_html(layout, i, links)}'
+            f'<section class="part" id="part-{i}">{heading}{_summary_html(layout, i, links, root)}'
             "</section>"
         )
         scripts.append(
             f'<script type="application/json" class="acpref-data">'
-            f"{_json_for_script(_data(layout, links))}</script>"
+            f"{_json_for_script(_data(layout, links, root))}</script>"
         )
     tab_bar = (
         f'<p class="headline lv-{e(_overall(parts)[1])}">{e(_overall(parts)[0])}</p>'
