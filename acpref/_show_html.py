@@ -137,7 +137,8 @@ def _data(layout: Layout, links: List[str], root: Optional[str]) -> Dict[str, An
         ],
         "findings": [
             [f.clause, f.level, f.level_class, f.blame, f.message, f.row,
-             _requirement(f.clause, f.requirement, root), f.page, f.section, links[i]]
+             _requirement(f.clause, f.requirement, root), f.page, f.section, links[i],
+             f.quoted]
             for i, f in enumerate(layout.findings)
         ],
     }
@@ -193,6 +194,14 @@ def _first_shown(parts: Sequence[Tuple[str, Layout]]) -> int:
     return 0
 
 
+def _rule_html(text: str, quoted: bool) -> str:
+    """The spec's sentence in quotes; the register's wording of a clause (or a decision) not."""
+    if not text:
+        return ""
+    escaped = html.escape(text)
+    return f"<q>{escaped}</q>" if quoted else f'<span class="rule">{escaped}</span>'
+
+
 def _seconds(value: float) -> str:
     return f"{value:.3f} s" if value < 10 else f"{value:.1f} s"
 
@@ -228,7 +237,7 @@ def _summary_html(layout: Layout, index: int, links: List[str], root: Optional[s
             else ""
         )
         requirement = _requirement(f.clause, f.requirement, root)
-        req = f"<q>{e(requirement)}</q>" if requirement else ""
+        req = _rule_html(requirement, f.quoted)
         findings.append(
             f'<li class="lv-{e(f.level_class)}"><span class="chip lv-{e(f.level_class)}">'
             f"{e(f.level)}</span> <code>{e(f.clause)}</code> "
@@ -281,7 +290,8 @@ font-weight:600;background:#777;white-space:nowrap}
 .facts{border-collapse:collapse;margin:6px 0}.facts th{text-align:left;padding:0 12px 0 0;
 font-weight:500;color:#555}.facts td{padding:0}
 .findings{margin:4px 0;padding-left:22px}.findings li{margin:3px 0}
-q{color:#444;font-style:italic}a.spec{margin-left:6px;font-size:12px}
+q{color:#333;font-style:italic}.rule{color:#555}.rule::before{content:"rule: ";font-weight:600}
+a.spec{margin-left:6px;font-size:12px}
 .tabs{margin:8px 0}.tabs button{margin:0 4px 4px 0;font:inherit;padding:2px 8px;cursor:pointer}
 .tabs button.on{font-weight:700;border:2px solid #333}
 .legend{font-size:13px;color:#333;margin-top:8px}.legend svg{vertical-align:middle}
@@ -326,7 +336,7 @@ _SCRIPT = r"""
 (function () {
 "use strict";
 // A row: [ms, from, to, kind, label, pair, turn, findings, index, size]; a finding:
-// [clause, level, class, blame, message, row, requirement, page, section, link].
+// [clause, level, class, blame, message, row, requirement, page, section, link, quoted].
 var COLOURS = %(colours)s, TS = 84, LW = 180, PAD = 70, CHUNK = 300, FOLD_CHUNK = 500;
 var parts = document.querySelectorAll("script.acpref-data"), cache = {};
 var board = document.getElementById("board"), lanesBar = document.getElementById("lanes");
@@ -395,7 +405,8 @@ function rowHtml(n) {
       (f[8] ? " · " + esc(f[8]) : "") + "</a>" : "";
     h += '<div class="fd lv-' + esc(f[2]) + tc + '"><span class="chip lv-' + esc(f[2]) + '">' +
       esc(f[1]) + "</span> <code>" + esc(f[0]) + "</code> · the " + esc(f[3]) + ": " +
-      esc(f[4]) + (f[6] ? "<br><q>" + esc(f[6]) + "</q>" : "") + link + "</div>";
+      esc(f[4]) + (f[6] ? (f[10] ? "<br><q>" + esc(f[6]) + "</q>" :
+      '<br><span class="rule">' + esc(f[6]) + "</span>") : "") + link + "</div>";
   });
   return h;
 }

@@ -1,10 +1,11 @@
 """``acpref check-agent [--json] -- AGENT_CMD...``: grade an agent, clause by clause.
 
 Drives the agent through scripted scenarios (``acpref.testing.check_agent``), a fresh process
-each, and prints a table by clause: PASS, FAIL (with evidence) or SKIPPED (a capability the agent
-does not advertise). ``--report REPORT.html`` also writes the scenarios' transcripts as one page
-of sequence diagrams (``acpref show``), a tab per scenario. Exit status 0 only when no
-MUST-level clause failed.
+each, and prints the failures first (each with the spec's sentence and the evidence), then the
+counts of passes and skips; ``--table`` adds the whole table by clause. ``--report REPORT.html``
+also writes the scenarios' transcripts as one page of sequence diagrams (``acpref show``), a tab
+per scenario. Exit status 0 only when no MUST-level clause failed (``--strict-gaps``: no spec-gap
+either).
 """
 
 from __future__ import annotations
@@ -22,6 +23,12 @@ from ..testing import AgentCheckOptions, check_agent
 def register(sub: Any, name: str, help_text: str) -> None:
     p = sub.add_parser(name, help=help_text, description=__doc__.split("\n\n")[0])
     p.add_argument("--json", action="store_true", help="print the report as JSON")
+    p.add_argument("--table", action="store_true", help="also print the full table by clause")
+    p.add_argument(
+        "--strict-gaps",
+        action="store_true",
+        help="fail on spec-gap findings too (acpref's readings where the spec is silent)",
+    )
     p.add_argument("--prompt", help="the text of an ordinary prompt")
     p.add_argument(
         "--cancel-prompt", help="a prompt that keeps the agent busy (for the cancellation checks)"
@@ -68,7 +75,8 @@ def _check(args: argparse.Namespace, argv: Any, record_dir: Any) -> int:
         only=tuple(args.only),
     )
     report = check_agent(argv, options)
-    print(report.dumps() if args.json else report.format_table())
+    strict = args.strict_gaps
+    print(report.dumps() if args.json else report.format_text(full=args.table, strict_gaps=strict))
     if args.report:
         from .._show_html import write_report
 
@@ -76,10 +84,10 @@ def _check(args: argparse.Namespace, argv: Any, record_dir: Any) -> int:
         try:
             write_report(
                 args.report, parts, title=f"acpref check-agent: {' '.join(argv)}",
-                notes=report.format_table(),
+                notes=report.format_text(full=True, strict_gaps=strict),
             )
         except OSError as exc:
             print(f"acpref check-agent: cannot write {args.report}: {exc}", file=sys.stderr)
             return 2
         print(f"acpref check-agent: report written to {args.report}", file=sys.stderr)
-    return 0 if report.ok else 1
+    return 0 if not report.failing(strict_gaps=strict) else 1

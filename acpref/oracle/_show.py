@@ -16,7 +16,8 @@ decides how it looks. From a transcript and the oracle's ``Report`` it builds a 
   finding is never folded: a violation is always on screen;
 * **findings**, each on the row of the message that caused it (findings the end of the transcript
   revealed go on the last row), with a level class for colour (``MUST``, ``SHOULD``, ``spec-gap``,
-  ``warning``), the clause's requirement from the register and the page of the spec it is on;
+  ``warning``), the spec's sentence (the quotes table's, else the register's wording of the
+  clause) and the page of the spec it is on;
 * **summary**: counts by level, messages, sessions, turns, duration, who talked.
 
 Whatever comes from the peers (labels, raw lines) is made inert here: control characters and
@@ -33,7 +34,7 @@ from typing import Any, Dict, Iterable, List, Optional, Sequence, Tuple, Union
 import attrs
 
 from .._rules import Finding
-from .._rules.register import clauses
+from .._rules.register import clauses, quote_of
 from ._transcript import Record, read_transcript
 from ._validate import Report, Validator
 
@@ -85,7 +86,8 @@ class Shown:
     message: str
     row: int  # the row it is drawn on
     index: Optional[int]  # the message index, None for an end-of-transcript finding
-    requirement: str  # the clause's sentence in the register ("" for a decision)
+    requirement: str  # the spec's sentence (quoted) or the register's wording ("" for a decision)
+    quoted: bool  # True when ``requirement`` is the spec's own sentence (register.quotes)
     page: str  # the spec page (``prompt-turn.mdx``), "" for a decision
     section: str
 
@@ -398,7 +400,11 @@ class _Builder:
 
 def _shown(f: Finding, row: int) -> Shown:
     clause = clauses().get(f.clause)
+    quote = quote_of(f.clause)
     requirement = clause.requirement if clause is not None else ""
+    page = clause.page if clause is not None else ""
+    if quote is not None:  # the spec's own sentence, where the quotes table has it
+        requirement, page = quote.text, quote.source.split("#", 1)[0]
     return Shown(
         clause=f.clause,
         level=f.level,
@@ -408,7 +414,8 @@ def _shown(f: Finding, row: int) -> Shown:
         row=row,
         index=f.index,
         requirement=requirement,
-        page=clause.page if clause is not None else "",
+        quoted=quote is not None,
+        page=page,
         section=clause.section if clause is not None else "",
     )
 
