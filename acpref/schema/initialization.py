@@ -14,6 +14,7 @@ from ._base import Meta, Unset, field
 from .authentication import AgentAuthCapabilities, AuthMethod
 from .identifiers import ProtocolVersion
 from .plan_operations import PlanCapabilities
+from .subagents import SubagentCapabilities
 from .system_prompt import SessionSystemPromptCapabilities
 
 __all__ = [
@@ -281,6 +282,8 @@ class ClientCapabilities:
     elicitation: ElicitationCapabilities | None | Unset = field(default_on_error=True)
     # spec PLANOP-01 (provisional): {} opts in to plan_update and plan_removed.
     plan: PlanCapabilities | None | Unset = field(default_on_error=True, provisional=True)
+    # spec SUBAGENT-01 (provisional): {} opts in to subagent sessions and session messages.
+    subagents: SubagentCapabilities | None | Unset = field(default_on_error=True, provisional=True)
     meta: Meta | Unset = field(default_on_error=True)
 
 

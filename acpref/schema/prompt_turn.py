@@ -21,6 +21,7 @@ from .agent_plan import Plan
 from .content import ContentBlock
 from .identifiers import MessageId, SessionId
 from .plan_operations import PlanRemoved, PlanUpdate
+from .subagents import SessionMessage, SessionMessageChunk, SubagentUpdate
 from .session_config_options import ConfigOptionUpdate
 from .session_list import SessionInfoUpdate
 from .session_modes import CurrentModeUpdate
@@ -150,6 +151,9 @@ SessionUpdate = Union[
     Plan,
     PlanUpdate,  # provisional: plan operations (PLANOP-01)
     PlanRemoved,  # provisional: plan operations (PLANOP-01)
+    SubagentUpdate,  # provisional: subagent sessions (SUBAGENT-01)
+    SessionMessage,  # provisional: subagent sessions (SUBAGENT-01)
+    SessionMessageChunk,  # provisional: subagent sessions (SUBAGENT-01)
     AvailableCommandsUpdate,
     CurrentModeUpdate,
     ConfigOptionUpdate,
