@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Any, Dict, Iterable, List, Optional
 from ..errors import ErrorCode
 from .book import Message, check, transition
 from .findings import Finding, Party, finding
-from .state import SessionState, grow
+from .state import NO_TURN, SessionState, grow
 from .values import (
     has_link,
     is_absolute_path,
@@ -289,7 +289,7 @@ def _session_reopened(state: "ProtocolState", m: Message) -> None:
 def _closed(state: "ProtocolState", m: Message) -> Iterable[Finding]:
     assert m.request is not None
     s = state.session(m.request.params.get("sessionId"))
-    if not m.is_error and s is not None and s.turn is not None:
+    if not m.is_error and s is not None and s.turn is not NO_TURN:
         # spec SETUP-16: the running turn ends (cancelled) before close is answered.
         yield finding(
             "SETUP-16", A, "session/close answered while its prompt turn was still running", m.index
@@ -451,7 +451,7 @@ def _turn_over(state: "ProtocolState", m: Message) -> None:
     assert m.request is not None
     s = state.sessions.get(m.request.params.get("sessionId"))
     if s is not None and s.turn == m.id:
-        s.turn = None
+        s.turn = NO_TURN
         s.cancel_clause = None
         s.last = "turn"
         _finish_message(s)
@@ -510,7 +510,7 @@ def _turn_content(
     if s.status == "resuming":
         # spec SETUP-12: no history replay before the session/resume response.
         yield finding("SETUP-12", A, f"{kind} sent while session/resume was in flight", m.index)
-    elif s.turn is None and s.status != "loading":
+    elif s.turn is NO_TURN and s.status != "loading":
         if s.last == "turn":
             # spec PROMPT-26: nothing of a turn after its session/prompt response.
             yield finding("PROMPT-26", A, f"{kind} sent after the prompt turn ended", m.index)

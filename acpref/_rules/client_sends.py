@@ -17,7 +17,7 @@ from ..methods import CANCEL_REQUEST
 from .book import Message, check, transition
 from .capabilities import prompt_block_gate
 from .findings import Finding, Party, finding
-from .state import NO_IDS, NOTHING
+from .state import NO_IDS, NO_TURN, NOTHING
 from .values import is_absolute_path
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -230,7 +230,7 @@ def _close(state: "ProtocolState", m: Message) -> Iterable[Finding]:
 @transition("request", C, "session/close")
 def _closing(state: "ProtocolState", m: Message) -> None:
     s = state.session(m.session_id)
-    if s is not None and s.turn is not None and s.cancel_clause is None:
+    if s is not None and s.turn is not NO_TURN and s.cancel_clause is None:
         # spec SETUP-16: close cancels a running turn as if session/cancel arrived.
         s.cancel_clause = "SETUP-16"
         s.cancel_certain = state.waiting_on_agent_request(s.id)
@@ -335,7 +335,7 @@ def _select_values(option: Dict[str, Any]) -> set:
 @check("request", C, "session/prompt")
 def _prompt(state: "ProtocolState", m: Message) -> Iterable[Finding]:
     s = state.session(m.session_id)
-    if s is not None and s.turn is not None:
+    if s is not None and s.turn is not NO_TURN:
         # spec-gap concurrent-prompt: one turn at a time per session.
         yield finding(
             "spec-gap:concurrent-prompt",
@@ -366,7 +366,7 @@ def _prompt(state: "ProtocolState", m: Message) -> Iterable[Finding]:
 @transition("request", C, "session/prompt")
 def _turn_starts(state: "ProtocolState", m: Message) -> None:
     s = state.session(m.session_id)
-    if s is None or s.turn is not None:
+    if s is None or s.turn is not NO_TURN:
         return
     s.turn = m.id
     s.last = "turn"
@@ -378,7 +378,7 @@ def _turn_starts(state: "ProtocolState", m: Message) -> None:
 @transition("notification", C, "session/cancel")
 def _cancel(state: "ProtocolState", m: Message) -> None:
     s = state.session(m.session_id)
-    if s is not None and s.turn is not None and s.cancel_clause is None:
+    if s is not None and s.turn is not NO_TURN and s.cancel_clause is None:
         s.cancel_clause = "PROMPT-23"
         s.cancel_certain = state.waiting_on_agent_request(s.id)
         # spec PROMPT-21: every permission request pending now is answered "cancelled".

@@ -68,6 +68,15 @@ def grow(ids: AbstractSet[Any], item: Any) -> Set[Any]:
     return {*ids, item}
 
 
+class _NoTurn:
+    def __repr__(self) -> str:
+        return "NO_TURN"
+
+
+#: ``SessionState.turn`` when no turn is running.
+NO_TURN: Any = _NoTurn()
+
+
 @attrs.define(weakref_slot=False)  # no weak references: 8 bytes a session
 class SessionState:
     """What the rules know of one session on this connection (sets start shared: see ``grow``)."""
@@ -78,8 +87,9 @@ class SessionState:
     status: str = "active"
     #: What happened last: "new", "load", "resume" or "turn"; names the clause of a stray update.
     last: str = "new"
-    #: The id of the running session/prompt request, if a turn is running.
-    turn: Any = None
+    #: The id of the running session/prompt request, or ``NO_TURN``: ``None`` is an id a request
+    #: may have (RPC-02, ``id: null``), so it cannot mean "no turn".
+    turn: Any = NO_TURN
     #: Set when the turn was cancelled: the clause that makes "cancelled" due (PROMPT-23, SETUP-16).
     cancel_clause: Optional[str] = None
     #: True when, at cancel time, the agent was waiting on a request of its own for this session
