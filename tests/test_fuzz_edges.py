@@ -427,8 +427,18 @@ def test_oversize_line_is_answered_and_the_connection_kept(make: Any, kind: str)
     for start in range(0, len(data), 4096):  # arriving in pieces, as from a real peer
         side.send(data[start : start + 4096])
     side.probe()
-    # spec-gap oversize-line: -32600 with id null and the sizes; the next line is read as usual.
-    (refusal,) = answers_to(side, None)
+    # spec-gap oversize-line: -32600 under its id (read from the line's first bytes) with the
+    # sizes; the next line is read as usual.
+    (refusal,) = answers_to(side, 22)
     assert error_code(refusal) == INVALID_REQUEST
     assert refusal["error"]["data"] == {"size": len(data) - 1, "limit": bound}
-    assert answers_to(side, 22) == []
+    assert answers_to(side, None) == []
+    # An id after the payload cannot be read: -32600 with id null.
+    late = {k: v for k, v in valid_request(side, 23).items() if k != "id"}
+    late["_meta"] = {"pad": "z" * (2 * bound)}
+    late["id"] = 23
+    side.send(json.dumps(late).encode() + b"\n")
+    side.probe()
+    (refusal,) = answers_to(side, None)
+    assert refusal["error"]["data"]["limit"] == bound
+    assert answers_to(side, 23) == []

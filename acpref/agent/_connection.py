@@ -301,6 +301,7 @@ class AgentSideConnection:
         max_handlers: int = 64,
         max_queued: Optional[int] = None,
         max_line_bytes: Optional[int] = None,
+        max_items: Optional[int] = None,
     ) -> None:
         self._slots = TurnSlots()
         self._after = _AfterResponse(name)
@@ -316,6 +317,8 @@ class AgentSideConnection:
             kwargs["max_queued"] = max_queued
         if max_line_bytes is not None:
             kwargs["max_line_bytes"] = max_line_bytes
+        if max_items is not None:
+            kwargs["max_items"] = max_items
         self.connection = Connection(
             stream,
             fallback=self._fallback,
