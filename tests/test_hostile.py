@@ -411,3 +411,57 @@ def test_RPC_02_a_prompt_with_id_null_is_a_turn_like_any_other(clean: Watch, tmp
         side.probe()
     finally:
         side.close()
+
+
+# -- 9. A prompt racing session/load or session/resume ------------------------------------------
+
+
+
+def _planning_agent() -> Any:
+    from peers.reliability_sides import SmallAgent
+
+    class PlanningAgent(SmallAgent):
+        def session_prompt(self, params: s.PromptRequest, turn: Any) -> Any:
+            entry = s.PlanEntry(content="step", priority="medium", status="pending")
+            turn.update(s.Plan(entries=[entry]))
+            turn.say("one")
+            turn.say("two")
+            return s.StopReason.END_TURN
+
+    return PlanningAgent
+
+
+@pytest.mark.parametrize("method", ["session/resume", "session/load"])
+def test_a_prompt_racing_a_reopen_of_its_session_is_never_refused(
+    clean: Watch, tmp_path: Path, method: str
+) -> None:
+    # Bug: the turn's plan, sent while the client's session/resume was in flight, was taken for
+    # a replay before the resume's answer (SETUP-12): the agent refused its own update and
+    # answered the prompt -32603. The session/load variant (its chunks taken for replayed
+    # messages reusing an id, SETUP-06) was a documented limit. Both orders, many times.
+    side = RawSide("agent", tmp_path, agent=_planning_agent())
+    try:
+        sid = side.setup()
+        ids = []
+        for n in range(60):
+            prompt_id, reopen_id = side.next_id(), side.next_id()
+            prompt = {
+                "jsonrpc": "2.0",
+                "id": prompt_id,
+                "method": "session/prompt",
+                "params": {"sessionId": sid, "prompt": [{"type": "text", "text": "go"}]},
+            }
+            reopen = {
+                "jsonrpc": "2.0",
+                "id": reopen_id,
+                "method": method,
+                "params": {"sessionId": sid, "cwd": str(tmp_path), "mcpServers": []},
+            }
+            side.send_json(*((prompt, reopen) if n % 2 else (reopen, prompt)))
+            ids += [prompt_id, reopen_id]
+            for request_id in (prompt_id, reopen_id):
+                answer = side.out.response(request_id)
+                assert "result" in answer, (method, n, answer)
+        side.probe()
+    finally:
+        side.close()
