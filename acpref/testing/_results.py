@@ -22,7 +22,7 @@ PASS, FAIL, SKIPPED = "PASS", "FAIL", "SKIPPED"
 _RANK = {SKIPPED: 0, PASS: 1, FAIL: 2}
 
 #: acpref's own checks that no clause states, with their levels (spec_notes/oracle.md).
-CHECK_LEVELS = {"spec-gap:exit-on-eof": "SHOULD"}
+CHECK_LEVELS = {"spec-gap:exit-on-eof": "SHOULD", "spec-gap:cancel-ignored": "SHOULD"}
 
 
 @attrs.define
