@@ -465,3 +465,63 @@ def test_a_prompt_racing_a_reopen_of_its_session_is_never_refused(
         side.probe()
     finally:
         side.close()
+
+
+def _request(side: RawSide, method: str, params: Dict[str, Any]) -> Dict[str, Any]:
+    return {"jsonrpc": "2.0", "id": side.next_id(), "method": method, "params": params}
+
+
+def test_requests_of_a_session_racing_its_reopenings_and_its_close(
+    clean: Watch, tmp_path: Path
+) -> None:
+    # Found while removing the documented limit (spec-gap reopen-in-flight, close-in-flight):
+    # two loads of one session in flight replayed into each other (SETUP-06, TOOL-02); a prompt
+    # for a session whose resume then failed ran, and its updates named a session the rules had
+    # dropped (spec-gap unknown-session); a prompt read after a close had waited for the
+    # session's requests made the close's answer look early (SETUP-16). Each was the agent
+    # refusing its own correct message: -32603 and an ERROR log.
+    side = RawSide("agent", tmp_path, agent=_planning_agent())
+    try:
+        sid = side.setup()
+        reopen = {"sessionId": sid, "cwd": str(tmp_path), "mcpServers": []}
+        prompt = {"sessionId": sid, "prompt": [{"type": "text", "text": "go"}]}
+        for _ in range(10):  # a history to replay, and two loads with a prompt between them
+            batch = [
+                _request(side, "session/prompt", prompt),
+                _request(side, "session/load", reopen),
+                _request(side, "session/prompt", prompt),
+                _request(side, "session/load", reopen),
+                _request(side, "session/resume", reopen),
+            ]
+            side.send_json(*batch)
+            for request in batch:
+                answer = side.out.response(request["id"])
+                assert "result" in answer or answer["error"]["code"] == -32600, answer
+        unknown = {"sessionId": "nobody", "cwd": str(tmp_path), "mcpServers": []}
+        lost = {"sessionId": "nobody", "prompt": [{"type": "text", "text": "go"}]}
+        batch = [
+            _request(side, "session/resume", unknown),
+            _request(side, "session/prompt", lost),
+            _request(side, "session/load", unknown),
+            _request(side, "session/prompt", lost),
+        ]
+        side.send_json(*batch)
+        for request in batch:
+            answer = side.out.response(request["id"])
+            assert answer["error"]["code"] in (-32002, -32600), answer
+        for n in range(10):
+            new = side.call("session/new", {"cwd": str(tmp_path), "mcpServers": []})
+            other = new["result"]["sessionId"]
+            close = _request(side, "session/close", {"sessionId": other})
+            late = _request(
+                side, "session/prompt", {"sessionId": other, "prompt": [{"type": "text", "text": "go"}]}
+            )
+            side.send_json(*((close, late) if n % 2 else (late, close)))
+            assert "result" in side.out.response(close["id"])
+            answer = side.out.response(late["id"])
+            assert answer.get("result", {}).get("stopReason") in ("cancelled", "end_turn") or (
+                answer["error"]["code"] == -32002
+            ), answer
+        side.probe()
+    finally:
+        side.close()

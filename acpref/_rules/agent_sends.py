@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Any, Dict, Iterable, List, Optional
 from ..errors import ErrorCode
 from .book import Message, check, transition
 from .findings import Finding, Party, finding
-from .state import NO_TURN, SessionState, grow
+from .state import NO_IDS, NO_TURN, SessionState, grow
 from .values import (
     has_link,
     is_absolute_path,
@@ -270,27 +270,50 @@ def _session_reopened(state: "ProtocolState", m: Message) -> None:
     if s is None:
         return
     if m.is_error:
+        if _reopened_one(s, m.method):
+            return
         if s.created_by_reopen:
             del state.sessions[s.id]
         else:
             s.status = "active"
         return
-    s.status = "active"
-    s.reopen_request = None
+    still = _reopened_one(s, m.method)  # another load or resume is still in flight
+    if not still:
+        s.status = "active"
     s.created_by_reopen = False
     s.last = "load" if m.method == "session/load" else "resume"
     s.cwd = m.request.params.get("cwd", s.cwd)
-    _finish_message(s)
+    if still:  # the next replay re-sends the messages with their own ids
+        s.old_message_ids = NO_IDS
+        s.message_id = None
+    else:
+        _finish_message(s)
     if isinstance(m.result, dict):
         _remember_options(state, s, m.result)
+
+
+def _reopened_one(s: SessionState, method: Optional[str]) -> bool:
+    """Count one load or resume of ``s`` answered; True while others are still in flight."""
+    loads, resumes = s.reopening or (0, 0)
+    if method == "session/load":
+        loads = max(loads - 1, 0)
+    else:
+        resumes = max(resumes - 1, 0)
+    s.reopening = (loads, resumes) if loads or resumes else None
+    if s.reopening is None:
+        return False
+    s.status = "loading" if loads else "resuming"  # a load in flight may still replay
+    return True
 
 
 @check("response", A, "session/close")
 def _closed(state: "ProtocolState", m: Message) -> Iterable[Finding]:
     assert m.request is not None
     s = state.session(m.request.params.get("sessionId"))
-    if not m.is_error and s is not None and s.turn is not NO_TURN:
-        # spec SETUP-16: the running turn ends (cancelled) before close is answered.
+    if not m.is_error and s is not None and s.turn is not NO_TURN and s.cancel_clause is not None:
+        # spec SETUP-16: the running turn ends (cancelled) before close is answered. A turn the
+        # close cancelled has a cancel clause; one without began after the close was sent
+        # (spec-gap close-in-flight: it is cancelled as it starts, and may end after the close).
         yield finding(
             "SETUP-16", A, "session/close answered while its prompt turn was still running", m.index
         )
@@ -454,7 +477,13 @@ def _turn_over(state: "ProtocolState", m: Message) -> None:
         s.turn = NO_TURN
         s.cancel_clause = None
         s.last = "turn"
-        _finish_message(s)
+        if s.status == "loading":
+            # The turn ran while a session/load was in flight: its message ids are not the
+            # replay's (SETUP-06 judges the replay's own), which may start now.
+            s.old_message_ids = NO_IDS
+            s.message_id = None
+        else:
+            _finish_message(s)
 
 
 def _finish_message(s: SessionState) -> None:

@@ -204,17 +204,25 @@ def _reopening(state: "ProtocolState", m: Message) -> None:
     sid = m.params.get("sessionId")
     if not isinstance(sid, str):
         return
-    status = "loading" if m.method == "session/load" else "resuming"
+    load = m.method == "session/load"
     existing = state.sessions.get(sid)
     if existing is not None and existing.status != "closed":
-        existing.status = status
-        existing.reopen_request = m.id
+        # Loads and resumes of one session may overlap: each is counted, and a load in flight
+        # keeps the session "loading" (its replay may go on) until the last one is answered.
+        loads, resumes = existing.reopening or (0, 0)
+        loads, resumes = (loads + 1, resumes) if load else (loads, resumes + 1)
+        existing.reopening = (loads, resumes)
+        existing.status = "loading" if loads else "resuming"
         # A replay re-sends the messages with their own ids: uniqueness is checked within it.
         existing.old_message_ids = NO_IDS
         existing.message_id = None
         return
     state.sessions[sid] = SessionState(
-        id=sid, cwd=m.params.get("cwd"), status=status, reopen_request=m.id, created_by_reopen=True
+        id=sid,
+        cwd=m.params.get("cwd"),
+        status="loading" if load else "resuming",
+        reopening=(1, 0) if load else (0, 1),
+        created_by_reopen=True,
     )
 
 

@@ -38,6 +38,7 @@ from typing import (
     Mapping,
     Optional,
     Set,
+    Tuple,
 )
 
 import attrs
@@ -108,8 +109,9 @@ class SessionState:
     permissions: Mapping[Any, Set[Any]] = NOTHING
     #: Permission requests that were in flight when the client cancelled (PROMPT-21).
     cancelled_permissions: AbstractSet[Any] = NO_IDS
-    #: The id of the session/load or session/resume request in flight, if any.
-    reopen_request: Any = None
+    #: How many session/load and session/resume requests of the session are in flight, as
+    #: ``(loads, resumes)``; None when none is.
+    reopening: Optional[Tuple[int, int]] = None
     #: True when this record was made by a load/resume (dropped again if that fails).
     created_by_reopen: bool = False
 
