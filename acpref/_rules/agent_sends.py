@@ -541,7 +541,7 @@ def _turn_content(
 ) -> Iterable[Finding]:
     if s.status == "resuming" and s.turn is NO_TURN:
         # spec SETUP-12: no history replay before the session/resume response. Content while a
-        # turn of the session runs is that turn's (spec-gap reopen-race): never refused.
+        # turn of the session runs is that turn's (spec-gap reopen-in-flight): never refused.
         yield finding("SETUP-12", A, f"{kind} sent while session/resume was in flight", m.index)
     elif s.turn is NO_TURN and s.status != "loading":
         if s.last == "turn":
@@ -559,7 +559,7 @@ def _turn_content(
         message_id = update.get("messageId")
         if (
             s.status == "loading"
-            and s.turn is NO_TURN  # spec-gap reopen-race: a turn's chunks interleave the replay
+            and s.turn is NO_TURN  # spec-gap reopen-in-flight: a turn's chunks interleave the replay
             and isinstance(message_id, str)
             and message_id != s.message_id
             and message_id in s.old_message_ids
