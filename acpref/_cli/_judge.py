@@ -1,10 +1,12 @@
 """The judge of ``acpref proxy``: a process of its own that records and validates what was forwarded.
 
-Run by the proxy as ``python -m acpref._cli._judge [--record FILE] [--quiet]``. It reads frames
+Run by the proxy as ``python -m acpref._cli._judge [--record FILE] [--quiet] [--report PAGE
+--name AGENT]``. It reads frames
 on stdin, each a copy of a chunk the proxy forwarded (``pack``: who sent it, when, the bytes, or
 the end of that party's stream), cuts them into lines as the receiver would, records them, feeds
 them to the oracle's ``Validator``, and writes findings live on stderr. At the end of its stdin
-it writes the summary on stderr and one JSON line on stdout: ``{"ok": bool, "messages": N}``.
+it writes the summary on stderr (and the HTML page of ``--report``), and one JSON line on stdout:
+``{"ok": bool, "messages": N}``.
 
 Why a process: decoding a 20 MiB line holds the interpreter lock for a fraction of a second,
 and in the proxy's process that held back every byte being forwarded meanwhile. Here it
@@ -18,7 +20,7 @@ import json
 import os
 import struct
 import sys
-from typing import BinaryIO, Dict, List, Optional
+from typing import Any, BinaryIO, Dict, List, Optional
 
 from .._bounds import count_items
 from ..connection import DEFAULT_MAX_ITEMS
@@ -53,11 +55,15 @@ def _read_exactly(f: BinaryIO, n: int) -> Optional[bytes]:
 
 
 class _Judge:
-    def __init__(self, record: Optional[str], header: Dict, quiet: bool) -> None:
+    def __init__(self, record: Optional[str], header: Dict, quiet: bool, keep: bool) -> None:
         self.validator = Validator()
         self.quiet = quiet
+        self.record = record
+        # The records of the HTML report are read back from the transcript file, or kept.
         self.recorder = (
-            TranscriptRecorder(record, me="client", header=header) if record else None
+            TranscriptRecorder(record, me="client", header=header, keep=keep and not record)
+            if record or keep
+            else None
         )
         self.buffers = {"client": LineBuffer(), "agent": LineBuffer()}
 
@@ -93,13 +99,28 @@ class _Judge:
                 self.say(f"acpref proxy: {format_finding(f)}")
 
 
+def _write_html(judge: _Judge, path: str, name: str, report: Any) -> None:
+    from .._show_html import write_report
+
+    assert judge.recorder is not None
+    transcript: Any = judge.record if judge.record else list(judge.recorder)
+    try:
+        write_report(path, [(name, transcript, report)], title=f"acpref proxy: {name}")
+    except (OSError, ValueError) as exc:
+        judge.say(f"acpref proxy: cannot write the report {path}: {exc}")
+    else:
+        judge.say(f"acpref proxy: report written to {path}")
+
+
 def main(argv: Optional[List[str]] = None) -> int:
     p = argparse.ArgumentParser(prog="acpref-proxy-judge")
     p.add_argument("--record")
     p.add_argument("--header", default="{}")
     p.add_argument("--quiet", action="store_true")
+    p.add_argument("--report")
+    p.add_argument("--name", default="agent")
     args = p.parse_args(argv)
-    judge = _Judge(args.record, json.loads(args.header), args.quiet)
+    judge = _Judge(args.record, json.loads(args.header), args.quiet, keep=bool(args.report))
     stdin = sys.stdin.buffer
     while True:
         head = _read_exactly(stdin, _HEADER.size)
@@ -114,6 +135,8 @@ def main(argv: Optional[List[str]] = None) -> int:
     if judge.recorder is not None:
         judge.recorder.close()
     judge.say("acpref proxy: " + report.format_text().replace("\n", "\nacpref proxy: "))
+    if args.report:
+        _write_html(judge, args.report, args.name, report)
     sys.stdout.write(json.dumps({"ok": report.ok, "messages": report.messages}) + "\n")
     sys.stdout.flush()
     return 0

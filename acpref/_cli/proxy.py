@@ -14,7 +14,9 @@ findings live on stderr. The buffer is bounded (``--judge-buffer``, 64 MiB): if 
 keep up, the proxy stops copying, forwards the rest unjudged, and says so in the summary.
 
 At the end (the client closed our stdin and the agent exited, or the agent exited) the judge
-finishes with everything it was given and the summary goes to stderr. The exit status is the
+finishes with everything it was given and the summary goes to stderr, and with ``--report
+REPORT.html`` the transcript as a page of ``acpref show`` (read back from ``--record``'s file,
+else kept in the judge's memory until the end). The exit status is the
 agent's when it failed; else, with ``--strict``, 1 when a MUST rule was broken or when judging
 fell behind; else 0.
 """
@@ -56,12 +58,14 @@ class Proxy:
         grace: float = 5.0,
         quiet: bool = False,
         judge_buffer: int = DEFAULT_JUDGE_BUFFER,
+        report_html: Optional[str] = None,
     ) -> None:
         self.argv = list(argv)
         self.strict = strict
         self.grace = grace
         self.quiet = quiet
         self.record = record
+        self.report_html = report_html
         self._client_in = client_in
         self._client_out = client_out
         self._err_fd = err_fd
@@ -161,6 +165,8 @@ class Proxy:
             argv += ["--header", json.dumps({"recorder": "proxy", "agent": self.argv})]
         if self.quiet:
             argv.append("--quiet")
+        if self.report_html:
+            argv += ["--report", self.report_html, "--name", " ".join(self.argv)]
         return subprocess.Popen(
             argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=self._err_fd
         )
@@ -269,6 +275,9 @@ def register(sub: Any, name: str, help_text: str) -> None:
     )
     p.add_argument("--quiet", action="store_true", help="no live findings; the summary only")
     p.add_argument(
+        "--report", metavar="REPORT.html", help="at the end, write the traffic as an HTML report"
+    )
+    p.add_argument(
         "--judge-buffer",
         type=int,
         default=DEFAULT_JUDGE_BUFFER,
@@ -291,5 +300,6 @@ def run(args: argparse.Namespace) -> int:
         strict=args.strict,
         quiet=args.quiet,
         judge_buffer=args.judge_buffer,
+        report_html=args.report,
     )
     return proxy.run()
