@@ -330,7 +330,9 @@ def _closed_apply(state: "ProtocolState", m: Message) -> None:
     assert m.request is not None
     s = state.session(m.request.params.get("sessionId"))
     if s is not None and not m.is_error:
-        s.status = "closed"
+        # Nothing is kept of a closed session: to the rules it is unknown from now on, as a
+        # record marked "closed" was, and a session/load or session/resume sets it up anew.
+        del state.sessions[s.id]
 
 
 # -- list and delete ------------------------------------------------------------------------------
