@@ -59,6 +59,7 @@ __all__ = [
     "memory_pipe",
     "LineSplitter",
     "Oversize",
+    "OVERSIZE_HEAD",
     "Process",
     "spawn",
     "StderrBuffer",
@@ -105,11 +106,18 @@ class StreamClosed(OSError):
 # -- Framing --------------------------------------------------------------------------------------
 
 
+#: How much of an oversize line is kept: enough to read its envelope (``jsonrpc``, ``id``,
+#: ``method``), which writers put first, so that the refusal can name the request it belongs to.
+OVERSIZE_HEAD = 4096
+
+
 @attrs.frozen
 class Oversize:
-    """A line longer than the bound was dropped; ``size`` is how many bytes it had."""
+    """A line longer than the bound was dropped; ``size`` is how many bytes it had, ``head`` its
+    first ``OVERSIZE_HEAD`` bytes."""
 
     size: int
+    head: bytes = b""
 
 
 class _Interrupted:
@@ -140,6 +148,7 @@ class LineSplitter:
         parts: List[bytes] = []
         pending = 0  # bytes held in `parts`
         dropping = 0  # > 0 while discarding an oversize line: bytes seen so far
+        head = b""  # the first bytes of the line being dropped
         while True:
             chunk = self._read(_LARGE_READ if pending or dropping else _SMALL_READ)
             if chunk is None:
@@ -147,7 +156,7 @@ class LineSplitter:
                 continue
             if not chunk:
                 if dropping:
-                    yield Oversize(dropping)
+                    yield Oversize(dropping, head)
                 elif parts:
                     yield b"".join(parts)
                 return
@@ -157,18 +166,18 @@ class LineSplitter:
                 if nl < 0:
                     break
                 if dropping:
-                    yield Oversize(dropping + nl - start)
-                    dropping = 0
+                    yield Oversize(dropping + nl - start, head)
+                    dropping, head = 0, b""
                 elif parts:
                     parts.append(chunk[start:nl])
                     line = b"".join(parts)
                     parts, pending = [], 0
                     if len(line) > self._max:
-                        yield Oversize(len(line))
+                        yield Oversize(len(line), line[:OVERSIZE_HEAD])
                     else:
                         yield line
                 elif nl - start > self._max:
-                    yield Oversize(nl - start)
+                    yield Oversize(nl - start, chunk[start : start + OVERSIZE_HEAD])
                 else:
                     yield chunk[start:nl]
                 start = nl + 1
@@ -179,10 +188,21 @@ class LineSplitter:
                 dropping += rest
             elif pending + rest > self._max:
                 dropping = pending + rest
+                head = _head(parts, chunk[start : start + OVERSIZE_HEAD])
                 parts, pending = [], 0
             else:
                 parts.append(chunk[start:] if start else chunk)
                 pending += rest
+
+
+def _head(parts: List[bytes], more: bytes) -> bytes:
+    """The first ``OVERSIZE_HEAD`` bytes of ``parts`` followed by ``more``."""
+    out = b""
+    for part in parts:
+        out += part[: OVERSIZE_HEAD - len(out)]
+        if len(out) >= OVERSIZE_HEAD:
+            return out
+    return (out + more)[:OVERSIZE_HEAD]
 
 
 # -- Streams --------------------------------------------------------------------------------------

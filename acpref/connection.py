@@ -39,8 +39,16 @@ import time
 from typing import Any, Callable, Dict, Iterator, Mapping, Optional, Protocol
 
 from . import codec
+from ._bounds import NO_ID, count_items, peek_envelope
 from ._threads import READ_EOF, READ_INTERRUPTED, READ_MORE, Crew, Flag, Waiter
-from ._transport import INTERRUPTED, LineSplitter, Oversize, Stream, read_accepts_timeout
+from ._transport import (
+    INTERRUPTED,
+    OVERSIZE_HEAD,
+    LineSplitter,
+    Oversize,
+    Stream,
+    read_accepts_timeout,
+)
 from .errors import (
     ConnectionClosed,
     ErrorCode,
@@ -60,12 +68,17 @@ __all__ = [
     "Recorder",
     "Observer",
     "DEFAULT_MAX_LINE_BYTES",
+    "DEFAULT_MAX_ITEMS",
 ]
 
 log = logging.getLogger("acpref.connection")
 
 #: Default bound on one line: 64 MiB (peers broke at 64 KiB; the issue asks for >= 32 MiB).
 DEFAULT_MAX_LINE_BYTES = 64 * 1024 * 1024
+#: Default bound on the JSON values of one message (``acpref._bounds.count_items``): what a line
+#: may cost once decoded. 1 000 000 tiny values cost about 70 MiB decoded; without the bound a
+#: line of 64 MiB could cost 1.5 GiB.
+DEFAULT_MAX_ITEMS = 1_000_000
 
 #: ``handler(params, ctx) -> result``: params and result are models for table methods, raw JSON
 #: for extension methods. A notification handler's return value is ignored.
@@ -278,6 +291,7 @@ class Connection:
         fallback: Optional[Callable[[str, Any, RequestContext], Any]] = None,
         name: str = "acpref",
         max_line_bytes: int = DEFAULT_MAX_LINE_BYTES,
+        max_items: int = DEFAULT_MAX_ITEMS,
         max_handlers: int = 64,
         max_queued: int = 1024,
         recorder: Optional[Recorder] = None,
@@ -292,6 +306,7 @@ class Connection:
         self._handlers: Dict[str, Handler] = dict(handlers or {})
         self._fallback = fallback
         self._max_line_bytes = max_line_bytes
+        self._max_items = max_items
         self._recorder = recorder
         self._observer = observer
         self._on_close = on_close
@@ -408,6 +423,11 @@ class Connection:
             data = _ASCII_ENCODER.encode(message).encode("ascii")
         # spec TRANSPORT-05: json.dumps escapes every newline inside strings, so the only raw
         # newline is the delimiter (TRANSPORT-04).
+        if len(data) > self._max_line_bytes:
+            # Bounds are the same on both sides (64 MiB by default): a line over ours would be
+            # refused by a peer like us, and the request it answers left waiting. Refused here,
+            # measured as encoded (a control character is six bytes there).
+            raise _too_large("message", len(data), self._max_line_bytes)
         data += b"\n"
         if self._closed.is_set() or self._closing:
             raise ConnectionClosed(f"connection {self.name} is closed")
@@ -518,6 +538,10 @@ class Connection:
             message["result"] = result
         try:
             self._write(message)
+        except _TooLarge as exc:
+            # Our handler's answer is over the line bound: the request fails, with the figures.
+            log.warning("%s: %s answer refused: %s", self.name, ctx.method, exc.message)
+            self._send_internal_error(ctx.id, exc.message, exc.data)
         except LocalProtocolError as exc:
             # Our own handler's answer breaks a rule: answer with the error that says which.
             log.error("%s: %s answer refused: %s", self.name, ctx.method, exc)
@@ -597,21 +621,54 @@ class Connection:
     def _on_oversize(self, event: Oversize) -> None:
         if self._recorder is not None:
             self._recorder("in", b"")  # keep message indices aligned with the peer's view
-        # spec-gap oversize-line: answered -32600 with id null (the id cannot be read without
-        # buffering the line), and the connection goes on.
-        self._send_error_raw(
-            None,
-            RpcError(
-                ErrorCode.INVALID_REQUEST,
-                f"message of {event.size} bytes exceeds the line limit of "
-                f"{self._max_line_bytes} bytes",
-                {"size": event.size, "limit": self._max_line_bytes},
-            ),
+        self._refuse_unread(
+            event.head,
+            f"message of {event.size} bytes exceeds the line limit of "
+            f"{self._max_line_bytes} bytes",
+            {"size": event.size, "limit": self._max_line_bytes},
         )
+
+    def _refuse_unread(self, head: bytes, why: str, data: Dict[str, Any]) -> None:
+        """A line refused before decoding (over a bound): fail what it belonged to, if known.
+
+        spec-gap oversize-line: the envelope is read from the line's first bytes
+        (``acpref._bounds.peek_envelope``). A request is answered -32600 under its id; a
+        response to one of our requests fails that request (-32603 with the figures), so its
+        caller never waits for an answer that was dropped; anything else is answered -32600
+        with ``id: null``, and the connection goes on.
+        """
+        request_id, kind = peek_envelope(head)
+        valid = request_id is not NO_ID and _valid_id(request_id)
+        if kind == "response" and valid:
+            with self._pending_lock:
+                pending = self._pending.pop(request_id, None)
+            if pending is not None:
+                log.warning("%s: the answer to %s (id %r) refused: %s",
+                            self.name, pending.method, request_id, why)
+                pending._fail(RpcError(ErrorCode.INTERNAL_ERROR, f"the answer was refused: {why}", data))
+                return
+        if kind == "request" and valid:
+            with self._inbound_lock:
+                in_use = request_id in self._inbound
+            if not in_use:
+                self._send_error_raw(request_id, RpcError(ErrorCode.INVALID_REQUEST, why, data))
+                return
+        self._send_error_raw(None, RpcError(ErrorCode.INVALID_REQUEST, why, data))
 
     def _on_line(self, line: bytes) -> None:
         if not line or line.isspace():
             return  # blank lines between messages carry nothing
+        if len(line) > self._max_items:
+            items = count_items(line, self._max_items)
+            if items > self._max_items:
+                # What a line costs decoded is bounded as well as its bytes: refused unread.
+                self._refuse_unread(
+                    line[:OVERSIZE_HEAD],
+                    f"message of about {items} JSON values exceeds the limit of "
+                    f"{self._max_items} values",
+                    {"items": items, "limit": self._max_items},
+                )
+                return
         try:
             # spec TRANSPORT-01: messages are UTF-8; decoding is strict.
             message = _DECODER.decode(line.decode("utf-8"))
@@ -923,6 +980,18 @@ class Connection:
                     break
                 self._inbound_lock.wait(remaining)
         self.close(reason)
+
+
+class _TooLarge(RpcError):
+    """A message of ours over the line bound: never written."""
+
+
+def _too_large(what: str, size: int, limit: int) -> _TooLarge:
+    return _TooLarge(
+        ErrorCode.INTERNAL_ERROR,
+        f"the {what} is {size} bytes once encoded, more than the line limit of {limit} bytes",
+        {"size": size, "limit": limit},
+    )
 
 
 def _short(exc: BaseException) -> str:

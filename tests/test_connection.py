@@ -562,14 +562,14 @@ def test_duplicate_in_flight_id_is_refused_and_the_first_request_still_answered(
     assert peer.next() == {"jsonrpc": "2.0", "id": 1, "result": True}
 
 
-def test_oversize_line_gets_invalid_request_with_null_id_and_the_next_line_is_answered(raw_peer):
-    # spec-gap oversize-line: the id of a dropped line is never read (the line is not
-    # buffered whole), so the answer has id null; the connection goes on.
+def test_oversize_line_is_refused_under_its_id_and_the_next_line_is_answered(raw_peer):
+    # spec-gap oversize-line: the line is dropped as it arrives (never buffered whole); its id is
+    # read from its first bytes, so the request gets its -32600; the connection goes on.
     peer = raw_peer(max_line_bytes=1024)
     big = json.dumps(_request(1, "_ping", {"pad": "x" * 4000})).encode()
     peer.send(big + b"\n" + json.dumps(_request(2)).encode() + b"\n")
     answer = peer.next()
-    assert answer["id"] is None and _error_code(answer) == ErrorCode.INVALID_REQUEST
+    assert answer["id"] == 1 and _error_code(answer) == ErrorCode.INVALID_REQUEST
     assert answer["error"]["data"]["limit"] == 1024
     assert peer.next() == {"jsonrpc": "2.0", "id": 2, "result": "pong"}
     # The same line cut into writes smaller than the bound, and a line of exactly the bound.
@@ -577,12 +577,17 @@ def test_oversize_line_gets_invalid_request_with_null_id_and_the_next_line_is_an
         peer.send(big[start : start + 700])
     peer.send(b"\n")
     answer = peer.next()
-    assert answer["id"] is None and _error_code(answer) == ErrorCode.INVALID_REQUEST
+    assert answer["id"] == 1 and _error_code(answer) == ErrorCode.INVALID_REQUEST
     exact = json.dumps(_request(3, "_ping", {"pad": ""}), separators=(",", ":")).encode()
     exact = exact.replace(b'"pad":""', b'"pad":"' + b"y" * (1024 - len(exact)) + b'"')
     assert len(exact) == 1024
     peer.send(exact + b"\n")
     assert peer.next() == {"jsonrpc": "2.0", "id": 3, "result": "pong"}
+    # An id after the payload cannot be read: id null.
+    late = {"jsonrpc": "2.0", "method": "_ping", "params": {"pad": "x" * 4000}, "id": 4}
+    peer.send(json.dumps(late).encode() + b"\n")
+    answer = peer.next()
+    assert answer["id"] is None and _error_code(answer) == ErrorCode.INVALID_REQUEST
 
 
 def test_RPC_08_response_for_an_unknown_id_is_dropped(raw_peer):

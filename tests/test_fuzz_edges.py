@@ -11,6 +11,7 @@ afterwards and that nothing was logged at ERROR or escaped a thread.
 from __future__ import annotations
 
 import json
+import os
 import threading
 from pathlib import Path
 from typing import Any, Dict, Iterator, List
@@ -431,8 +432,76 @@ def test_oversize_line_is_answered_and_the_connection_kept(make: Any, kind: str)
     for start in range(0, len(data), 4096):  # arriving in pieces, as from a real peer
         side.send(data[start : start + 4096])
     side.probe()
-    # spec-gap oversize-line: -32600 with id null and the sizes; the next line is read as usual.
-    (refusal,) = answers_to(side, None)
+    # spec-gap oversize-line: -32600 under its id (read from the line's first bytes) with the
+    # sizes; the next line is read as usual.
+    (refusal,) = answers_to(side, 22)
     assert error_code(refusal) == INVALID_REQUEST
     assert refusal["error"]["data"] == {"size": len(data) - 1, "limit": bound}
-    assert answers_to(side, 22) == []
+    assert answers_to(side, None) == []
+    # An id after the payload cannot be read: -32600 with id null.
+    late = {k: v for k, v in valid_request(side, 23).items() if k != "id"}
+    late["_meta"] = {"pad": "z" * (2 * bound)}
+    late["id"] = 23
+    side.send(json.dumps(late).encode() + b"\n")
+    side.probe()
+    (refusal,) = answers_to(side, None)
+    assert refusal["error"]["data"]["limit"] == bound
+    assert answers_to(side, 23) == []
+
+
+# -- The shapes of issue 17: many tiny values, escapes that grow a line, lines without end --------
+
+LONG = os.environ.get("ACPREF_LONG") == "1"
+
+
+@pytest.mark.parametrize("kind", SIDES)
+@pytest.mark.parametrize("value", ["{}", "[]", "0", '""', "null"])
+def test_many_tiny_values_are_refused_before_decoding(make: Any, kind: str, value: str):
+    # What a line costs decoded is bounded by max_items: refused under its id, never decoded.
+    side = make(kind, max_items=50_000)
+    count = 4_000_000 if LONG else 60_000
+    request = valid_request(side, 31)
+    request["params"]["_meta"] = {"v": "@"}
+    line = json.dumps(request).encode().replace(b'"@"', b"[" + b",".join([value.encode()] * count) + b"]")
+    side.send(line + b"\n")
+    refusal = answer_of(side, 31)
+    assert error_code(refusal) == INVALID_REQUEST
+    assert refusal["error"]["data"]["limit"] == 50_000
+    side.probe()
+    # Commas, brackets and braces inside strings are not values: served.
+    inside = valid_request(side, 32)
+    inside["params"]["_meta"] = {"text": ",[{" * 60_000}
+    side.send(json.dumps(inside).encode() + b"\n")
+    assert "result" in answer_of(side, 32)
+
+
+def test_escapes_that_grow_an_answer_over_the_bound_fail_the_request(make: Any):
+    # The client side's answer to a read of control characters is six times the file once
+    # JSON-encoded: over the line bound, it is refused with its figures, never written.
+    bound = 64 * 1024
+    side = make("client", max_line_bytes=bound)
+    path = side.root / "controls.txt"
+    path.write_bytes(b"\x01" * (bound // 3))
+    params = {"sessionId": side.session_id, "path": str(path)}
+    side.send_json({"jsonrpc": "2.0", "id": 41, "method": "fs/read_text_file", "params": params})
+    refusal = answer_of(side, 41)
+    assert error_code(refusal) == -32603
+    assert refusal["error"]["data"]["limit"] == bound
+    assert refusal["error"]["data"]["size"] > bound
+    side.probe()
+
+
+@pytest.mark.parametrize("kind", SIDES)
+def test_a_huge_line_without_newline_until_the_end_of_input(make: Any, kind: str):
+    bound = 64 * 1024
+    side = make(kind, max_line_bytes=bound)
+    side.probe()
+    head = json.dumps(valid_request(side, 51)).encode()[:-1] + b', "_pad": "'
+    side.send(head)
+    piece = b"x" * (1 << 20)
+    for _ in range(256 if LONG else 16):  # 16 MiB (256 MiB long), never a newline
+        side.send(piece)
+    responses = side.finish()
+    refusals = [m for m in responses if m.get("id") == 51]
+    assert len(refusals) == 1 and error_code(refusals[0]) == INVALID_REQUEST
+    assert refusals[0]["error"]["data"]["size"] > 16 * (1 << 20)

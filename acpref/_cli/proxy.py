@@ -2,40 +2,45 @@
 
 The proxy sits between a real client (our stdin and stdout) and a real agent (spawned): the
 client launches ``acpref proxy -- my-agent --flag`` instead of ``my-agent --flag``. Every byte is
-forwarded unchanged and in order: two pump threads read raw chunks and write them on at once,
-never decoding or re-encoding anything. Each chunk is also put on a queue (before it is written
-on, so the queue's order is causal: a response never precedes its request); a third thread cuts
-the chunks into lines, records them (``--record``), feeds them to the oracle's ``Validator`` and
-reports findings live on stderr. Validation never sits on the forwarding path. The agent's stderr
-is passed through to ours.
+forwarded unchanged, in order and at once: three pump threads (the client's bytes, the agent's
+stdout, the agent's stderr) read raw chunks and write them on, never decoding anything, the
+agent's stderr included (invalid UTF-8, long lines and an unterminated last line as they are).
 
-At the end (the client closed our stdin and the agent exited, or the agent exited) a summary goes
-to stderr, and with ``--report REPORT.html`` the transcript as a page of ``acpref show`` (read
-back from ``--record``'s file, else kept in memory until the end). The exit status is the
-agent's when it failed; else, with ``--strict``, 1 when a MUST rule was broken; else 0.
+Judging happens in a process of its own (``acpref._cli._judge``), so that decoding a large line
+never holds back forwarding. Each chunk of the protocol streams is copied, before it is written
+on (so the copies' order is causal: a response never precedes its request), into a buffer that a
+feeder thread writes to the judge. The judge records (``--record``), validates, and reports
+findings live on stderr. The buffer is bounded (``--judge-buffer``, 64 MiB): if judging cannot
+keep up, the proxy stops copying, forwards the rest unjudged, and says so in the summary.
+
+At the end (the client closed our stdin and the agent exited, or the agent exited) the judge
+finishes with everything it was given and the summary goes to stderr, and with ``--report
+REPORT.html`` the transcript as a page of ``acpref show`` (read back from ``--record``'s file,
+else kept in the judge's memory until the end). The exit status is the
+agent's when it failed; else, with ``--strict``, 1 when a MUST rule was broken or when judging
+fell behind; else 0.
 """
 
 from __future__ import annotations
 
 import argparse
+import collections
+import json
 import os
-import queue
 import signal
+import subprocess
 import sys
 import threading
 import time
-from typing import IO, Any, Dict, List, Optional, Sequence, Tuple
+from typing import Any, Callable, Deque, Optional, Sequence
 
 from .._transport import StderrBuffer, spawn
-from ..oracle import Record, Report, TranscriptRecorder, Validator
-from ..oracle._transcript import LineBuffer
-from ..oracle._validate import format_finding
+from ._judge import pack
 
 __all__ = ["Proxy", "register", "run"]
 
-#: A chunk as read: (sender, bytes or None at end of stream, timestamp).
-_Chunk = Tuple[str, Optional[bytes], float]
-_STOP = ("", None, 0.0)
+#: Default bound on the bytes copied for the judge and not yet handed to it.
+DEFAULT_JUDGE_BUFFER = 64 * 1024 * 1024
 
 
 class Proxy:
@@ -49,48 +54,50 @@ class Proxy:
         strict: bool = False,
         client_in: int = 0,
         client_out: int = 1,
-        err: IO[str] = sys.stderr,
+        err_fd: int = 2,
         grace: float = 5.0,
         quiet: bool = False,
+        judge_buffer: int = DEFAULT_JUDGE_BUFFER,
         report_html: Optional[str] = None,
     ) -> None:
         self.argv = list(argv)
         self.strict = strict
         self.grace = grace
         self.quiet = quiet
+        self.record = record
+        self.report_html = report_html
         self._client_in = client_in
         self._client_out = client_out
-        self._err = err
-        self._err_lock = threading.Lock()  # guards writes to err (findings and agent stderr)
-        self._chunks: "queue.SimpleQueue[_Chunk]" = queue.SimpleQueue()
-        self._recorder = (
-            TranscriptRecorder(
-                record, me="client", header={"recorder": "proxy", "agent": self.argv}
-            )
-            if record
-            else None
-        )
-        self.validator = Validator()
-        self.report: Optional[Report] = None
-        self.report_html = report_html
-        self._record_path = record
-        #: The records for the HTML report, when no transcript file will hold them.
-        self._kept: Optional[List[Record]] = [] if report_html and not record else None
+        self._err_fd = err_fd
+        self._err_lock = threading.Lock()  # one writer at a time on our stderr
+        self._judge_buffer = judge_buffer
+        # The copies for the judge: frames not yet written to it, and their size.
+        self._copies: Deque[bytes] = collections.deque()
+        self._copied = 0
+        self._copies_cond = threading.Condition()
+        self._copies_done = False  # no more copies will come (both streams ended, or behind)
+        #: Set when judging fell behind: (bytes not judged, when) for the summary.
+        self.behind: Optional[str] = None
+        self._unjudged = 0
+        self._open_streams = 2
+        self.report: Optional[dict] = None
         self._pump_ended = threading.Event()
 
     def _say(self, text: str) -> None:
+        self._write_err((text + "\n").encode("utf-8", "replace"))
+
+    def _write_err(self, data: bytes) -> None:
         with self._err_lock:
             try:
-                self._err.write(text + "\n")
-                self._err.flush()
-            except (OSError, ValueError):
+                _write_all(self._err_fd, data)
+            except OSError:
                 pass
 
     # -- forwarding ------------------------------------------------------------------------------
 
     def _pump(self, src: int, dst: int, sender: str) -> None:
-        """Copy raw chunks from ``src`` to ``dst``; each goes on the queue before it goes on."""
-        read, write, put, now = os.read, os.write, self._chunks.put, time.time
+        """Copy raw chunks from ``src`` to ``dst``; each is copied for the judge before it goes on."""
+        read, copy = os.read, self._copy
         try:
             while True:
                 try:
@@ -99,68 +106,96 @@ class Proxy:
                     data = b""
                 if not data:
                     break
-                put((sender, data, now()))
-                view = memoryview(data)
-                while view:
-                    view = view[write(dst, view) :]
+                copy(sender, data)
+                _write_all(dst, data)
         except OSError:
             pass  # the receiving side is gone: stop forwarding this way
         finally:
-            put((sender, None, now()))
+            copy(sender, None)
             self._pump_ended.set()
 
-    # -- recording and validation ----------------------------------------------------------------
+    # -- copies for the judge ----------------------------------------------------------------------
 
-    def _judge(self) -> None:
-        buffers: Dict[str, LineBuffer] = {"client": LineBuffer(), "agent": LineBuffer()}
-        while True:
-            sender, data, ts = self._chunks.get()
-            if not sender:
-                break
-            lines: List[Optional[bytes]] = (
-                buffers[sender].feed(data) if data is not None else buffers[sender].flush()
-            )
-            for line in lines:
-                self._add(
-                    Record(sender=sender, ts=ts, raw=line)
-                    if line is not None
-                    else Record(sender=sender, ts=ts, event="oversize")
-                )
+    def _copy(self, sender: str, data: Optional[bytes]) -> None:
+        frame = pack(sender, data, time.time())
+        with self._copies_cond:
             if data is None:
-                self._add(Record(sender=sender, ts=ts, event="eof"))
+                self._open_streams -= 1
+            if self.behind is not None:
+                self._unjudged += len(data or b"")
+            elif self._copied + len(frame) > self._judge_buffer:
+                # Judging cannot keep up: stop copying rather than hold more, or slow forwarding.
+                self._unjudged += len(data or b"") + self._copied
+                self.behind = "judging fell behind"
+                self._copies.clear()
+                self._copied = 0
+            else:
+                self._copies.append(frame)
+                self._copied += len(frame)
+            if self._open_streams == 0 or self.behind is not None:
+                self._copies_done = True
+            self._copies_cond.notify()
 
-    def _add(self, record: Record) -> None:
-        if self._recorder is not None:
-            self._recorder.add(record)
-        if self._kept is not None:
-            self._kept.append(record)
-        for f in self.validator.feed(record):
-            if not self.quiet:
-                self._say(f"acpref proxy: {format_finding(f)}")
+    def _feed(self, judge: "subprocess.Popen[bytes]") -> None:
+        """Hand the copies to the judge, in order; close its stdin when no more will come."""
+        assert judge.stdin is not None
+        fd = judge.stdin.fileno()
+        try:
+            while True:
+                with self._copies_cond:
+                    while not self._copies and not self._copies_done:
+                        self._copies_cond.wait()
+                    if not self._copies:
+                        break
+                    frame = self._copies.popleft()
+                    self._copied -= len(frame)
+                _write_all(fd, frame)
+        except OSError:
+            pass  # the judge died: the summary says so
+        finally:
+            try:
+                judge.stdin.close()
+            except OSError:
+                pass
+
+    def _start_judge(self) -> "subprocess.Popen[bytes]":
+        argv = [sys.executable, "-m", "acpref._cli._judge"]
+        if self.record:
+            argv += ["--record", self.record]
+            argv += ["--header", json.dumps({"recorder": "proxy", "agent": self.argv})]
+        if self.quiet:
+            argv.append("--quiet")
+        if self.report_html:
+            argv += ["--report", self.report_html, "--name", " ".join(self.argv)]
+        return subprocess.Popen(
+            argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=self._err_fd
+        )
 
     # -- the whole run ---------------------------------------------------------------------------
 
     def run(self) -> int:
         """Spawn the agent, forward until both ends are done; returns the exit status."""
-        stderr = StderrBuffer(limit=1 << 16, on_line=lambda line: self._say(line))
-        process = spawn(self.argv, stderr=stderr)
+        judge = self._start_judge()
+        # spec TRANSPORT-07: the agent's stderr is never parsed: passed on byte for byte.
+        process = spawn(self.argv, stderr=_PassOn(self._write_err))
         assert process.popen.stdin is not None and process.popen.stdout is not None
-        judge = threading.Thread(target=self._judge, name="acpref-proxy-judge", daemon=True)
-        judge.start()
-        up = threading.Thread(
-            target=self._pump,
-            args=(self._client_in, process.popen.stdin.fileno(), "client"),
-            name="acpref-proxy-client",
-            daemon=True,
-        )
-        down = threading.Thread(
-            target=self._pump,
-            args=(process.popen.stdout.fileno(), self._client_out, "agent"),
-            name="acpref-proxy-agent",
-            daemon=True,
-        )
-        up.start()
-        down.start()
+        threads = {
+            "feed": threading.Thread(target=self._feed, args=(judge,), daemon=True),
+            "up": threading.Thread(
+                target=self._pump,
+                args=(self._client_in, process.popen.stdin.fileno(), "client"),
+                daemon=True,
+            ),
+            "down": threading.Thread(
+                target=self._pump,
+                args=(process.popen.stdout.fileno(), self._client_out, "agent"),
+                daemon=True,
+            ),
+        }
+        for name, thread in threads.items():
+            thread.name = f"acpref-proxy-{name}"
+            thread.start()
+        up, down = threads["up"], threads["down"]
         try:
             self._pump_ended.wait()  # the client closed our stdin, or the agent its stdout
             if not up.is_alive():
@@ -175,32 +210,57 @@ class Proxy:
             os.close(self._client_out)
         except OSError:
             pass
-        self._chunks.put(_STOP)
-        judge.join(10.0)
-        self.report = self.validator.finish()
-        if self._recorder is not None:
-            self._recorder.close()
-        self._say("acpref proxy: " + self.report.format_text().replace("\n", "\nacpref proxy: "))
-        if self.report_html:
-            self._write_html(self.report_html)
+        if up.is_alive():  # the client still holds our stdin open: its copies end here
+            self._copy("client", None)
+        # The judge finishes what it was given: at most the judge buffer, so this ends.
+        threads["feed"].join()
+        assert judge.stdout is not None
+        answer = judge.stdout.read()
+        judge.wait()
+        judge.stdout.close()
+        try:
+            self.report = json.loads(answer)
+        except ValueError:
+            self.report = None
+        ok = self._summary()
         if status:
             return status if status > 0 else 128 - status
-        return 1 if self.strict and not self.report.ok else 0
+        return 1 if self.strict and not ok else 0
 
-    def _write_html(self, path: str) -> None:
-        from .._show_html import write_report
-
-        transcript: Any = self._kept if self._kept is not None else self._record_path
-        try:
-            write_report(
-                path,
-                [(" ".join(self.argv), transcript, self.report)],
-                title=f"acpref proxy: {' '.join(self.argv)}",
+    def _summary(self) -> bool:
+        """The proxy's own lines after the judge's summary; True when all is judged and clean."""
+        ok = True
+        if self.report is None:
+            self._say("acpref proxy: the judge failed; the traffic was forwarded unjudged")
+            ok = False
+        elif not self.report.get("ok", False):
+            ok = False
+        if self.behind is not None:
+            self._say(
+                f"acpref proxy: {self.behind}: {self._unjudged} bytes were forwarded unjudged "
+                f"(the judge buffer holds {self._judge_buffer} bytes); the findings cover "
+                "only what came before"
             )
-        except (OSError, ValueError) as exc:
-            self._say(f"acpref proxy: cannot write the report {path}: {exc}")
-        else:
-            self._say(f"acpref proxy: report written to {path}")
+            ok = False
+        return ok
+
+
+class _PassOn(StderrBuffer):
+    """The agent's stderr drain, writing each chunk on as it comes instead of keeping it."""
+
+    def __init__(self, write: Callable[[bytes], None]) -> None:
+        super().__init__(limit=0)
+        self._write = write
+
+    def feed(self, data: bytes) -> None:
+        self.total += len(data)
+        self._write(data)
+
+
+def _write_all(fd: int, data: bytes) -> None:
+    view = memoryview(data)
+    while view:
+        view = view[os.write(fd, view) :]
 
 
 def _interrupt(signum: int, frame: Any) -> None:
@@ -217,6 +277,13 @@ def register(sub: Any, name: str, help_text: str) -> None:
     p.add_argument(
         "--report", metavar="REPORT.html", help="at the end, write the traffic as an HTML report"
     )
+    p.add_argument(
+        "--judge-buffer",
+        type=int,
+        default=DEFAULT_JUDGE_BUFFER,
+        metavar="BYTES",
+        help="traffic held for judging at most; beyond, the rest is forwarded unjudged",
+    )
     p.add_argument("agent", nargs=argparse.REMAINDER, help="-- the agent command")
     p.set_defaults(func=run)
 
@@ -228,6 +295,11 @@ def run(args: argparse.Namespace) -> int:
         return 2
     signal.signal(signal.SIGTERM, _interrupt)  # end as on Ctrl-C: stop the agent, print the summary
     proxy = Proxy(
-        argv, record=args.record, strict=args.strict, quiet=args.quiet, report_html=args.report
+        argv,
+        record=args.record,
+        strict=args.strict,
+        quiet=args.quiet,
+        judge_buffer=args.judge_buffer,
+        report_html=args.report,
     )
     return proxy.run()

@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Any, Dict, Iterable, List, Mapping, Optional
 from ..errors import ErrorCode
 from .book import Message, check, transition
 from .findings import Finding, Party, finding
-from .state import SessionState, grow
+from .state import NO_IDS, NO_TURN, SessionState, grow
 from .values import (
     has_link,
     is_absolute_path,
@@ -279,29 +279,51 @@ def _session_reopened(state: "ProtocolState", m: Message) -> None:
     if s is None:
         return
     if m.is_error:
+        if _reopened_one(s, m.method):
+            return
         if s.created_by_reopen:
             del state.sessions[s.id]
         else:
             s.status = "active"
         return
-    s.status = "active"
-    s.reopen_request = None
+    still = _reopened_one(s, m.method)  # another load or resume is still in flight
+    if not still:
+        s.status = "active"
     s.created_by_reopen = False
     s.last = "load" if m.method == "session/load" else "resume"
     s.cwd = m.request.params.get("cwd", s.cwd)
-    _finish_message(s)
+    if still:  # the next replay re-sends the messages with their own ids
+        s.old_message_ids = NO_IDS
+        s.message_id = None
+    else:
+        _finish_message(s)
     if isinstance(m.result, dict):
         _remember_options(state, s, m.result)
+
+
+def _reopened_one(s: SessionState, method: Optional[str]) -> bool:
+    """Count one load or resume of ``s`` answered; True while others are still in flight."""
+    loads, resumes = s.reopening or (0, 0)
+    if method == "session/load":
+        loads = max(loads - 1, 0)
+    else:
+        resumes = max(resumes - 1, 0)
+    s.reopening = (loads, resumes) if loads or resumes else None
+    if s.reopening is None:
+        return False
+    s.status = "loading" if loads else "resuming"  # a load in flight may still replay
+    return True
 
 
 @check("response", A, "session/close")
 def _closed(state: "ProtocolState", m: Message) -> Iterable[Finding]:
     assert m.request is not None
     s = state.session(m.request.params.get("sessionId"))
-    if not m.is_error and s is not None and s.turn is not None:
+    if not m.is_error and s is not None and s.turn is not NO_TURN and s.cancel_clause is not None:
         # spec-gap close-order: SETUP-16 says the close cancels the running turn (which must
         # still end "cancelled"), not which of the two answers comes first; acpref answers the
-        # prompt first, and reports the other order as its reading, never as a MUST.
+        # prompt first, and reports the other order as its reading, never as a MUST. A turn
+        # without a cancel clause began after the close was sent (spec-gap close-in-flight).
         yield finding(
             "spec-gap:close-order",
             A,
@@ -315,7 +337,9 @@ def _closed_apply(state: "ProtocolState", m: Message) -> None:
     assert m.request is not None
     s = state.session(m.request.params.get("sessionId"))
     if s is not None and not m.is_error:
-        s.status = "closed"
+        # Nothing is kept of a closed session: to the rules it is unknown from now on, as a
+        # record marked "closed" was, and a session/load or session/resume sets it up anew.
+        del state.sessions[s.id]
 
 
 # -- list and delete ------------------------------------------------------------------------------
@@ -465,10 +489,16 @@ def _turn_over(state: "ProtocolState", m: Message) -> None:
     assert m.request is not None
     s = state.sessions.get(m.request.params.get("sessionId"))
     if s is not None and s.turn == m.id:
-        s.turn = None
+        s.turn = NO_TURN
         s.cancel_clause = None
         s.last = "turn"
-        _finish_message(s)
+        if s.status == "loading":
+            # The turn ran while a session/load was in flight: its message ids are not the
+            # replay's (SETUP-06 judges the replay's own), which may start now.
+            s.old_message_ids = NO_IDS
+            s.message_id = None
+        else:
+            _finish_message(s)
 
 
 def _finish_message(s: SessionState) -> None:
@@ -570,10 +600,11 @@ def _compaction(
 def _turn_content(
     state: "ProtocolState", s: SessionState, kind: str, update: Dict[str, Any], m: Message
 ) -> Iterable[Finding]:
-    if s.status == "resuming":
-        # spec SETUP-12: no history replay before the session/resume response.
+    if s.status == "resuming" and s.turn is NO_TURN:
+        # spec SETUP-12: no history replay before the session/resume response. Content while a
+        # turn of the session runs is that turn's (spec-gap reopen-in-flight): never refused.
         yield finding("SETUP-12", A, f"{kind} sent while session/resume was in flight", m.index)
-    elif s.turn is None and s.status != "loading":
+    elif s.turn is NO_TURN and s.status != "loading":
         if s.last == "turn":
             # spec PROMPT-26: nothing of a turn after its session/prompt response.
             yield finding("PROMPT-26", A, f"{kind} sent after the prompt turn ended", m.index)
@@ -589,6 +620,7 @@ def _turn_content(
         message_id = update.get("messageId")
         if (
             s.status == "loading"
+            and s.turn is NO_TURN  # spec-gap reopen-in-flight: a turn's chunks interleave the replay
             and isinstance(message_id, str)
             and message_id != s.message_id
             and message_id in s.old_message_ids

@@ -17,7 +17,7 @@ from ..methods import CANCEL_REQUEST
 from .book import Message, check, transition
 from .capabilities import prompt_block_gate
 from .findings import Finding, Party, finding
-from .state import NO_IDS, NOTHING
+from .state import NO_IDS, NO_TURN, NOTHING
 from .values import is_absolute_path
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -213,17 +213,25 @@ def _reopening(state: "ProtocolState", m: Message) -> None:
     sid = m.params.get("sessionId")
     if not isinstance(sid, str):
         return
-    status = "loading" if m.method == "session/load" else "resuming"
+    load = m.method == "session/load"
     existing = state.sessions.get(sid)
     if existing is not None and existing.status != "closed":
-        existing.status = status
-        existing.reopen_request = m.id
+        # Loads and resumes of one session may overlap: each is counted, and a load in flight
+        # keeps the session "loading" (its replay may go on) until the last one is answered.
+        loads, resumes = existing.reopening or (0, 0)
+        loads, resumes = (loads + 1, resumes) if load else (loads, resumes + 1)
+        existing.reopening = (loads, resumes)
+        existing.status = "loading" if loads else "resuming"
         # A replay re-sends the messages with their own ids: uniqueness is checked within it.
         existing.old_message_ids = NO_IDS
         existing.message_id = None
         return
     state.sessions[sid] = SessionState(
-        id=sid, cwd=m.params.get("cwd"), status=status, reopen_request=m.id, created_by_reopen=True
+        id=sid,
+        cwd=m.params.get("cwd"),
+        status="loading" if load else "resuming",
+        reopening=(1, 0) if load else (0, 1),
+        created_by_reopen=True,
     )
 
 
@@ -239,7 +247,7 @@ def _close(state: "ProtocolState", m: Message) -> Iterable[Finding]:
 @transition("request", C, "session/close")
 def _closing(state: "ProtocolState", m: Message) -> None:
     s = state.session(m.session_id)
-    if s is not None and s.turn is not None and s.cancel_clause is None:
+    if s is not None and s.turn is not NO_TURN and s.cancel_clause is None:
         # spec SETUP-16: close cancels a running turn as if session/cancel arrived.
         s.cancel_clause = "SETUP-16"
         s.cancel_certain = state.waiting_on_agent_request(s.id)
@@ -344,7 +352,7 @@ def _select_values(option: Dict[str, Any]) -> set:
 @check("request", C, "session/prompt")
 def _prompt(state: "ProtocolState", m: Message) -> Iterable[Finding]:
     s = state.session(m.session_id)
-    if s is not None and s.turn is not None:
+    if s is not None and s.turn is not NO_TURN:
         # spec-gap concurrent-prompt: one turn at a time per session.
         yield finding(
             "spec-gap:concurrent-prompt",
@@ -376,7 +384,7 @@ def _prompt(state: "ProtocolState", m: Message) -> Iterable[Finding]:
 @transition("request", C, "session/prompt")
 def _turn_starts(state: "ProtocolState", m: Message) -> None:
     s = state.session(m.session_id)
-    if s is None or s.turn is not None:
+    if s is None or s.turn is not NO_TURN:
         return
     s.turn = m.id
     s.last = "turn"
@@ -388,7 +396,7 @@ def _turn_starts(state: "ProtocolState", m: Message) -> None:
 @transition("notification", C, "session/cancel")
 def _cancel(state: "ProtocolState", m: Message) -> None:
     s = state.session(m.session_id)
-    if s is not None and s.turn is not None and s.cancel_clause is None:
+    if s is not None and s.turn is not NO_TURN and s.cancel_clause is None:
         s.cancel_clause = "PROMPT-23"
         s.cancel_certain = state.waiting_on_agent_request(s.id)
         # spec PROMPT-21: every permission request pending now is answered "cancelled".

@@ -38,6 +38,7 @@ from typing import (
     Mapping,
     Optional,
     Set,
+    Tuple,
 )
 
 import attrs
@@ -68,6 +69,15 @@ def grow(ids: AbstractSet[Any], item: Any) -> Set[Any]:
     return {*ids, item}
 
 
+class _NoTurn:
+    def __repr__(self) -> str:
+        return "NO_TURN"
+
+
+#: ``SessionState.turn`` when no turn is running.
+NO_TURN: Any = _NoTurn()
+
+
 @attrs.define(weakref_slot=False)  # no weak references: 8 bytes a session
 class SessionState:
     """What the rules know of one session on this connection (sets start shared: see ``grow``)."""
@@ -78,8 +88,9 @@ class SessionState:
     status: str = "active"
     #: What happened last: "new", "load", "resume" or "turn"; names the clause of a stray update.
     last: str = "new"
-    #: The id of the running session/prompt request, if a turn is running.
-    turn: Any = None
+    #: The id of the running session/prompt request, or ``NO_TURN``: ``None`` is an id a request
+    #: may have (RPC-02, ``id: null``), so it cannot mean "no turn".
+    turn: Any = NO_TURN
     #: Set when the turn was cancelled: the clause that makes "cancelled" due (PROMPT-23, SETUP-16).
     cancel_clause: Optional[str] = None
     #: True when, at cancel time, the agent was waiting on a request of its own for this session
@@ -98,8 +109,9 @@ class SessionState:
     permissions: Mapping[Any, Set[Any]] = NOTHING
     #: Permission requests that were in flight when the client cancelled (PROMPT-21).
     cancelled_permissions: AbstractSet[Any] = NO_IDS
-    #: The id of the session/load or session/resume request in flight, if any.
-    reopen_request: Any = None
+    #: How many session/load and session/resume requests of the session are in flight, as
+    #: ``(loads, resumes)``; None when none is.
+    reopening: Optional[Tuple[int, int]] = None
     #: True when this record was made by a load/resume (dropped again if that fails).
     created_by_reopen: bool = False
     #: Compactions of the session: compaction id -> its last status (COMPACT-04, COMPACT-10).

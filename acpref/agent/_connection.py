@@ -34,6 +34,7 @@ What must not live here: the rules themselves (``acpref._rules``), JSON-RPC fram
 from __future__ import annotations
 
 import functools
+import itertools
 import logging
 import os
 import queue
@@ -90,6 +91,8 @@ _SESSION_METHODS = frozenset(
 
 #: The requests that end a session.
 _ENDING = ("session/close", "session/delete")
+#: The requests that reopen a session (and replay its history, for load).
+_REOPENING = ("session/load", "session/resume")
 
 #: How long session/close and session/delete wait for a cancelled turn to end (SETUP-16), and
 #: for the session's other requests (spec-gap close-in-flight).
@@ -171,15 +174,45 @@ class _SessionRequests:
     other requests, so that no handler still running sends an update (or a request) for a
     session the client was already told is gone; a prompt that arrives while they wait is
     cancelled at once, as the running one was.
+
+    spec-gap reopen-in-flight: a request of a session read after a session/load or
+    session/resume of it waits until that one is answered, so that a turn's updates never
+    interleave a replay, and a session whose reopening failed is known to be gone before any
+    handler of it runs.
     """
 
     def __init__(self) -> None:
         self._changed = threading.Condition(threading.Lock())
-        self._running: Dict[Any, Tuple[str, str]] = {}  # request id -> (session id, method)
+        # request id -> (session id, method, arrival number)
+        self._running: Dict[Any, Tuple[str, str, int]] = {}
+        self._arrivals = itertools.count()
 
     def begin(self, session_id: str, request_id: Any, method: str) -> None:
         with self._changed:
-            self._running.setdefault(request_id, (session_id, method))  # a reused id is refused
+            if request_id not in self._running:  # a reused id is refused
+                self._running[request_id] = (session_id, method, next(self._arrivals))
+
+    def wait_reopens(self, request_id: Any, timeout: float) -> bool:
+        """Wait for the requests of its session read before ``request_id`` that it must follow
+        (spec-gap reopen-in-flight): a load or resume follows all of them but closes and
+        deletes (which wait for it in turn); any other request follows the loads and resumes.
+        False on timeout."""
+
+        def earlier_done() -> bool:
+            me = self._running.get(request_id)
+            if me is None:
+                return True
+            sid, mine, arrival = me
+            barrier = mine in _REOPENING
+            return not any(
+                other_sid == sid
+                and n < arrival
+                and (method in _REOPENING or (barrier and method not in _ENDING))
+                for other_sid, method, n in self._running.values()
+            )
+
+        with self._changed:
+            return self._changed.wait_for(earlier_done, timeout)
 
     def end(self, request_id: Any) -> None:
         with self._changed:
@@ -190,7 +223,7 @@ class _SessionRequests:
         """True while a session/close or session/delete of the session waits or runs."""
         with self._changed:
             return any(
-                sid == session_id and method in _ENDING for sid, method in self._running.values()
+                sid == session_id and method in _ENDING for sid, method, _ in self._running.values()
             )
 
     def forget_all(self) -> None:
@@ -208,7 +241,7 @@ class _SessionRequests:
 
         def others_done() -> bool:
             return all(
-                sid != session_id or method in _ENDING for sid, method in self._running.values()
+                sid != session_id or method in _ENDING for sid, method, _ in self._running.values()
             )
 
         with self._changed:
@@ -302,6 +335,7 @@ class AgentSideConnection:
         max_handlers: int = 64,
         max_queued: Optional[int] = None,
         max_line_bytes: Optional[int] = None,
+        max_items: Optional[int] = None,
     ) -> None:
         self._slots = TurnSlots()
         self._after = _AfterResponse(name)
@@ -317,6 +351,8 @@ class AgentSideConnection:
             kwargs["max_queued"] = max_queued
         if max_line_bytes is not None:
             kwargs["max_line_bytes"] = max_line_bytes
+        if max_items is not None:
+            kwargs["max_items"] = max_items
         self.connection = Connection(
             stream,
             fallback=self._fallback,
@@ -385,6 +421,13 @@ class AgentSideConnection:
             if method in _AUTH_GATED and self.agent.auth_required and not self._authenticated:
                 # spec RPC-16, AUTH-17: authentication first (again after logout).
                 raise RpcError.auth_required(f"{method} needs authentication first")
+            if method in _SESSION_METHODS and method not in _ENDING:
+                # spec-gap reopen-in-flight: after the loads and resumes read before it; a
+                # session whose reopening failed meanwhile is unknown (spec-gap unknown-session).
+                if self._requests.wait_reopens(ctx.id, _TURN_END_TIMEOUT):
+                    sid = getattr(params, "session_id", None)
+                    if method not in _REOPENING and self.observer.rules.state.session(sid) is None:
+                        raise RpcError.resource_not_found(f"unknown session {sid!r}")
             try:
                 return handler(params, ctx)
             except LocalProtocolError as exc:
@@ -525,6 +568,12 @@ class AgentSideConnection:
         )
         if turn is None:  # pragma: no cover - the slot is claimed before any handler runs
             raise RpcError(ErrorCode.INTERNAL_ERROR, "the prompt has no turn slot")
+        if turn.cancelled.is_set() and self._requests.closing(params.session_id):
+            # spec-gap close-in-flight: a prompt read while its session is being closed is
+            # cancelled as it starts; the agent never runs it, so nothing of it can follow the
+            # close's answer.
+            turn._end()
+            return s.PromptResponse(stop_reason=s.StopReason.CANCELLED)
         session = turn.session
         if session is not None:
             registry.begin_turn(session, turn)

@@ -236,7 +236,7 @@ class Agent:
         # spec SETUP-18: closing a session we do not know is an error (-32002).
         session = self.require_session(params.session_id)
         self._disconnect_mcp(session)
-        session.live.clear()
+        session._live = None  # what was live goes (and no dict is made just to be emptied)
         return s.CloseSessionResponse()  # spec SETUP-17: an empty object
 
     def session_list(self, params: s.ListSessionsRequest) -> s.ListSessionsResponse:

@@ -33,7 +33,14 @@ from .. import codec
 from .. import schema as s
 from .._rules import Party, RulesObserver
 from .._transport import FdStream, Process, StderrBuffer, Stream, spawn
-from ..connection import DEFAULT_MAX_LINE_BYTES, Connection, Handler, Recorder, RequestContext
+from ..connection import (
+    DEFAULT_MAX_ITEMS,
+    DEFAULT_MAX_LINE_BYTES,
+    Connection,
+    Handler,
+    Recorder,
+    RequestContext,
+)
 from ..errors import ConnectionClosed
 from ..methods import PROTOCOL_VERSION
 from ._desk import ClientObserver, PermissionDesk
@@ -70,6 +77,7 @@ class ClientSideConnection:
         recorder: Optional[Recorder] = None,
         on_finding: Optional[Callable[[Any], None]] = None,
         max_line_bytes: int = DEFAULT_MAX_LINE_BYTES,
+        max_items: int = DEFAULT_MAX_ITEMS,
         max_handlers: int = 64,
         max_queued: int = 1024,
     ) -> None:
@@ -113,9 +121,11 @@ class ClientSideConnection:
                 self.rules, self._desk, self._on_agent_result, self._wants_agent_result
             ),
             on_close=self._on_connection_closed,
-            # The bounds on what an agent can make us hold: one line, requests running at once,
-            # requests waiting (beyond: -32800, spec RPC-15). See spec_notes/reliability.md.
+            # The bounds on what an agent can make us hold: one line, its values once decoded,
+            # requests running at once, requests waiting (beyond: -32800, spec RPC-15). See
+            # spec_notes/reliability.md and threat-model.md.
             max_line_bytes=max_line_bytes,
+            max_items=max_items,
             max_handlers=max_handlers,
             max_queued=max_queued,
         )

@@ -12,6 +12,7 @@ Nothing here knows sessions, JSON-RPC or threads.
 
 from __future__ import annotations
 
+import json
 import os
 from typing import BinaryIO, Callable, List, Optional
 
@@ -26,6 +27,8 @@ BufferProvider = Callable[[str], Optional[str]]
 
 #: The largest file (in bytes) a read returns whole; larger ones need ``line``/``limit``.
 DEFAULT_MAX_READ_BYTES = 16 * 1024 * 1024
+
+_JSON = json.JSONEncoder(ensure_ascii=False)  # as the connection writes strings
 
 
 def select_lines(text: str, line: Optional[int], limit: Optional[int]) -> str:
@@ -70,7 +73,11 @@ def read_text(
     buffers: Optional[BufferProvider] = None,
     max_bytes: int = DEFAULT_MAX_READ_BYTES,
 ) -> str:
-    """Read a text file below ``roots`` (or its unsaved buffer), from ``line``, ``limit`` lines."""
+    """Read a text file below ``roots`` (or its unsaved buffer), from ``line``, ``limit`` lines.
+
+    ``max_bytes`` bounds the answer's text as it travels, JSON-encoded: a control character
+    costs six bytes there (``\\u0001``), so a file under the bound on disk may be over it.
+    """
     if line is not None and line < 1:
         # spec OVERVIEW-07: lines are 1-based.
         raise RpcError(ErrorCode.INVALID_PARAMS, f"line {line} is not 1-based", {"line": line})
@@ -80,7 +87,7 @@ def read_text(
             # spec FS-05: an open editor buffer wins over the disk (after the roots check).
             text = buffers(os.path.realpath(path))
             if text is not None:
-                return select_lines(text, line, limit)
+                return _within(path, select_lines(text, line, limit), max_bytes)
         size = os.fstat(fd).st_size
         whole = line is None and limit is None
         if whole and size > max_bytes:
@@ -90,31 +97,79 @@ def read_text(
                 f"{path} has {size} bytes, more than {max_bytes}; read it in parts with line and limit",
                 {"path": path, "size": size, "limit": max_bytes},
             )
-        with os.fdopen(os.dup(fd), "rb") as f:
+        with os.fdopen(os.dup(fd), "rb", buffering=0) as f:
             if whole:
-                return _decode(path, f.read(max_bytes + 1))
-            return _read_lines(path, f, line or 1, limit, max_bytes)
+                text = _decode(path, f.read(max_bytes + 1))
+            else:
+                text = _decode(path, _read_lines(path, f, line or 1, limit, max_bytes))
+        return _within(path, text, max_bytes)
     finally:
         os.close(fd)
 
 
-def _read_lines(path: str, f: BinaryIO, line: int, limit: Optional[int], max_bytes: int) -> str:
+def _within(path: str, text: str, max_bytes: int) -> str:
+    """``text``, if its JSON encoding fits ``max_bytes``; else -32602 (spec-gap fs-read-size)."""
+    if len(text) * 6 > max_bytes:  # only then can the escapes take it over the bound
+        encoded = len(_JSON.encode(text).encode("utf-8", "surrogatepass")) - 2
+        if encoded > max_bytes:
+            raise RpcError(
+                ErrorCode.INVALID_PARAMS,
+                f"the text asked of {path} is {encoded} bytes once JSON-encoded, more than "
+                f"{max_bytes}; ask for fewer lines",
+                {"path": path, "size": encoded, "limit": max_bytes},
+            )
+    return text
+
+
+#: Reads of a file read with ``line``/``limit``: a line is never read whole before it is counted.
+_CHUNK = 64 * 1024
+
+
+def _read_lines(path: str, f: BinaryIO, line: int, limit: Optional[int], max_bytes: int) -> bytes:
+    """The bytes of lines ``line`` .. ``line + limit - 1``, streamed: at most ``max_bytes`` (plus
+    one read) are ever held, whatever the length of a line (a file without newlines included)."""
     out: List[bytes] = []
     kept = 0
-    for number, raw in enumerate(f, start=1):
-        if number < line:
-            continue
-        if limit is not None and len(out) >= limit:
+    number = 1  # the line the next byte belongs to
+    end = None if limit is None else line + max(limit, 0)  # the first line not wanted
+    if end is not None and end <= line:
+        return b""
+    while True:
+        chunk = f.read(_CHUNK)
+        if not chunk:
             break
-        kept += len(raw)
+        start = 0
+        if number < line:  # skip whole lines without keeping them
+            while number < line:
+                nl = chunk.find(b"\n", start)
+                if nl < 0:
+                    break
+                number += 1
+                start = nl + 1
+            if number < line:
+                continue
+        stop = len(chunk)
+        if end is not None:
+            pos = start
+            while number < end:
+                nl = chunk.find(b"\n", pos)
+                if nl < 0:
+                    break
+                number += 1
+                pos = nl + 1
+            if number >= end:
+                stop = pos
+        kept += stop - start
         if kept > max_bytes:
             raise RpcError(
                 ErrorCode.INVALID_PARAMS,
                 f"the lines asked of {path} exceed {max_bytes} bytes; ask for fewer",
                 {"path": path, "limit": max_bytes},
             )
-        out.append(raw)
-    return _decode(path, b"".join(out))
+        out.append(chunk[start:stop])
+        if stop < len(chunk) or (end is not None and number >= end):
+            break
+    return b"".join(out)
 
 
 def write_text(roots: Roots, path: str, content: str) -> None:

@@ -25,7 +25,7 @@ A view is plain data behind one lock; nothing here does I/O.
 from __future__ import annotations
 
 import threading
-from typing import Any, Dict, List, Optional
+from typing import Any, Dict, List, Optional, Tuple
 
 import attrs
 
@@ -174,6 +174,8 @@ class SessionView:
         self.session_id = session_id
         self.lock = threading.RLock()
         self.messages: List[Message] = []
+        #: The last message of each (role, messageId): a chunk finds its message in O(1).
+        self._by_id: Dict[Tuple[str, str], Message] = {}
         self.tool_calls: Dict[str, ToolCallView] = {}
         self.plan: List[s.PlanEntry] = []
         #: The plans of plan operations, by planId (provisional, PLANOP-05).
@@ -278,10 +280,10 @@ class SessionView:
         if message_id is not None:
             # spec PROMPT-08: chunks with the same messageId are one message (even when thought
             # and reply chunks interleave); a new id starts a new message.
-            for message in reversed(self.messages):
-                if message.message_id == message_id and message.role == role:
-                    message.blocks.append(chunk.content)
-                    return
+            message = self._by_id.get((role, message_id))
+            if message is not None:
+                message.blocks.append(chunk.content)
+                return
         else:
             # spec-gap chunk-without-id: a chunk without an id joins the last message if that
             # one is of its kind and has no id either.
@@ -289,7 +291,10 @@ class SessionView:
             if last is not None and last.role == role and last.message_id is None:
                 last.blocks.append(chunk.content)
                 return
-        self.messages.append(Message(role=role, message_id=message_id, blocks=[chunk.content]))
+        message = Message(role=role, message_id=message_id, blocks=[chunk.content])
+        self.messages.append(message)
+        if message_id is not None:
+            self._by_id[(role, message_id)] = message
 
     def tool_call(self, update: Any) -> ToolCallView:
         """Merge a tool call, an update, or the ``toolCall`` of a permission request."""

@@ -59,18 +59,52 @@ class Record:
         return out
 
     @classmethod
-    def from_json(cls, data: Dict[str, Any]) -> "Record":
+    def from_json(cls, data: Any) -> "Record":
+        """A record from its JSON object; ``ValueError`` naming what is wrong, for any bad shape."""
+        if not isinstance(data, dict):
+            raise ValueError(f"a record must be a JSON object, not {_kind(data)}")
         sender = data.get("from")
         if sender not in ("client", "agent"):
-            raise ValueError(f"record has no valid 'from': {data!r}")
-        ts = float(data.get("ts", 0.0))
+            raise ValueError(f"'from' must be \"client\" or \"agent\", not {_short(sender)}")
+        ts = data.get("ts", 0.0)
+        if type(ts) not in (int, float) or ts != ts or ts in (float("inf"), float("-inf")):
+            raise ValueError(f"'ts' must be a number of seconds, not {_short(ts)}")
+        ts = float(ts)
         if "event" in data:
-            return cls(sender=sender, ts=ts, event=str(data["event"]), size=data.get("size"))
+            event, size = data["event"], data.get("size")
+            if type(event) is not str:
+                raise ValueError(f"'event' must be a string, not {_short(event)}")
+            if size is not None and type(size) is not int:
+                raise ValueError(f"'size' must be an integer, not {_short(size)}")
+            return cls(sender=sender, ts=ts, event=event, size=size)
         if "line" in data:
-            return cls(sender=sender, ts=ts, raw=str(data["line"]).encode("utf-8"))
+            line = data["line"]
+            if type(line) is not str:
+                raise ValueError(f"'line' must be a string, not {_short(line)}")
+            try:
+                return cls(sender=sender, ts=ts, raw=line.encode("utf-8"))
+            except UnicodeEncodeError:
+                raise ValueError("'line' is not Unicode text (a lone surrogate)") from None
         if "b64" in data:
-            return cls(sender=sender, ts=ts, raw=base64.b64decode(data["b64"]))
-        raise ValueError(f"record is neither a message nor an event: {data!r}")
+            b64 = data["b64"]
+            if type(b64) is not str:
+                raise ValueError(f"'b64' must be a base64 string, not {_short(b64)}")
+            try:
+                return cls(sender=sender, ts=ts, raw=base64.b64decode(b64, validate=True))
+            except (ValueError, TypeError) as exc:
+                raise ValueError(f"'b64' is not base64: {exc}") from None
+        raise ValueError("a record needs 'line', 'b64' or 'event'")
+
+
+def _kind(value: Any) -> str:
+    return {dict: "an object", list: "an array", str: "a string", bool: "a boolean"}.get(
+        type(value), "null" if value is None else "a number"
+    )
+
+
+def _short(value: Any) -> str:
+    text = json.dumps(value, ensure_ascii=False, default=repr)
+    return text if len(text) <= 60 else text[:57] + "..."
 
 
 def read_transcript(source: Union[str, os.PathLike, IO[str], Iterable[Any]]) -> List[Record]:
@@ -79,16 +113,24 @@ def read_transcript(source: Union[str, os.PathLike, IO[str], Iterable[Any]]) -> 
         with open(source, encoding="utf-8") as f:
             return read_transcript(f)
     out: List[Record] = []
-    for item in source:
+    for number, item in enumerate(source, start=1):
         if isinstance(item, Record):
             out.append(item)
             continue
-        data = json.loads(item) if isinstance(item, (str, bytes)) else item
-        if not data:
-            continue
-        if isinstance(data, dict) and "format" in data and "from" not in data:
-            continue  # header
-        out.append(Record.from_json(data))
+        try:
+            if isinstance(item, (str, bytes)):
+                if not item.strip():
+                    continue  # a blank line
+                data = json.loads(item)
+            else:
+                data = item
+            if isinstance(data, dict) and "format" in data and "from" not in data:
+                continue  # header
+            out.append(Record.from_json(data))
+        except ValueError as exc:  # json.JSONDecodeError is one
+            raise ValueError(f"line {number}: {exc}") from None
+        except RecursionError:
+            raise ValueError(f"line {number}: nested too deep") from None
     return out
 
 

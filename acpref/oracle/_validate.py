@@ -148,6 +148,9 @@ class Validator:
         self._cut: Dict[Party, bool] = {Party.AGENT: False, Party.CLIENT: False}
         #: Null-id errors a party owes for lines it could not read (RPC-10, RPC-11).
         self._owed_null: Dict[Party, int] = {Party.AGENT: 0, Party.CLIENT: 0}
+        #: -32600 errors a party owes for lines over its bound: under the id it could read from the
+        #: line's head, or null (spec-gap oversize-line).
+        self._owed_oversize: Dict[Party, int] = {Party.AGENT: 0, Party.CLIENT: 0}
         #: Errors a party owes, by id, for requests the rules never saw (a non-string method).
         self._owed_ids: Dict[Party, Set[Any]] = {Party.AGENT: set(), Party.CLIENT: set()}
         #: How many messages each party has received, and the notifications among the last ones.
@@ -168,8 +171,9 @@ class Validator:
             if record.event == "eof":
                 self._eof.add(record.sender)
             elif record.event == "oversize":
-                # spec-gap oversize-line: the receiver answers -32600 with id null.
-                self._owed_null[other(Party(record.sender))] += 1
+                # spec-gap oversize-line: the receiver answers -32600, under the line's id if it
+                # could read it from the line's head, else with id null.
+                self._owed_oversize[other(Party(record.sender))] += 1
             return []
         index = self.messages
         self.messages += 1
@@ -337,6 +341,15 @@ class Validator:
         request_id = message.get("id")
         if any(f.clause == "RPC-06" for f in found):
             return found  # answered more than once: the rules said so
+        error = message.get("error")
+        if (
+            self._owed_oversize[sender] > 0
+            and isinstance(error, dict)
+            and error.get("code") == ErrorCode.INVALID_REQUEST
+        ):
+            # spec-gap oversize-line: the refusal of a line over the bound.
+            self._owed_oversize[sender] -= 1
+            return [f for f in found if f.clause != "RPC-04"]
         if request_id is None and "error" in message and self._owed_null[sender] > 0:
             # spec RPC-10, RPC-11: the error for a line that could not be read has id null.
             self._owed_null[sender] -= 1

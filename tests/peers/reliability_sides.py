@@ -33,7 +33,8 @@ from pathlib import Path
 from typing import Any, Dict, Iterable, List, Optional, Tuple
 
 from acpref import schema as s
-from acpref._transport import FdStream
+from acpref._bounds import peek_envelope
+from acpref._transport import OVERSIZE_HEAD, FdStream
 from acpref.agent import Agent, AgentSideConnection
 from acpref.client import Allow, ClientSideConnection, ReferenceClient
 
@@ -364,12 +365,16 @@ def expected_answers(
     A line that parses as a JSON object with both ``method`` and a string, integer or null
     ``id`` is a request (well formed or not): it gets exactly one response under its id
     (spec RPC-06, RPC-11). A null id shares its key with the answers to unparseable lines, so
-    it is left out (``null`` key), and so is a line over ``max_line_bytes`` (answered with
-    ``id: null``, its id unread).
+    it is left out (``null`` key). A line over ``max_line_bytes`` is answered under its id when
+    its first 4 KiB show it is a request (spec-gap oversize-line), else with ``id: null``.
     """
     counts: Dict[str, int] = {}
     for line in lines:
         if max_line_bytes is not None and len(line) > max_line_bytes:
+            request_id, kind = peek_envelope(line[:OVERSIZE_HEAD])
+            if kind == "request" and request_id is not None and type(request_id) in (str, int):
+                key = id_key(request_id)
+                counts[key] = counts.get(key, 0) + 1
             continue
         message = _parse_shallow(line)
         if not isinstance(message, dict) or "method" not in message or "id" not in message:

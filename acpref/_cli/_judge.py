@@ -1,0 +1,146 @@
+"""The judge of ``acpref proxy``: a process of its own that records and validates what was forwarded.
+
+Run by the proxy as ``python -m acpref._cli._judge [--record FILE] [--quiet] [--report PAGE
+--name AGENT]``. It reads frames
+on stdin, each a copy of a chunk the proxy forwarded (``pack``: who sent it, when, the bytes, or
+the end of that party's stream), cuts them into lines as the receiver would, records them, feeds
+them to the oracle's ``Validator``, and writes findings live on stderr. At the end of its stdin
+it writes the summary on stderr (and the HTML page of ``--report``), and one JSON line on stdout:
+``{"ok": bool, "messages": N}``.
+
+Why a process: decoding a 20 MiB line holds the interpreter lock for a fraction of a second,
+and in the proxy's process that held back every byte being forwarded meanwhile. Here it
+delays nothing but the judging.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import struct
+import sys
+from typing import Any, BinaryIO, Dict, List, Optional
+
+from .._bounds import count_items
+from ..connection import DEFAULT_MAX_ITEMS
+from ..oracle import Record, TranscriptRecorder, Validator
+from ..oracle._transcript import LineBuffer
+from ..oracle._validate import format_finding
+
+__all__ = ["pack", "main"]
+
+#: A frame's header: sender ("c" or "a"), kind ("d" data, "e" end of stream), time, length.
+_HEADER = struct.Struct("!ccdI")
+_SENDERS = {b"c": "client", b"a": "agent"}
+
+
+def pack(sender: str, data: Optional[bytes], ts: float) -> bytes:
+    """The frame for a chunk ``sender`` sent (``None``: the end of its stream)."""
+    code = b"c" if sender == "client" else b"a"
+    if data is None:
+        return _HEADER.pack(code, b"e", ts, 0)
+    return _HEADER.pack(code, b"d", ts, len(data)) + data
+
+
+def _read_exactly(f: BinaryIO, n: int) -> Optional[bytes]:
+    parts: List[bytes] = []
+    while n:
+        piece = f.read(n)
+        if not piece:
+            return None
+        parts.append(piece)
+        n -= len(piece)
+    return b"".join(parts)
+
+
+class _Judge:
+    def __init__(self, record: Optional[str], header: Dict, quiet: bool, keep: bool) -> None:
+        self.validator = Validator()
+        self.quiet = quiet
+        self.record = record
+        # The records of the HTML report are read back from the transcript file, or kept.
+        self.recorder = (
+            TranscriptRecorder(record, me="client", header=header, keep=keep and not record)
+            if record or keep
+            else None
+        )
+        self.buffers = {"client": LineBuffer(), "agent": LineBuffer()}
+
+    def say(self, text: str) -> None:
+        data = (text + "\n").encode("utf-8", "replace")
+        view = memoryview(data)
+        while view:
+            view = view[os.write(2, view) :]
+
+    def chunk(self, sender: str, data: Optional[bytes], ts: float) -> None:
+        buffer = self.buffers[sender]
+        lines = buffer.feed(data) if data is not None else buffer.flush()
+        for line in lines:
+            if line is not None and len(line) > DEFAULT_MAX_ITEMS:
+                # Refused by an acpref receiver before decoding (threat-model.md), and never
+                # decoded here either: what it would cost decoded is not the judge's to pay.
+                if count_items(line, DEFAULT_MAX_ITEMS) > DEFAULT_MAX_ITEMS:
+                    self.add(Record(sender=sender, ts=ts, event="oversize", size=len(line)))
+                    continue
+            self.add(
+                Record(sender=sender, ts=ts, raw=line)
+                if line is not None
+                else Record(sender=sender, ts=ts, event="oversize", size=buffer.oversize[-1])
+            )
+        if data is None:
+            self.add(Record(sender=sender, ts=ts, event="eof"))
+
+    def add(self, record: Record) -> None:
+        if self.recorder is not None:
+            self.recorder.add(record)
+        for f in self.validator.feed(record):
+            if not self.quiet:
+                self.say(f"acpref proxy: {format_finding(f)}")
+
+
+def _write_html(judge: _Judge, path: str, name: str, report: Any) -> None:
+    from .._show_html import write_report
+
+    assert judge.recorder is not None
+    transcript: Any = judge.record if judge.record else list(judge.recorder)
+    try:
+        write_report(path, [(name, transcript, report)], title=f"acpref proxy: {name}")
+    except (OSError, ValueError) as exc:
+        judge.say(f"acpref proxy: cannot write the report {path}: {exc}")
+    else:
+        judge.say(f"acpref proxy: report written to {path}")
+
+
+def main(argv: Optional[List[str]] = None) -> int:
+    p = argparse.ArgumentParser(prog="acpref-proxy-judge")
+    p.add_argument("--record")
+    p.add_argument("--header", default="{}")
+    p.add_argument("--quiet", action="store_true")
+    p.add_argument("--report")
+    p.add_argument("--name", default="agent")
+    args = p.parse_args(argv)
+    judge = _Judge(args.record, json.loads(args.header), args.quiet, keep=bool(args.report))
+    stdin = sys.stdin.buffer
+    while True:
+        head = _read_exactly(stdin, _HEADER.size)
+        if head is None:
+            break
+        code, kind, ts, size = _HEADER.unpack(head)
+        data = _read_exactly(stdin, size) if kind == b"d" else None
+        if kind == b"d" and data is None:
+            break  # cut short: the proxy died
+        judge.chunk(_SENDERS[code], data, ts)
+    report = judge.validator.finish()
+    if judge.recorder is not None:
+        judge.recorder.close()
+    judge.say("acpref proxy: " + report.format_text().replace("\n", "\nacpref proxy: "))
+    if args.report:
+        _write_html(judge, args.report, args.name, report)
+    sys.stdout.write(json.dumps({"ok": report.ok, "messages": report.messages}) + "\n")
+    sys.stdout.flush()
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
