@@ -46,7 +46,14 @@ INIT = (
         },
     },
 )
-NEW = (C, {"jsonrpc": "2.0", "id": 1, "method": "session/new", "params": {"cwd": "/", "mcpServers": []}})
+NEW = (
+    C,
+    {"jsonrpc": "2.0", "id": 1, "method": "session/new", "params": {"cwd": "/", "mcpServers": []}},
+)
+CLOSE = (
+    C,
+    {"jsonrpc": "2.0", "id": 6, "method": "session/close", "params": {"sessionId": "s1"}},
+)
 NEW_OK = (A, {"jsonrpc": "2.0", "id": 1, "result": {"sessionId": "s1"}})
 
 
@@ -95,7 +102,8 @@ def test_INIT_04_still_needs_an_integer_protocolVersion() -> None:
 
 
 def test_INIT_04_check_agent_passes_an_agent_without_agentCapabilities() -> None:
-    report = check_agent([PY, str(UNUSUAL), "NoCapabilities"], AgentCheckOptions(only=("handshake",)))
+    options = AgentCheckOptions(only=("handshake",))
+    report = check_agent([PY, str(UNUSUAL), "NoCapabilities"], options)
     assert report.passed("INIT-04") and report.ok, report.format_text(full=True)
 
 
@@ -112,14 +120,19 @@ def test_EXT_04_unstable_and_unknown_fields_are_warnings_naming_their_origin() -
     )
     answer = (
         A,
-        {"jsonrpc": "2.0", "id": 5, "result": {"stopReason": "end_turn", "usage": {"totalTokens": 1}}},
+        {
+            "jsonrpc": "2.0",
+            "id": 5,
+            "result": {"stopReason": "end_turn", "usage": {"totalTokens": 1}},
+        },
     )
     report = validate(_records(*_initialized(caps), prompt, answer))
     assert report.ok and report.violations == []
     messages = [f.message for f in report.warnings if f.clause == "EXT-04"]
     assert all(f.level == "warning" for f in report.warnings)
     joined = " | ".join(messages)
-    assert "sessionCapabilities.fork (unstable: schema.unstable.json SessionCapabilities.fork)" in joined
+    fork = "sessionCapabilities.fork (unstable: schema.unstable.json SessionCapabilities.fork)"
+    assert fork in joined
     assert "sessionCapabilities.acmeTurbo (unknown:" in joined
     assert "result.usage (unstable: schema.unstable.json PromptResponse.usage)" in joined
 
@@ -152,7 +165,7 @@ def test_SETUP_16_close_answered_before_the_cancelled_prompt_is_a_spec_gap() -> 
             "params": {"sessionId": "s1", "prompt": [{"type": "text", "text": "hi"}]},
         },
     )
-    close = (C, {"jsonrpc": "2.0", "id": 6, "method": "session/close", "params": {"sessionId": "s1"}})
+    close = CLOSE
     closed = (A, {"jsonrpc": "2.0", "id": 6, "result": {}})
     cancelled = (A, {"jsonrpc": "2.0", "id": 5, "result": {"stopReason": "cancelled"}})
     caps = {"sessionCapabilities": {"close": {}}}
@@ -253,7 +266,7 @@ def test_validate_strict_gaps_fails_on_a_gap(tmp_path: Path, strict: bool) -> No
             "params": {"sessionId": "s1", "prompt": [{"type": "text", "text": "hi"}]},
         },
     )
-    close = (C, {"jsonrpc": "2.0", "id": 6, "method": "session/close", "params": {"sessionId": "s1"}})
+    close = CLOSE
     closed = (A, {"jsonrpc": "2.0", "id": 6, "result": {}})
     cancelled = (A, {"jsonrpc": "2.0", "id": 5, "result": {"stopReason": "cancelled"}})
     caps = {"sessionCapabilities": {"close": {}}}
@@ -410,9 +423,36 @@ def test_TOOL_05_an_update_of_an_unknown_tool_call_is_a_spec_gap() -> None:
     update = {"sessionUpdate": "tool_call_update", "toolCallId": "t9", "status": "completed"}
     upsert = (
         A,
-        {"jsonrpc": "2.0", "method": "session/update", "params": {"sessionId": "s1", "update": update}},
+        {
+            "jsonrpc": "2.0",
+            "method": "session/update",
+            "params": {"sessionId": "s1", "update": update},
+        },
     )
     done = (A, {"jsonrpc": "2.0", "id": 5, "result": {"stopReason": "end_turn"}})
     report = validate(_records(*_initialized(), prompt, upsert, done))
     assert report.violations == [], report.format_text()
     assert [(f.clause, f.index) for f in report.gaps] == [("TOOL-05", 5)]
+
+
+# -- evidence keeps its facts ---------------------------------------------------------------------
+
+
+def test_evidence_keeps_error_data() -> None:
+    report = check_agent(
+        [PY, str(UNUSUAL), "RefusesWithData"], AgentCheckOptions(only=("prompt",), timeout=10)
+    )
+    evidence = " ".join(e for r in report.failed() for e in r.evidence)
+    assert 'data: {"missing": "ACME_TOKEN"}' in evidence, report.format_text(full=True)
+
+
+def test_transcript_header_names_the_agent_by_its_command(tmp_path: Path) -> None:
+    from acpref.testing import AgentDriver
+
+    argv = [PY, str(UNUSUAL), "NoCapabilities"]
+    transcript = tmp_path / "t.jsonl"
+    driver = AgentDriver.spawn(argv, transcript=transcript, timeout=10)
+    driver.initialize()
+    driver.close()
+    header = json.loads(transcript.read_text(encoding="utf-8").splitlines()[0])
+    assert header["agent"] == " ".join(argv)

@@ -1,4 +1,4 @@
-"""``acpref proxy [--record FILE.jsonl] [--strict] -- AGENT_CMD...``: a validating proxy.
+"""``acpref proxy [--record FILE.jsonl] [--strict [--strict-gaps]] -- AGENT_CMD...``: a validating proxy.
 
 The proxy sits between a real client (our stdin and stdout) and a real agent (spawned): the
 client launches ``acpref proxy -- my-agent --flag`` instead of ``my-agent --flag``. Every byte is
@@ -10,8 +10,9 @@ reports findings live on stderr. Validation never sits on the forwarding path. T
 is passed through to ours.
 
 At the end (the client closed our stdin and the agent exited, or the agent exited) a summary goes
-to stderr. The exit status is the agent's when it failed; else, with ``--strict``, 1 when a MUST
-rule was broken; else 0.
+to stderr, by level (violations first, each with the spec's sentence; then spec-gaps; then
+warnings). The exit status is the agent's when it failed; else, with ``--strict``, 1 when a MUST
+rule was broken (``--strict-gaps``: or a spec-gap found); else 0.
 """
 
 from __future__ import annotations
@@ -46,6 +47,7 @@ class Proxy:
         *,
         record: Optional[str] = None,
         strict: bool = False,
+        strict_gaps: bool = False,
         client_in: int = 0,
         client_out: int = 1,
         err: IO[str] = sys.stderr,
@@ -54,6 +56,7 @@ class Proxy:
     ) -> None:
         self.argv = list(argv)
         self.strict = strict
+        self.strict_gaps = strict_gaps
         self.grace = grace
         self.quiet = quiet
         self._client_in = client_in
@@ -175,7 +178,8 @@ class Proxy:
         self._say("acpref proxy: " + self.report.format_text().replace("\n", "\nacpref proxy: "))
         if status:
             return status if status > 0 else 128 - status
-        return 1 if self.strict and not self.report.ok else 0
+        failing = self.report.failing(strict_gaps=self.strict_gaps)
+        return 1 if self.strict and failing else 0
 
 
 def _interrupt(signum: int, frame: Any) -> None:
@@ -188,6 +192,11 @@ def register(sub: Any, name: str, help_text: str) -> None:
     p.add_argument(
         "--strict", action="store_true", help="exit non-zero when a MUST rule was broken"
     )
+    p.add_argument(
+        "--strict-gaps",
+        action="store_true",
+        help="with --strict: a spec-gap finding (acpref's reading) fails too",
+    )
     p.add_argument("--quiet", action="store_true", help="no live findings; the summary only")
     p.add_argument("agent", nargs=argparse.REMAINDER, help="-- the agent command")
     p.set_defaults(func=run)
@@ -199,5 +208,11 @@ def run(args: argparse.Namespace) -> int:
         print("acpref proxy: give the agent command after --", file=sys.stderr)
         return 2
     signal.signal(signal.SIGTERM, _interrupt)  # end as on Ctrl-C: stop the agent, print the summary
-    proxy = Proxy(argv, record=args.record, strict=args.strict, quiet=args.quiet)
+    proxy = Proxy(
+        argv,
+        record=args.record,
+        strict=args.strict,
+        strict_gaps=args.strict_gaps,
+        quiet=args.quiet,
+    )
     return proxy.run()

@@ -82,7 +82,11 @@ class _Launched:
         for driver, ignore, warnings in self.drivers:
             report = driver.close()
             found = problems(
-                report, blame="agent", warnings=warnings, ignore=ignore, strict_gaps=self.strict_gaps
+                report,
+                blame="agent",
+                warnings=warnings,
+                ignore=ignore,
+                strict_gaps=self.strict_gaps,
             )
             if found:
                 where = f" (transcript: {driver.transcript_path})" if driver.transcript_path else ""
@@ -92,7 +96,8 @@ class _Launched:
                     messages.extend("  " + line for line in format_quote(f))
                 rest = len(report.blamed("agent")) - len(found)
                 if rest > 0:
-                    messages.append(f"  (+{rest} findings that do not fail: acpref validate shows them)")
+                    note = f"  (+{rest} findings that do not fail; acpref validate lists them)"
+                    messages.append(note)
                 tail = driver.stderr.strip().splitlines()[-5:]
                 if tail:
                     messages.append("  agent stderr ends:")
