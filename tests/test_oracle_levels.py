@@ -456,3 +456,45 @@ def test_transcript_header_names_the_agent_by_its_command(tmp_path: Path) -> Non
     driver.close()
     header = json.loads(transcript.read_text(encoding="utf-8").splitlines()[0])
     assert header["agent"] == " ".join(argv)
+
+
+# -- the pytest plugin: failures with their quote; spec-gaps only on request ----------------------
+
+
+def _child_pytest(tmp_path: Path, source: str, *options: str) -> "subprocess.CompletedProcess[str]":
+    import importlib.metadata
+
+    names = {ep.name for ep in importlib.metadata.entry_points(group="pytest11")}
+    plugin = [] if "acpref" in names else ["-p", "acpref.testing.plugin"]
+    (tmp_path / "test_child.py").write_text(source, encoding="utf-8")
+    argv = [PY, "-m", "pytest", "-q", "-p", "no:cacheprovider", *plugin, *options, "test_child.py"]
+    return subprocess.run(argv, cwd=tmp_path, capture_output=True, text=True, timeout=150)
+
+
+def _agent_test(name: str) -> str:
+    broken = HERE / "broken" / "agents.py"
+    return f"""
+import sys
+
+def test_agent(acp_agent):
+    agent = acp_agent([sys.executable, {str(broken)!r}, {name!r}])
+    agent.initialize()
+    session = agent.new_session("/tmp")
+    agent.prompt(session, "hello")
+"""
+
+
+def test_plugin_failure_shows_the_quote_under_the_finding(tmp_path: Path) -> None:
+    result = _child_pytest(tmp_path, _agent_test("UpdateAfterResponse"))
+    assert result.returncode == 1, result.stdout
+    lines = result.stdout.splitlines()
+    at = next(i for i, line in enumerate(lines) if "PROMPT-26" in line and "MUST NOT" in line)
+    assert lines[at + 1].strip().startswith('spec (prompt-turn.mdx): "The Agent MAY send')
+
+
+def test_plugin_spec_gaps_fail_only_with_acp_strict_gaps(tmp_path: Path) -> None:
+    source = _agent_test("UpdateUnknownSession")
+    relaxed = _child_pytest(tmp_path, source)
+    assert relaxed.returncode == 0, relaxed.stdout
+    strict = _child_pytest(tmp_path, source, "--acp-strict-gaps")
+    assert strict.returncode == 1 and "spec-gap:unknown-session" in strict.stdout, strict.stdout
