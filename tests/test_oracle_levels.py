@@ -498,3 +498,16 @@ def test_plugin_spec_gaps_fail_only_with_acp_strict_gaps(tmp_path: Path) -> None
     assert relaxed.returncode == 0, relaxed.stdout
     strict = _child_pytest(tmp_path, source, "--acp-strict-gaps")
     assert strict.returncode == 1 and "spec-gap:unknown-session" in strict.stdout, strict.stdout
+
+
+def test_acpref_spec_names_the_oracle_level_and_the_quote() -> None:
+    def spec(clause: str) -> str:
+        run = subprocess.run(
+            [PY, "-m", "acpref", "spec", clause], capture_output=True, text=True, timeout=60
+        )
+        assert run.returncode == 0, run.stderr
+        return run.stdout
+
+    assert "  oracle level: MUST\n  spec (session-setup.mdx): \"When all" in spec("SETUP-07")
+    demoted = spec("SETUP-08")
+    assert "  oracle level: spec-gap\n" in demoted and "  spec (" not in demoted

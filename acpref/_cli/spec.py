@@ -69,12 +69,23 @@ _OUTSIDE_CHECKOUT = (
 )
 
 
+def _print_verdict_level(clause: str) -> None:
+    """How the oracle reports the clause, and the spec's sentence a failure quotes."""
+    from .._rules.register import level_of, quote_of
+
+    quote = quote_of(clause)
+    print(f"  oracle level: {level_of(clause)}")
+    if quote is not None:
+        print(f"  spec ({quote.source}): \"{quote.text}\"")
+
+
 def _print_clause(entry: Dict[str, Any]) -> None:
     print(
         f"{entry['id']}  [{entry.get('level', '?')}, {entry.get('side', '?')}]  {entry.get('page', '')} / {entry.get('section', '')}"
     )
     if entry.get("requirement"):
         print(f"  {entry['requirement']}")
+    _print_verdict_level(entry["id"])
     if entry.get("status"):
         reason = f" ({entry['reason']})" if entry.get("reason") else ""
         print(f"  status: {entry['status']}{reason}")
