@@ -325,6 +325,7 @@ DEMOTED = {
     "OVERVIEW-04": "the client's baseline methods are a heading, not a sentence",
     "TERM-10": "the schema says exitCode 'may be null' when killed by a signal, not must",
     "TOOL-05": "no sentence makes an update of an unknown tool call invalid",
+    "SETUP-11": "the docs list mcpServers for session/resume, the schema makes it optional",
 }
 
 
@@ -511,3 +512,13 @@ def test_acpref_spec_names_the_oracle_level_and_the_quote() -> None:
     assert "  oracle level: MUST\n  spec (session-setup.mdx): \"When all" in spec("SETUP-07")
     demoted = spec("SETUP-08")
     assert "  oracle level: spec-gap\n" in demoted and "  spec (" not in demoted
+
+
+def test_SETUP_11_resume_without_mcpServers_is_a_spec_gap() -> None:
+    caps = {"sessionCapabilities": {"resume": {}}}
+    params = {"sessionId": "s1", "cwd": "/"}
+    resume = (C, {"jsonrpc": "2.0", "id": 2, "method": "session/resume", "params": params})
+    resumed = (A, {"jsonrpc": "2.0", "id": 2, "result": {}})
+    report = validate(_records(*_initialized(caps), resume, resumed))
+    assert report.violations == [], report.format_text()
+    assert [(f.clause, f.blame.value) for f in report.gaps] == [("SETUP-11", "client")]
