@@ -99,6 +99,17 @@ def test_an_id_of_another_json_type_answers_nothing():
     assert [layout.findings[i].clause for i in stray.findings] == ["RPC-04"]
 
 
+def test_lines_nobody_can_read_say_why():
+    w = Wire().setup()
+    w.records.append(Record(sender="agent", ts=101.0, raw=b"\xff\xfe not UTF-8"))
+    w.send("agent", "[1, 2]").send("agent", "{broken")
+    rows = build_layout(w.records).rows[4:]
+    assert [r.kind for r in rows] == ["invalid"] * 3
+    assert rows[0].label == "unreadable line (not UTF-8): \\xff\\xfe not UTF-8"
+    assert rows[0].raw == "\\xff\\xfe not UTF-8" and rows[0].size == 12
+    assert "(a JSON list)" in rows[1].label and "(not JSON)" in rows[2].label
+
+
 def test_a_null_id_error_answers_the_unreadable_line():
     w = Wire().setup()
     w.send("agent", "agent starting")

@@ -112,3 +112,51 @@ def test_a_person_sees_the_arrows_the_violations_and_the_counts(tmp_path):
     shot = ARTIFACTS / "show-broken-agent.png"
     _chromium(browser, tmp_path / "profile", f"--screenshot={shot}", page.as_uri())
     assert shot.stat().st_size > 10_000
+
+
+_CLICKS = """<script>
+setTimeout(function () {
+  function hidden() {
+    return [].filter.call(document.querySelectorAll(".row.t0"), function (r) {
+      return getComputedStyle(r).display === "none";
+    }).length;
+  }
+  var out = {};
+  document.querySelector(".fold").click();
+  out.folds = document.querySelectorAll(".fold").length;
+  out.rows = document.querySelectorAll(".row").length;
+  document.querySelector(".rawb[data-raw='1']").click();
+  out.raw = document.querySelector("pre.raw").textContent.split("\\n")[0];
+  document.querySelector(".turn").click();
+  out.closed = hidden();
+  document.querySelector(".turn").click();
+  out.reopened = hidden();
+  document.body.setAttribute("data-clicked", JSON.stringify(out));
+}, 100);
+</script></body>"""
+
+
+@pytest.mark.timeout(240)
+def test_a_person_opens_a_fold_a_raw_line_and_folds_a_turn(tmp_path):
+    import json
+
+    browser = _browser()
+    transcript = tmp_path / "broken.jsonl"
+    driver = AgentDriver.spawn(AGENT, transcript=transcript, timeout=10)
+    driver.initialize()
+    driver.prompt(driver.new_session(str(tmp_path)), "hello")
+    driver.close()
+    page = tmp_path / "broken.html"
+    subprocess.run([sys.executable, "-m", "acpref", "show", str(transcript), "-o", str(page)],
+                   check=True, capture_output=True, timeout=60)
+    # The page's own script, then clicks as a person would make them.
+    clicked = tmp_path / "clicked.html"
+    clicked.write_text(page.read_text(encoding="utf-8").replace("</body>", _CLICKS),
+                       encoding="utf-8")
+    dom = _chromium(browser, tmp_path / "profile", "--dump-dom", clicked.as_uri())
+    found = re.search(r'data-clicked="([^"]*)"', dom)
+    assert found, "the clicks did not run"
+    out = json.loads(html.unescape(found.group(1)))
+    assert out["folds"] == 0 and out["rows"] >= 40  # the 32 chunks, one row each
+    assert out["raw"] == "agent starting <b>up</b>"  # the line as it travelled, as text
+    assert out["closed"] >= 32 and out["reopened"] == 0  # the turn's inner rows hide and return

@@ -292,7 +292,10 @@ class _Builder:
         index = self.index
         self.index += 1
         raw_bytes = record.raw or b""
-        raw = raw_bytes.decode("utf-8", errors="backslashreplace")
+        try:
+            raw, utf8 = raw_bytes.decode("utf-8"), True
+        except UnicodeDecodeError:
+            raw, utf8 = raw_bytes.decode("utf-8", errors="backslashreplace"), False
         shown_raw = inert(raw if len(raw) <= RAW_LIMIT else raw[:RAW_LIMIT])
         sender, receiver = record.sender, "agent" if record.sender == "client" else "client"
         try:
@@ -301,7 +304,8 @@ class _Builder:
             message = None
         base: Dict[str, Any] = dict(n=n, index=index, ts=ts, raw=shown_raw, size=len(raw_bytes))
         if not isinstance(message, dict):
-            what = "not JSON" if message is None else f"a JSON {type(message).__name__}"
+            what = f"a JSON {type(message).__name__}" if message is not None else "not JSON"
+            what = what if utf8 else "not UTF-8"
             self.unreadable[sender].append(n)
             row = Row(sender=sender, receiver=receiver, kind="invalid", method=None,
                       label=f"unreadable line ({what}): {_snippet(raw, 48)}", **base)
