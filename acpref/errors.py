@@ -19,6 +19,7 @@ Nothing here does I/O or knows about threads.
 from __future__ import annotations
 
 import enum
+import json as _json
 from typing import Any, Dict, Optional
 
 __all__ = [
@@ -52,6 +53,9 @@ class ErrorCode(enum.IntEnum):
     #: A referenced file, session or terminal does not exist. Spec RPC-17.
     RESOURCE_NOT_FOUND = -32002
 
+
+#: How much of an error's ``data`` its text shows.
+_DATA_SHOWN = 300
 
 _DEFAULT_MESSAGES = {
     ErrorCode.PARSE_ERROR: "Parse error",
@@ -100,7 +104,22 @@ class RpcError(Exception):
         self.data = data
 
     def __str__(self) -> str:
-        return f"{self.message} ({int(self.code)})"
+        text = f"{self.message} ({int(self.code)})"
+        return text if self.data is RpcError.NO_DATA else f"{text}; data: {self._data_text()}"
+
+    @property
+    def detail(self) -> str:
+        """The message, and the ``data`` when there is one: what evidence quotes of an error."""
+        if self.data is RpcError.NO_DATA:
+            return self.message
+        return f"{self.message}; data: {self._data_text()}"
+
+    def _data_text(self) -> str:
+        # error.data often says what was wrong (a field, a missing login): evidence keeps it.
+        data = _json.dumps(self.data, ensure_ascii=False, default=repr)
+        if len(data) > _DATA_SHOWN:
+            data = data[:_DATA_SHOWN] + f"... ({len(data)} chars)"
+        return data
 
     def __repr__(self) -> str:
         data = "" if self.data is RpcError.NO_DATA else f", data={self.data!r}"

@@ -6,7 +6,8 @@ on stdin, each a copy of a chunk the proxy forwarded (``pack``: who sent it, whe
 the end of that party's stream), cuts them into lines as the receiver would, records them, feeds
 them to the oracle's ``Validator``, and writes findings live on stderr. At the end of its stdin
 it writes the summary on stderr (and the HTML page of ``--report``), and one JSON line on stdout:
-``{"ok": bool, "messages": N}``.
+``{"ok": bool, "failing": N, "gaps_failing": N, "messages": N}`` (``failing``: the
+findings that fail a run; ``gaps_failing``: those and the spec-gaps, for ``--strict-gaps``).
 
 Why a process: decoding a 20 MiB line holds the interpreter lock for a fraction of a second,
 and in the proxy's process that held back every byte being forwarded meanwhile. Here it
@@ -137,7 +138,13 @@ def main(argv: Optional[List[str]] = None) -> int:
     judge.say("acpref proxy: " + report.format_text().replace("\n", "\nacpref proxy: "))
     if args.report:
         _write_html(judge, args.report, args.name, report)
-    sys.stdout.write(json.dumps({"ok": report.ok, "messages": report.messages}) + "\n")
+    verdict = {
+        "ok": report.ok,
+        "failing": len(report.failing()),
+        "gaps_failing": len(report.failing(strict_gaps=True)),
+        "messages": report.messages,
+    }
+    sys.stdout.write(json.dumps(verdict) + "\n")
     sys.stdout.flush()
     return 0
 

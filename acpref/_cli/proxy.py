@@ -1,4 +1,4 @@
-"""``acpref proxy [--record FILE.jsonl] [--strict] -- AGENT_CMD...``: a validating proxy.
+"""``acpref proxy [--record FILE.jsonl] [--strict [--strict-gaps]] -- AGENT_CMD...``: a validating proxy.
 
 The proxy sits between a real client (our stdin and stdout) and a real agent (spawned): the
 client launches ``acpref proxy -- my-agent --flag`` instead of ``my-agent --flag``. Every byte is
@@ -18,7 +18,9 @@ finishes with everything it was given and the summary goes to stderr, and with `
 REPORT.html`` the transcript as a page of ``acpref show`` (read back from ``--record``'s file,
 else kept in the judge's memory until the end). The exit status is the
 agent's when it failed; else, with ``--strict``, 1 when a MUST rule was broken or when judging
-fell behind; else 0.
+fell behind (with ``--strict-gaps``, also when a
+spec-gap was found); else 0. The judge's summary goes by level: violations first, each with the spec's
+sentence, then spec-gaps, then warnings.
 """
 
 from __future__ import annotations
@@ -52,6 +54,7 @@ class Proxy:
         *,
         record: Optional[str] = None,
         strict: bool = False,
+        strict_gaps: bool = False,
         client_in: int = 0,
         client_out: int = 1,
         err_fd: int = 2,
@@ -62,6 +65,7 @@ class Proxy:
     ) -> None:
         self.argv = list(argv)
         self.strict = strict
+        self.strict_gaps = strict_gaps
         self.grace = grace
         self.quiet = quiet
         self.record = record
@@ -233,7 +237,7 @@ class Proxy:
         if self.report is None:
             self._say("acpref proxy: the judge failed; the traffic was forwarded unjudged")
             ok = False
-        elif not self.report.get("ok", False):
+        elif self.report.get("gaps_failing" if self.strict_gaps else "failing", 1):
             ok = False
         if self.behind is not None:
             self._say(
@@ -273,6 +277,11 @@ def register(sub: Any, name: str, help_text: str) -> None:
     p.add_argument(
         "--strict", action="store_true", help="exit non-zero when a MUST rule was broken"
     )
+    p.add_argument(
+        "--strict-gaps",
+        action="store_true",
+        help="with --strict: a spec-gap finding (acpref's reading) fails too",
+    )
     p.add_argument("--quiet", action="store_true", help="no live findings; the summary only")
     p.add_argument(
         "--report", metavar="REPORT.html", help="at the end, write the traffic as an HTML report"
@@ -298,6 +307,7 @@ def run(args: argparse.Namespace) -> int:
         argv,
         record=args.record,
         strict=args.strict,
+        strict_gaps=args.strict_gaps,
         quiet=args.quiet,
         judge_buffer=args.judge_buffer,
         report_html=args.report,

@@ -84,6 +84,16 @@ def _resolve(target: str, coverage: Dict[str, Dict[str, Any]]) -> str:
     return target
 
 
+def _print_verdict_level(clause: str) -> None:
+    """How the oracle reports the clause, and the spec's sentence a failure quotes."""
+    from .._rules.register import level_of, quote_of
+
+    quote = quote_of(clause)
+    print(f"  oracle level: {level_of(clause)}")
+    if quote is not None:
+        print(f"  spec ({quote.source}): \"{quote.text}\"")
+
+
 def _print_clause(entry: Dict[str, Any]) -> None:
     if entry["id"].startswith("spec-gap:"):
         # A decision of acpref where the spec is silent: no page, level or side of its own.
@@ -102,6 +112,7 @@ def _print_clause(entry: Dict[str, Any]) -> None:
     )
     if entry.get("requirement"):
         print(f"  {entry['requirement']}")
+    _print_verdict_level(entry["id"])
     if entry.get("status"):
         reason = f" ({entry['reason']})" if entry.get("reason") else ""
         print(f"  status: {entry['status']}{reason}")

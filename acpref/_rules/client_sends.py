@@ -121,7 +121,7 @@ def _setup_params(state: "ProtocolState", m: Message) -> Iterable[Finding]:
         servers = []  # spec SCHEMA-18: an explicit null is the empty list
     if m.method == "session/resume" and "mcpServers" not in p:
         # spec SETUP-11 (spec-gap resume-mcp-servers): resume carries mcpServers too (the
-        # schema leaves it optional, so this is reported, never refused).
+        # docs list it, the schema leaves it optional: reported as a spec-gap, never refused).
         yield finding("SETUP-11", C, "session/resume without mcpServers", m.index)
     elif m.method in ("session/new", "session/load") and not isinstance(servers, list):
         # spec SETUP-01, SETUP-04: mcpServers is an array, possibly empty.

@@ -10,8 +10,10 @@ and a finding names the decision as ``spec-gap:<name>`` (see ``spec_notes/decisi
 
 **Levels of a finding** (what a report says; one place defines them: here):
 
-* ``MUST`` / ``MUST NOT``: a sentence of the spec says it. These fail a run (the CLI's exit
-  status, the pytest fixtures, ``Report.ok``, ``CheckReport.ok``).
+* ``MUST`` / ``MUST NOT``: a sentence of the spec says it, quoted in ``quotes.tsv`` (a page
+  sentence, a schema description, or a schema ``required`` list). These fail a run (the CLI's exit
+  status, the pytest fixtures, ``Report.ok``, ``CheckReport.ok``). A MUST clause of the register
+  without a quote is reported as ``spec-gap``.
 * ``SHOULD`` / ``SHOULD NOT`` / ``MAY``: reported as warnings; never fail.
 * ``spec-gap``: acpref's own reading where the spec is silent or ambiguous
   (``spec-gap:<name>``). Reported, never failing by default; ``strict_gaps`` (``--strict-gaps``,
@@ -150,14 +152,24 @@ def strength_of(clause: str) -> str:
 
 
 def level_of(clause: str) -> str:
-    """The level a finding of ``clause`` is reported at (see the module's docstring)."""
+    """The level a finding of ``clause`` is reported at (see the module's docstring).
+
+    A MUST / MUST NOT clause fails a run only when a sentence of the spec says it: the clause has
+    a quote in ``quotes.tsv``. Without one it is acpref's reading of the spec (the register's
+    paraphrase, an "implied" rule, a schema shape the docs contradict) and is reported as
+    ``spec-gap`` (spec_notes/oracle.md lists them).
+    """
     if is_gap(clause):
         return SPEC_GAP
     found = clauses().get(clause)
     if found is None:
         return SPEC_GAP
-    # spec-gap provisional-features: graded a warning until a stable schema confirms the shape.
-    return WARNING if _PROVISIONAL_MARK in found.requirement else found.level
+    if _PROVISIONAL_MARK in found.requirement:
+        # spec-gap provisional-features: graded a warning until a stable schema confirms the shape.
+        return WARNING
+    if found.level in FAILING and clause not in quotes():
+        return SPEC_GAP
+    return found.level
 
 
 #: The marker the register puts on clauses whose shape comes from the unstable schema.

@@ -73,9 +73,8 @@ def _version(ctx: ScenarioContext) -> None:
     try:
         response = ctx.driver.initialize(65000)
     except RpcError as exc:
-        ctx.check(
-            "INIT-08", False, f"initialize with protocolVersion 65000 answered error {exc.code}"
-        )
+        evidence = f"initialize with protocolVersion 65000 answered error {exc.code}: {exc.detail}"
+        ctx.check("INIT-08", False, evidence)
         return
     version = response.protocol_version
     ctx.check(
@@ -111,7 +110,8 @@ def _prompt(ctx: ScenarioContext) -> None:
     except RpcError as exc:
         turn = ctx.driver.prompt(first, ctx.options.prompt)
         # spec EXT-02: the same prompt without _meta was served, so _meta caused the error.
-        ctx.check("EXT-02", False, f"a prompt with _meta answered error {exc.code}: {exc.message}")
+        evidence = f"a prompt with _meta answered error {exc.code}: {exc.detail}"
+        ctx.check("EXT-02", False, evidence)
     ctx.passed("PROMPT-11", "CONTENT-02", "TRANSPORT-01")
     # spec PROMPT-17: one of the five stop reasons.
     ctx.check("PROMPT-17", turn.stop_reason in _STOP_REASONS, f"stopReason {turn.stop_reason!r}")
@@ -284,7 +284,7 @@ def _judge(ctx: ScenarioContext, clause: str, pending: PendingTurn, cancel: _Can
     try:
         turn = pending.result()
     except RpcError as exc:
-        evidence = f"the cancelled prompt answered error {exc.code}: {exc.message}"
+        evidence = f"the cancelled prompt answered error {exc.code}: {exc.detail}"
         # spec PROMPT-24: a cancelled turn never ends with a JSON-RPC error.
         ctx.check("PROMPT-24", False, evidence)
         ctx.check(clause, False, evidence)
@@ -368,7 +368,7 @@ def _cancel(ctx: ScenarioContext) -> None:
         ctx.check(
             "CANCEL-05",
             exc.code == ErrorCode.REQUEST_CANCELLED,
-            f"answered error {exc.code}, not -32800",
+            f"answered error {exc.code} ({exc.detail}), not -32800",
         )
 
 
@@ -470,7 +470,8 @@ def _delete(ctx: ScenarioContext) -> None:
         ctx.passed("DELETE-04")
     except RpcError as exc:
         # spec DELETE-04: deleting an already deleted session succeeds silently.
-        ctx.check("DELETE-04", False, f"a second delete answered error {exc.code}")
+        evidence = f"a second delete answered error {exc.code}: {exc.detail}"
+        ctx.check("DELETE-04", False, evidence)
 
 
 def _close(ctx: ScenarioContext) -> None:

@@ -295,7 +295,7 @@ def _stopped(ctx: ScenarioContext, exc: BaseException) -> str:
     if isinstance(exc, (RequestTimeout, TimeoutError)):
         return f"{method} got no answer within {ctx.options.timeout:g}s (see --timeout)"
     if isinstance(exc, RpcError):
-        reason = f"{method} answered error {exc.code}: {exc.message}"
+        reason = f"{method} answered error {exc.code}: {exc.detail}"
     elif isinstance(exc, RemoteProtocolError):
         reason = f"the answer to {method} broke {exc.clause}: {exc.message}"
     else:

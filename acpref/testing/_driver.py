@@ -24,6 +24,7 @@ from __future__ import annotations
 import itertools
 import json
 import os
+import shlex
 import threading
 from typing import Any, Callable, Dict, List, Optional, Sequence, Union
 
@@ -183,7 +184,9 @@ class AgentDriver:
         stream = FdStream(
             process.popen.stdout.fileno(), process.popen.stdin.fileno(), write_timeout=10.0
         )
-        kwargs.setdefault("name", os.path.basename(str(argv[-1] if argv else "agent")))
+        # The transcript's header names the agent by its whole command, not by its last argument
+        # (``npx -y @acme/agent --acp`` is not "--acp").
+        kwargs.setdefault("name", shlex.join(str(a) for a in argv) if argv else "agent")
         return cls(stream, process=process, close_output=process.popen.stdin.close, **kwargs)
 
     # -- The client's requests -------------------------------------------------------------------

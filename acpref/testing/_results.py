@@ -145,7 +145,7 @@ class CheckReport:
         return not self.failing()
 
     def warnings(self) -> List[Dict[str, Any]]:
-        """The forward-compatibility notes about the subject (fields of unstable or newer schemas)."""
+        """The forward-compatibility notes on the subject (fields of unstable or newer schemas)."""
         return [
             f for f in self.findings if f.get("level") == WARNING and f.get("blame") == self.subject
         ]
@@ -190,7 +190,8 @@ class CheckReport:
         lines.extend(f"note: {n}" for n in self.notes)
         if not self.final:
             lines.append(
-                f"note: not final: the grading agent (pid {self.pid}) was still running or was killed"
+                f"note: not final: the grading agent (pid {self.pid}) was still running or was "
+                "killed"
             )
         if full:
             lines.append("")
@@ -198,7 +199,8 @@ class CheckReport:
         return "\n".join(lines)
 
     def _counts(self, *, strict_gaps: bool = False) -> str:
-        counts = {status: len(self._with(status, None)) for status in _RANK}  # type: ignore[arg-type]
+        rows = self.results.values()
+        counts = {status: sum(1 for r in rows if r.status == status) for status in _RANK}
         failing = len(self.failing(strict_gaps=strict_gaps))
         verdict = "ok" if not failing else "not ok"
         return (

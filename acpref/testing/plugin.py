@@ -83,7 +83,11 @@ class _Launched:
         for driver, ignore, warnings in self.drivers:
             report = driver.close()
             found = problems(
-                report, blame="agent", warnings=warnings, ignore=ignore, strict_gaps=self.strict_gaps
+                report,
+                blame="agent",
+                warnings=warnings,
+                ignore=ignore,
+                strict_gaps=self.strict_gaps,
             )
             if found:
                 where = f" (transcript: {driver.transcript_path})" if driver.transcript_path else ""
@@ -93,7 +97,8 @@ class _Launched:
                     messages.extend("  " + line for line in format_quote(f))
                 rest = len(report.blamed("agent")) - len(found)
                 if rest > 0:
-                    messages.append(f"  (+{rest} findings that do not fail: acpref validate shows them)")
+                    note = f"  (+{rest} findings that do not fail; acpref validate lists them)"
+                    messages.append(note)
                 page = _html_beside(driver.transcript_path, report)
                 if page:
                     messages.append(f"  the transcript drawn, findings marked: {page}")

@@ -11,7 +11,8 @@ import os
 import sys
 from typing import Any, Dict
 
-sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "broken"))
+TESTS = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+sys.path.insert(0, os.path.join(TESTS, "broken"))
 
 from _raw import RawAgent  # noqa: E402
 
@@ -54,7 +55,18 @@ class ClosesFirst(RawAgent):
         self.reply(m, {})
 
 
-UNUSUAL = {cls.__name__: cls for cls in (NoCapabilities, UnstableFields, ClosesFirst)}
+class RefusesWithData(RawAgent):
+    """Not conforming: refuses session/new with an error whose ``data`` says why. Used to show
+    that the evidence keeps ``error.data``."""
+
+    def on_session_new(self, m: M) -> None:
+        error = {"code": -32603, "message": "cannot start", "data": {"missing": "ACME_TOKEN"}}
+        self.send({"jsonrpc": "2.0", "id": m["id"], "error": error})
+
+
+UNUSUAL = {
+    cls.__name__: cls for cls in (NoCapabilities, UnstableFields, ClosesFirst, RefusesWithData)
+}
 
 if __name__ == "__main__":
     UNUSUAL[sys.argv[1]]().run()
