@@ -158,6 +158,50 @@ class DiesAtPrompt(RawAgent):
         raise SystemExit(3)
 
 
+class UpdateBeforeNewAnswer(RawAgent):
+    """Sends its available commands for a new session before answering session/new."""
+
+    scenario, clause = "prompt", "spec-gap:unknown-session"
+
+    def on_session_new(self, m: M) -> None:
+        session_id = f"sess-{self.count + 1}"
+        commands = [{"name": "help", "description": "Show help"}]
+        self.update(
+            session_id,
+            {"sessionUpdate": "available_commands_update", "availableCommands": commands},
+            keep=False,
+        )
+        super().on_session_new(m)
+
+
+class TwoAnswersPerTurn(RawAgent):
+    """Answers each session/prompt twice: end_turn, then end_turn again."""
+
+    scenario, clause = "prompt", "RPC-06"
+
+    def on_session_prompt(self, m: M) -> None:
+        super().on_session_prompt(m)
+        self.reply(m, {"stopReason": "end_turn"})
+
+
+class IgnoresMcpServers(RawAgent):
+    """Accepts mcpServers and never starts them (the most reported real-world defect)."""
+
+    scenario, clause = "mcp", "SETUP-36"
+
+    def connect_mcp(self, servers: Any) -> None:
+        pass
+
+
+class McpHandshakeUnfinished(RawAgent):
+    """Starts the stdio MCP server, sends initialize, never notifications/initialized."""
+
+    scenario, clause = "mcp", "SETUP-30"
+
+    def mcp_initialized(self, proc: Any) -> None:
+        pass
+
+
 class IgnoresCancelStreaming(RawAgent):
     """Ignores session/cancel: answers the next request, streams on, then ends end_turn."""
 
