@@ -125,12 +125,13 @@ class Grader:
         timeout: float = 30.0,
         *,
         request_id: Any = None,
+        any_id: bool = False,
     ) -> Any:
         """Send a request no conforming agent would (an unadvertised method, an odd id).
 
-        The answer is the first response that comes (any id, or none: nothing else of ours is
-        in flight), so that an answer under a wrong id is judged, not waited for; ``{"no
-        answer": ...}`` after ``timeout`` seconds.
+        The answer is the response with that id; with ``any_id``, the first response that comes
+        (any id, or none: nothing else of ours is in flight), so that an answer under a wrong id
+        is judged, not waited for. ``{"no answer": ...}`` after ``timeout`` seconds.
         """
         if request_id is None:
             request_id = f"acpref-check-{next(self.raw_ids)}"
@@ -139,7 +140,10 @@ class Grader:
         stream.write_raw((json.dumps(message) + "\n").encode("utf-8"))
 
         def answers(m: Any) -> bool:
-            return isinstance(m, dict) and "method" not in m
+            if not isinstance(m, dict) or "method" in m:
+                return False
+            got = m.get("id")
+            return any_id or (type(got) is type(request_id) and got == request_id)
 
         try:
             return self.sink.wait_for(answers, since=since, timeout=timeout)[1]

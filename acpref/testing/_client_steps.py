@@ -10,6 +10,7 @@ oracle judges from the transcript.
 
 from __future__ import annotations
 
+import json
 import os
 import secrets
 import sys
@@ -331,7 +332,9 @@ _IDS: List[Any] = [0, -7, 2**53 - 1, "42", "0", "", "\u00e9t\u00e9 \u65e5\u672c 
 def _extensions(agent: "GraderAgent", turn: "PromptTurn") -> None:
     g = agent.grader
     since = g.sink.received_count
-    agent.client.ext_notification("_acpref/notice", {"check": True})
+    # Written raw, like the ping after it, so that the two go out in this order.
+    notice = {"jsonrpc": "2.0", "method": "_acpref/notice", "params": {"check": True}}
+    agent.stream.write_raw((json.dumps(notice) + "\n").encode("utf-8"))
     probe = g.request_raw(agent.stream, "_acpref/ping", {})
     answered = [
         m
@@ -345,7 +348,9 @@ def _extensions(agent: "GraderAgent", turn: "PromptTurn") -> None:
     g.check("OVERVIEW-09", not answered, evidence)
     wrong = []
     for request_id in _IDS:
-        answer = g.request_raw(agent.stream, "_acpref/unknown", {}, request_id=request_id)
+        answer = g.request_raw(
+            agent.stream, "_acpref/unknown", {}, request_id=request_id, any_id=True
+        )
         got = answer.get("id", "(no id)")
         if not (type(got) is type(request_id) and got == request_id):
             wrong.append(f"id {request_id!r} answered as {got!r}")
