@@ -104,11 +104,31 @@ def test_broken_agent_fails_its_clause(name: str, scenario: str, clause: str) ->
     assert not report.ok
 
 
-def test_cli_prints_a_table_and_json_with_exit_status() -> None:
+def test_cli_prints_failures_first_counts_the_rest_table_behind_a_flag() -> None:
     argv = [PY, "-m", "acpref", "check-agent", "--only", "handshake", "--only", "load"]
     good = subprocess.run([*argv, "--", *GOOD], capture_output=True, text=True, timeout=60)
     assert good.returncode == 0, good.stdout + good.stderr
-    assert "INIT-07" in good.stdout and "PASS" in good.stdout
+    # The passes are a count; the table (with each clause's row) only behind --table.
+    assert good.stdout.startswith("ok: ") and " passed, 0 failed" in good.stdout
+    assert "INIT-07" not in good.stdout
+    table = subprocess.run(
+        [*argv, "--table", "--", *GOOD], capture_output=True, text=True, timeout=60
+    )
+    assert table.returncode == 0 and "INIT-07" in table.stdout and "PASS" in table.stdout
+    text = subprocess.run(
+        [*argv, "--", PY, str(BROKEN / "agents.py"), "ReplayAfterLoadResponse"],
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert text.returncode == 1
+    # The failure comes first, with the spec's sentence and the evidence (a message index).
+    lines = text.stdout.splitlines()
+    assert lines[0].startswith("FAILED (")
+    at = lines.index("  SETUP-07 (MUST) in load")
+    assert lines[at + 1].startswith("    spec (session-setup.mdx): \"When all the conversation")
+    assert lines[at + 2].startswith("    [load] #")  # the offending message's index
+    assert "not ok: " in text.stdout and "SETUP-06" not in text.stdout  # passes: a count
     bad = subprocess.run(
         [*argv, "--json", "--", PY, str(BROKEN / "agents.py"), "ReplayAfterLoadResponse"],
         capture_output=True,

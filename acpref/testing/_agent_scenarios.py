@@ -43,8 +43,12 @@ def _handshake(ctx: ScenarioContext) -> None:
     )
     caps = raw.get("agentCapabilities")
     caps = caps if isinstance(caps, dict) else {}
+    # spec INIT-04: the negotiated protocolVersion; agentCapabilities may be omitted (the schema's
+    # default: the baseline only), but when present it is an object.
     ctx.check(
-        "INIT-04", bool(caps) or "agentCapabilities" in raw, "no agentCapabilities in the result"
+        "INIT-04",
+        "agentCapabilities" not in raw or isinstance(raw["agentCapabilities"], dict),
+        f"agentCapabilities is {type(raw.get('agentCapabilities')).__name__}, not an object",
     )
     session_caps = caps.get("sessionCapabilities")
     # spec INIT-19: loadSession lives at the top level only.

@@ -104,7 +104,7 @@ class ScenarioContext:
         if clause not in self.scenario.clauses:
             raise ValueError(f"scenario {self.name!r} decides {clause} but does not declare it")
         self.decided.add(clause)
-        self.report.record(clause, status, self.name, evidence)
+        self.report._record(clause, status, self.name, evidence)
 
     def check(self, clause: str, ok: bool, evidence: str = "") -> bool:
         """Record a verdict: PASS when ``ok``, else FAIL with ``evidence``."""
@@ -180,9 +180,8 @@ def check_agent(
         for scenario in chosen:
             if scenario.needs is not None and caps is not None and not _open(caps, scenario.needs):
                 for clause in scenario.clauses:
-                    report.skipped(
-                        clause, scenario.name, f"the agent does not advertise {scenario.needs}"
-                    )
+                    reason = f"the agent does not advertise {scenario.needs}"
+                    report._record(clause, SKIPPED, scenario.name, reason)
                 continue
             driver_caps = _run(scenario, argv, options, report, cwd)
             if caps is None and driver_caps is not None:
@@ -215,8 +214,9 @@ def _run(
         )
     except OSError as exc:
         for clause in scenario.clauses:
-            report.skipped(clause, scenario.name, f"not reached: could not start the agent: {exc}")
-        report.failed(scenario.main, scenario.name, f"could not start the agent: {exc}")
+            reason = f"not reached: could not start the agent: {exc}"
+            report._record(clause, SKIPPED, scenario.name, reason)
+        report._record(scenario.main, FAIL, scenario.name, f"could not start the agent: {exc}")
         return None
     ctx = ScenarioContext(scenario, driver, options, report, cwd)
     failures_before = len(report.failures)
@@ -237,11 +237,11 @@ def _run(
         for clause in scenario.clauses:
             if clause not in ctx.decided:
                 # Whatever happened, every clause the scenario sets out to check gets a status.
-                report.skipped(clause, scenario.name, f"not reached: {why}")
+                report._record(clause, SKIPPED, scenario.name, f"not reached: {why}")
         if transcript:
             report.transcripts.append(transcript)
         # spec-gap exit-on-eof: an agent ends when its input ends (transports.mdx, TRANSPORT-10).
-        report.record(
+        report._record(
             "spec-gap:exit-on-eof",
             PASS if driver.exited_on_eof else FAIL,
             scenario.name,
