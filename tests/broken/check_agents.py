@@ -397,6 +397,7 @@ HARMLESS = {
     "RawAgent": RawAgent,
     "AuthAtPrompt": AuthAtPrompt,
     "AuthAtNew": AuthAtNew,
+    "UnstableFields": UnstableFields,
     "OpenOrder": OpenOrder,
     "SlowStart": SlowStart,
     "Wrapper": Wrapper,
