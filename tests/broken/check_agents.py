@@ -385,6 +385,20 @@ class SlowStart(RawAgent):
         super().prompt_slow(m, session_id)
 
 
+class InvalidRequestNullId(RawAgent):
+    """Refuses an invalid request with id null even when its id could be read (as the
+    TypeScript SDK 2.4 does; JSON-RPC 2.0 allows it)."""
+
+    def dispatch(self, message: Any) -> None:
+        if isinstance(message, dict) and "method" in message and not isinstance(
+            message["method"], str
+        ):
+            error = {"code": -32600, "message": "Invalid request", "data": message}
+            self.send({"jsonrpc": "2.0", "id": None, "error": error})
+            return
+        super().dispatch(message)
+
+
 class Wrapper:
     """A wrapper process (as npx or a shell script is): runs the raw agent as its child."""
 
@@ -400,6 +414,7 @@ HARMLESS = {
     "UnstableFields": UnstableFields,
     "OpenOrder": OpenOrder,
     "SlowStart": SlowStart,
+    "InvalidRequestNullId": InvalidRequestNullId,
     "Wrapper": Wrapper,
 }
 
