@@ -29,6 +29,7 @@ from ..agent import Agent, ClientHandle, PromptTurn, Session, SessionRegistry
 from ..errors import RpcError
 from . import _mcp  # noqa: F401 - registers the /mcp command
 from . import _plans  # noqa: F401 - registers /plans (provisional)
+from . import _subagents  # noqa: F401 - registers /subagent (provisional)
 from . import _system_prompt  # registers /system (provisional)
 from ._commands import COMMANDS, Invocation, available_commands
 
@@ -134,7 +135,7 @@ class EchoAgent(Agent):
             ),
             # spec AUTH-02: logout is implemented, so auth.logout is advertised, as an object.
             auth=s.AgentAuthCapabilities(logout=s.LogoutCapabilities()),
-            # spec EXT-09, EXT-11: custom capabilities under _meta, namespaced by key.
+            # spec EXT-09, EXT-11, INIT-22: custom capabilities under _meta, namespaced by key.
             meta={"acpref": {"ping": True}},
         )
 

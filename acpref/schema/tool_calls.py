@@ -18,6 +18,7 @@ from ._base import (
     tagged_union,
 )
 from .content import ContentBlock
+from .subagents import SessionReference
 from .identifiers import PermissionOptionId, SessionId, TerminalId, ToolCallId
 
 __all__ = [
@@ -108,7 +109,8 @@ class Terminal:
 
 #: What a tool call produced, tagged by ``type``. Spec: tool-calls.mdx (Content); TOOL-12.
 # spec TOOL-12: content {content}, diff {path, newText, oldText?} or terminal {terminalId}.
-ToolCallContent = Union[Content, Diff, Terminal]
+# spec SUBAGENT-02 (provisional): SessionReference, the draft page's session reference.
+ToolCallContent = Union[Content, Diff, Terminal, SessionReference]
 tagged_union(ToolCallContent, tag="type")
 
 
@@ -166,6 +168,9 @@ class ToolCallUpdate:
     session_update: ClassVar[str] = "tool_call_update"
 
     tool_call_id: ToolCallId = field(required=True)
+    # spec TOOL-18: a string sets or replaces the name; omitted or null leaves it unchanged (v1
+    # cannot clear a name).
+    name: str | None | Unset = field(default_on_error=True)
     kind: ToolKind | None | Unset = field(default_on_error=True)
     status: ToolCallStatus | None | Unset = field(default_on_error=True)
     title: str | None | Unset = field(default_on_error=True)
@@ -205,6 +210,8 @@ class ToolCall:
 
     tool_call_id: ToolCallId = field(required=True)
     title: str = field(required=True)
+    # spec TOOL-18: the programmatic tool name (``read_file``); omitted or null means none.
+    name: str | None | Unset = field(default_on_error=True)
     kind: ToolKind | Unset = field(default_on_error=True)
     status: ToolCallStatus | Unset = field(default_on_error=True)
     content: List[ToolCallContent] | Unset = field(default_on_error=True, skip_invalid_items=True)
