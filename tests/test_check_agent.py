@@ -25,7 +25,7 @@ import check_agents  # noqa: E402
 
 CHECK_AGENTS = [PY, str(BROKEN / "check_agents.py")]
 #: Fast options for the small scripted agents: their busy prompt is ``slow``.
-FAST = dict(cancel_prompt="slow", timeout=5, cancel_after=0.2, cancel_grace=0.5)
+FAST = dict(cancel_prompt="slow", timeout=5, cancel_after=0.2, cancel_grace=0.5, mcp_wait=0.5)
 
 
 def _statuses(report: CheckReport) -> dict:
@@ -57,7 +57,7 @@ def test_well_behaved_agent_passes_every_scenario(tmp_path: Path) -> None:
         "spec-gap:exit-on-eof",
     ):
         assert statuses[clause] == "PASS", (clause, report.format_table())
-    assert len(report.transcripts) == 10
+    assert len(report.transcripts) == len(SCENARIOS)
 
 
 def _echo_available() -> bool:

@@ -180,3 +180,63 @@ def test_report_cli_json_and_errors(tmp_path: Path) -> None:
         timeout=30,
     )
     assert missing.returncode == 2
+
+
+# -- What only check-client provokes: odd ids, _meta, an answered notification ---------------------
+
+
+def test_EXT_10_client_answering_a_notification_without_an_id_fails(tmp_path: Path) -> None:
+    def bend(driver: AgentDriver, session: str) -> None:
+        error = {"code": -32601, "message": "Method not found"}
+        driver.connection.set_handler(
+            "_acpref/notice", lambda params, ctx: driver.send_raw({"jsonrpc": "2.0", "error": error})
+        )
+
+    report = _grade(tmp_path, bend, load=False)
+    for clause in ("EXT-10", "OVERVIEW-09"):
+        assert report.results[clause].status == "FAIL", report.format_table()
+
+
+def test_RPC_04_client_turning_a_numeric_string_id_into_a_number_fails(tmp_path: Path) -> None:
+    def bend(driver: AgentDriver, session: str) -> None:
+        inner = driver.stream._inner  # below the recorder: the transcript keeps the true line
+        write = inner.write
+        inner.write = lambda data: write(data.replace(b'"id":"42"', b'"id":42'))  # type: ignore
+
+    report = _grade(tmp_path, bend, load=False)
+    row = report.results["RPC-04"]
+    assert row.status == "FAIL" and "'42' answered as 42" in row.evidence[0], report.format_table()
+
+
+def test_EXT_02_client_refusing_meta_fails(tmp_path: Path) -> None:
+    from acpref.errors import RpcError
+
+    def bend(driver: AgentDriver, session: str) -> None:
+        def on_read(params: Any, ctx: Any) -> Any:
+            if params.meta:
+                raise RpcError.invalid_params("unknown field _meta")
+            return driver._on_read(params, ctx)
+
+        driver.connection.set_handler("fs/read_text_file", on_read)
+
+    report = _grade(tmp_path, bend, load=False)
+    assert report.results["EXT-02"].status == "FAIL", report.format_table()
+
+
+def test_a_part_the_client_breaks_does_not_hide_the_others(tmp_path: Path) -> None:
+    from acpref.errors import RpcError
+
+    def bend(driver: AgentDriver, session: str) -> None:
+        def policy(request: s.RequestPermissionRequest) -> Any:
+            if request.tool_call.tool_call_id == "check-permission":
+                raise RpcError(-32603, "the permission dialog crashed")
+            return "allow"
+
+        driver.permission = policy
+
+    report = _grade(tmp_path, bend, load=False, cancel=False)
+    assert report.results["TOOL-08"].status == "FAIL", report.format_table()
+    assert "crashed" in report.results["TOOL-08"].evidence[0]
+    assert report.results["SCHEMA-04"].status == "SKIPPED"
+    for clause in ("FS-04", "TERM-09", "EXT-08", "RPC-04", "EXT-10"):
+        assert report.results[clause].status == "PASS", (clause, report.format_table())

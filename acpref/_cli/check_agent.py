@@ -31,7 +31,30 @@ def register(sub: Any, name: str, help_text: str) -> None:
     )
     p.add_argument("--prompt", help="the text of an ordinary prompt")
     p.add_argument(
-        "--cancel-prompt", help="a prompt that keeps the agent busy (for the cancellation checks)"
+        "--cancel-prompt",
+        help="a prompt that keeps the agent busy, for the cancellation checks (default: a long "
+        "counting task; '/wait' for acpref echo)",
+    )
+    p.add_argument(
+        "--cancel-after",
+        type=float,
+        default=3.0,
+        metavar="S",
+        help="cancel the busy turn after S seconds if it shows no sign of life first (default 3)",
+    )
+    p.add_argument(
+        "--cancel-grace",
+        type=float,
+        default=5.0,
+        metavar="S",
+        help="a turn still running S seconds after the cancel ignored it (default 5)",
+    )
+    p.add_argument(
+        "--mcp-wait",
+        type=float,
+        default=5.0,
+        metavar="S",
+        help="seconds to wait for the agent to initialize the MCP servers it is given (default 5)",
     )
     p.add_argument(
         "--auth", metavar="METHOD_ID", help="authenticate with this method before sessions"
@@ -73,6 +96,9 @@ def _check(args: argparse.Namespace, argv: Any, record_dir: Any) -> int:
         cwd=args.cwd,
         record_dir=record_dir,
         only=tuple(args.only),
+        cancel_after=args.cancel_after,
+        cancel_grace=args.cancel_grace,
+        mcp_wait=args.mcp_wait,
     )
     report = check_agent(argv, options)
     strict = args.strict_gaps

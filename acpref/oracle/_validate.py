@@ -358,6 +358,11 @@ class Validator:
             # spec RPC-11: an invalid request whose id could be read is refused under that id.
             self._owed_ids[sender].discard(request_id)
             return [f for f in found if f.clause != "RPC-04"]
+        if request_id is None and "error" in message and self._owed_ids[sender]:
+            # spec RPC-11: ... or with id null (JSON-RPC 2.0: "If there was an error in detecting
+            # the id in the Request object (e.g. Parse error/Invalid Request), it MUST be Null").
+            self._owed_ids[sender].pop()
+            return [f for f in found if f.clause != "RPC-04"]
         recent = self._notified[sender]
         while recent and self._received[sender] - recent[-1][0] > _RECENT_WINDOW:
             recent.pop()

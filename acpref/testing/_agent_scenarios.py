@@ -492,6 +492,67 @@ def _close(ctx: ScenarioContext) -> None:
         request.result(ctx.options.timeout)
 
 
+# -- MCP servers ----------------------------------------------------------------------------------
+
+
+def _mcp(ctx: ScenarioContext) -> None:
+    from ._mcp_check import McpProbe, initialized
+
+    ctx.initialize()
+    http = ctx.driver.supports("mcpCapabilities.http")
+    with McpProbe(http=http) as probe:
+        ctx.at("SETUP-30")
+        session_id = ctx.new_session(mcp_servers=probe.servers())
+        # Most agents connect while they open the session; some only at the first turn.
+        if not probe.wait_initialized(ctx.options.mcp_wait):
+            ctx.at("SETUP-36")
+            ctx.driver.prompt(session_id, ctx.options.prompt)
+            probe.wait_initialized(ctx.options.mcp_wait)
+        stdio = list(probe.stdio.items)
+        http_items = list(probe.http.items) if probe.http is not None else []
+    when = "after session/new and one prompt turn"
+    if not stdio:
+        evidence = f"the agent never started the stdio MCP server it was given ({when})"
+        # spec SETUP-36: the agent connects to every MCP server the client supplied.
+        ctx.check("SETUP-36", False, evidence)
+        ctx.skip("SETUP-30", "the agent never started the stdio MCP server: see SETUP-36")
+    elif not initialized(stdio):
+        sent = [m.get("method") for m in stdio if isinstance(m, dict) and "method" in m]
+        evidence = (
+            f"the agent started the stdio MCP server but never completed its handshake "
+            f"(initialize, then notifications/initialized); it sent {sent}"
+        )
+        # spec SETUP-30: stdio MCP servers are supported, which takes the MCP handshake.
+        ctx.check("SETUP-30", False, evidence)
+        ctx.check("SETUP-36", False, evidence)
+    else:
+        ctx.passed("SETUP-30")
+        started = stdio[0].get("started", {}) if isinstance(stdio[0], dict) else {}
+        if started.get("env") != "1":
+            ctx.report.notes.append(
+                "[mcp] the agent started the stdio MCP server without the env it was given "
+                "(ACPREF_PROBE=1)"
+            )
+        if not http:
+            ctx.passed("SETUP-36")
+    if not http:
+        ctx.skip("SETUP-31", "the agent does not advertise mcpCapabilities.http")
+        return
+    if initialized(http_items):
+        ctx.passed("SETUP-31")
+        if initialized(stdio):
+            ctx.passed("SETUP-36")
+        return
+    evidence = (
+        f"the agent advertises mcpCapabilities.http but never initialized the HTTP MCP server "
+        f"it was given ({when}; it sent "
+        f"{[m.get('method') for m in http_items if isinstance(m, dict) and 'method' in m]})"
+    )
+    # spec SETUP-31, SETUP-36: an advertised HTTP transport is used for the servers given.
+    ctx.check("SETUP-31", False, evidence)
+    ctx.check("SETUP-36", False, evidence)
+
+
 # -- bad input ------------------------------------------------------------------------------------
 
 
@@ -730,6 +791,7 @@ SCENARIOS = [
         needs="sessionCapabilities.close",
         main="SETUP-17",
     ),
+    Scenario("mcp", _mcp, ("SETUP-30", "SETUP-31", "SETUP-36"), main="SETUP-30"),
     Scenario(
         "bad-input",
         _bad_input,

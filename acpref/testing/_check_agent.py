@@ -56,6 +56,9 @@ class AgentCheckOptions:
     #: Seconds after ``session/cancel`` past which a turn that did not end ``cancelled`` is
     #: reported as having ignored the cancel (spec-gap cancel-ignored).
     cancel_grace: float = 5.0
+    #: Seconds to wait for the agent to initialize the MCP servers it was given, after
+    #: ``session/new`` and again after a prompt turn.
+    mcp_wait: float = 5.0
 
 
 class NeedsAuth(Exception):

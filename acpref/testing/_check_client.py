@@ -21,7 +21,7 @@ import json
 import os
 import sys
 import threading
-from typing import Any, Dict, Optional
+from typing import Any, Dict, Optional, Set
 
 from .. import __version__
 from .. import schema as s
@@ -53,7 +53,8 @@ class Grader:
     def __init__(self, report_path: str, sink: RecordSink) -> None:
         self.path = report_path
         self.sink = sink
-        self._lock = threading.Lock()  # guards report and the file
+        self._lock = threading.Lock()  # guards report, _decided and the file
+        self._decided: Set[str] = set()
         self.report = _load_or_new(report_path)
         if sink.transcript_path and sink.transcript_path not in self.report.transcripts:
             self.report.transcripts.append(sink.transcript_path)
@@ -62,6 +63,7 @@ class Grader:
 
     def record(self, clause: str, status: str, evidence: Optional[str] = None) -> None:
         with self._lock:
+            self._decided.add(clause)
             self.report._record(clause, status, self.scenario, evidence)
 
     def check(self, clause: str, ok: bool, evidence: str) -> bool:
@@ -110,19 +112,43 @@ class Grader:
                 f.write(snapshot.dumps())
             os.replace(tmp, self.path)
 
+    def decided(self, clause: str) -> bool:
+        """True when some step already gave ``clause`` a verdict in this run."""
+        with self._lock:
+            return clause in self._decided
+
     def request_raw(
-        self, stream: RecordingStream, method: str, params: Dict[str, Any], timeout: float = 30.0
+        self,
+        stream: RecordingStream,
+        method: str,
+        params: Dict[str, Any],
+        timeout: float = 30.0,
+        *,
+        request_id: Any = None,
+        any_id: bool = False,
     ) -> Any:
-        """Send a request no conforming agent would (an unadvertised method); the raw answer."""
-        request_id = f"acpref-check-{next(self.raw_ids)}"
+        """Send a request no conforming agent would (an unadvertised method, an odd id).
+
+        The answer is the response with that id; with ``any_id``, the first response that comes
+        (any id, or none: nothing else of ours is in flight), so that an answer under a wrong id
+        is judged, not waited for. ``{"no answer": ...}`` after ``timeout`` seconds.
+        """
+        if request_id is None:
+            request_id = f"acpref-check-{next(self.raw_ids)}"
         since = self.sink.received_count
         message = {"jsonrpc": "2.0", "id": request_id, "method": method, "params": params}
         stream.write_raw((json.dumps(message) + "\n").encode("utf-8"))
 
         def answers(m: Any) -> bool:
-            return isinstance(m, dict) and "method" not in m and m.get("id") == request_id
+            if not isinstance(m, dict) or "method" in m:
+                return False
+            got = m.get("id")
+            return any_id or (type(got) is type(request_id) and got == request_id)
 
-        return self.sink.wait_for(answers, since=since, timeout=timeout)[1]
+        try:
+            return self.sink.wait_for(answers, since=since, timeout=timeout)[1]
+        except TimeoutError as exc:
+            return {"no answer": str(exc)}
 
 
 def _load_or_new(path: str) -> CheckReport:

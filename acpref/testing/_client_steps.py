@@ -10,6 +10,7 @@ oracle judges from the transcript.
 
 from __future__ import annotations
 
+import json
 import os
 import secrets
 import sys
@@ -17,7 +18,7 @@ from typing import TYPE_CHECKING, Any, Callable, List
 
 from .. import codec
 from .. import schema as s
-from ..errors import ErrorCode, RpcError
+from ..errors import ErrorCode, RemoteProtocolError, RequestTimeout, RpcError
 
 if TYPE_CHECKING:  # pragma: no cover
     from ..agent import PromptTurn
@@ -49,17 +50,50 @@ def _code(answer: Any) -> Any:
 
 def _basics(agent: "GraderAgent", turn: "PromptTurn") -> s.PromptResponse:
     _say(turn, "acpref check-client, step 1 of 2: updates, a permission request, files, terminals.")
-    _updates(agent, turn)
-    _permission(agent, turn)
-    _files(agent, turn)
-    _terminals(agent, turn)
-    _elicitation(agent, turn)
-    _extensions(agent, turn)
+    for part, clauses in _PARTS:
+        _guarded(agent, turn, part, clauses)
     _say(turn, "Step 1 done. Send any prompt for step 2 (cancellation).")
     return s.PromptResponse(stop_reason=s.StopReason.END_TURN)
 
 
+def _guarded(
+    agent: "GraderAgent",
+    turn: "PromptTurn",
+    part: Callable[["GraderAgent", "PromptTurn"], None],
+    clauses: tuple,
+) -> None:
+    """Run one part of step 1; if the client's answer stops it, its first undecided clause
+    fails with the evidence and the rest of its clauses are SKIPPED as not reached."""
+    g = agent.grader
+    try:
+        part(agent, turn)
+    except (RpcError, RequestTimeout, RemoteProtocolError) as exc:
+        undecided = [c for c in clauses if not g.decided(c)]
+        what = f"{part.__name__.strip('_')}: the client answered {type(exc).__name__}: {exc}"
+        if isinstance(exc, RequestTimeout):
+            for clause in undecided:
+                g.skip(clause, f"not reached: {what} (no answer in time)")
+            return
+        if undecided:
+            g.check(undecided[0], False, what)
+        for clause in undecided[1:]:
+            g.skip(clause, f"not reached: {what}")
+
+
+#: ``_meta`` no client defines: it must never cause an error (EXT-02).
+_META = {"acpref.dev/check": {"any": ["thing", 1, None], "\u00e9": "\u65e5\u672c"}}
+#: Non-ASCII text (two-, three- and four-byte UTF-8), in updates and in the file written.
+_TEXT = "acpref: \u00e9t\u00e9 \u65e5\u672c \U0001f642\n"
+
+
 def _updates(agent: "GraderAgent", turn: "PromptTurn") -> None:
+    turn.update(
+        s.AgentMessageChunk(
+            content=s.TextContent(text=_TEXT, meta=_META),
+            message_id=turn.new_message_id(),
+            meta=_META,
+        )
+    )
     turn.update(
         s.AgentThoughtChunk(
             content=s.TextContent(text="Thinking about the check."),
@@ -122,7 +156,7 @@ def _files(agent: "GraderAgent", turn: "PromptTurn") -> None:
     session = agent.sessions.get(turn.session_id)
     cwd = session.cwd if session is not None else os.getcwd()
     path = os.path.join(cwd, f".acpref-check-{secrets.token_hex(4)}.txt")
-    text = "one\ntwo\nthree\n"
+    text = "one\ntwo \u00e9\u65e5\U0001f642\nthree\n"
     can_read, can_write = (
         agent.client.supports("fs.readTextFile"),
         agent.client.supports("fs.writeTextFile"),
@@ -162,7 +196,12 @@ def _reads(agent: "GraderAgent", turn: "PromptTurn", path: str, written: Any) ->
         g.check("FS-07", content == written, f"read back {content!r}, wrote {written!r}")
         part = turn.read_text_file(path, line=2, limit=1)
         # spec FS-04: from the 1-based line, at most limit lines.
-        g.check("FS-04", part.rstrip("\n") == "two", f"line 2, limit 1 read {part!r}, not 'two'")
+        wanted = written.splitlines()[1]
+        g.check("FS-04", part.rstrip("\n") == wanted, f"line 2, limit 1 read {part!r}, not {wanted!r}")
+        params = {"sessionId": turn.session_id, "path": path, "_meta": _META}
+        answer = g.request_raw(agent.stream, "fs/read_text_file", params)
+        # spec EXT-02: _meta at the params root never causes an error.
+        g.check("EXT-02", "result" in answer, f"fs/read_text_file with _meta answered {answer!r}")
     else:
         g.skip("FS-04", "needs fs.writeTextFile to make a file to read")
     try:
@@ -286,9 +325,37 @@ def _elicitation(agent: "GraderAgent", turn: "PromptTurn") -> None:
     g.passed("ELICIT-20", "SCHEMA-17")
 
 
+#: Request ids of every JSON shape RequestId allows: each must come back the same (RPC-04).
+_IDS: List[Any] = [0, -7, 2**53 - 1, "42", "0", "", "\u00e9t\u00e9 \u65e5\u672c \U0001f642"]
+
+
 def _extensions(agent: "GraderAgent", turn: "PromptTurn") -> None:
     g = agent.grader
-    agent.client.ext_notification("_acpref/notice", {"check": True})
+    since = g.sink.received_count
+    # Written raw, like the ping after it, so that the two go out in this order.
+    notice = {"jsonrpc": "2.0", "method": "_acpref/notice", "params": {"check": True}}
+    agent.stream.write_raw((json.dumps(notice) + "\n").encode("utf-8"))
+    probe = g.request_raw(agent.stream, "_acpref/ping", {})
+    answered = [
+        m
+        for _, m in g.sink.received(since)
+        if isinstance(m, dict) and "method" not in m and m is not probe
+    ]
+    # spec EXT-10, OVERVIEW-09: a notification is never answered, not even with an error
+    # without an id.
+    evidence = f"the _acpref/notice notification was answered {answered!r}"[:400]
+    g.check("EXT-10", not answered, evidence)
+    g.check("OVERVIEW-09", not answered, evidence)
+    wrong = []
+    for request_id in _IDS:
+        answer = g.request_raw(
+            agent.stream, "_acpref/unknown", {}, request_id=request_id, any_id=True
+        )
+        got = answer.get("id", "(no id)")
+        if not (type(got) is type(request_id) and got == request_id):
+            wrong.append(f"id {request_id!r} answered as {got!r}")
+    # spec RPC-04: a response echoes the id exactly, same value and JSON type.
+    g.check("RPC-04", not wrong, "; ".join(wrong))
     try:
         agent.client.ext_method("_acpref/unknown", {}, timeout=30)
         g.check("EXT-08", False, "an unknown custom request was answered with a result")
@@ -299,7 +366,6 @@ def _extensions(agent: "GraderAgent", turn: "PromptTurn") -> None:
             exc.code == ErrorCode.METHOD_NOT_FOUND,
             f"an unknown custom request answered {exc.code}",
         )
-    g.passed("EXT-10", "OVERVIEW-09")
 
 
 # -- step 2 ---------------------------------------------------------------------------------------
@@ -340,6 +406,30 @@ def _cancellation(agent: "GraderAgent", turn: "PromptTurn") -> s.PromptResponse:
     )
 
 
+#: The parts of step 1 and the clauses each decides.
+_PARTS: List[Any] = [
+    (_updates, ("OVERVIEW-04",)),
+    (_permission, ("TOOL-08", "SCHEMA-04")),
+    (_files, ("FS-08", "FS-07", "FS-04", "EXT-02", "RPC-17")),
+    (
+        _terminals,
+        (
+            "TERM-03",
+            "TERM-11",
+            "TERM-09",
+            "TERM-06",
+            "TERM-13",
+            "TERM-14",
+            "TERM-04",
+            "TERM-05",
+            "TERM-10",
+            "TERM-12",
+        ),
+    ),
+    (_elicitation, ("ELICIT-20", "SCHEMA-17", "ELICIT-29")),
+    (_extensions, ("EXT-10", "OVERVIEW-09", "RPC-04", "EXT-08")),
+]
+
 STEPS: List[Callable[["GraderAgent", "PromptTurn"], s.PromptResponse]] = [_basics, _cancellation]
 
 #: What each step decides: SKIPPED as "not reached" when the client stops before it.
@@ -359,6 +449,8 @@ STEP_CLAUSES = {
         "TERM-14",
         "EXT-08",
         "EXT-10",
+        "EXT-02",
+        "OVERVIEW-09",
     ),
     "cancellation": ("PROMPT-19", "PROMPT-21"),
 }

@@ -38,6 +38,7 @@ class RawAgent:
         self.count = 0
         self.ids = 1000
         self.cwds: Dict[str, str] = {}
+        self.mcp: List["subprocess.Popen[bytes]"] = []  # the MCP servers started
         self.running: Optional[str] = None  # the session of the slow turn in progress
         self.deferred: List[Dict[str, Any]] = []  # session/close requests waiting for it
 
@@ -101,12 +102,18 @@ class RawAgent:
         return line + b"\n"
 
     def run(self) -> None:
-        while True:
-            line = self.readline()
-            if not line:
-                return
-            if line.strip():
-                self.dispatch_line(line)
+        try:
+            while True:
+                line = self.readline()
+                if not line:
+                    return
+                if line.strip():
+                    self.dispatch_line(line)
+        finally:
+            for proc in self.mcp:  # end of input for each MCP server: it exits
+                if proc.stdin is not None:
+                    proc.stdin.close()
+                proc.wait(10)
 
     def dispatch_line(self, line: bytes) -> None:
         try:
@@ -164,7 +171,39 @@ class RawAgent:
         session_id = self.new_session_id()
         self.history[session_id] = []
         self.cwds[session_id] = cwd
+        self.connect_mcp(m["params"].get("mcpServers") or [])
         self.reply(m, {"sessionId": session_id})
+
+    def connect_mcp(self, servers: List[Dict[str, Any]]) -> None:
+        """Start each stdio MCP server and go through the MCP handshake with it."""
+        for server in servers:
+            if server.get("type") not in (None, "stdio"):
+                continue
+            env = {**os.environ, **{e["name"]: e["value"] for e in server.get("env", [])}}
+            proc = subprocess.Popen(
+                [server["command"], *server.get("args", [])],
+                stdin=subprocess.PIPE,
+                stdout=subprocess.PIPE,
+                env=env,
+            )
+            assert proc.stdin is not None and proc.stdout is not None
+            self.mcp.append(proc)
+            init = {
+                "protocolVersion": "2025-06-18",
+                "capabilities": {},
+                "clientInfo": {"name": "raw-agent", "version": "1"},
+            }
+            self.mcp_send(proc, {"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": init})
+            proc.stdout.readline()
+            self.mcp_initialized(proc)
+
+    def mcp_send(self, proc: "subprocess.Popen[bytes]", message: Dict[str, Any]) -> None:
+        assert proc.stdin is not None
+        proc.stdin.write(json.dumps(message).encode() + b"\n")
+        proc.stdin.flush()
+
+    def mcp_initialized(self, proc: "subprocess.Popen[bytes]") -> None:
+        self.mcp_send(proc, {"jsonrpc": "2.0", "method": "notifications/initialized"})
 
     def on_session_load(self, m: Dict[str, Any]) -> None:
         session_id = m["params"]["sessionId"]

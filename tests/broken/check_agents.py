@@ -158,6 +158,50 @@ class DiesAtPrompt(RawAgent):
         raise SystemExit(3)
 
 
+class UpdateBeforeNewAnswer(RawAgent):
+    """Sends its available commands for a new session before answering session/new."""
+
+    scenario, clause = "prompt", "spec-gap:unknown-session"
+
+    def on_session_new(self, m: M) -> None:
+        session_id = f"sess-{self.count + 1}"
+        commands = [{"name": "help", "description": "Show help"}]
+        self.update(
+            session_id,
+            {"sessionUpdate": "available_commands_update", "availableCommands": commands},
+            keep=False,
+        )
+        super().on_session_new(m)
+
+
+class TwoAnswersPerTurn(RawAgent):
+    """Answers each session/prompt twice: end_turn, then end_turn again."""
+
+    scenario, clause = "prompt", "RPC-06"
+
+    def on_session_prompt(self, m: M) -> None:
+        super().on_session_prompt(m)
+        self.reply(m, {"stopReason": "end_turn"})
+
+
+class IgnoresMcpServers(RawAgent):
+    """Accepts mcpServers and never starts them (the most reported real-world defect)."""
+
+    scenario, clause = "mcp", "SETUP-36"
+
+    def connect_mcp(self, servers: Any) -> None:
+        pass
+
+
+class McpHandshakeUnfinished(RawAgent):
+    """Starts the stdio MCP server, sends initialize, never notifications/initialized."""
+
+    scenario, clause = "mcp", "SETUP-30"
+
+    def mcp_initialized(self, proc: Any) -> None:
+        pass
+
+
 class IgnoresCancelStreaming(RawAgent):
     """Ignores session/cancel: answers the next request, streams on, then ends end_turn."""
 
@@ -341,6 +385,20 @@ class SlowStart(RawAgent):
         super().prompt_slow(m, session_id)
 
 
+class InvalidRequestNullId(RawAgent):
+    """Refuses an invalid request with id null even when its id could be read (as the
+    TypeScript SDK 2.4 does; JSON-RPC 2.0 allows it)."""
+
+    def dispatch(self, message: Any) -> None:
+        if isinstance(message, dict) and "method" in message and not isinstance(
+            message["method"], str
+        ):
+            error = {"code": -32600, "message": "Invalid request", "data": message}
+            self.send({"jsonrpc": "2.0", "id": None, "error": error})
+            return
+        super().dispatch(message)
+
+
 class Wrapper:
     """A wrapper process (as npx or a shell script is): runs the raw agent as its child."""
 
@@ -353,8 +411,10 @@ HARMLESS = {
     "RawAgent": RawAgent,
     "AuthAtPrompt": AuthAtPrompt,
     "AuthAtNew": AuthAtNew,
+    "UnstableFields": UnstableFields,
     "OpenOrder": OpenOrder,
     "SlowStart": SlowStart,
+    "InvalidRequestNullId": InvalidRequestNullId,
     "Wrapper": Wrapper,
 }
 
