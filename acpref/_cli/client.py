@@ -22,6 +22,7 @@ import sys
 import threading
 from typing import Any, Callable, List, Optional
 
+from .. import _groups
 from .. import schema as s
 from ..client import ClientSideConnection, ReferenceClient, Renderer, display_name, policy_named
 from ..client.forms import fields_of, parse, validate
@@ -117,6 +118,32 @@ def transcript_writer(path: str) -> "tuple[Callable[[str, bytes], None], Callabl
         recorder.close()
 
     return recorder, close
+
+
+class _Stopped(BaseException):
+    """SIGTERM or SIGHUP arrived: unwind to ``run``'s ``finally``, which stops the agent and
+    every terminal (a BaseException, so that no ``except Exception`` on the way swallows it)."""
+
+    def __init__(self, signum: int) -> None:
+        super().__init__(signum)
+        self.signum = signum
+
+
+def _install_stop_signals() -> List[int]:
+    # Every exit path stops what the client started: a signal unwinds the main thread into
+    # run()'s `finally` (once: a second signal during the shutdown must not cut it short), and
+    # the ladders there are shortened (_groups.hurry), to end before whoever sent the signal
+    # runs out of patience.
+    # Returns the list that, once not empty, makes a signal only shorten the ladders.
+    stopping: List[int] = []
+
+    def on_stop(signum: int) -> None:
+        if not stopping:
+            stopping.append(signum)
+            raise _Stopped(signum)
+
+    _groups.install_stop_signals(on_stop)
+    return stopping
 
 
 class _Quit(Exception):
@@ -602,8 +629,10 @@ class _App:
     def close(self) -> None:
         if self.conn is not None:
             status = self.conn.close()
-            if status not in (0, None):
-                sys.stderr.write(f"acpref client: the agent exited with status {status}\n")
+            process = self.conn.process
+            if status != 0 and process is not None:
+                how = process.describe_exit(status)
+                sys.stderr.write(f"acpref client: the agent {how}\n")
         if self._close_record is not None:
             self._close_record()
 
@@ -654,6 +683,7 @@ def run(args: argparse.Namespace) -> int:
     args.agent = agent
     console = _Console(quiet=args.json)
     app = _App(args, console)
+    stopping = _install_stop_signals()
     try:
         app.connect()
         if args.prompt is not None:
@@ -661,6 +691,9 @@ def run(args: argparse.Namespace) -> int:
         return app.interactive()
     except _Quit:
         return 130
+    except _Stopped as stop:
+        sys.stderr.write(f"acpref client: stopped by {_groups.signal_name(stop.signum)}\n")
+        return 128 + stop.signum
     except KeyboardInterrupt:
         return 130
     except RpcError as exc:
@@ -673,4 +706,5 @@ def run(args: argparse.Namespace) -> int:
         sys.stderr.write(f"acpref client: {exc}\n")
         return EXIT_ERROR
     finally:
+        stopping.append(0)  # from here on a signal shortens the shutdown, never cuts it
         app.close()

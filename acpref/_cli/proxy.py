@@ -23,8 +23,9 @@ import signal
 import sys
 import threading
 import time
-from typing import IO, Any, Dict, List, Optional, Sequence, Tuple
+from typing import IO, Any, Dict, List, Optional, Sequence, Set, Tuple
 
+from .. import _groups
 from .._transport import StderrBuffer, spawn
 from ..oracle import Record, Report, TranscriptRecorder, Validator
 from ..oracle._transcript import LineBuffer
@@ -49,7 +50,7 @@ class Proxy:
         client_in: int = 0,
         client_out: int = 1,
         err: IO[str] = sys.stderr,
-        grace: float = 5.0,
+        grace: float = 30.0,
         quiet: bool = False,
     ) -> None:
         self.argv = list(argv)
@@ -71,6 +72,12 @@ class Proxy:
         self.validator = Validator()
         self.report: Optional[Report] = None
         self._pump_ended = threading.Event()
+        self._ended: Set[str] = set()  # the senders whose stream ended ("client", "agent")
+
+    def stop(self, signum: int = 0) -> None:
+        """End the run now (from a signal handler): the agent is stopped, the summary printed."""
+        _groups.hurry()
+        self._pump_ended.set()
 
     def _say(self, text: str) -> None:
         with self._err_lock:
@@ -101,6 +108,7 @@ class Proxy:
             pass  # the receiving side is gone: stop forwarding this way
         finally:
             put((sender, None, now()))
+            self._ended.add(sender)
             self._pump_ended.set()
 
     # -- recording and validation ----------------------------------------------------------------
@@ -135,6 +143,7 @@ class Proxy:
     def run(self) -> int:
         """Spawn the agent, forward until both ends are done; returns the exit status."""
         stderr = StderrBuffer(limit=1 << 16, on_line=lambda line: self._say(line))
+        # The agent leads a process group of its own: stopping it stops what it started.
         process = spawn(self.argv, stderr=stderr)
         assert process.popen.stdin is not None and process.popen.stdout is not None
         judge = threading.Thread(target=self._judge, name="acpref-proxy-judge", daemon=True)
@@ -153,15 +162,13 @@ class Proxy:
         )
         up.start()
         down.start()
-        try:
-            self._pump_ended.wait()  # the client closed our stdin, or the agent its stdout
-            if not up.is_alive():
-                process.popen.stdin.close()  # spec TRANSPORT-10: end of input for the agent
-                down.join(self.grace)
-            # else the agent ended first: the client learns it when we close our stdout
-        except KeyboardInterrupt:
-            pass
-        status = process.shutdown(grace=self.grace if down.is_alive() else 1.0, term_grace=2.0)
+        self._pump_ended.wait()  # the client closed our stdin, or the agent its stdout, or a signal
+        # spec-gap shutdown-ladder: the proxy passes the client's ladder on. The end of our input
+        # becomes the end of the agent's (TRANSPORT-10), and the agent gets as long as the
+        # client gives us (`grace`); a SIGTERM from the client (stop()) cuts the wait short and
+        # is passed on at once, with the short ladder of a stopping process.
+        agent_ended = self._ended == {"agent"}
+        status = process.shutdown(grace=1.0 if agent_ended else self.grace, term_grace=2.0)
         down.join(1.0)
         try:
             os.close(self._client_out)
@@ -176,10 +183,6 @@ class Proxy:
         if status:
             return status if status > 0 else 128 - status
         return 1 if self.strict and not self.report.ok else 0
-
-
-def _interrupt(signum: int, frame: Any) -> None:
-    raise KeyboardInterrupt(f"signal {signum}")
 
 
 def register(sub: Any, name: str, help_text: str) -> None:
@@ -198,6 +201,8 @@ def run(args: argparse.Namespace) -> int:
     if not argv:
         print("acpref proxy: give the agent command after --", file=sys.stderr)
         return 2
-    signal.signal(signal.SIGTERM, _interrupt)  # end as on Ctrl-C: stop the agent, print the summary
     proxy = Proxy(argv, record=args.record, strict=args.strict, quiet=args.quiet)
+    # SIGTERM, SIGHUP and Ctrl-C end the run as the end of input does, in a hurry: the agent is
+    # stopped (its whole group), the summary printed.
+    _groups.install_stop_signals(proxy.stop, (signal.SIGTERM, signal.SIGHUP, signal.SIGINT))
     return proxy.run()

@@ -128,15 +128,25 @@ class ClientSideConnection:
         on_stderr_line: Optional[Callable[[str], None]] = None,
         stderr_limit: int = 1 << 20,
         write_timeout: Optional[float] = 30.0,
+        new_session: bool = True,
+        pass_stderr: bool = False,
         **kwargs: Any,
     ) -> "ClientSideConnection":
         """Start the agent ``argv`` (no shell) and connect to its stdin/stdout (spec TRANSPORT-03).
 
         Its stderr is always drained (TRANSPORT-07): the last ``stderr_limit`` bytes are kept in
-        ``stderr``, and each line goes to ``on_stderr_line`` if given. The agent runs in a
-        session of its own, so a Ctrl-C typed at our terminal reaches us, not it. An agent that
-        stops reading its stdin fails a write of ours after ``write_timeout`` seconds without
-        progress, and with it every pending call (the connection closes).
+        ``stderr``, and each line goes to ``on_stderr_line`` if given. With ``pass_stderr`` the
+        agent writes to our own stderr instead, straight through (nothing is kept, and
+        ``on_stderr_line`` is not called). An agent that stops reading its
+        stdin fails a write of ours after ``write_timeout`` seconds without progress, and with it
+        every pending call (the connection closes).
+
+        With ``new_session`` (the default) the agent runs in a session and process group of its
+        own: a Ctrl-C typed at our terminal reaches us, not it, and ``close()`` stops the whole
+        group, whatever the agent started included. With ``new_session=False`` it stays in our
+        process group (a harness that stops its own group by signal reaches it, and so does a
+        Ctrl-C): ``close()`` then signals the agent process only, and what it started is the
+        group owner's to stop.
         """
         # spec TRANSPORT-02, TRANSPORT-03, TRANSPORT-07: we spawn the agent and speak over its
         # stdin/stdout; its stderr is drained, not parsed.
@@ -145,7 +155,8 @@ class ClientSideConnection:
             env=env,
             cwd=cwd,
             stderr=StderrBuffer(stderr_limit, on_stderr_line),
-            new_session=True,
+            new_session=new_session,
+            pass_stderr=pass_stderr,
         )
         assert process.popen.stdout is not None and process.popen.stdin is not None
         stream = FdStream(
@@ -464,23 +475,22 @@ class ClientSideConnection:
         """Turn "connection closed" into "the agent exited with status N" where that is so."""
         if not isinstance(exc, ConnectionClosed) or self.process is None or self._closed_by_us:
             return exc
-        try:
-            returncode = self.process.popen.wait(timeout=1.0)
-        except Exception:  # noqa: BLE001 - still running: the plain error says enough
-            return exc
+        returncode = self.process.wait(1.0)  # not reaped: the ladder still owns its group
+        if returncode is None:
+            return exc  # still running: the plain error says enough
         self.returncode = returncode
         tail = self.process.stderr.text()[-2000:]
         stopped_by = self.process.stopped_by
         signals = {"SIGTERM": -signal.SIGTERM, "SIGKILL": -signal.SIGKILL}
         if stopped_by is None or signals.get(stopped_by) != returncode:
-            message = f"the agent exited with status {returncode} while we waited for {method}"
+            how = self.process.describe_exit(returncode)
+            message = f"the agent {how} while we waited for {method}"
         else:
             # The connection ended first (the agent closed its output, or stopped reading and a
             # write timed out); then we stopped the agent. Say so, with the first cause: the
             # exit status is only the consequence.
             message = (
-                f"{method} failed: {exc}; the agent was then stopped ({stopped_by}, "
-                f"status {returncode})"
+                f"{method} failed: {exc}; the agent was then stopped by acpref with {stopped_by}"
             )
         if tail.strip():
             message += f"; its last stderr:\n{tail.rstrip()}"

@@ -335,9 +335,9 @@ class AgentDriver:
         self.stream.end_output()
         self.exited_on_eof = self.sink.wait_peer_eof(grace)
         if self.process is not None and self.exited_on_eof:
-            try:
-                self.process.popen.wait(grace)
-            except Exception:  # noqa: BLE001 - the ladder below ends it
+            # Not reaped here: the ladder below still signals the agent's group (what the agent
+            # started and left running dies with it).
+            if self.process.wait(grace) is None:
                 self.exited_on_eof = False
         self.connection.close("test over")
         if self.agent_side is not None:
