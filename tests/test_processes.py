@@ -18,6 +18,7 @@ import select
 import signal
 import subprocess
 import sys
+import threading
 from pathlib import Path
 from typing import Iterator, List
 
@@ -25,8 +26,9 @@ import pytest
 from peers.mcp_procs import group_members, has_proc, is_running
 
 from acpref import _groups
+from acpref import schema as s
 from acpref.client import Allow, ClientSideConnection, ReferenceClient
-from acpref.testing import check_agent
+from acpref.testing import AgentDriver, check_agent
 
 pytestmark = pytest.mark.skipif(not has_proc(), reason="reads /proc")
 
@@ -264,3 +266,103 @@ def test_acpref_client_stopped_by_a_signal_stops_its_terminals(
     assert f"stopped by {_groups.signal_name(signum)}".encode() in err
     assert_none_running([command])
     assert group_members(command) == []
+
+
+# -- the shutdown ladder, for each pair of acpref's tools (decisions.md shutdown-ladder) ---------
+
+
+@pytest.mark.parametrize(
+    "agent",
+    [
+        pytest.param(["echo"], id="echo"),
+        pytest.param(["proxy", "--", *ACPREF, "echo"], id="proxy-echo"),
+    ],
+)
+def test_end_of_input_cancels_a_running_turn_and_answers_it(agent: List[str]) -> None:
+    # spec-gap end-of-input: the turn is cancelled at once and answered "cancelled" (the echo
+    # agent used to stream on for 5 s and close without an answer, breaking RPC-06).
+    driver = AgentDriver.spawn([*ACPREF, *agent], timeout=WAIT)
+    driver.initialize()
+    session = driver.new_session()
+    pending = driver.prompt_async(session, "/wait")
+    assert pending.wait_update(WAIT)  # the turn runs
+    driver.stream.end_output()
+    assert pending.result(WAIT).stop_reason == "cancelled"
+    report = driver.close()
+    assert driver.exited_on_eof and driver.process is not None
+    assert driver.process.stopped_by is None  # it ended on its own: no signal needed
+    assert report.ok, report.format_text()
+
+
+class _Watching(ReferenceClient):
+    """A reference client that says when the agent first streamed text."""
+
+    def __init__(self) -> None:
+        super().__init__(permissions=Allow())
+        self.spoke = threading.Event()
+
+    def session_update(self, params: s.SessionNotification) -> None:
+        super().session_update(params)
+        if isinstance(params.update, s.AgentMessageChunk):
+            self.spoke.set()
+
+
+@pytest.mark.parametrize(
+    "agent",
+    [
+        pytest.param(["echo"], id="client-echo"),
+        pytest.param(["proxy", "--", *ACPREF, "echo"], id="client-proxy-echo"),
+        pytest.param(["check-client", "--serve", "REPORT"], id="client-check_client"),
+        pytest.param(
+            ["proxy", "--", *ACPREF, "check-client", "--serve", "REPORT"],
+            id="client-proxy-check_client",
+        ),
+    ],
+)
+def test_the_client_closes_each_tool_within_its_grace(agent: List[str], tmp_path: Path) -> None:
+    # Each of acpref's tools ends within the client's first step (stdin closed, 2 s), a turn
+    # running or not, so the client never has to signal it; a proxy prints its summary.
+    argv = [*ACPREF, *(str(tmp_path / "r.json") if a == "REPORT" else a for a in agent)]
+    client = _Watching()
+    conn = ClientSideConnection.spawn(client, argv)
+    conn.initialize(timeout=WAIT)
+    session = conn.new_session(str(tmp_path), timeout=WAIT).session_id
+    if "echo" in agent:
+        conn.prompt_async(session, "/wait")
+        assert client.spoke.wait(WAIT)  # the turn runs
+    status = conn.close()
+    assert conn.process is not None and conn.process.stopped_by is None
+    assert status == 0, conn.process.stderr.text()
+    if "proxy" in agent:
+        assert "acpref proxy: " in conn.process.stderr.text()
+    if "check-client" in agent:
+        assert (tmp_path / "r.json").exists()
+
+
+def test_client_proxy_agent_stopped_by_sigterm_stop_the_whole_chain(
+    piddir: Path, tmp_path: Path
+) -> None:
+    # acpref client -- acpref proxy -- AGENT: the client said "exited with status -9" (the
+    # proxy was killed in the middle of its own ladder), printed no summary, left the agent.
+    client = subprocess.Popen(
+        [*ACPREF, "client", "-p", "/wait", "--", *ACPREF, "proxy", "--", *LEAKY, str(piddir)],
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        cwd=tmp_path,
+    )
+    try:
+        assert client.stdout is not None
+        # The first words of the turn on the client's stdout: the turn runs, the agent's child
+        # has written its pid (before the agent answered initialize).
+        assert select.select([client.stdout], [], [], WAIT)[0]
+        client.send_signal(signal.SIGTERM)
+        _, err = client.communicate(timeout=WAIT)
+    finally:
+        if client.poll() is None:
+            client.kill()
+    assert client.returncode == 128 + signal.SIGTERM, err
+    text = err.decode()
+    assert "acpref proxy: " in text and "status -9" not in text
+    [child] = pids(piddir)
+    assert_none_running([child])
