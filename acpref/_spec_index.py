@@ -201,23 +201,28 @@ REGISTER_COLUMNS = (
     "tested_by",
     "reason",
 )
-STATUSES = ("implemented", "not applicable", "deviation")
+#: ``open``: work under way; its reason says what is missing (the guard test lists every one).
+STATUSES = ("implemented", "not applicable", "deviation", "open")
 
 
-def computed_columns() -> Dict[str, Dict[str, str]]:
+def computed_columns(root: Optional[str] = None) -> Dict[str, Dict[str, str]]:
     """For each clause cited anywhere: ``enforced_in`` and ``tested_by`` as the code says them.
 
     ``enforced_in`` is ``path:function`` of each citation in the package (lines are left out:
     they move with every edit; ``acpref spec ID`` prints them); ``tested_by`` the test ids.
+    ``root`` is a checkout to read (its ``acpref/`` and ``tests/``); by default the package
+    this module was imported from, and the checkout it sits in, if any.
     """
     out: Dict[str, Dict[str, str]] = {}
     enforced: Dict[str, List[str]] = {}
-    for c in scan_code():
+    code_dir = os.path.join(root, "acpref") if root is not None else None
+    tests_dir = os.path.join(root, "tests") if root is not None else None
+    for c in scan_code(code_dir):
         where = f"{c.path}:{c.function}"
         places = enforced.setdefault(c.clause, [])
         if where not in places:
             places.append(where)
-    tests = scan_tests()
+    tests = scan_tests(tests_dir)
     for clause in set(enforced) | set(tests):
         out[clause] = {
             "enforced_in": "; ".join(sorted(enforced.get(clause, []))),
@@ -226,12 +231,15 @@ def computed_columns() -> Dict[str, Dict[str, str]]:
     return out
 
 
-def build_register(rows: List[Dict[str, str]]) -> List[Dict[str, str]]:
+def build_register(
+    rows: List[Dict[str, str]], root: Optional[str] = None
+) -> List[Dict[str, str]]:
     """The register with ``enforced_in`` and ``tested_by`` recomputed; status and reason kept.
 
-    A clause without a status gets ``implemented`` when it is both cited and tested.
+    A clause without a status gets ``implemented`` when it is both cited and tested. ``root``:
+    the checkout to read, as for ``computed_columns``.
     """
-    computed = computed_columns()
+    computed = computed_columns(root)
     out = []
     for row in rows:
         found = computed.get(row["id"], {"enforced_in": "", "tested_by": ""})
@@ -274,6 +282,12 @@ PAGE_NOTES = {
     "elicitation.mdx": "elicitation.md",
     "extensibility.mdx": "extensibility.md",
     "transports.mdx": "transports.md",
+    "session-notices.md": "session-notices.md",
+    "session-compaction.md": "session-compaction.md",
+    "deserialization-leniency.md": "deserialization-leniency.md",
+    "system-prompt.md": "system-prompt.md",
+    "plan-operations.md": "plan-operations.md",
+    "subagents.md": "subagents.md",
     "schema.json": "schema.md",
 }
 

@@ -1,6 +1,6 @@
 """The methods table: every ACP v1 method with its types, receiver, kind, gate and clause.
 
-Spec: ``../shared/spec/meta.json`` (method names) and schema.json (``x-method``, ``x-side``);
+Spec: ``spec_notes/spec/meta.json`` (method names) and schema.json (``x-method``, ``x-side``);
 overview.mdx (Agent and Client methods); clauses OVERVIEW-02 .. OVERVIEW-05, EXT-05.
 
 ``receiver`` is the side that *handles* the method: ``"agent"`` methods are sent by the client,

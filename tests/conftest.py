@@ -1,8 +1,10 @@
 """Shared test helpers: where the ACP spec lives.
 
-The spec (``schema.json``, ``meta.json``, ``clauses.tsv`` and the ``v1/*.mdx`` pages) sits beside
-the repository in ``../shared/spec``; ``ACPREF_SPEC_DIR`` points elsewhere. Tests that read it
-skip, saying why, only when the directory is absent.
+The spec (``schema.json``, ``schema.unstable.json``, ``meta.json``, ``clauses.tsv`` and the
+``v1/`` pages) is carried in the repository at ``spec_notes/spec/`` (its ``SOURCE.md`` says where
+each file came from); ``ACPREF_SPEC_DIR`` points elsewhere, for trying a newer copy. The tests
+never read a spec beside the repository. A missing spec directory is an error, not a skip: a
+skipped parity or example test would hide a thousand tests behind one line of the summary.
 """
 
 from __future__ import annotations
@@ -15,35 +17,45 @@ from typing import Any
 import pytest
 
 REPO = Path(__file__).resolve().parent.parent
+#: The spec carried in the repository.
+CARRIED_SPEC = REPO / "spec_notes" / "spec"
 
 
 def find_spec_dir() -> Path:
-    """The spec directory: ``$ACPREF_SPEC_DIR``, else ``<repo>/../shared/spec`` (may not exist)."""
-    return Path(os.environ.get("ACPREF_SPEC_DIR") or REPO.parent / "shared" / "spec")
+    """The spec directory: ``$ACPREF_SPEC_DIR``, else the carried ``spec_notes/spec``."""
+    return Path(os.environ.get("ACPREF_SPEC_DIR") or CARRIED_SPEC)
 
 
 def missing_spec_reason() -> str:
-    """Why a test that needs the spec was skipped."""
-    return f"ACP spec not found at {find_spec_dir()} (set ACPREF_SPEC_DIR to the spec directory)"
+    """What is wrong when the spec directory is absent."""
+    return (
+        f"ACP spec not found at {find_spec_dir()}: the repository carries it in spec_notes/spec "
+        "(unset ACPREF_SPEC_DIR, or point it at a complete spec directory)"
+    )
 
 
 def require_spec_dir() -> Path:
-    """The spec directory, or skip the calling test with a clear message."""
+    """The spec directory; a missing one fails the calling test (it is part of the repository)."""
     path = find_spec_dir()
     if not path.is_dir():
-        pytest.skip(missing_spec_reason())
+        pytest.fail(missing_spec_reason())
     return path
 
 
-def load_schema_defs() -> dict[str, Any]:
-    """The ``$defs`` of schema.json, or ``{}`` when the spec is absent (collection-time use)."""
-    path = find_spec_dir() / "schema.json"
-    if not path.is_file():
-        return {}
+def load_schema_defs(name: str = "schema.json") -> dict[str, Any]:
+    """The ``$defs`` of a schema file of the spec (collection-time use)."""
+    path = require_spec_dir() / name
     return json.loads(path.read_text(encoding="utf-8"))["$defs"]
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    # Collection reads the spec (parity and example tests are parametrized by it): without it,
+    # stop at once with the reason instead of collecting a fraction of the suite.
+    if not (find_spec_dir() / "schema.json").is_file():
+        raise pytest.UsageError(missing_spec_reason())
 
 
 @pytest.fixture
 def spec_dir() -> Path:
-    """The spec directory; the test is skipped if it is absent."""
+    """The spec directory."""
     return require_spec_dir()

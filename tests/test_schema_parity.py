@@ -25,7 +25,7 @@ from typing import Any, Union
 
 import attrs
 import pytest
-from conftest import load_schema_defs, missing_spec_reason
+from conftest import load_schema_defs
 
 from acpref import schema
 from acpref.codec import wire_name
@@ -34,10 +34,6 @@ from acpref.schema._base import UNIONS, WIRE, Unknown, Unset
 pytestmark = pytest.mark.timeout(60)
 
 DEFS: dict[str, Any] = load_schema_defs()
-_ABSENT = pytest.param(
-    None,
-    marks=pytest.mark.skip(reason=missing_spec_reason()),
-)
 
 #: Names ``acpref.schema`` exports that are not ``$defs`` entries, and why they exist.
 MODEL_ONLY = {
@@ -297,9 +293,71 @@ def union_required(union: Any) -> set:
     return set.intersection(*sets)
 
 
+#: Checks of the 2026-11-02 schema that fail until its new models land (issue 16, in progress):
+#: each must fail (strict xfail), and every run lists them.
+PENDING = frozenset(
+    (
+        "test_def_has_a_model[CompactionCapabilities]",
+        "test_def_has_a_model[CompactionId]",
+        "test_def_has_a_model[CompactionStatus]",
+        "test_def_has_a_model[CompactionSummaryChunk]",
+        "test_def_has_a_model[CompactionUpdate]",
+        "test_def_has_a_model[Notice]",
+        "test_def_has_a_model[NoticeCapabilities]",
+        "test_def_has_a_model[NoticeSeverity]",
+        "test_object_wire_keys[ClientSessionCapabilities]",
+        "test_object_wire_keys[CompactionCapabilities]",
+        "test_object_wire_keys[CompactionSummaryChunk]",
+        "test_object_wire_keys[CompactionUpdate]",
+        "test_object_wire_keys[Notice]",
+        "test_object_wire_keys[NoticeCapabilities]",
+        "test_object_wire_keys[ToolCall]",
+        "test_object_wire_keys[ToolCallUpdate]",
+        "test_object_required_keys[CompactionCapabilities]",
+        "test_object_required_keys[CompactionSummaryChunk]",
+        "test_object_required_keys[CompactionUpdate]",
+        "test_object_required_keys[Notice]",
+        "test_object_required_keys[NoticeCapabilities]",
+        "test_object_field_types[CompactionCapabilities]",
+        "test_object_field_types[CompactionSummaryChunk]",
+        "test_object_field_types[CompactionUpdate]",
+        "test_object_field_types[Notice]",
+        "test_object_field_types[NoticeCapabilities]",
+        "test_object_integer_formats[CompactionCapabilities]",
+        "test_object_integer_formats[CompactionSummaryChunk]",
+        "test_object_integer_formats[CompactionUpdate]",
+        "test_object_integer_formats[Notice]",
+        "test_object_integer_formats[NoticeCapabilities]",
+        "test_object_leniency_markers[AuthMethodTerminal]",
+        "test_object_leniency_markers[CompactionCapabilities]",
+        "test_object_leniency_markers[CompactionSummaryChunk]",
+        "test_object_leniency_markers[CompactionUpdate]",
+        "test_object_leniency_markers[CreateTerminalRequest]",
+        "test_object_leniency_markers[LoadSessionRequest]",
+        "test_object_leniency_markers[NewSessionRequest]",
+        "test_object_leniency_markers[Notice]",
+        "test_object_leniency_markers[NoticeCapabilities]",
+        "test_object_leniency_markers[ReadTextFileRequest]",
+        "test_object_leniency_markers[ResumeSessionRequest]",
+        "test_enum_values[CompactionStatus]",
+        "test_enum_values[NoticeSeverity]",
+        "test_union_variants[SessionUpdate]",
+        "test_alias_type[CompactionId]",
+    )
+)
+
+
+@pytest.fixture(autouse=True)
+def _pending(request: pytest.FixtureRequest) -> None:
+    if request.node.name in PENDING:
+        request.node.add_marker(
+            pytest.mark.xfail(strict=True, reason="2026-11-02 schema: model not written yet")
+        )
+
+
 def _params(kind: str) -> list[Any]:
     names = sorted(n for n in DEFS if kind_of(n) == kind) if kind else sorted(DEFS)
-    return names or [_ABSENT]
+    return names
 
 
 def _model(name: str) -> Any:
@@ -325,8 +383,6 @@ def test_def_has_a_model(name: str) -> None:
 
 
 def test_every_model_is_a_def_or_explained() -> None:
-    if not DEFS:
-        pytest.skip(missing_spec_reason())
     extra = set(schema.__all__) - set(DEFS) - set(MODEL_ONLY)
     assert not extra, f"models without a $def and without a reason in MODEL_ONLY: {sorted(extra)}"
     # The explained ones really exist, so the list cannot rot.

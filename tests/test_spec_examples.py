@@ -24,7 +24,7 @@ from typing import Any
 
 import attrs
 import pytest
-from conftest import find_spec_dir, missing_spec_reason
+from conftest import require_spec_dir
 
 from acpref import schema
 from acpref.codec import DecodeError, decode, encode
@@ -179,18 +179,12 @@ def _unparsed_label(block: str) -> str:
 
 
 def _all_examples() -> list[Example]:
-    pages = find_spec_dir() / "v1"
-    if not pages.is_dir():
-        return []
+    pages = require_spec_dir() / "v1"
     return [e for page in sorted(pages.glob("*.mdx")) for e in extract(page)]
 
 
 EXAMPLES = _all_examples()
 MESSAGES = [e for e in EXAMPLES if e.message is not None]
-_ABSENT = pytest.param(
-    None,
-    marks=pytest.mark.skip(reason=missing_spec_reason()),
-)
 
 
 def _types(example: Example) -> Any:
@@ -213,8 +207,24 @@ def round_trip(example: Example) -> Any:
     return encode(decode(value, type_, strict=True, root=example.part), type_)
 
 
+#: Examples of the 2026-11 pages that need models not written yet (issue 16, in progress): expected
+#: to fail, and listed as xfailed in every run until the models land.
+PENDING: dict[tuple[str, str], str] = {
+    ("tool-calls.mdx", "session/update tool_call"): "ToolCall.name (2026-11-02 schema, issue 16)",
+}
+
+
 def _params(examples: list[Example]) -> list[Any]:
-    return [pytest.param(e, id=e.test_id) for e in examples] or [_ABSENT]
+    return [
+        pytest.param(
+            e,
+            id=e.test_id,
+            marks=[pytest.mark.xfail(reason=PENDING[(e.page, e.label)])]
+            if (e.page, e.label) in PENDING
+            else [],
+        )
+        for e in examples
+    ]
 
 
 def _is_known(example: Example) -> bool:
@@ -247,23 +257,17 @@ def test_known_discrepancy_still_fails(example: Example) -> None:
 
 
 def test_every_known_discrepancy_is_found() -> None:
-    if not EXAMPLES:
-        pytest.skip(missing_spec_reason())
     found = {(e.page, e.label) for e in MESSAGES}
     assert set(KNOWN_DISCREPANCIES) <= found
 
 
 def test_unparseable_blocks_are_listed() -> None:
     # Blocks with `...` placeholders are not JSON; they are listed so that a new one is noticed.
-    if not EXAMPLES:
-        pytest.skip(missing_spec_reason())
     assert {(e.page, e.label) for e in EXAMPLES if e.message is None} == UNPARSEABLE
 
 
 def test_unpaired_table_is_used() -> None:
     # Every UNPAIRED entry names a response the page really shows without its request.
-    if not EXAMPLES:
-        pytest.skip(missing_spec_reason())
     used = {
         (e.page, e.message["id"])
         for e in MESSAGES
@@ -274,8 +278,6 @@ def test_unpaired_table_is_used() -> None:
 
 def test_every_page_with_messages_was_read() -> None:
     # A guard against a broken extractor: the pages that show protocol traffic all yield some.
-    if not EXAMPLES:
-        pytest.skip(missing_spec_reason())
     pages = {e.page for e in MESSAGES}
     assert {"initialization.mdx", "prompt-turn.mdx", "tool-calls.mdx", "elicitation.mdx"} <= pages
     assert len(MESSAGES) >= 70

@@ -1,7 +1,10 @@
 """``acpref spec [ID | PAGE | --uncovered]``: where each clause is enforced and tested.
 
 Reads the clause register (spec_notes/clauses.tsv in a checkout), the code's own ``# spec``
-comments and the tests' names and comments (``acpref._spec_index``); never a hand-kept list.
+comments and the tests' names and comments (``acpref._spec_index``); never a hand-kept list. An
+installed acpref ships the clause table (``acpref/_rules/clauses.tsv``) and its own code, so it
+names each clause and where the code enforces it; which tests prove a clause, and acpref's
+status for it, it says plainly it cannot know outside a checkout.
 """
 
 from __future__ import annotations
@@ -59,6 +62,13 @@ def _coverage() -> Dict[str, Dict[str, Any]]:
     return out
 
 
+#: What an installed acpref cannot know: its tests and acpref's register columns are not installed.
+_OUTSIDE_CHECKOUT = (
+    "unknown outside a checkout of acpref (the tests and the register's status columns are not "
+    "installed; run `acpref spec` in a clone)"
+)
+
+
 def _print_clause(entry: Dict[str, Any]) -> None:
     print(
         f"{entry['id']}  [{entry.get('level', '?')}, {entry.get('side', '?')}]  {entry.get('page', '')} / {entry.get('section', '')}"
@@ -71,6 +81,9 @@ def _print_clause(entry: Dict[str, Any]) -> None:
     print("  enforced in:" if entry["enforced"] else "  enforced in: (no citation in the code)")
     for where in entry["enforced"]:
         print(f"    {where}")
+    if repo_root() is None:
+        print(f"  tested by: {_OUTSIDE_CHECKOUT}")
+        return
     print("  tested by:" if entry["tests"] else "  tested by: (no test)")
     for test in entry["tests"]:
         print(f"    {test}")
@@ -105,6 +118,9 @@ def run(args: argparse.Namespace) -> int:
     if args.update_register:
         return _update_register()
     coverage = _coverage()
+    if args.uncovered and repo_root() is None:
+        print(f"acpref spec: --uncovered: {_OUTSIDE_CHECKOUT}", file=sys.stderr)
+        return 2
     if args.uncovered:
         chosen: List[Dict[str, Any]] = [
             e
@@ -134,6 +150,9 @@ def run(args: argparse.Namespace) -> int:
         total = [e for e in coverage.values() if e.get("page")]
         enforced = sum(1 for e in total if e["enforced"])
         tested = sum(1 for e in total if e["tests"])
+        if repo_root() is None:
+            print(f"{len(total)} clauses: {enforced} cited in code; tested: {_OUTSIDE_CHECKOUT}")
+            return 0
         print(f"{len(total)} clauses: {enforced} cited in code, {tested} tested")
         return 0
     target = args.target
@@ -144,8 +163,10 @@ def run(args: argparse.Namespace) -> int:
         else:
             _print_clause(entry)
         return 0
-    page = target if target.endswith((".mdx", ".json")) else target + ".mdx"
-    chosen = [e for e in coverage.values() if e.get("page") == page]
+    # A page is named with or without its suffix: the 2026-11 feature pages are ``.md``.
+    suffixed = target.endswith((".mdx", ".md", ".json"))
+    pages = (target,) if suffixed else (target + ".mdx", target + ".md")
+    chosen = [e for e in coverage.values() if e.get("page") in pages]
     if not chosen:
         print(f"acpref spec: no clause or page {target!r}", file=sys.stderr)
         return 2
@@ -153,6 +174,7 @@ def run(args: argparse.Namespace) -> int:
         print(json.dumps(chosen, indent=1))
         return 0
     for e in chosen:
-        mark = ("C" if e["enforced"] else "-") + ("T" if e["tests"] else "-")
+        proven = "?" if repo_root() is None else ("T" if e["tests"] else "-")
+        mark = ("C" if e["enforced"] else "-") + proven
         print(f"{mark} {e['id']:<14} {e.get('level', ''):<9} {e.get('requirement', '')[:90]}")
     return 0

@@ -1,8 +1,9 @@
 """The clause register: every normative clause of ACP v1 with its page, side and level.
 
-Spec: ``../shared/spec/clauses.tsv``; a copy ships with the package (``clauses.tsv`` here, checked
-identical to the shared one and to the first columns of ``spec_notes/clauses.tsv`` by the guard
-test) so that an installed acpref can name levels without the repository beside it.
+Spec: ``spec_notes/spec/clauses.tsv`` (the spec the repository carries); a copy ships with the
+package (``clauses.tsv`` here, checked identical to the carried one and to the first columns of
+``spec_notes/clauses.tsv`` by the guard test) so that an installed acpref can name levels
+without the repository.
 
 Clause ids cited in code are ``PAGE-NN`` (``SETUP-05``). Where the spec is silent acpref decides,
 and a finding names the decision as ``spec-gap:<name>`` (see ``spec_notes/decisions.md``).

@@ -1,7 +1,7 @@
 """The agent's typed handle on the connected client: one method per client method of ACP v1.
 
 Spec: overview.mdx (Client methods), file-system.mdx, terminals.mdx, elicitation.mdx,
-tool-calls.mdx (requesting permission), extensibility.mdx; ``../shared/spec/meta.json``
+tool-calls.mdx (requesting permission), extensibility.mdx; ``spec_notes/spec/meta.json``
 (``clientMethods`` names: ``fs/read_text_file`` is ``fs_read_text_file``).
 
 Every call goes through the connection's rules observer before a byte is written: a method the

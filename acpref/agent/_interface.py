@@ -2,7 +2,7 @@
 
 Spec: overview.mdx (Agent methods), initialization.mdx, authentication.mdx, session-setup.mdx,
 session-list.mdx, session-delete.mdx, session-modes.mdx, session-config-options.mdx,
-prompt-turn.mdx, extensibility.mdx; ``../shared/spec/meta.json`` (method names).
+prompt-turn.mdx, extensibility.mdx; ``spec_notes/spec/meta.json`` (method names).
 
 Subclass ``Agent`` and override ``session_prompt`` at least. Method names are the keys of
 meta.json's ``agentMethods`` (``session_new`` for ``session/new``); each takes the typed params

@@ -1,6 +1,6 @@
 """Every type of the ACP v1 schema, one module per spec page, all reachable from here.
 
-Spec: schema.json (``../shared/spec/schema.json``); the parity test (tests/test_schema_parity.py)
+Spec: schema.json (``spec_notes/spec/schema.json``); the parity test (tests/test_schema_parity.py)
 proves that every ``$defs`` entry has a model here with the same name, property names, required
 set, enum values and union tags.
 

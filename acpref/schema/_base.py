@@ -1,6 +1,6 @@
 """Building blocks shared by every schema module: the ``UNSET`` sentinel and the field helper.
 
-Spec: schema.mdx (the JSON Schema of ACP v1, ``../shared/spec/schema.json``).
+Spec: schema.mdx (the JSON Schema of ACP v1, ``spec_notes/spec/schema.json``).
 
 Every ACP type is an ``attrs`` frozen class whose attributes are the snake_case form of the wire
 keys (``sessionId`` -> ``session_id``; ``_meta`` -> ``meta``). The codec renames mechanically.

@@ -1,0 +1,89 @@
+"""Packaging: the wheel another project installs, and what it can do outside this checkout.
+
+The README tells another project to install acpref from a built wheel (or a git URL, which pip
+turns into the same wheel). This test builds the wheel from a copy of the sources (so the checkout
+gains no ``build/``), checks that it carries the license and the clause register, installs it
+into a fresh virtual environment that sees nothing of this one, and runs there, from a directory
+outside the checkout, what the README promises: ``acpref demo`` and the pytest plugin example,
+taken verbatim from the README. Installing needs the package index that the README's install
+command needs (for the build backend, ``attrs``, ``cattrs`` and ``pytest``).
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import shutil
+import subprocess
+import sys
+import zipfile
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent
+SOURCES = ("acpref", "setup.cfg", "pyproject.toml", "README.md", "LICENSE")
+
+
+def _run(argv, cwd, timeout=240):
+    env = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "VIRTUAL_ENV")}
+    result = subprocess.run(argv, cwd=cwd, env=env, capture_output=True, text=True, timeout=timeout)
+    assert result.returncode == 0, f"{argv}:\n{result.stdout}\n{result.stderr}"
+    return result.stdout
+
+
+def _readme_plugin_example() -> str:
+    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    blocks = re.findall(r"```python\n(.*?)```", readme, re.S)
+    return next(b for b in blocks if "def test_my_agent_answers_a_prompt" in b)
+
+
+def test_license_file_is_apache_2():
+    text = (ROOT / "LICENSE").read_text(encoding="utf-8")
+    assert "Apache License" in text and "Version 2.0, January 2004" in text
+    assert "END OF TERMS AND CONDITIONS" in text
+    assert "license = Apache-2.0" in (ROOT / "setup.cfg").read_text(encoding="utf-8")
+
+
+@pytest.mark.timeout(600)
+def test_the_wheel_installs_and_runs_outside_the_checkout(tmp_path):
+    src = tmp_path / "src"
+    src.mkdir()
+    for name in SOURCES:
+        path = ROOT / name
+        if path.is_dir():
+            shutil.copytree(path, src / name, ignore=shutil.ignore_patterns("__pycache__"))
+        else:
+            shutil.copy2(path, src / name)
+    dist = tmp_path / "dist"
+    _run(
+        [sys.executable, "-m", "pip", "wheel", "-q", "--no-deps", "-w", str(dist), str(src)],
+        cwd=tmp_path,
+    )
+    (wheel,) = dist.glob("acpref-*.whl")
+    with zipfile.ZipFile(wheel) as z:
+        names = z.namelist()
+        licenses = [n for n in names if ".dist-info/" in n and n.endswith("LICENSE")]
+        assert licenses, names
+        assert z.read(licenses[0]).decode() == (ROOT / "LICENSE").read_text(encoding="utf-8")
+        assert "acpref/_rules/clauses.tsv" in names and "acpref/py.typed" in names
+        assert not any(n.startswith("tests/") for n in names)
+
+    venv = tmp_path / "venv"
+    _run([sys.executable, "-m", "venv", str(venv)], cwd=tmp_path)
+    bindir = venv / ("Scripts" if os.name == "nt" else "bin")
+    python = str(bindir / "python")
+    _run([python, "-m", "pip", "install", "-q", str(wheel), "pytest"], cwd=tmp_path)
+
+    work = tmp_path / "elsewhere"
+    work.mkdir()
+    where = _run([python, "-c", "import acpref; print(acpref.__file__)"], cwd=work)
+    assert where.startswith(str(venv)), where
+
+    out = _run([str(bindir / "acpref"), "demo"], cwd=work)
+    assert "acpref demo: all steps passed" in out
+
+    (work / "test_my_agent.py").write_text(_readme_plugin_example(), encoding="utf-8")
+    out = _run([python, "-m", "pytest", "-q", "-p", "no:cacheprovider", "test_my_agent.py"],
+               cwd=work)
+    assert "1 passed" in out, out
