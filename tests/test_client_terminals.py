@@ -175,7 +175,7 @@ def test_TERM_11_12_kill_keeps_terminal_readable(session):
         pair,
         sid,
         create("import time; print('ready', flush=True); time.sleep(60)"),
-        {"poll_output": "$r0.terminalId", "until": "ready"},
+        {"poll_output": "$r0.terminalId", "until": "ready\n"},
         on("terminal/kill", 0),
         on("terminal/wait_for_exit", 0),
         on("terminal/output", 0),
@@ -196,7 +196,7 @@ def test_kill_escalates_to_SIGKILL_when_SIGTERM_is_ignored(session):
         pair,
         sid,
         create(script),
-        {"poll_output": "$r0.terminalId", "until": "ready"},
+        {"poll_output": "$r0.terminalId", "until": "ready\n"},
         on("terminal/kill", 0),
         on("terminal/wait_for_exit", 0),
         on("terminal/release", 0),
@@ -212,7 +212,7 @@ def test_TERM_13_14_release_kills_and_invalidates(session, root):
         pair,
         sid,
         create(script),
-        {"poll_output": "$r0.terminalId", "until": "ready"},
+        {"poll_output": "$r0.terminalId", "until": "ready\n"},
         on("terminal/release", 0),
         on("terminal/output", 0),
         on("terminal/wait_for_exit", 0),
@@ -236,7 +236,7 @@ def test_release_kills_the_whole_process_group(session, root):
         pair,
         sid,
         create(script),
-        {"poll_output": "$r0.terminalId", "until": "ready"},
+        {"poll_output": "$r0.terminalId", "until": "ready\n"},
         on("terminal/release", 0),
     )
     assert ready is True
@@ -246,7 +246,7 @@ def test_release_kills_the_whole_process_group(session, root):
 def test_connection_close_kills_and_reaps_every_terminal(session, root):
     pair, sid = session()
     script = "import os, time; open('pid', 'w').write(str(os.getpid())); print('ready', flush=True); time.sleep(60)"
-    _, ready = steps(pair, sid, create(script), {"poll_output": "$r0.terminalId", "until": "ready"})
+    _, ready = steps(pair, sid, create(script), {"poll_output": "$r0.terminalId", "until": "ready\n"})
     assert ready is True
     pid = int((root / "pid").read_text())
     pair.close()
