@@ -368,13 +368,18 @@ class AgentSideConnection:
         return list(self.observer.rules.findings)
 
     def start(self) -> "AgentSideConnection":
+        """Start reading and serving; returns self."""
         self.connection.start()
         return self
 
     def close(self) -> None:
+        """Close the connection: running turns are cancelled, the agent's
+        ``connection_closed`` hook runs (its MCP servers are stopped).
+        """
         self.connection.close()
 
     def wait_closed(self, timeout: Optional[float] = None) -> bool:
+        """Wait up to ``timeout`` seconds (None: for ever) for the connection to end."""
         return self.connection.wait_closed(timeout)
 
     def _on_end_of_input(self) -> None:

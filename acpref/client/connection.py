@@ -33,7 +33,7 @@ from .. import schema as s
 from .._rules import Party, RulesObserver
 from .._transport import FdStream, Process, StderrBuffer, Stream, spawn
 from ..connection import DEFAULT_MAX_LINE_BYTES, Connection, Handler, Recorder, RequestContext
-from ..errors import ConnectionClosed
+from ..errors import ConnectionClosed, RequestTimeout
 from ..methods import PROTOCOL_VERSION
 from ._desk import ClientObserver, PermissionDesk
 from .interface import Client, OpenedSession
@@ -176,16 +176,19 @@ class ClientSideConnection:
 
     @property
     def closed(self) -> bool:
+        """True once the connection has ended (closed by us, or the agent went away)."""
         return self.connection.closed
 
     @property
     def agent_capabilities(self) -> s.AgentCapabilities:
+        """What the agent advertised in ``initialize`` (empty capabilities before it)."""
         r = self.initialize_response
         caps = r.agent_capabilities if r is not None else s.UNSET
         return caps if isinstance(caps, s.AgentCapabilities) else s.AgentCapabilities()
 
     @property
     def agent_info(self) -> Optional[s.Implementation]:
+        """The agent's ``agentInfo`` (name, title, version), if it sent one."""
         r = self.initialize_response
         return (
             r.agent_info if r is not None and isinstance(r.agent_info, s.Implementation) else None
@@ -193,6 +196,7 @@ class ClientSideConnection:
 
     @property
     def auth_methods(self) -> List[Any]:
+        """The authentication methods the agent offered in ``initialize``."""
         r = self.initialize_response
         return list(r.auth_methods) if r is not None and isinstance(r.auth_methods, list) else []
 
@@ -228,11 +232,15 @@ class ClientSideConnection:
     def authenticate(
         self, params: s.AuthenticateRequest, *, timeout: Optional[float] = None
     ) -> s.AuthenticateResponse:
+        """Authenticate with one of the agent's ``authMethods`` (spec AUTH-01); needed before
+        sessions when the agent asks for it.
+        """
         return self._call("authenticate", params, timeout)
 
     def session_new(
         self, params: s.NewSessionRequest, *, timeout: Optional[float] = None
     ) -> s.NewSessionResponse:
+        """Create a session (spec SETUP-24); the client learns its roots from the request."""
         return self._call("session/new", params, timeout)  # spec SETUP-24, SETUP-35: rules
 
     def session_load(
@@ -249,11 +257,15 @@ class ClientSideConnection:
     def session_set_mode(
         self, params: s.SetSessionModeRequest, *, timeout: Optional[float] = None
     ) -> s.SetSessionModeResponse:
+        """Switch the session's mode (spec MODES-05); refused unless the agent offered modes."""
         return self._call("session/set_mode", params, timeout)
 
     def session_set_config_option(
         self, params: s.SetSessionConfigOptionRequest, *, timeout: Optional[float] = None
     ) -> s.SetSessionConfigOptionResponse:
+        """Set one of the session's config options (spec CONFIG-08); the answer carries every
+        option's new state.
+        """
         return self._call("session/set_config_option", params, timeout)
 
     def session_prompt(
@@ -261,16 +273,23 @@ class ClientSideConnection:
     ) -> s.PromptResponse:
         """Run one turn: blocks until it ends; every update of the turn is delivered first.
 
-        With a ``timeout``, a turn still running then is cancelled (``session/cancel``) and its
-        answer awaited for up to ``timeout`` more.
+        ``timeout`` bounds the whole call: a turn still running then is cancelled
+        (``session/cancel``, so that the agent stops) and ``RequestTimeout`` is raised at once;
+        the turn's own answer (normally ``cancelled``) is read by the connection when it comes.
+        For a turn to wait for in steps, use ``session_prompt_async``.
         """
         turn = self.session_prompt_async(params)
         if not turn.wait(timeout):
             self.cancel(params.session_id)
-        return turn.result(timeout)
+            raise RequestTimeout(
+                f"the prompt turn of {params.session_id} did not end within {timeout}s; "
+                "it was cancelled"
+            )
+        return turn.result(0)
 
     def session_prompt_async(self, params: s.PromptRequest) -> PromptTurn:
-        """Send ``session/prompt`` and return at once with a ``PromptTurn``."""
+        """Send ``session/prompt`` and return at once with a ``PromptTurn`` (never given up on a
+        timeout: wait for it as long as you like, cancel it with ``PromptTurn.cancel``)."""
         self._desk.turn_started(params.session_id)
         self.client.on_prompt(params)
         pending = self.connection.request_async("session/prompt", params)
@@ -290,16 +309,21 @@ class ClientSideConnection:
         self, params: Optional[s.ListSessionsRequest] = None, *, timeout: Optional[float] = None
     ) -> s.ListSessionsResponse:
         # spec LIST-01: refused unless sessionCapabilities.list (the rules)
+        """One page of the agent's sessions (spec LIST-01); refused unless
+        ``sessionCapabilities.list``. ``list_sessions`` walks every page.
+        """
         return self._call("session/list", params or s.ListSessionsRequest(), timeout)
 
     def session_delete(
         self, params: s.DeleteSessionRequest, *, timeout: Optional[float] = None
     ) -> s.DeleteSessionResponse:
+        """Delete a session for good (spec DELETE-01); refused unless the agent advertised it."""
         return self._call("session/delete", params, timeout)  # spec DELETE-01: rules
 
     def session_resume(
         self, params: s.ResumeSessionRequest, *, timeout: Optional[float] = None
     ) -> s.ResumeSessionResponse:
+        """Resume a session without its history being replayed (spec SETUP-10)."""
         self._opening(params.session_id, params.cwd, params.additional_directories, "resume")
         return self._call("session/resume", params, timeout)  # spec SETUP-10: rules
 
@@ -314,6 +338,7 @@ class ClientSideConnection:
     def logout(
         self, params: Optional[s.LogoutRequest] = None, *, timeout: Optional[float] = None
     ) -> s.LogoutResponse:
+        """End the authenticated state (spec AUTH-03); refused unless ``auth.logout``."""
         return self._call("logout", params or s.LogoutRequest(), timeout)  # spec AUTH-03
 
     def ext_method(
@@ -323,6 +348,7 @@ class ClientSideConnection:
         return self._call(method, {} if params is None else params, timeout)
 
     def ext_notification(self, method: str, params: Any = None) -> None:
+        """Send a custom ``_``-prefixed notification (spec EXT-05): raw JSON params."""
         self.connection.notify(method, {} if params is None else params)
 
     # -- Conveniences ---------------------------------------------------------------------------
@@ -355,6 +381,9 @@ class ClientSideConnection:
         mcp_servers: Iterable[Any] = (),
         timeout: Optional[float] = None,
     ) -> s.LoadSessionResponse:
+        """``session/load`` of ``session_id`` in ``cwd`` (made absolute); the history is
+        replayed as updates before this returns (spec SETUP-05).
+        """
         dirs = _absolute_all(additional_directories)
         params = s.LoadSessionRequest(
             session_id=session_id,
@@ -373,6 +402,7 @@ class ClientSideConnection:
         mcp_servers: Iterable[Any] = (),
         timeout: Optional[float] = None,
     ) -> s.ResumeSessionResponse:
+        """``session/resume`` of ``session_id`` in ``cwd`` (made absolute), without a replay."""
         dirs = _absolute_all(additional_directories)
         params = s.ResumeSessionRequest(
             session_id=session_id,
@@ -389,14 +419,19 @@ class ClientSideConnection:
         return self.session_prompt(_prompt_request(session_id, content), timeout=timeout)
 
     def prompt_async(self, session_id: str, content: PromptContent) -> PromptTurn:
+        """Send a prompt (a string is one text block) and return at once with a ``PromptTurn``."""
         return self.session_prompt_async(_prompt_request(session_id, content))
 
     def cancel(self, session_id: str) -> None:
+        """Cancel the session's running turn (``session/cancel``, spec PROMPT-19); the turn
+        still answers, with ``stopReason: "cancelled"``.
+        """
         self.session_cancel(s.CancelNotification(session_id=session_id))
 
     def set_mode(
         self, session_id: str, mode_id: str, *, timeout: Optional[float] = None
     ) -> s.SetSessionModeResponse:
+        """``session/set_mode`` by ids."""
         return self.session_set_mode(
             s.SetSessionModeRequest(session_id=session_id, mode_id=mode_id), timeout=timeout
         )
@@ -409,6 +444,7 @@ class ClientSideConnection:
         *,
         timeout: Optional[float] = None,
     ) -> s.SetSessionConfigOptionResponse:
+        """``session/set_config_option`` by ids, with a select value (str) or a boolean."""
         params = s.SetSessionConfigOptionRequest(
             session_id=session_id, config_id=config_id, value=value
         )
@@ -433,6 +469,7 @@ class ClientSideConnection:
     def close_session(
         self, session_id: str, *, timeout: Optional[float] = None
     ) -> s.CloseSessionResponse:
+        """``session/close`` of ``session_id``; its running turn is cancelled with it."""
         return self.session_close(s.CloseSessionRequest(session_id=session_id), timeout=timeout)
 
     # -- Ending ---------------------------------------------------------------------------------
@@ -455,6 +492,7 @@ class ClientSideConnection:
         return self._shutdown_process(grace, term_grace)
 
     def wait_closed(self, timeout: Optional[float] = None) -> bool:
+        """Wait up to ``timeout`` seconds for the connection to end; True if it has."""
         return self.connection.wait_closed(timeout)
 
     def __enter__(self) -> "ClientSideConnection":

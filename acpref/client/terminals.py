@@ -99,6 +99,7 @@ class OutputBuffer:
         return len(self._buf)
 
     def feed(self, data: bytes) -> None:
+        """Append output bytes; the oldest beyond twice the limit are dropped."""
         self.total += len(data)
         if len(data) >= self.limit:
             self._buf = bytearray(data[len(data) - self.limit :])
@@ -428,6 +429,7 @@ class TerminalManager:
         return term.buffer.retained if term is not None else 0
 
     def live(self, session_id: Optional[str] = None) -> List[str]:
+        """The ids of the terminals held now (created and not released), of one session or all."""
         with self._lock:
             return [
                 t.id
