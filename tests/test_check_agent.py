@@ -12,11 +12,20 @@ from pathlib import Path
 
 import pytest
 
-from acpref.testing import AgentCheckOptions, CheckReport, check_agent
+from acpref.testing import AgentCheckOptions, CheckReport, Scenario, check_agent
+from acpref.testing._agent_scenarios import SCENARIOS
+from acpref.testing._check_agent import declared_clauses
 
 PY = sys.executable
 BROKEN = Path(__file__).resolve().parent / "broken"
 GOOD = [PY, str(BROKEN / "well_behaved_agent.py")]
+sys.path.insert(0, str(BROKEN))
+
+import check_agents  # noqa: E402
+
+CHECK_AGENTS = [PY, str(BROKEN / "check_agents.py")]
+#: Fast options for the small scripted agents: their busy prompt is ``slow``.
+FAST = dict(cancel_prompt="slow", timeout=5, cancel_after=0.2, cancel_grace=0.5)
 
 
 def _statuses(report: CheckReport) -> dict:
@@ -95,11 +104,31 @@ def test_broken_agent_fails_its_clause(name: str, scenario: str, clause: str) ->
     assert not report.ok
 
 
-def test_cli_prints_a_table_and_json_with_exit_status() -> None:
+def test_cli_prints_failures_first_counts_the_rest_table_behind_a_flag() -> None:
     argv = [PY, "-m", "acpref", "check-agent", "--only", "handshake", "--only", "load"]
     good = subprocess.run([*argv, "--", *GOOD], capture_output=True, text=True, timeout=60)
     assert good.returncode == 0, good.stdout + good.stderr
-    assert "INIT-07" in good.stdout and "PASS" in good.stdout
+    # The passes are a count; the table (with each clause's row) only behind --table.
+    assert good.stdout.startswith("ok: ") and " passed, 0 failed" in good.stdout
+    assert "INIT-07" not in good.stdout
+    table = subprocess.run(
+        [*argv, "--table", "--", *GOOD], capture_output=True, text=True, timeout=60
+    )
+    assert table.returncode == 0 and "INIT-07" in table.stdout and "PASS" in table.stdout
+    text = subprocess.run(
+        [*argv, "--", PY, str(BROKEN / "agents.py"), "ReplayAfterLoadResponse"],
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert text.returncode == 1
+    # The failure comes first, with the spec's sentence and the evidence (a message index).
+    lines = text.stdout.splitlines()
+    assert lines[0].startswith("FAILED (")
+    at = lines.index("  SETUP-07 (MUST) in load")
+    assert lines[at + 1].startswith("    spec (session-setup.mdx): \"When all the conversation")
+    assert lines[at + 2].startswith("    [load] #")  # the offending message's index
+    assert "not ok: " in text.stdout and "SETUP-06" not in text.stdout  # passes: a count
     bad = subprocess.run(
         [*argv, "--json", "--", PY, str(BROKEN / "agents.py"), "ReplayAfterLoadResponse"],
         capture_output=True,
@@ -111,3 +140,94 @@ def test_cli_prints_a_table_and_json_with_exit_status() -> None:
     rows = {row["clause"]: row for row in data["results"]}
     assert rows["SETUP-07"]["status"] == "FAIL" and data["ok"] is False
     assert any(f["clause"] == "SETUP-07" for f in data["findings"])
+
+
+# -- Every clause gets a status, whatever the agent does --------------------------------------------
+
+
+def _assert_every_declared_clause(report: CheckReport, scenarios: list) -> None:
+    """The declared clauses are all there; any other row is a FAIL the oracle found."""
+    declared = declared_clauses(scenarios)
+    rows = report.results
+    missing = [c for c in declared if c not in rows]
+    assert not missing, (missing, report.format_table())
+    extra = [r for c, r in rows.items() if c not in declared]
+    assert all(r.status == "FAIL" for r in extra), report.format_table()
+    assert all(
+        r.evidence for r in rows.values() if r.status != "PASS"
+    ), report.format_table()
+
+
+def test_the_clause_list_is_the_same_whatever_the_agent_does() -> None:
+    # An agent that passes, one that needs authentication for everything, one that dies at its
+    # first prompt, one that exits on bad input: the same declared clauses, each with a status.
+    lists = []
+    for name in ("RawAgent", "AuthAtNew", "DiesAtPrompt", "ExitsOnBadInput"):
+        report = check_agent([*CHECK_AGENTS, name], AgentCheckOptions(**FAST))
+        _assert_every_declared_clause(report, SCENARIOS)
+        lists.append([c for c in report.results if c in declared_clauses()])
+    assert all(sorted(x) == sorted(lists[0]) for x in lists), lists
+
+
+def test_a_scenario_cannot_decide_a_clause_it_does_not_declare() -> None:
+    def run(ctx: object) -> None:
+        ctx.passed("INIT-04")  # type: ignore[attr-defined]
+
+    rogue = Scenario("rogue", run, ("INIT-07",))
+    with pytest.raises(ValueError, match="does not declare"):
+        check_agent([*CHECK_AGENTS, "RawAgent"], AgentCheckOptions(**FAST), scenarios=[rogue])
+
+
+@pytest.mark.parametrize("name", sorted(check_agents.DEFECTS))
+def test_check_agent_catches_the_defect_on_its_clause(name: str) -> None:
+    cls = check_agents.DEFECTS[name]
+    report = check_agent([*CHECK_AGENTS, name], AgentCheckOptions(only=(cls.scenario,), **FAST))
+    row = report.results[cls.clause]
+    assert row.status == "FAIL" and row.evidence, report.format_table()
+    _assert_every_declared_clause(report, [s for s in SCENARIOS if s.name == cls.scenario])
+
+
+def test_RPC_10_a_parse_error_answered_without_an_id_is_no_timeout() -> None:
+    options = AgentCheckOptions(only=("bad-input",), **FAST)
+    report = check_agent([*CHECK_AGENTS, "ParseErrorNoId"], options)
+    evidence = " ".join(report.results["RPC-10"].evidence)
+    assert "without an id" in evidence and "no answer" not in evidence
+
+
+def test_spec_gap_cancel_ignored_is_no_MUST_and_PROMPT_23_is_skipped() -> None:
+    options = AgentCheckOptions(only=("cancel",), **FAST)
+    report = check_agent([*CHECK_AGENTS, "IgnoresCancelStreaming"], options)
+    assert report.results["spec-gap:cancel-ignored"].level not in ("MUST", "MUST NOT")
+    row = report.results["PROMPT-23"]
+    assert row.status == "SKIPPED" and "spec-gap:cancel-ignored" in row.evidence[0]
+
+
+# -- False alarms: what real agents do and the spec allows fails nothing ------------------------------
+
+
+@pytest.mark.parametrize("name", sorted(check_agents.HARMLESS))
+def test_harmless_agent_has_no_failure(name: str) -> None:
+    report = check_agent([*CHECK_AGENTS, name], AgentCheckOptions(**FAST))
+    assert report.failures == [], report.format_table()
+    _assert_every_declared_clause(report, SCENARIOS)
+
+
+def test_RPC_16_auth_required_at_the_prompt_is_skipped_with_the_auth_hint() -> None:
+    report = check_agent([*CHECK_AGENTS, "AuthAtPrompt"], AgentCheckOptions(**FAST))
+    row = report.results["PROMPT-17"]
+    assert row.status == "SKIPPED", report.format_table()
+    assert "session/prompt answered -32000" in row.evidence[0] and "--auth" in row.evidence[0]
+    assert "(the agent offers: login)" in row.evidence[0]
+    assert any("--auth" in note for note in report.notes), report.notes
+    authed = check_agent(
+        [*CHECK_AGENTS, "AuthAtPrompt"], AgentCheckOptions(auth_method="login", **FAST)
+    )
+    assert authed.failures == [] and authed.results["PROMPT-17"].status == "PASS"
+    assert authed.results["PROMPT-23"].status == "PASS", authed.format_table()
+
+
+def test_the_busy_prompt_option_is_named_when_the_turn_ends_too_soon() -> None:
+    options = AgentCheckOptions(only=("cancel",), timeout=5)  # the default busy prompt
+    report = check_agent([*CHECK_AGENTS, "RawAgent"], options)  # answers it at once
+    assert report.results["PROMPT-23"].status == "SKIPPED"
+    assert any("--cancel-prompt" in note for note in report.notes), report.notes

@@ -76,7 +76,7 @@ def test_conforming_client_passes_every_step(tmp_path: Path) -> None:
     assert statuses["ELICIT-20"] == "SKIPPED"  # no elicitation advertised
     assert not list(tmp_path.glob(".acpref-check-*"))  # the check's file is cleaned up
     cli = subprocess.run(
-        [PY, "-m", "acpref", "check-client", "--report", str(tmp_path / "report.json")],
+        [PY, "-m", "acpref", "check-client", "--report", str(tmp_path / "report.json"), "--table"],
         capture_output=True,
         text=True,
         timeout=30,
@@ -162,7 +162,7 @@ def test_reference_client_passes_step_one(tmp_path: Path) -> None:
 
 def test_report_cli_json_and_errors(tmp_path: Path) -> None:
     report = CheckReport(subject="client")
-    report.failed("TOOL-08", "basics", "#7: selected option 'yolo' was not offered")
+    report._record("TOOL-08", "FAIL", "basics", "#7: selected option 'yolo' was not offered")
     path = tmp_path / "r.json"
     path.write_text(report.dumps())
     result = subprocess.run(

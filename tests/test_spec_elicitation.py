@@ -113,7 +113,7 @@ def _form(**props: Any) -> s.ElicitationSchema:
 
 
 def _warnings(report: Report, clause: str) -> List[str]:
-    return [f.message for f in report.warnings if f.clause == clause]
+    return [f.message for f in report.warnings + report.gaps if f.clause == clause]
 
 
 # -- Transcripts for the oracle -------------------------------------------------------------------

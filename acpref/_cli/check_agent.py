@@ -1,8 +1,9 @@
 """``acpref check-agent [--json] -- AGENT_CMD...``: grade an agent, clause by clause.
 
 Drives the agent through scripted scenarios (``acpref.testing.check_agent``), a fresh process
-each, and prints a table by clause: PASS, FAIL (with evidence) or SKIPPED (a capability the agent
-does not advertise). Exit status 0 only when no MUST-level clause failed.
+each, and prints the failures first (each with the spec's sentence and the evidence), then the
+counts of passes and skips; ``--table`` adds the whole table by clause. Exit status 0 only when no
+MUST-level clause failed (``--strict-gaps``: no spec-gap either).
 """
 
 from __future__ import annotations
@@ -18,6 +19,12 @@ from ..testing import AgentCheckOptions, check_agent
 def register(sub: Any, name: str, help_text: str) -> None:
     p = sub.add_parser(name, help=help_text, description=__doc__.split("\n\n")[0])
     p.add_argument("--json", action="store_true", help="print the report as JSON")
+    p.add_argument("--table", action="store_true", help="also print the full table by clause")
+    p.add_argument(
+        "--strict-gaps",
+        action="store_true",
+        help="fail on spec-gap findings too (acpref's readings where the spec is silent)",
+    )
     p.add_argument("--prompt", help="the text of an ordinary prompt")
     p.add_argument(
         "--cancel-prompt", help="a prompt that keeps the agent busy (for the cancellation checks)"
@@ -54,5 +61,6 @@ def run(args: argparse.Namespace) -> int:
         only=tuple(args.only),
     )
     report = check_agent(argv, options)
-    print(report.dumps() if args.json else report.format_table())
-    return 0 if report.ok else 1
+    strict = args.strict_gaps
+    print(report.dumps() if args.json else report.format_text(full=args.table, strict_gaps=strict))
+    return 0 if not report.failing(strict_gaps=strict) else 1

@@ -2,8 +2,10 @@
 
 ``acpref check-client --serve REPORT.json`` is the agent: configure the client under test to
 launch it, then use the client (each prompt runs the next step; the agent's messages say what to
-do). ``acpref check-client --report REPORT.json [--json]`` prints the report as a table by
-clause; exit status 0 only when no MUST-level clause failed.
+do). ``acpref check-client --report REPORT.json [--json] [--table]`` prints the report: failures
+first, each with the spec's sentence and the evidence, then the counts (``--table``: the whole
+table by clause); exit status 0 only when no MUST-level clause failed (``--strict-gaps``: no
+spec-gap either).
 """
 
 from __future__ import annotations
@@ -24,6 +26,12 @@ def register(sub: Any, name: str, help_text: str) -> None:
     )
     group.add_argument("--report", metavar="REPORT.json", help="print a report written by --serve")
     p.add_argument("--json", action="store_true", help="with --report: print JSON")
+    p.add_argument("--table", action="store_true", help="with --report: the full table too")
+    p.add_argument(
+        "--strict-gaps",
+        action="store_true",
+        help="with --report: fail on spec-gap findings too (acpref's readings)",
+    )
     p.set_defaults(func=run)
 
 
@@ -38,5 +46,6 @@ def run(args: argparse.Namespace) -> int:
     except (OSError, ValueError, KeyError) as exc:
         print(f"acpref check-client: cannot read {args.report}: {exc}", file=sys.stderr)
         return 2
-    print(report.dumps() if args.json else report.format_table())
-    return 0 if report.ok else 1
+    strict = args.strict_gaps
+    print(report.dumps() if args.json else report.format_text(full=args.table, strict_gaps=strict))
+    return 0 if not report.failing(strict_gaps=strict) else 1

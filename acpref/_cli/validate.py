@@ -1,8 +1,9 @@
-"""``acpref validate FILE.jsonl [--json]``: judge a recorded transcript against the spec.
+"""``acpref validate FILE.jsonl [--json] [--strict-gaps]``: judge a recorded transcript.
 
-Prints every finding (violations, then warnings) with the message index, the clause, its level,
-who broke it and why; ``--json`` prints the report as JSON. Exit status: 0 when no MUST rule was
-broken, 1 when one was, 2 when the file cannot be read.
+Prints every finding (violations with the spec's sentence, then spec-gaps, then warnings) with the
+message index, the clause, its level, who broke it and why; ``--json`` prints the report as JSON.
+Exit status: 0 when no MUST rule was broken (``--strict-gaps``: and no spec-gap found), 1 when
+one was, 2 when the file cannot be read.
 """
 
 from __future__ import annotations
@@ -19,6 +20,11 @@ def register(sub: Any, name: str, help_text: str) -> None:
     p = sub.add_parser(name, help=help_text, description=__doc__.split("\n\n")[0])
     p.add_argument("transcript", metavar="FILE.jsonl", help="a transcript (acpref-transcript/1)")
     p.add_argument("--json", action="store_true", help="print the report as JSON")
+    p.add_argument(
+        "--strict-gaps",
+        action="store_true",
+        help="exit 1 on spec-gap findings too (acpref's readings where the spec is silent)",
+    )
     p.set_defaults(func=run)
 
 
@@ -29,4 +35,4 @@ def run(args: argparse.Namespace) -> int:
         print(f"acpref validate: cannot read {args.transcript}: {exc}", file=sys.stderr)
         return 2
     print(json.dumps(report.to_json(), indent=1) if args.json else report.format_text())
-    return 0 if report.ok else 1
+    return 0 if not report.failing(strict_gaps=args.strict_gaps) else 1

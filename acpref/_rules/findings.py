@@ -1,18 +1,19 @@
 """Findings: a broken rule, the clause it breaks, its level, and who broke it.
 
 Spec: clauses.tsv levels (MUST, MUST NOT, SHOULD, SHOULD NOT, MAY); acpref's own decisions are
-``spec-gap:<name>`` with the level given in ``register.GAP_LEVELS``.
+``spec-gap:<name>``, reported at level ``spec-gap``; forward-compatibility notes are level
+``warning``. The levels and what fails a run are defined in ``register``.
 """
 
 from __future__ import annotations
 
 import enum
-from typing import Any, Optional
+from typing import Any, Dict, Optional
 
 import attrs
 
 from ..errors import ErrorCode, RpcError
-from .register import level_of
+from .register import FAILING, WARNING, Quote, fails, level_of, quote_of, strength_of
 
 __all__ = ["Party", "Finding", "other"]
 
@@ -37,6 +38,10 @@ def other(party: Party) -> Party:
 class Finding:
     """One broken rule, seen in one message.
 
+    ``level`` is what the report says (``register.LEVELS``); ``strength`` is how acpref's own
+    sides enforce the rule live (``register.strength_of``): a decision of acpref can be enforced
+    at MUST strength by acpref's agent while another agent breaking it is only a ``spec-gap``.
+    ``index`` is the offending message's index in the transcript (``None``: at its end).
     ``code`` is set on findings about a *request* that its receiver should refuse: the JSON-RPC
     error code to answer with (``-32601`` for a gated method, ``-32602`` for bad params, ...).
     """
@@ -47,11 +52,26 @@ class Finding:
     message: str
     index: Optional[int] = None
     code: Optional[int] = None
+    strength: str = ""
 
     @property
     def is_violation(self) -> bool:
-        """MUST / MUST NOT findings are violations; SHOULD-level ones are warnings."""
-        return self.level in ("MUST", "MUST NOT")
+        """MUST / MUST NOT findings are violations: they fail a run."""
+        return self.level in FAILING
+
+    def fails(self, *, strict_gaps: bool = False) -> bool:
+        """True when this finding fails a run (``spec-gap`` too when ``strict_gaps``)."""
+        return fails(self.level, strict_gaps=strict_gaps)
+
+    @property
+    def binding(self) -> bool:
+        """True when acpref's own sides enforce the rule live (refuse, or do not send)."""
+        return (self.strength or self.level) in FAILING
+
+    @property
+    def quote(self) -> Optional[Quote]:
+        """The sentence of the spec this finding's clause states (``register.quotes``)."""
+        return quote_of(self.clause)
 
     def to_rpc_error(self) -> RpcError:
         """The answer a receiver gives to a request refused because of this finding."""
@@ -61,25 +81,40 @@ class Finding:
             {"clause": self.clause},
         )
 
-    def as_dict(self) -> dict:
-        return {
+    def as_dict(self) -> Dict[str, Any]:
+        out: Dict[str, Any] = {
             "clause": self.clause,
             "level": self.level,
             "blame": self.blame.value,
             "index": self.index,
             "message": self.message,
         }
+        quote = self.quote if self.is_violation else None
+        if quote is not None:
+            out["quote"] = {"source": quote.source, "text": quote.text}
+        return out
 
 
 def finding(
-    clause: str, blame: Party, message: str, index: Optional[int] = None, code: Any = None
+    clause: str,
+    blame: Party,
+    message: str,
+    index: Optional[int] = None,
+    code: Any = None,
+    *,
+    level: Optional[str] = None,
 ) -> Finding:
-    """Build a finding; its level comes from the register (spec_notes/clauses.tsv)."""
+    """Build a finding; its level comes from the register (spec_notes/clauses.tsv).
+
+    ``level`` overrides it for a finding that is not a breach of the clause it names: a
+    forward-compatibility note (``"warning"``) about a field a newer schema may define.
+    """
     return Finding(
         clause=clause,
-        level=level_of(clause),
+        level=level if level is not None else level_of(clause),
         blame=blame,
         message=message,
         index=index,
         code=int(code) if code is not None else None,
+        strength=WARNING if level == WARNING else strength_of(clause),
     )

@@ -2,14 +2,15 @@
 
 Spec: see ``state``. Plugged into ``Connection`` as its ``observer``.
 
-* A message **we** send is checked first; a MUST-level finding raises ``LocalProtocolError`` and
-  the message is not sent nor recorded. SHOULD-level findings are logged. One exception: an
+* A message **we** send is checked first; a finding acpref enforces at MUST strength
+  (``Finding.binding``: a MUST clause, or one of acpref's decisions enforced so) raises
+  ``LocalProtocolError`` and the message is not sent nor recorded. Other findings are logged. One exception: an
   *error response* is never stopped, only reported. It is the last answer a request can get (the
   connection sends one in place of a refused result); stopping it too would leave the request
   unanswered for good (RPC-06), which is worse than any rule it breaks.
-* A message the **peer** sends is recorded; a request that breaks a MUST rule whose finding names
-  an answer code is refused with that error (its handler never runs). Anything else the peer broke
-  is logged, and ``on_finding`` (if given) hears of it.
+* A message the **peer** sends is recorded; a request that breaks a rule enforced at MUST
+  strength whose finding names an answer code is refused with that error (its handler never
+  runs). Anything else the peer broke is logged, and ``on_finding`` (if given) hears of it.
 """
 
 from __future__ import annotations
@@ -47,7 +48,7 @@ class RulesObserver:
             if len(self.findings) > 10_000:
                 del self.findings[:5_000]
             log.log(
-                logging.WARNING if f.is_violation else logging.INFO,
+                logging.WARNING if f.binding else logging.INFO,
                 "%s broke %s: %s",
                 f.blame.value,
                 f.clause,
@@ -74,7 +75,7 @@ class RulesObserver:
         )
         if not findings:
             return  # the common case: nothing to refuse, nothing to report
-        must = [f for f in findings if f.is_violation and f.blame is self.me]
+        must = [f for f in findings if f.binding and f.blame is self.me]
         if must and not is_error_response:
             f = must[0]
             raise LocalProtocolError(
@@ -84,13 +85,13 @@ class RulesObserver:
 
     def _stops(self, findings: List[Finding]) -> bool:
         """True when we must not send a message with these findings: a MUST rule we break."""
-        return any(f.is_violation and f.blame is self.me for f in findings)
+        return any(f.binding and f.blame is self.me for f in findings)
 
     def on_receive(self, message: Dict[str, Any]) -> Optional[RpcError]:
         findings = self.state.observe(self.peer, message)
         self._report(findings)
         if "method" in message and "id" in message:
             for f in findings:
-                if f.is_violation and f.code is not None and f.blame is self.peer:
+                if f.binding and f.code is not None and f.blame is self.peer:
                     return f.to_rpc_error()
         return None

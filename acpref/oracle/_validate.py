@@ -31,12 +31,14 @@ from .. import codec
 from .. import schema as s
 from .._rules import Finding, Party, ProtocolState, other
 from .._rules.findings import finding
+from .._rules.compat import describe_unknown_key
+from .._rules.register import SPEC_GAP, WARNING
 from ..errors import ErrorCode
 from ..methods import lookup
 from ._lines import parse_line
 from ._transcript import Record, read_transcript
 
-__all__ = ["Report", "validate", "Validator"]
+__all__ = ["Report", "validate", "Validator", "format_finding", "format_quote"]
 
 #: A notification among the last few messages a party received is what a stray response of that
 #: party most likely answers (OVERVIEW-09); older ones are not blamed.
@@ -46,25 +48,34 @@ _TRACEPARENT = re.compile(r"^[0-9a-f]{2}-[0-9a-f]{32}-[0-9a-f]{16}-[0-9a-f]{2}$"
 
 @attrs.frozen
 class Report:
-    """The findings of one transcript."""
+    """The findings of one transcript, each with its level (``acpref._rules.register``)."""
 
     findings: List[Finding]
     messages: int
 
     @property
     def violations(self) -> List[Finding]:
-        """MUST / MUST NOT findings."""
+        """MUST / MUST NOT findings: a sentence of the spec is broken. They fail a run."""
         return [f for f in self.findings if f.is_violation]
 
     @property
+    def gaps(self) -> List[Finding]:
+        """``spec-gap`` findings: acpref's reading where the spec is silent. Not failing."""
+        return [f for f in self.findings if f.level == SPEC_GAP]
+
+    @property
     def warnings(self) -> List[Finding]:
-        """SHOULD-level findings (and acpref's own SHOULD-level decisions)."""
-        return [f for f in self.findings if not f.is_violation]
+        """SHOULD / SHOULD NOT / MAY findings and forward-compatibility ``warning`` notes."""
+        return [f for f in self.findings if not f.is_violation and f.level != SPEC_GAP]
 
     @property
     def ok(self) -> bool:
         """True when no MUST rule was broken."""
         return not self.violations
+
+    def failing(self, *, strict_gaps: bool = False) -> List[Finding]:
+        """The findings that fail a run: violations, and the spec-gaps when ``strict_gaps``."""
+        return [f for f in self.findings if f.fails(strict_gaps=strict_gaps)]
 
     def clauses(self) -> List[str]:
         """The clauses of every finding, sorted, each once."""
@@ -76,15 +87,22 @@ class Report:
         return [f for f in self.findings if f.blame is who]
 
     def format_text(self) -> str:
-        """A human summary: one line per finding, violations first."""
+        """A human summary: violations first (each with its quote), then gaps, then warnings."""
         lines = [
             f"{self.messages} messages, {len(self.violations)} violations, "
-            f"{len(self.warnings)} warnings"
+            f"{len(self.gaps)} spec-gaps, {len(self.warnings)} warnings"
         ]
-        for title, group in (("violations", self.violations), ("warnings", self.warnings)):
+        groups = (
+            ("violations (MUST)", self.violations),
+            ("spec-gaps (acpref's reading; not failing)", self.gaps),
+            ("warnings (SHOULD, forward compatibility; not failing)", self.warnings),
+        )
+        for title, group in groups:
             if group:
                 lines.append(f"{title}:")
-                lines.extend("  " + format_finding(f) for f in group)
+                for f in group:
+                    lines.append("  " + format_finding(f))
+                    lines.extend("  " + line for line in format_quote(f))
         return "\n".join(lines)
 
     def to_json(self) -> Dict[str, Any]:
@@ -92,6 +110,7 @@ class Report:
             "messages": self.messages,
             "ok": self.ok,
             "violations": [f.as_dict() for f in self.violations],
+            "gaps": [f.as_dict() for f in self.gaps],
             "warnings": [f.as_dict() for f in self.warnings],
         }
 
@@ -100,6 +119,14 @@ def format_finding(f: Finding) -> str:
     """One finding as one line: message index, clause, level, who is to blame, why."""
     where = f"#{f.index}" if f.index is not None else "end"
     return f"{where:>6}  {f.clause:<28} {f.level:<10} {f.blame.value:<6}  {f.message}"
+
+
+def format_quote(f: Finding) -> List[str]:
+    """The spec's sentence a violation breaks, as indented lines (none for other levels)."""
+    quote = f.quote
+    if quote is None or not f.is_violation:
+        return []
+    return [f"        spec ({quote.source}): \"{quote.text}\""]
 
 
 def _valid_id(value: Any) -> bool:
@@ -373,10 +400,13 @@ class Validator:
                 text = f"{method or 'error'} {part}: {path}: {msg}{more}"
                 yield only_meta, finding(clause, sender, text, index)
             if unknown:
-                # spec EXT-04: no custom fields at the root of a spec type; they go in _meta.
-                keys = ", ".join(p for p, _ in unknown)
-                text = f"{method or 'error'} {part} has unknown keys: {keys}"
-                yield False, finding("EXT-04", sender, text, index)
+                # spec EXT-04 forbids custom fields at the root of a spec type, but a key the
+                # stable schema lacks may be a field of the unstable or of a newer schema: a
+                # forward-compatibility warning saying which, never a violation (compat.py).
+                root_type = getattr(model, "__name__", None)
+                keys = "; ".join(describe_unknown_key(p, root_type) for p, _ in unknown)
+                text = f"{method or 'error'} {part} has keys the stable schema lacks: {keys}"
+                yield False, finding("EXT-04", sender, text, index, level=WARNING)
 
 
 def _well_formed_error(error: Any) -> bool:

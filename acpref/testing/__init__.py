@@ -12,13 +12,50 @@
 Layer L5: threads and subprocesses are fine here.
 """
 
-from ._check_agent import AgentCheckOptions, Scenario, check_agent
-from ._check_client import read_client_report, serve_check_client
-from ._conforms import assert_conforms
-from ._driver import DEFAULT_CLIENT_CAPABILITIES, AgentDriver, PendingTurn, Turn
-from ._pairs import memory_pair
-from ._recording import RecordingStream, RecordSink
-from ._results import FAIL, PASS, SKIPPED, CheckReport, ClauseResult
+import importlib
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from ._check_agent import AgentCheckOptions, Scenario, check_agent
+    from ._check_client import read_client_report, serve_check_client
+    from ._conforms import assert_conforms
+    from ._driver import DEFAULT_CLIENT_CAPABILITIES, AgentDriver, PendingTurn, Turn
+    from ._pairs import memory_pair
+    from ._recording import RecordingStream, RecordSink
+    from ._results import FAIL, PASS, SKIPPED, CheckReport, ClauseResult
+
+#: Where each public name lives. Imported on first use: the pytest plugin (a submodule) is loaded
+#: by every pytest run of a project that has acpref installed, and must not pay for the drivers.
+_HOMES = {
+    "AgentCheckOptions": "._check_agent",
+    "Scenario": "._check_agent",
+    "check_agent": "._check_agent",
+    "read_client_report": "._check_client",
+    "serve_check_client": "._check_client",
+    "assert_conforms": "._conforms",
+    "DEFAULT_CLIENT_CAPABILITIES": "._driver",
+    "AgentDriver": "._driver",
+    "PendingTurn": "._driver",
+    "Turn": "._driver",
+    "memory_pair": "._pairs",
+    "RecordingStream": "._recording",
+    "RecordSink": "._recording",
+    "FAIL": "._results",
+    "PASS": "._results",
+    "SKIPPED": "._results",
+    "CheckReport": "._results",
+    "ClauseResult": "._results",
+}
+
+
+def __getattr__(name: str) -> Any:
+    home = _HOMES.get(name)
+    if home is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    value = getattr(importlib.import_module(home, __name__), name)
+    globals()[name] = value
+    return value
+
 
 __all__ = [
     "AgentCheckOptions",

@@ -13,20 +13,27 @@ breaks rules on purpose) are kept in the report but fail nothing.
 
 from __future__ import annotations
 
+import json
 import os
 import tempfile
-from typing import Callable, Dict, Optional, Sequence
+from typing import Any, Callable, Dict, List, Optional, Sequence, Set, Tuple
 
 import attrs
 
 from ..errors import ConnectionClosed, ErrorCode, RemoteProtocolError, RequestTimeout, RpcError
 from ._driver import AgentDriver
-from ._results import FAIL, PASS, CheckReport
+from ._results import FAIL, PASS, SKIPPED, CheckReport
 
-__all__ = ["AgentCheckOptions", "check_agent", "NeedsAuth"]
+__all__ = ["AgentCheckOptions", "check_agent", "declared_clauses", "NeedsAuth"]
 
 
-DEFAULT_PROMPT = "Hello from acpref check-agent: please answer with one short sentence."
+DEFAULT_PROMPT = "Hello from acpref check-agent: please answer with one short sentence. (\u00e9\u00e8 \u65e5\u672c \U0001f642)"
+
+#: A prompt that keeps a real model busy for a while: the cancellation checks cancel it.
+DEFAULT_BUSY_PROMPT = (
+    "acpref check-agent: please count from 1 to 400, one number per line, and after every tenth "
+    "number write one sentence about it. Do not use any tool."
+)
 
 
 @attrs.frozen(kw_only=True)
@@ -44,60 +51,83 @@ class AgentCheckOptions:
     #: Run only these scenarios (default: all).
     only: Sequence[str] = ()
     env: Optional[Dict[str, str]] = None
+    #: Seconds a busy turn may run before it is cancelled when it shows no sign of life first.
+    cancel_after: float = 3.0
+    #: Seconds after ``session/cancel`` past which a turn that did not end ``cancelled`` is
+    #: reported as having ignored the cancel (spec-gap cancel-ignored).
+    cancel_grace: float = 5.0
 
 
 class NeedsAuth(Exception):
-    """The agent answered auth_required and no ``auth_method`` was given."""
+    """The agent answered auth_required (-32000) and no ``auth_method`` was given."""
 
 
 class ScenarioContext:
-    """What a scenario works with: its driver, the options, and the report to fill."""
+    """What a scenario works with: its driver, the options, and the report to fill.
+
+    Every verdict goes through ``record`` (``check``, ``passed``, ``skip``), which refuses a
+    clause the scenario does not declare: that is what keeps the clause list of a run the same
+    whatever the agent does. ``at`` names the clauses the next requests decide, which fail if the
+    agent answers them with an unexpected error.
+    """
 
     def __init__(
         self,
-        name: str,
+        scenario: "Scenario",
         driver: AgentDriver,
         options: AgentCheckOptions,
         report: CheckReport,
         cwd: str,
     ) -> None:
-        self.name = name
+        self.scenario = scenario
+        self.name = scenario.name
         self.driver = driver
         self.options = options
         self.report = report
         self.cwd = cwd
         self.authenticated = False
+        self.decided: Set[str] = set()
+        self.current: Tuple[str, ...] = (scenario.main,)
 
     @property
     def cancel_prompt(self) -> str:
-        return self.options.cancel_prompt or self.options.prompt
+        return self.options.cancel_prompt or DEFAULT_BUSY_PROMPT
+
+    def at(self, *clause_ids: str) -> None:
+        """The clauses an unexpected error of the next requests fails (until the next ``at``)."""
+        self.current = clause_ids
+
+    def record(self, clause: str, status: str, evidence: Optional[str] = None) -> None:
+        if clause not in self.scenario.clauses:
+            raise ValueError(f"scenario {self.name!r} decides {clause} but does not declare it")
+        self.decided.add(clause)
+        self.report._record(clause, status, self.name, evidence)
 
     def check(self, clause: str, ok: bool, evidence: str = "") -> bool:
         """Record a verdict: PASS when ``ok``, else FAIL with ``evidence``."""
-        self.report.record(clause, PASS if ok else FAIL, self.name, None if ok else evidence)
+        self.record(clause, PASS if ok else FAIL, None if ok else evidence)
         return ok
 
     def passed(self, *clause_ids: str) -> None:
         for clause in clause_ids:
-            self.report.passed(clause, self.name)
+            self.record(clause, PASS)
 
     def skip(self, clause: str, reason: str) -> None:
-        self.report.skipped(clause, self.name, reason)
+        self.record(clause, SKIPPED, reason)
 
     def initialize(self) -> None:
         self.driver.initialize()
 
-    def new_session(self, **kwargs: object) -> str:
-        """``session/new`` in the check's directory, authenticating first if told to."""
+    def authenticate(self) -> None:
+        """``authenticate`` with ``--auth METHOD_ID``, once, when it was given."""
         if self.options.auth_method and not self.authenticated:
             self.driver.request("authenticate", {"methodId": self.options.auth_method})
             self.authenticated = True
-        try:
-            return self.driver.new_session(self.cwd, **kwargs)  # type: ignore[arg-type]
-        except RpcError as exc:
-            if exc.code == ErrorCode.AUTH_REQUIRED and not self.options.auth_method:
-                raise NeedsAuth(str(exc)) from None
-            raise
+
+    def new_session(self, **kwargs: object) -> str:
+        """``session/new`` in the check's directory, authenticating first if told to."""
+        self.authenticate()
+        return self.driver.new_session(self.cwd, **kwargs)  # type: ignore[arg-type]
 
 
 @attrs.frozen
@@ -106,12 +136,27 @@ class Scenario:
 
     name: str
     run: Callable[[ScenarioContext], None]
-    #: The clauses it decides (SKIPPED all together when it cannot run).
+    #: Every clause it decides: each ends PASS, FAIL or SKIPPED, whatever the agent does.
     clauses: Sequence[str]
     #: The agent capability it needs, as a dotted path (``"loadSession"``), or None.
     needs: Optional[str] = None
-    #: The clause an unexpected failure of the scenario is filed under.
+    #: The clause an unexpected failure of the scenario is filed under (until ``ctx.at``).
     main: str = "OVERVIEW-01"
+
+
+def declared_clauses(scenarios: Optional[Sequence[Scenario]] = None) -> List[str]:
+    """Every clause the scenarios decide, in order, plus acpref's per-run checks."""
+    from ._agent_scenarios import SCENARIOS
+
+    seen: Dict[str, None] = {}
+    for scenario in scenarios or SCENARIOS:
+        seen.update(dict.fromkeys(scenario.clauses))
+    seen.update(dict.fromkeys(RUN_CLAUSES))
+    return list(seen)
+
+
+#: What every scenario's run decides besides its own clauses.
+RUN_CLAUSES = ("spec-gap:exit-on-eof",)
 
 
 def check_agent(
@@ -132,13 +177,13 @@ def check_agent(
         for scenario in chosen:
             if scenario.needs is not None and caps is not None and not _open(caps, scenario.needs):
                 for clause in scenario.clauses:
-                    report.skipped(
-                        clause, scenario.name, f"the agent does not advertise {scenario.needs}"
-                    )
+                    reason = f"the agent does not advertise {scenario.needs}"
+                    report._record(clause, SKIPPED, scenario.name, reason)
                 continue
             driver_caps = _run(scenario, argv, options, report, cwd)
             if caps is None and driver_caps is not None:
                 caps = driver_caps
+    _hints(report, options)
     return report
 
 
@@ -165,21 +210,20 @@ def _run(
             argv, env=options.env, transcript=transcript, timeout=options.timeout
         )
     except OSError as exc:
-        report.failed(scenario.main, scenario.name, f"could not start the agent: {exc}")
+        for clause in scenario.clauses:
+            reason = f"not reached: could not start the agent: {exc}"
+            report._record(clause, SKIPPED, scenario.name, reason)
+        report._record(scenario.main, FAIL, scenario.name, f"could not start the agent: {exc}")
         return None
-    ctx = ScenarioContext(scenario.name, driver, options, report, cwd)
+    ctx = ScenarioContext(scenario, driver, options, report, cwd)
     failures_before = len(report.failures)
+    why = "the scenario ended before it"
     try:
         scenario.run(ctx)
-    except NeedsAuth as exc:
-        for clause in scenario.clauses:
-            report.skipped(
-                clause,
-                scenario.name,
-                f"the agent requires authentication ({exc}); use --auth METHOD_ID",
-            )
-    except (RpcError, RequestTimeout, RemoteProtocolError, ConnectionClosed, TimeoutError) as exc:
-        report.failed(scenario.main, scenario.name, f"{type(exc).__name__}: {exc}")
+    except Exception as exc:  # noqa: BLE001 - every way a scenario stops is reported below
+        if not isinstance(exc, _STOPS):
+            raise
+        why = _stopped(ctx, exc)
     finally:
         result = driver.close()
         # A turn that ends as the cancel crosses it is a race the check itself provokes: the
@@ -187,10 +231,14 @@ def _run(
         report.add_findings(
             result.findings, scenario.name, transcript, ignore=("spec-gap:cancel-race",)
         )
+        for clause in scenario.clauses:
+            if clause not in ctx.decided:
+                # Whatever happened, every clause the scenario sets out to check gets a status.
+                report._record(clause, SKIPPED, scenario.name, f"not reached: {why}")
         if transcript:
             report.transcripts.append(transcript)
         # spec-gap exit-on-eof: an agent ends when its input ends (transports.mdx, TRANSPORT-10).
-        report.record(
+        report._record(
             "spec-gap:exit-on-eof",
             PASS if driver.exited_on_eof else FAIL,
             scenario.name,
@@ -202,3 +250,99 @@ def _run(
         if len(report.failures) > failures_before and tail:
             report.notes.append(f"[{scenario.name}] agent stderr ends: " + " | ".join(tail))
     return driver.agent_capabilities if driver.initialize_response is not None else None
+
+
+_STOPS = (
+    NeedsAuth,
+    RpcError,
+    RequestTimeout,
+    RemoteProtocolError,
+    ConnectionClosed,
+    TimeoutError,
+)
+
+#: The marker of a reason that ``--auth`` would turn into a verdict (see ``_hints``).
+AUTH_HINT = "rerun with --auth METHOD_ID"
+#: The marker of a reason that a busier ``--cancel-prompt`` would turn into a verdict.
+BUSY_HINT = "give --cancel-prompt a prompt that keeps the agent busy longer"
+
+
+def _stopped(ctx: ScenarioContext, exc: BaseException) -> str:
+    """File the exception that stopped a scenario; return why the rest was not reached."""
+    method = _last_call(ctx.driver, answered=isinstance(exc, (RpcError, RemoteProtocolError)))
+    pending = [c for c in ctx.current if c not in ctx.decided]
+    if isinstance(exc, NeedsAuth) or (
+        isinstance(exc, RpcError) and exc.code == ErrorCode.AUTH_REQUIRED
+    ):
+        # spec RPC-16: -32000 is the answer to a request that needs authentication first; it
+        # is no failure, but nothing that needs a session or a turn can be checked without it.
+        raw = ctx.driver.initialize_raw if isinstance(ctx.driver.initialize_raw, dict) else {}
+        methods = raw.get("authMethods")
+        offered = [
+            str(m["id"]) for m in (methods if isinstance(methods, list) else [])
+            if isinstance(m, dict) and "id" in m
+        ]
+        offer = f" (the agent offers: {', '.join(map(str, offered))})" if offered else ""
+        if ctx.options.auth_method:
+            reason = (
+                f"{method} answered -32000 auth required although we authenticated with "
+                f"{ctx.options.auth_method!r}"
+            )
+            for clause in pending:
+                ctx.record(clause, FAIL, reason)
+            return reason
+        return f"{method} answered -32000 auth required; {AUTH_HINT}{offer}"
+    if isinstance(exc, (RequestTimeout, TimeoutError)):
+        return f"{method} got no answer within {ctx.options.timeout:g}s (see --timeout)"
+    if isinstance(exc, RpcError):
+        reason = f"{method} answered error {exc.code}: {exc.message}"
+    elif isinstance(exc, RemoteProtocolError):
+        reason = f"the answer to {method} broke {exc.clause}: {exc.message}"
+    else:
+        code = ctx.driver.process.popen.poll() if ctx.driver.process is not None else None
+        status = f" (exit status {code})" if code is not None else ""
+        during = f" during {method}" if method != "the last request" else ""
+        reason = f"the agent closed the connection{during}{status}: {exc}"
+    for clause in pending:
+        ctx.record(clause, FAIL, reason)
+    return reason
+
+
+def _last_call(driver: AgentDriver, *, answered: bool) -> str:
+    """The method of our last request that was answered (``answered``) or is still unanswered."""
+    sent: Dict[str, str] = {}
+    last_answered = ""
+    for record in driver.sink.records:
+        if not record.is_message or record.raw is None:
+            continue
+        try:
+            message = json.loads(record.raw)
+        except ValueError:
+            continue
+        if not isinstance(message, dict):
+            continue
+        key = json.dumps(message.get("id"))
+        if record.sender == "client" and "method" in message and "id" in message:
+            sent[key] = str(message["method"])
+        elif record.sender == "agent" and "method" not in message and key in sent:
+            last_answered = sent.pop(key)
+    if answered:
+        return last_answered or "the last request"
+    return list(sent.values())[-1] if sent else "the last request"
+
+
+def _hints(report: CheckReport, options: AgentCheckOptions) -> None:
+    """Name the options that would have turned SKIPPED rows into verdicts."""
+    rows = [r for r in report.rows() if r.status == SKIPPED]
+    auth = [r.clause for r in rows if any(AUTH_HINT in e for e in r.evidence)]
+    busy = [r.clause for r in rows if any(BUSY_HINT in e for e in r.evidence)]
+    if auth:
+        report.notes.append(
+            f"{len(auth)} clauses were not reached because the agent requires authentication: "
+            f"{AUTH_HINT} (one of the agent's authMethods)"
+        )
+    if busy:
+        report.notes.append(
+            f"{', '.join(busy)}: the turn ended before the cancel could be judged; {BUSY_HINT}"
+            " (and --cancel-after)"
+        )

@@ -62,7 +62,7 @@ class Grader:
 
     def record(self, clause: str, status: str, evidence: Optional[str] = None) -> None:
         with self._lock:
-            self.report.record(clause, status, self.scenario, evidence)
+            self.report._record(clause, status, self.scenario, evidence)
 
     def check(self, clause: str, ok: bool, evidence: str) -> bool:
         self.record(clause, "PASS" if ok else "FAIL", None if ok else evidence)

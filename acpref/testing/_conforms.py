@@ -11,7 +11,7 @@ from typing import Any, Iterable, Optional, Sequence
 
 from .._rules import Finding, Party
 from ..oracle import Report, validate
-from ..oracle._validate import format_finding
+from ..oracle._validate import format_finding, format_quote
 
 __all__ = ["assert_conforms", "problems"]
 
@@ -22,9 +22,13 @@ def problems(
     blame: Optional[str] = None,
     warnings: bool = False,
     ignore: Sequence[str] = (),
+    strict_gaps: bool = False,
 ) -> list:
-    """The findings that fail a test: violations (and warnings if asked), minus ``ignore``."""
-    chosen: Iterable[Finding] = report.findings if warnings else report.violations
+    """The findings that fail a test: violations (spec-gaps if ``strict_gaps``; every finding if
+    ``warnings``), minus ``ignore``."""
+    chosen: Iterable[Finding] = (
+        report.findings if warnings else report.failing(strict_gaps=strict_gaps)
+    )
     who = Party(blame) if blame is not None else None
     return [f for f in chosen if f.clause not in ignore and (who is None or f.blame is who)]
 
@@ -35,6 +39,7 @@ def assert_conforms(
     blame: Optional[str] = None,
     warnings: bool = False,
     ignore: Sequence[str] = (),
+    strict_gaps: bool = False,
 ) -> Report:
     """Validate ``transcript`` and raise ``AssertionError`` listing what breaks the spec.
 
@@ -47,10 +52,14 @@ def assert_conforms(
         report = transcript.close()
     else:
         report = validate(transcript)
-    found = problems(report, blame=blame, warnings=warnings, ignore=ignore)
+    found = problems(
+        report, blame=blame, warnings=warnings, ignore=ignore, strict_gaps=strict_gaps
+    )
     if found:
         who = f" by the {blame}" if blame else ""
         lines = [f"{len(found)} ACP spec violation(s){who} in {report.messages} messages:"]
-        lines.extend("  " + format_finding(f) for f in found)
+        for f in found:
+            lines.append("  " + format_finding(f))
+            lines.extend("  " + line for line in format_quote(f))
         raise AssertionError("\n".join(lines))
     return report

@@ -34,7 +34,7 @@ from .. import schema as s
 from .._rules import gate_open
 from .._transport import FdStream, Process, Stream, spawn
 from ..connection import Connection, PendingRequest, RequestContext
-from ..errors import RpcError
+from ..errors import ConnectionClosed, RpcError
 from ..methods import PROTOCOL_VERSION
 from ..oracle import Report
 from ._recording import RecordingStream, RecordSink
@@ -247,13 +247,19 @@ class AgentDriver:
         self.last_session_response = response
         return response.session_id
 
-    def prompt_async(self, session_id: str, *content: Any) -> PendingTurn:
-        """Send ``session/prompt`` (``str`` parts become text blocks); returns at once."""
+    def prompt_async(
+        self, session_id: str, *content: Any, meta: Optional[Dict[str, Any]] = None
+    ) -> PendingTurn:
+        """Send ``session/prompt`` (``str`` parts become text blocks); returns at once.
+
+        ``meta`` goes into the params as ``_meta``.
+        """
         blocks = [_block(c) for c in content]
         start = len(self.updates(session_id))
-        pending = self.connection.request_async(
-            "session/prompt", {"sessionId": session_id, "prompt": blocks}
-        )
+        params: Dict[str, Any] = {"sessionId": session_id, "prompt": blocks}
+        if meta is not None:
+            params["_meta"] = meta
+        pending = self.connection.request_async("session/prompt", params)
         return PendingTurn(self, session_id, pending, start)
 
     def prompt(self, session_id: str, *content: Any, timeout: Optional[float] = None) -> Turn:
@@ -293,7 +299,10 @@ class AgentDriver:
         """Write a message as given: a dict is one JSON line; bytes and str are sent verbatim."""
         if isinstance(data, dict):
             data = json.dumps(data) + "\n"
-        self.stream.write_raw(data.encode("utf-8") if isinstance(data, str) else data)
+        try:
+            self.stream.write_raw(data.encode("utf-8") if isinstance(data, str) else data)
+        except OSError as exc:  # the agent is gone (a broken pipe)
+            raise ConnectionClosed(f"the agent no longer reads its input: {exc}") from None
 
     def request_raw(
         self, message: Dict[str, Any], *, timeout: Optional[float] = None

@@ -1,28 +1,33 @@
 """Conformance results by clause: PASS, FAIL or SKIPPED, with evidence; shared by both checks.
 
 ``check-agent`` and ``check-client`` each end with a ``CheckReport``: one row per clause, its
-level (from the register), the status, the scenario that decided it and, for a failure, the
-evidence (message index and what was wrong). Statuses merge as FAIL > PASS > SKIPPED: a clause
-passes when some scenario exercised it and none saw it broken. The report is ``ok`` when no
-MUST-level clause failed; SHOULD-level failures are shown but do not fail it.
+level (``acpref._rules.register``: MUST / SHOULD / spec-gap ...), the status, the scenario that
+decided it and, for a failure, the evidence (message index and what was wrong). Statuses merge as
+FAIL > PASS > SKIPPED: a clause passes when some scenario exercised it and none saw it broken.
+The report is ``ok`` when no MUST-level clause failed; SHOULD-level and ``spec-gap`` failures are
+shown but do not fail it (``failing(strict_gaps=True)`` counts the gaps too). Forward
+compatibility notes (level ``warning``) are kept with the findings, not as rows.
+
+``passed()``, ``failed()`` and ``skipped()`` list rows (``failed("INIT-04")`` asks about one
+clause); the checks record verdicts through the private ``_record``.
 """
 
 from __future__ import annotations
 
 import json
-from typing import Any, Dict, Iterable, List, Optional, Sequence
+from typing import Any, Dict, Iterable, List, Optional, Sequence, Union, overload
 
 import attrs
 
 from .._rules import Finding, clauses, level_of
+from .._rules.register import WARNING, fails, quote_of
 
 __all__ = ["CheckReport", "ClauseResult", "PASS", "FAIL", "SKIPPED"]
 
 PASS, FAIL, SKIPPED = "PASS", "FAIL", "SKIPPED"
 _RANK = {SKIPPED: 0, PASS: 1, FAIL: 2}
-
-#: acpref's own checks that no clause states, with their levels (spec_notes/oracle.md).
-CHECK_LEVELS = {"spec-gap:exit-on-eof": "SHOULD"}
+#: Evidence lines shown under a failure in the summary (the JSON keeps them all).
+_SHOWN = 5
 
 
 @attrs.define
@@ -34,6 +39,10 @@ class ClauseResult:
     status: str
     scenario: str
     evidence: List[str] = attrs.Factory(list)
+
+    def fails(self, *, strict_gaps: bool = False) -> bool:
+        """True when this row fails the check (a FAIL at MUST level, or spec-gap if strict)."""
+        return self.status == FAIL and fails(self.level, strict_gaps=strict_gaps)
 
     def to_json(self) -> Dict[str, Any]:
         return attrs.asdict(self)
@@ -53,15 +62,16 @@ class CheckReport:
     final: bool = True
     pid: Optional[int] = None
 
-    def record(
+    # -- recording (the checks) ------------------------------------------------------------------
+
+    def _record(
         self, clause: str, status: str, scenario: str, evidence: Optional[str] = None
     ) -> None:
         """Merge one verdict into the row of ``clause`` (FAIL > PASS > SKIPPED)."""
-        level = CHECK_LEVELS.get(clause) or level_of(clause)
         row = self.results.get(clause)
         if row is None:
             row = self.results[clause] = ClauseResult(
-                clause=clause, level=level, status=status, scenario=scenario
+                clause=clause, level=level_of(clause), status=status, scenario=scenario
             )
         elif _RANK[status] > _RANK[row.status]:
             row.status, row.scenario = status, scenario
@@ -69,15 +79,6 @@ class CheckReport:
                 row.evidence = []
         if evidence and status == row.status and evidence not in row.evidence:
             row.evidence.append(evidence if status != FAIL else f"[{scenario}] {evidence}")
-
-    def passed(self, clause: str, scenario: str) -> None:
-        self.record(clause, PASS, scenario)
-
-    def failed(self, clause: str, scenario: str, evidence: str) -> None:
-        self.record(clause, FAIL, scenario, evidence)
-
-    def skipped(self, clause: str, scenario: str, reason: str) -> None:
-        self.record(clause, SKIPPED, scenario, reason)
 
     def add_findings(
         self,
@@ -87,21 +88,67 @@ class CheckReport:
         *,
         ignore: Sequence[str] = (),
     ) -> None:
-        """Oracle findings blamed on the subject fail their clauses (but those in ``ignore``)."""
+        """Oracle findings blamed on the subject fail their clauses (but those in ``ignore``).
+
+        Forward-compatibility notes (level ``warning``) are kept in ``findings`` only.
+        """
         for f in findings:
             self.findings.append({**f.as_dict(), "scenario": scenario, "transcript": transcript})
-            if f.blame.value == self.subject and f.clause not in ignore:
+            if f.blame.value == self.subject and f.clause not in ignore and f.level != WARNING:
                 where = f"#{f.index}" if f.index is not None else "end"
-                self.failed(f.clause, scenario, f"{where}: {f.message}")
+                self._record(f.clause, FAIL, scenario, f"{where}: {f.message}")
+
+    # -- questions and listings ------------------------------------------------------------------
+
+    @overload
+    def passed(self) -> List[ClauseResult]: ...
+    @overload
+    def passed(self, clause: str) -> bool: ...
+    def passed(self, clause: Optional[str] = None) -> Union[bool, List[ClauseResult]]:
+        """The rows that passed; with a clause id: did it pass?"""
+        return self._with(PASS, clause)
+
+    @overload
+    def failed(self) -> List[ClauseResult]: ...
+    @overload
+    def failed(self, clause: str) -> bool: ...
+    def failed(self, clause: Optional[str] = None) -> Union[bool, List[ClauseResult]]:
+        """The rows that failed (at any level); with a clause id: did it fail?"""
+        return self._with(FAIL, clause)
+
+    @overload
+    def skipped(self) -> List[ClauseResult]: ...
+    @overload
+    def skipped(self, clause: str) -> bool: ...
+    def skipped(self, clause: Optional[str] = None) -> Union[bool, List[ClauseResult]]:
+        """The rows that were skipped; with a clause id: was it skipped?"""
+        return self._with(SKIPPED, clause)
+
+    def _with(self, status: str, clause: Optional[str]) -> Union[bool, List[ClauseResult]]:
+        if clause is not None:
+            row = self.results.get(clause)
+            return row is not None and row.status == status
+        return [r for r in self.rows() if r.status == status]
 
     @property
     def failures(self) -> List[ClauseResult]:
-        return [r for r in self.rows() if r.status == FAIL]
+        """The rows that failed, at any level (``failing()``: those that fail the check)."""
+        return self.failed()
+
+    def failing(self, *, strict_gaps: bool = False) -> List[ClauseResult]:
+        """The failed rows that fail the check: MUST level (and spec-gap when ``strict_gaps``)."""
+        return [r for r in self.rows() if r.fails(strict_gaps=strict_gaps)]
 
     @property
     def ok(self) -> bool:
         """True when no MUST-level clause failed."""
-        return not any(r.level in ("MUST", "MUST NOT") for r in self.failures)
+        return not self.failing()
+
+    def warnings(self) -> List[Dict[str, Any]]:
+        """The forward-compatibility notes about the subject (fields of unstable or newer schemas)."""
+        return [
+            f for f in self.findings if f.get("level") == WARNING and f.get("blame") == self.subject
+        ]
 
     def rows(self) -> List[ClauseResult]:
         """The rows in register order (acpref's own checks last)."""
@@ -110,27 +157,65 @@ class CheckReport:
             self.results.values(), key=lambda r: (order.get(r.clause, len(order)), r.clause)
         )
 
-    def format_table(self) -> str:
-        """The table: clause, level, status, scenario; evidence under each failure."""
-        lines = [f"{'clause':<26} {'level':<10} {'status':<8} scenario"]
-        for row in self.rows():
-            lines.append(f"{row.clause:<26} {row.level:<10} {row.status:<8} {row.scenario}")
-            if row.status != PASS:
-                lines.extend(f"    {e}" for e in row.evidence[:5])
-                if len(row.evidence) > 5:
-                    lines.append(f"    (+{len(row.evidence) - 5} more)")
-        counts = {
-            status: sum(1 for r in self.results.values() if r.status == status) for status in _RANK
-        }
-        must = sum(1 for r in self.failures if r.level in ("MUST", "MUST NOT"))
-        lines.append(
-            f"{counts[PASS]} passed, {counts[FAIL]} failed ({must} MUST), {counts[SKIPPED]} skipped"
-        )
+    # -- output ----------------------------------------------------------------------------------
+
+    def format_text(self, *, full: bool = False, strict_gaps: bool = False) -> str:
+        """What people read: failures first (quote and evidence), the rest as counts.
+
+        The failures that fail the check come first, each with the spec's sentence and the
+        evidence (scenario, message index, what was wrong); then the failures that do not
+        (SHOULD, spec-gap), then the forward-compatibility warnings, then the counts.
+        ``full=True`` appends the whole table.
+        """
+        lines: List[str] = []
+        failing = self.failing(strict_gaps=strict_gaps)
+        others = [r for r in self.failed() if r not in failing]
+        if failing:
+            lines.append(f"FAILED ({len(failing)}):")
+            for row in failing:
+                lines.extend(_format_failure(row))
+        if others:
+            lines.append(f"not failing the check ({len(others)}: SHOULD, MAY or spec-gap):")
+            for row in others:
+                lines.extend(_format_failure(row))
+        compat = self.warnings()
+        if compat:
+            lines.append(f"warnings ({len(compat)}: forward compatibility, not failing):")
+            for f in compat[:_SHOWN * 2]:
+                where = f"#{f['index']}" if f.get("index") is not None else "end"
+                lines.append(f"  [{f.get('scenario')}] {where}: {f['message']}")
+            if len(compat) > _SHOWN * 2:
+                lines.append(f"  (+{len(compat) - _SHOWN * 2} more; --json lists them)")
+        lines.append(self._counts(strict_gaps=strict_gaps))
         lines.extend(f"note: {n}" for n in self.notes)
         if not self.final:
             lines.append(
                 f"note: not final: the grading agent (pid {self.pid}) was still running or was killed"
             )
+        if full:
+            lines.append("")
+            lines.append(self.format_table())
+        return "\n".join(lines)
+
+    def _counts(self, *, strict_gaps: bool = False) -> str:
+        counts = {status: len(self._with(status, None)) for status in _RANK}  # type: ignore[arg-type]
+        failing = len(self.failing(strict_gaps=strict_gaps))
+        verdict = "ok" if not failing else "not ok"
+        return (
+            f"{verdict}: {counts[PASS]} passed, {counts[FAIL]} failed ({failing} failing the "
+            f"check), {counts[SKIPPED]} skipped"
+        )
+
+    def format_table(self) -> str:
+        """The full table: clause, level, status, scenario; evidence under each failure or skip."""
+        lines = [f"{'clause':<26} {'level':<10} {'status':<8} scenario"]
+        for row in self.rows():
+            lines.append(f"{row.clause:<26} {row.level:<10} {row.status:<8} {row.scenario}")
+            if row.status != PASS:
+                lines.extend(f"    {e}" for e in row.evidence[:_SHOWN])
+                if len(row.evidence) > _SHOWN:
+                    lines.append(f"    (+{len(row.evidence) - _SHOWN} more)")
+        lines.append(self._counts())
         return "\n".join(lines)
 
     def to_json(self) -> Dict[str, Any]:
@@ -163,3 +248,15 @@ class CheckReport:
         for row in data.get("results", []):
             report.results[row["clause"]] = ClauseResult(**row)
         return report
+
+
+def _format_failure(row: ClauseResult) -> List[str]:
+    """A failed row: clause, level, scenario; the spec's sentence; the evidence."""
+    lines = [f"  {row.clause} ({row.level}) in {row.scenario}"]
+    quote = quote_of(row.clause) if fails(row.level) else None
+    if quote is not None:
+        lines.append(f"    spec ({quote.source}): \"{quote.text}\"")
+    lines.extend(f"    {e}" for e in row.evidence[:_SHOWN])
+    if len(row.evidence) > _SHOWN:
+        lines.append(f"    (+{len(row.evidence) - _SHOWN} more; --json lists them)")
+    return lines

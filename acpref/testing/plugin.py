@@ -14,6 +14,13 @@ or import the fixtures into a conftest):
   clauses the client failed.
 
 ``assert_conforms(transcript)`` (``acpref.testing``) judges any recorded transcript.
+
+Only MUST / MUST NOT findings fail a test, each printed with the spec's sentence and the offending
+message's index; ``spec-gap`` findings (acpref's own readings) fail too with ``--acp-strict-gaps``.
+``--acp-full-table`` prints the client check's whole table, not only its failures.
+
+This module is imported by every pytest run of a project that has acpref installed: it imports
+the drivers and the oracle only when a fixture is used.
 """
 
 from __future__ import annotations
@@ -24,37 +31,68 @@ import sys
 import time
 from typing import Any, Callable, Iterator, List, Optional, Sequence
 
+from typing import TYPE_CHECKING
+
 import pytest
 
-from ..oracle._validate import format_finding
-from ._check_client import read_client_report
-from ._conforms import problems
-from ._driver import AgentDriver
-from ._pairs import AgentUnderTest, memory_pair
-from ._results import CheckReport
+if TYPE_CHECKING:
+    from ._driver import AgentDriver
+    from ._pairs import AgentUnderTest
+    from ._results import CheckReport
 
-__all__ = ["acp_agent", "acp_pair", "acp_client_check", "ClientCheck"]
+__all__ = ["acp_agent", "acp_pair", "acp_client_check", "ClientCheck", "pytest_addoption"]
+
+
+def pytest_addoption(parser: Any) -> None:
+    group = parser.getgroup("acpref", "ACP conformance (acpref)")
+    group.addoption(
+        "--acp-strict-gaps",
+        action="store_true",
+        default=False,
+        help="fail tests on spec-gap findings too (acpref's readings where the spec is silent)",
+    )
+    group.addoption(
+        "--acp-full-table",
+        action="store_true",
+        default=False,
+        help="print the full clause table of a failed client check, not only its failures",
+    )
+
+
+def _strict_gaps(request: Any) -> bool:
+    return bool(request.config.getoption("acp_strict_gaps", default=False))
 
 
 class _Launched:
     """The drivers a test started, and what their agents may break unnoticed (``ignore``)."""
 
-    def __init__(self) -> None:
+    def __init__(self, strict_gaps: bool = False) -> None:
         self.drivers: List[Any] = []
+        self.strict_gaps = strict_gaps
 
-    def add(self, driver: AgentDriver, ignore: Sequence[str], warnings: bool) -> AgentDriver:
+    def add(self, driver: "AgentDriver", ignore: Sequence[str], warnings: bool) -> "AgentDriver":
         self.drivers.append((driver, tuple(ignore), warnings))
         return driver
 
     def verdict(self) -> Optional[str]:
+        from ..oracle._validate import format_finding, format_quote
+        from ._conforms import problems
+
         messages = []
         for driver, ignore, warnings in self.drivers:
             report = driver.close()
-            found = problems(report, blame="agent", warnings=warnings, ignore=ignore)
+            found = problems(
+                report, blame="agent", warnings=warnings, ignore=ignore, strict_gaps=self.strict_gaps
+            )
             if found:
                 where = f" (transcript: {driver.transcript_path})" if driver.transcript_path else ""
                 messages.append(f"the agent broke the ACP spec{where}:")
-                messages.extend("  " + format_finding(f) for f in found)
+                for f in found:
+                    messages.append("  " + format_finding(f))
+                    messages.extend("  " + line for line in format_quote(f))
+                rest = len(report.blamed("agent")) - len(found)
+                if rest > 0:
+                    messages.append(f"  (+{rest} findings that do not fail: acpref validate shows them)")
                 tail = driver.stderr.strip().splitlines()[-5:]
                 if tail:
                     messages.append("  agent stderr ends:")
@@ -63,10 +101,10 @@ class _Launched:
 
 
 @pytest.fixture
-def acp_agent(tmp_path: Any) -> Iterator[Callable[..., AgentDriver]]:
+def acp_agent(tmp_path: Any, request: Any) -> Iterator[Callable[..., "AgentDriver"]]:
     """Start an agent under test: ``acp_agent(argv, *, cwd=None, env=None, ignore=(), warnings=False,
     timeout=10.0)`` -> ``AgentDriver``. The test fails at teardown if the agent broke the spec."""
-    launched = _Launched()
+    launched = _Launched(_strict_gaps(request))
 
     def launch(
         argv: Sequence[str],
@@ -76,7 +114,9 @@ def acp_agent(tmp_path: Any) -> Iterator[Callable[..., AgentDriver]]:
         ignore: Sequence[str] = (),
         warnings: bool = False,
         timeout: float = 10.0,
-    ) -> AgentDriver:
+    ) -> "AgentDriver":
+        from ._driver import AgentDriver
+
         transcript = tmp_path / f"agent-{len(launched.drivers) + 1}.jsonl"
         driver = AgentDriver.spawn(argv, cwd=cwd, env=env, transcript=transcript, timeout=timeout)
         return launched.add(driver, ignore, warnings)
@@ -88,18 +128,20 @@ def acp_agent(tmp_path: Any) -> Iterator[Callable[..., AgentDriver]]:
 
 
 @pytest.fixture
-def acp_pair(tmp_path: Any) -> Iterator[Callable[..., AgentDriver]]:
+def acp_pair(tmp_path: Any, request: Any) -> Iterator[Callable[..., "AgentDriver"]]:
     """Serve an ``acpref.agent.Agent`` in this process: ``acp_pair(agent, *, ignore=(),
     warnings=False)`` -> ``AgentDriver``. The test fails at teardown if the agent broke the spec."""
-    launched = _Launched()
+    launched = _Launched(_strict_gaps(request))
 
     def pair(
-        agent: AgentUnderTest,
+        agent: "AgentUnderTest",
         *,
         ignore: Sequence[str] = (),
         warnings: bool = False,
         timeout: float = 10.0,
-    ) -> AgentDriver:
+    ) -> "AgentDriver":
+        from ._pairs import memory_pair
+
         transcript = tmp_path / f"pair-{len(launched.drivers) + 1}.jsonl"
         return launched.add(
             memory_pair(agent, transcript=transcript, timeout=timeout), ignore, warnings
@@ -127,8 +169,10 @@ class ClientCheck:
         ]
         self.ignore: Sequence[str] = ()
 
-    def report(self, timeout: float = 10.0) -> CheckReport:
+    def report(self, timeout: float = 10.0) -> "CheckReport":
         """The report; waits (up to ``timeout``) for a grading agent still writing it."""
+        from ._check_client import read_client_report
+
         report = read_client_report(self.report_path)
         if not report.final and report.pid:
             _wait_pid(report.pid, timeout)
@@ -137,7 +181,7 @@ class ClientCheck:
 
 
 @pytest.fixture
-def acp_client_check(tmp_path: Any) -> Iterator[ClientCheck]:
+def acp_client_check(tmp_path: Any, request: Any) -> Iterator[ClientCheck]:
     """A grading agent for a client under test; the test fails at teardown on a MUST failure."""
     check = ClientCheck(os.fspath(tmp_path / "client-report.json"))
     yield check
@@ -146,13 +190,12 @@ def acp_client_check(tmp_path: Any) -> Iterator[ClientCheck]:
             f"the client never started the grading agent ({' '.join(check.argv)})", pytrace=False
         )
     report = check.report()
-    failed = [
-        r
-        for r in report.failures
-        if r.level in ("MUST", "MUST NOT") and r.clause not in check.ignore
-    ]
+    strict = _strict_gaps(request)
+    failed = [r for r in report.failing(strict_gaps=strict) if r.clause not in check.ignore]
     if failed:
-        pytest.fail("the client broke the ACP spec:\n" + report.format_table(), pytrace=False)
+        full = bool(request.config.getoption("acp_full_table", default=False))
+        text = report.format_text(full=full, strict_gaps=strict)
+        pytest.fail("the client broke the ACP spec:\n" + text, pytrace=False)
 
 
 def _wait_pid(pid: int, timeout: float) -> None:

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import json
 import os
+import select
 import subprocess
 import sys
 from typing import Any, Dict, List, Optional
@@ -28,7 +29,7 @@ class RawAgent:
     }
 
     def __init__(self) -> None:
-        self.inp = sys.stdin.buffer
+        self._buf = b""
         self.out = sys.stdout.buffer
         self.client_caps: Dict[str, Any] = {}
         self.history: Dict[str, List[Dict[str, Any]]] = {}
@@ -36,6 +37,9 @@ class RawAgent:
         self.responses: Dict[Any, Dict[str, Any]] = {}
         self.count = 0
         self.ids = 1000
+        self.cwds: Dict[str, str] = {}
+        self.running: Optional[str] = None  # the session of the slow turn in progress
+        self.deferred: List[Dict[str, Any]] = []  # session/close requests waiting for it
 
     # -- writing ---------------------------------------------------------------------------------
 
@@ -75,22 +79,57 @@ class RawAgent:
         request_id = self.ids
         self.send({"jsonrpc": "2.0", "id": request_id, "method": method, "params": params})
         while request_id not in self.responses:
-            line = self.inp.readline()
+            line = self.readline()
             if not line:
                 raise SystemExit(0)
-            self.dispatch(json.loads(line))
+            self.dispatch_line(line)
         return self.responses.pop(request_id)
 
     # -- reading ---------------------------------------------------------------------------------
 
+    def readline(self, timeout: Optional[float] = None) -> Optional[bytes]:
+        """The next line of stdin; ``b""`` at its end, None when ``timeout`` passed first."""
+        while b"\n" not in self._buf:
+            if timeout is not None and not select.select([0], [], [], timeout)[0]:
+                return None
+            chunk = os.read(0, 65536)
+            if not chunk:
+                line, self._buf = self._buf, b""
+                return line
+            self._buf += chunk
+        line, _, self._buf = self._buf.partition(b"\n")
+        return line + b"\n"
+
     def run(self) -> None:
-        for line in self.inp:
+        while True:
+            line = self.readline()
+            if not line:
+                return
             if line.strip():
-                self.dispatch(json.loads(line))
+                self.dispatch_line(line)
+
+    def dispatch_line(self, line: bytes) -> None:
+        try:
+            message = json.loads(line)
+        except ValueError:
+            self.parse_error()
+            return
+        self.dispatch(message)
+
+    def parse_error(self) -> None:
+        self.send({"jsonrpc": "2.0", "id": None, "error": {"code": -32700, "message": "Parse error"}})
 
     def dispatch(self, message: Dict[str, Any]) -> None:
+        if not isinstance(message, dict):
+            self.send({"jsonrpc": "2.0", "id": None, "error": {"code": -32600, "message": "no"}})
+            return
         if "method" not in message:
             self.responses[message.get("id")] = message
+            return
+        if not isinstance(message["method"], str):
+            request_id = message.get("id") if isinstance(message.get("id"), (str, int)) else None
+            error = {"code": -32600, "message": "Invalid request"}
+            self.send({"jsonrpc": "2.0", "id": request_id, "error": error})
             return
         name = "on_" + message["method"].replace("/", "_").replace("$", "dollar")
         handler = getattr(self, name, None)
@@ -118,8 +157,13 @@ class RawAgent:
         return f"sess-{self.count}"
 
     def on_session_new(self, m: Dict[str, Any]) -> None:
+        cwd = m.get("params", {}).get("cwd") if isinstance(m.get("params"), dict) else None
+        if not (isinstance(cwd, str) and os.path.isabs(cwd)):
+            self.error(m, -32602, "cwd must be an absolute path")
+            return
         session_id = self.new_session_id()
         self.history[session_id] = []
+        self.cwds[session_id] = cwd
         self.reply(m, {"sessionId": session_id})
 
     def on_session_load(self, m: Dict[str, Any]) -> None:
@@ -132,26 +176,79 @@ class RawAgent:
         self.reply(m, {})
 
     def on_session_close(self, m: Dict[str, Any]) -> None:
+        session_id = m["params"]["sessionId"]
+        if session_id == self.running:
+            self.cancelled.add(session_id)  # answered once the turn has ended cancelled
+            self.deferred.append(m)
+            return
+        self.history.pop(session_id, None)
         self.reply(m, {})
 
     def on_session_list(self, m: Dict[str, Any]) -> None:
-        self.reply(m, {"sessions": [{"sessionId": sid, "cwd": "/tmp"} for sid in self.history]})
+        params = m.get("params") or {}
+        if params.get("cursor") is not None:
+            self.error(m, -32602, "invalid cursor")
+            return
+        cwd = params.get("cwd")
+        sessions = [
+            {"sessionId": sid, "cwd": self.cwds.get(sid, "/tmp")}
+            for sid in self.history
+            if cwd is None or self.cwds.get(sid, "/tmp") == cwd
+        ]
+        self.reply(m, {"sessions": sessions})
 
     def on_session_cancel(self, m: Dict[str, Any]) -> None:
         self.cancelled.add(m["params"]["sessionId"])
 
     def on_session_prompt(self, m: Dict[str, Any]) -> None:
         session_id = m["params"]["sessionId"]
+        if session_id not in self.history:
+            self.error(m, -32002, f"no session {session_id!r}")
+            return
         text = "".join(b.get("text", "") for b in m["params"]["prompt"])
         self.cancelled.discard(session_id)
+        self.prompt_id = m["id"]
         self.history.setdefault(session_id, []).append(
             {"sessionUpdate": "user_message_chunk", "content": {"type": "text", "text": text}}
         )
         if text == "tool":
             self.prompt_tool(m, session_id)
             return
+        if text == "slow":
+            self.prompt_slow(m, session_id)
+            return
         self.say(session_id, text)
         self.reply(m, {"stopReason": "end_turn"})
+
+    def prompt_slow(self, m: Dict[str, Any], session_id: str) -> None:
+        """Stream until cancelled (at most a hundred chunks), reading stdin meanwhile."""
+        self.running = session_id
+        try:
+            for _ in range(100):
+                self.say(session_id, ".")
+                line = self.readline(0.05)
+                if line == b"":
+                    raise SystemExit(0)
+                if line:
+                    self.dispatch_line(line)
+                if session_id in self.cancelled:
+                    self.finish_cancelled(m)
+                    return
+            self.reply(m, {"stopReason": "end_turn"})
+        finally:
+            self.turn_ended(session_id)
+
+    def turn_ended(self, session_id: str) -> None:
+        """Answer the session/close requests that waited for the turn's end."""
+        self.running = None
+        for close in self.deferred:
+            self.history.pop(session_id, None)
+            self.reply(close, {})
+        self.deferred = []
+
+    def on_dollar_cancel_request(self, m: Dict[str, Any]) -> None:
+        if m["params"].get("requestId") == getattr(self, "prompt_id", None):
+            self.cancelled.update(self.history)
 
     def prompt_tool(self, m: Dict[str, Any], session_id: str) -> None:
         self.update(

@@ -1,0 +1,362 @@
+"""Agents for ``check-agent``'s own tests: one defect each, and real agents' harmless habits.
+
+Run one with ``python tests/broken/check_agents.py NAME``. Each is a ``RawAgent`` (raw JSON
+lines, single-threaded) bent one way:
+
+* ``DEFECTS``: what only ``check-agent`` provokes (odd ids, notifications, non-ASCII text,
+  ``_meta``, an ignored cancel...). ``scenario`` is the scenario that provokes it and ``clause``
+  the clause that must FAIL.
+* ``HARMLESS``: what real agents do that the spec allows (authentication required at the
+  prompt, unstable fields, a slow start, a wrapper process...): ``check-agent`` must report no
+  FAIL on them.
+
+The busy prompt of the tests is ``slow`` (``RawAgent.prompt_slow``: it streams until cancelled).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import time
+from typing import Any, Dict
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+
+from _raw import RawAgent  # noqa: E402
+
+M = Dict[str, Any]
+
+
+def _is_response(message: Any) -> bool:
+    return isinstance(message, dict) and "method" not in message
+
+
+# -- One defect each --------------------------------------------------------------------------------
+
+
+class StringIdToInt(RawAgent):
+    """Answers the string id "42" as the integer 42 (a JSON reader that coerces ids)."""
+
+    scenario, clause = "bad-input", "RPC-04"
+
+    def send(self, message: Any) -> None:
+        if _is_response(message) and isinstance(message.get("id"), str):
+            if message["id"].isdigit():
+                message = {**message, "id": int(message["id"])}
+        super().send(message)
+
+
+class ZeroIdIsNoId(RawAgent):
+    """Takes the id 0 for no id and answers it with id null."""
+
+    scenario, clause = "bad-input", "RPC-04"
+
+    def send(self, message: Any) -> None:
+        if _is_response(message) and type(message.get("id")) is int and message["id"] == 0:
+            message = {**message, "id": None}
+        super().send(message)
+
+
+class NotificationErrorNoId(RawAgent):
+    """Answers the notifications it does not know with an error object without an id."""
+
+    scenario, clause = "bad-input", "OVERVIEW-09"
+
+    def dispatch(self, message: Any) -> None:
+        method = message.get("method") if isinstance(message, dict) else None
+        unknown = isinstance(method, str) and not hasattr(
+            self, "on_" + method.replace("/", "_").replace("$", "dollar")
+        )
+        if unknown and "id" not in message:
+            self.send({"jsonrpc": "2.0", "error": {"code": -32601, "message": "Method not found"}})
+            return
+        super().dispatch(message)
+
+
+class ParseErrorNoId(RawAgent):
+    """Answers an unparseable line -32700 but leaves the id out (it must be null)."""
+
+    scenario, clause = "bad-input", "RPC-10"
+
+    def parse_error(self) -> None:
+        self.send({"jsonrpc": "2.0", "error": {"code": -32700, "message": "Parse error"}})
+
+
+class UnknownMethodInternalError(RawAgent):
+    """Answers unknown methods -32603 instead of -32601."""
+
+    scenario, clause = "bad-input", "RPC-12"
+
+    def error(self, message: M, code: int, text: str) -> None:
+        super().error(message, -32603 if code == -32601 else code, text)
+
+
+class BadParamsInternalError(RawAgent):
+    """Answers a session/new whose cwd is not a string with -32603 instead of -32602."""
+
+    scenario, clause = "bad-input", "RPC-13"
+
+    def on_session_new(self, m: M) -> None:
+        if not isinstance(m["params"].get("cwd"), str):
+            self.error(m, -32603, "'int' object has no attribute 'startswith'")
+            return
+        super().on_session_new(m)
+
+
+class ExitsOnBadInput(RawAgent):
+    """Exits on the first line it cannot parse."""
+
+    scenario, clause = "bad-input", "RPC-10"
+
+    def parse_error(self) -> None:
+        raise SystemExit(1)
+
+
+class Latin1Writer(RawAgent):
+    """Writes its messages in Latin-1 (identical to UTF-8 as long as the text is ASCII)."""
+
+    scenario, clause = "prompt", "TRANSPORT-01"
+
+    def send(self, message: Any) -> None:
+        text = json.dumps(message, ensure_ascii=False)
+        self.write(text.encode("latin-1", errors="replace") + b"\n")
+
+
+class RefusesMeta(RawAgent):
+    """Refuses a prompt that carries _meta (-32602), as a strict schema reader would."""
+
+    scenario, clause = "prompt", "EXT-02"
+
+    def on_session_prompt(self, m: M) -> None:
+        params = m["params"]
+        if "_meta" in params or any("_meta" in b for b in params.get("prompt", [])):
+            self.error(m, -32602, "unknown field _meta")
+            return
+        super().on_session_prompt(m)
+
+
+class NullPromptResult(RawAgent):
+    """Answers session/prompt with "result": null."""
+
+    scenario, clause = "prompt", "PROMPT-11"
+
+    def on_session_prompt(self, m: M) -> None:
+        session_id = m["params"]["sessionId"]
+        self.say(session_id, "hi")
+        self.reply(m, None)
+
+
+class DiesAtPrompt(RawAgent):
+    """Crashes on its first session/prompt."""
+
+    scenario, clause = "prompt", "PROMPT-11"
+
+    def on_session_prompt(self, m: M) -> None:
+        sys.stderr.write("Traceback (most recent call last): KeyError: 'model'\n")
+        raise SystemExit(3)
+
+
+class IgnoresCancelStreaming(RawAgent):
+    """Ignores session/cancel: answers the next request, streams on, then ends end_turn."""
+
+    scenario, clause = "cancel", "spec-gap:cancel-ignored"
+
+    def prompt_slow(self, m: M, session_id: str) -> None:
+        self.say(session_id, "working")
+        while True:
+            line = self.readline()
+            if not line:
+                raise SystemExit(0)
+            message = json.loads(line)
+            if message.get("method") == "$/cancel_request":
+                self.reply(m, {"stopReason": "cancelled"})
+                return
+            self.dispatch(message)
+            if message.get("method") == "_acpref/ping":
+                self.say(session_id, "still working")
+                self.reply(m, {"stopReason": "end_turn"})
+                return
+
+
+class IgnoresCancelLate(RawAgent):
+    """Ignores session/cancel without reading on: streams for a second more, ends end_turn."""
+
+    scenario, clause = "cancel", "spec-gap:cancel-ignored"
+
+    def prompt_slow(self, m: M, session_id: str) -> None:
+        self.say(session_id, "working")
+        while True:
+            line = self.readline()
+            if not line:
+                raise SystemExit(0)
+            message = json.loads(line)
+            if message.get("method") == "$/cancel_request":
+                self.reply(m, {"stopReason": "cancelled"})
+                return
+            if message.get("method") == "session/cancel":
+                for _ in range(10):
+                    time.sleep(0.1)  # the defect: the turn goes on after the cancel
+                    self.say(session_id, ".")
+                self.reply(m, {"stopReason": "end_turn"})
+                return
+            self.dispatch(message)
+
+
+class ErrorOnCancel(RawAgent):
+    """Ends a cancelled busy turn with a JSON-RPC error."""
+
+    scenario, clause = "cancel", "PROMPT-24"
+
+    def finish_cancelled(self, m: M) -> None:
+        self.error(m, -32800, "Request cancelled")
+
+
+class ReplayAfterResume(RawAgent):
+    """Answers session/resume, then replays the history anyway."""
+
+    scenario, clause = "resume", "SETUP-12"
+
+    def on_session_resume(self, m: M) -> None:
+        self.reply(m, {})
+        session_id = m["params"]["sessionId"]
+        for update in self.history.get(session_id, []):
+            self.update(session_id, update, keep=False)
+
+
+class PartialReplay(RawAgent):
+    """Replays only the agent's side of the history on session/load."""
+
+    scenario, clause = "load", "SETUP-05"
+
+    def on_session_load(self, m: M) -> None:
+        session_id = m["params"]["sessionId"]
+        for update in self.history.get(session_id, []):
+            if update.get("sessionUpdate") != "user_message_chunk":
+                self.update(session_id, update, keep=False)
+        self.reply(m, {})
+
+
+DEFECTS = {
+    name: cls
+    for name, cls in list(globals().items())
+    if isinstance(cls, type) and issubclass(cls, RawAgent) and hasattr(cls, "clause")
+}
+
+
+# -- What real agents do, and the spec allows --------------------------------------------------------
+
+
+class AuthAtPrompt(RawAgent):
+    """Opens sessions freely but answers session/prompt -32000 until authenticated (RPC-16)."""
+
+    authed = False
+
+    def on_initialize(self, m: M) -> None:
+        super().on_initialize(m)
+
+    def reply(self, message: M, result: Any) -> None:
+        if isinstance(result, dict) and "protocolVersion" in result:
+            result = {**result, "authMethods": [{"id": "login", "name": "Log in"}]}
+        super().reply(message, result)
+
+    def on_authenticate(self, m: M) -> None:
+        self.authed = m["params"].get("methodId") == "login"
+        if self.authed:
+            self.reply(m, {})
+        else:
+            self.error(m, -32602, "unknown auth method")
+
+    def on_session_prompt(self, m: M) -> None:
+        if not self.authed:
+            self.error(m, -32000, "Authentication required")
+            return
+        super().on_session_prompt(m)
+
+
+class AuthAtNew(AuthAtPrompt):
+    """Answers every session method -32000 until authenticated."""
+
+    def dispatch(self, message: Any) -> None:
+        method = message.get("method") if isinstance(message, dict) else None
+        gated = isinstance(method, str) and method.startswith("session/") and "id" in message
+        if gated and not self.authed:
+            self.error(message, -32000, "Authentication required")
+            return
+        super().dispatch(message)
+
+
+class UnstableFields(RawAgent):
+    """Advertises unstable capabilities and adds the unstable PromptResponse.usage."""
+
+    capabilities = {
+        "loadSession": True,
+        "sessionCapabilities": {"resume": {}, "close": {}, "list": {}, "fork": {}},
+    }
+
+    def reply(self, message: M, result: Any) -> None:
+        if isinstance(result, dict) and "stopReason" in result:
+            result = {**result, "usage": {"inputTokens": 10, "outputTokens": 3, "totalTokens": 13}}
+        super().reply(message, result)
+
+
+class OpenOrder(RawAgent):
+    """Does, in orders the spec leaves open, what many agents do.
+
+    Sends available commands right after each session/new answer and a session title after each
+    turn's answer (neither belongs to a turn); keeps streaming a little after a cancel before
+    answering it (PROMPT-25 allows it).
+    """
+
+    def on_session_new(self, m: M) -> None:
+        super().on_session_new(m)
+        session_id = f"sess-{self.count}"
+        if session_id in self.history:
+            commands = [{"name": "help", "description": "Show help"}]
+            self.update(
+                session_id,
+                {"sessionUpdate": "available_commands_update", "availableCommands": commands},
+                keep=False,
+            )
+
+    def finish_cancelled(self, m: M) -> None:
+        session_id = m["params"]["sessionId"]
+        self.say(session_id, "stopping")
+        super().finish_cancelled(m)
+
+
+class SlowStart(RawAgent):
+    """Thinks a while before its first chunk; cancelled before any content, it ends cancelled."""
+
+    def prompt_slow(self, m: M, session_id: str) -> None:
+        self.running = session_id
+        line = self.readline(0.5)  # no content at all for half a second (or until a message)
+        if line:
+            self.dispatch_line(line)
+        if m["params"]["sessionId"] in self.cancelled:
+            self.finish_cancelled(m)
+            self.turn_ended(session_id)
+            return
+        super().prompt_slow(m, session_id)
+
+
+class Wrapper:
+    """A wrapper process (as npx or a shell script is): runs the raw agent as its child."""
+
+    def run(self) -> None:
+        child = subprocess.run([sys.executable, __file__, "RawAgent"])
+        sys.exit(child.returncode)
+
+
+HARMLESS = {
+    "RawAgent": RawAgent,
+    "AuthAtPrompt": AuthAtPrompt,
+    "AuthAtNew": AuthAtNew,
+    "OpenOrder": OpenOrder,
+    "SlowStart": SlowStart,
+    "Wrapper": Wrapper,
+}
+
+if __name__ == "__main__":
+    {**DEFECTS, **HARMLESS}[sys.argv[1]]().run()  # type: ignore[operator]

@@ -1,0 +1,60 @@
+"""Conforming but unusual agents: each does something the spec allows that a stricter reading
+would fail. The oracle must give none of them a MUST-level failure.
+
+Run one with ``python tests/peers/unusual_agents.py NAME``. They bend ``tests/broken/_raw.py``'s
+``RawAgent`` (a correct raw agent); ``tests/test_oracle_levels.py`` drives them.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+from typing import Any, Dict
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "broken"))
+
+from _raw import RawAgent  # noqa: E402
+
+M = Dict[str, Any]
+
+
+class NoCapabilities(RawAgent):
+    """Omits agentCapabilities from the initialize result (as the official Python SDK's agents
+    do): the schema gives it a default, the baseline capabilities."""
+
+    def on_initialize(self, m: M) -> None:
+        self.reply(m, {"protocolVersion": 1, "agentInfo": {"name": "bare", "version": "1"}})
+
+
+class UnstableFields(RawAgent):
+    """Sends fields the unstable schema defines (``sessionCapabilities.fork``, a prompt result's
+    ``usage``) and one that no schema of this spec defines (``models`` on session/new)."""
+
+    capabilities = {**RawAgent.capabilities, "sessionCapabilities": {"close": {}, "fork": {}}}
+
+    def on_session_new(self, m: M) -> None:
+        session_id = self.new_session_id()
+        self.history[session_id] = []
+        models = {"currentModelId": "m1", "availableModels": [{"modelId": "m1", "name": "M1"}]}
+        self.reply(m, {"sessionId": session_id, "models": models})
+
+    def on_session_prompt(self, m: M) -> None:
+        session_id = m["params"]["sessionId"]
+        self.say(session_id, "hi")
+        usage = {"inputTokens": 3, "outputTokens": 1, "totalTokens": 4}
+        self.reply(m, {"stopReason": "end_turn", "usage": usage})
+
+
+class ClosesFirst(RawAgent):
+    """Answers session/close at once, before the prompt it cancels answers ``cancelled``: the
+    spec says close cancels the turn, not which answer comes first."""
+
+    def on_session_close(self, m: M) -> None:
+        self.cancelled.add(m["params"]["sessionId"])
+        self.reply(m, {})
+
+
+UNUSUAL = {cls.__name__: cls for cls in (NoCapabilities, UnstableFields, ClosesFirst)}
+
+if __name__ == "__main__":
+    UNUSUAL[sys.argv[1]]().run()

@@ -1,0 +1,296 @@
+"""The levels of the oracle's verdicts: what fails a run, what is only reported, and why.
+
+Spec: every MUST finding quotes the spec's sentence (``acpref/_rules/quotes.tsv``); acpref's own
+readings are ``spec-gap``; fields of the unstable or of a newer schema are ``warning``s
+(spec_notes/oracle.md, "Levels"). Conforming but unusual agents (``tests/peers/unusual_agents.py``)
+get no MUST failure; the output lists failures first.
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any, List, Tuple
+
+import pytest
+
+from acpref._rules import register
+from acpref._rules.findings import Party, finding
+from acpref.oracle import validate
+from acpref.testing import AgentCheckOptions, CheckReport, check_agent
+
+PY = sys.executable
+HERE = Path(__file__).resolve().parent
+UNUSUAL = HERE / "peers" / "unusual_agents.py"
+C, A = "client", "agent"
+
+
+def _records(*messages: Tuple[str, Any]) -> List[dict]:
+    out = [{"from": who, "ts": 0, "line": json.dumps(m)} for who, m in messages]
+    return [*out, {"from": C, "ts": 0, "event": "eof"}]
+
+
+INIT = (
+    C,
+    {
+        "jsonrpc": "2.0",
+        "id": 0,
+        "method": "initialize",
+        "params": {
+            "protocolVersion": 1,
+            "clientCapabilities": {},
+            "clientInfo": {"name": "c", "version": "1"},
+        },
+    },
+)
+NEW = (C, {"jsonrpc": "2.0", "id": 1, "method": "session/new", "params": {"cwd": "/", "mcpServers": []}})
+NEW_OK = (A, {"jsonrpc": "2.0", "id": 1, "result": {"sessionId": "s1"}})
+
+
+def _initialized(caps: Any = None) -> List[Tuple[str, Any]]:
+    result: dict = {"protocolVersion": 1, "agentInfo": {"name": "a", "version": "1"}}
+    if caps is not None:
+        result["agentCapabilities"] = caps
+    return [INIT, (A, {"jsonrpc": "2.0", "id": 0, "result": result}), NEW, NEW_OK]
+
+
+# -- the level model ------------------------------------------------------------------------------
+
+
+def test_levels_fail_only_at_MUST_and_gaps_only_when_strict() -> None:
+    assert register.fails("MUST") and register.fails("MUST NOT")
+    for level in ("SHOULD", "SHOULD NOT", "MAY", "spec-gap", "warning"):
+        assert not register.fails(level)
+    assert register.fails("spec-gap", strict_gaps=True)
+    assert not register.fails("warning", strict_gaps=True)
+    # acpref's own decisions are reported as spec-gap, whatever strength its own sides give them.
+    assert register.level_of("spec-gap:unknown-session") == "spec-gap"
+    assert register.strength_of("spec-gap:unknown-session") == "MUST"
+    gap = finding("spec-gap:unknown-session", Party.AGENT, "x", 3)
+    assert gap.binding and not gap.is_violation and gap.fails(strict_gaps=True)
+
+
+def test_MUST_findings_carry_their_quote_and_wire_line_in_json() -> None:
+    f = finding("SETUP-07", Party.AGENT, "chunk after the response", 9)
+    data = f.as_dict()
+    assert data["index"] == 9 and data["level"] == "MUST"
+    assert data["quote"]["source"] == "session-setup.mdx"
+    assert "MUST respond to the original `session/load` request" in data["quote"]["text"]
+
+
+# -- demoted rules: a conforming but unusual peer gets no FAIL -------------------------------------
+
+
+def test_INIT_04_omitted_agentCapabilities_is_the_default() -> None:
+    report = validate(_records(*_initialized()))
+    assert report.findings == [], report.format_text()
+
+
+def test_INIT_04_still_needs_an_integer_protocolVersion() -> None:
+    bad = [INIT, (A, {"jsonrpc": "2.0", "id": 0, "result": {"protocolVersion": "1"}})]
+    assert "INIT-04" in [f.clause for f in validate(_records(*bad)).violations]
+
+
+def test_INIT_04_check_agent_passes_an_agent_without_agentCapabilities() -> None:
+    report = check_agent([PY, str(UNUSUAL), "NoCapabilities"], AgentCheckOptions(only=("handshake",)))
+    assert report.passed("INIT-04") and report.ok, report.format_text(full=True)
+
+
+def test_EXT_04_unstable_and_unknown_fields_are_warnings_naming_their_origin() -> None:
+    caps = {"sessionCapabilities": {"fork": {}, "acmeTurbo": True}}
+    prompt = (
+        C,
+        {
+            "jsonrpc": "2.0",
+            "id": 5,
+            "method": "session/prompt",
+            "params": {"sessionId": "s1", "prompt": [{"type": "text", "text": "hi"}]},
+        },
+    )
+    answer = (
+        A,
+        {"jsonrpc": "2.0", "id": 5, "result": {"stopReason": "end_turn", "usage": {"totalTokens": 1}}},
+    )
+    report = validate(_records(*_initialized(caps), prompt, answer))
+    assert report.ok and report.violations == []
+    messages = [f.message for f in report.warnings if f.clause == "EXT-04"]
+    assert all(f.level == "warning" for f in report.warnings)
+    joined = " | ".join(messages)
+    assert "sessionCapabilities.fork (unstable: schema.unstable.json SessionCapabilities.fork)" in joined
+    assert "sessionCapabilities.acmeTurbo (unknown:" in joined
+    assert "result.usage (unstable: schema.unstable.json PromptResponse.usage)" in joined
+
+
+def test_EXT_04_a_message_with_unknown_keys_is_still_judged_on_the_rest() -> None:
+    answer = (A, {"jsonrpc": "2.0", "id": 1, "result": {"sessionId": 7, "models": {}}})
+    report = validate(_records(*_initialized()[:3], answer))
+    assert [f.level for f in report.findings if f.clause == "EXT-04"] == ["warning"]
+    assert report.violations, report.format_text()  # the integer sessionId is still a violation
+
+
+def test_EXT_04_check_agent_warns_on_unstable_fields_and_passes() -> None:
+    report = check_agent(
+        [PY, str(UNUSUAL), "UnstableFields"], AgentCheckOptions(only=("handshake", "prompt"))
+    )
+    assert report.ok, report.format_text(full=True)
+    assert not report.failed("EXT-04")
+    text = " ".join(w["message"] for w in report.warnings())
+    assert "SessionCapabilities.fork" in text and "result.models (unknown:" in text
+    assert "warnings (" in report.format_text()
+
+
+def test_SETUP_16_close_answered_before_the_cancelled_prompt_is_a_spec_gap() -> None:
+    prompt = (
+        C,
+        {
+            "jsonrpc": "2.0",
+            "id": 5,
+            "method": "session/prompt",
+            "params": {"sessionId": "s1", "prompt": [{"type": "text", "text": "hi"}]},
+        },
+    )
+    close = (C, {"jsonrpc": "2.0", "id": 6, "method": "session/close", "params": {"sessionId": "s1"}})
+    closed = (A, {"jsonrpc": "2.0", "id": 6, "result": {}})
+    cancelled = (A, {"jsonrpc": "2.0", "id": 5, "result": {"stopReason": "cancelled"}})
+    caps = {"sessionCapabilities": {"close": {}}}
+    report = validate(_records(*_initialized(caps), prompt, close, closed, cancelled))
+    assert report.violations == [], report.format_text()
+    assert [(f.clause, f.level, f.index) for f in report.gaps] == [
+        ("spec-gap:close-order", "spec-gap", 6)
+    ]
+    assert not report.failing() and report.failing(strict_gaps=True)
+
+
+def test_SETUP_16_check_agent_passes_an_agent_that_answers_close_first() -> None:
+    options = AgentCheckOptions(cancel_prompt="tool", only=("close",))
+    report = check_agent([PY, str(UNUSUAL), "ClosesFirst"], options)
+    assert report.passed("SETUP-16") and report.ok, report.format_text(full=True)
+    assert report.failed("spec-gap:close-order")
+    assert report.results["spec-gap:close-order"].level == "spec-gap"
+    assert report.failing(strict_gaps=True)
+
+
+# -- the report's listings and its output ----------------------------------------------------------
+
+
+def _report() -> CheckReport:
+    report = CheckReport(subject="agent", command=["my-agent"])
+    report._record("SETUP-07", "FAIL", "load", "#9: user_message_chunk after the response")
+    report._record("PROMPT-11", "PASS", "prompt")
+    report._record("SETUP-12", "SKIPPED", "resume", "the agent does not advertise resume")
+    report._record("spec-gap:exit-on-eof", "FAIL", "load", "no exit within 5s")
+    return report
+
+
+def test_passed_failed_skipped_list_rows_and_answer_questions() -> None:
+    report = _report()
+    assert [r.clause for r in report.failed()] == ["SETUP-07", "spec-gap:exit-on-eof"]
+    assert [r.clause for r in report.passed()] == ["PROMPT-11"]
+    assert [r.clause for r in report.skipped()] == ["SETUP-12"]
+    assert report.failed("SETUP-07") and not report.failed("PROMPT-11")
+    assert report.passed("PROMPT-11") and report.skipped("SETUP-12")
+    assert not report.passed("NOPE-01")
+    assert [r.clause for r in report.failing()] == ["SETUP-07"]
+    assert [r.clause for r in report.failing(strict_gaps=True)] == [
+        "SETUP-07",
+        "spec-gap:exit-on-eof",
+    ]
+
+
+def test_output_lists_failures_first_with_quote_and_evidence_and_counts_the_rest() -> None:
+    text = _report().format_text()
+    lines = text.splitlines()
+    assert lines[:4] == [
+        "FAILED (1):",
+        "  SETUP-07 (MUST) in load",
+        '    spec (session-setup.mdx): "When all the conversation entries have been streamed to '
+        'the Client, the Agent MUST respond to the original `session/load` request."',
+        "    [load] #9: user_message_chunk after the response",
+    ]
+    assert lines[4].startswith("not failing the check (1")
+    assert "  spec-gap:exit-on-eof (spec-gap) in load" in lines
+    assert "not ok: 1 passed, 2 failed (1 failing the check), 1 skipped" in lines
+    assert "PROMPT-11" not in text and "SETUP-12" not in text  # passes and skips: counts only
+    full = _report().format_text(full=True)
+    assert "PROMPT-11" in full and "SETUP-12" in full and full.startswith(text)
+
+
+def test_validate_text_puts_violations_first_with_their_quote(tmp_path: Path) -> None:
+    prompt = (
+        C,
+        {
+            "jsonrpc": "2.0",
+            "id": 5,
+            "method": "session/prompt",
+            "params": {"sessionId": "s1", "prompt": [{"type": "text", "text": "hi"}]},
+        },
+    )
+    bad = (A, {"jsonrpc": "2.0", "id": 5, "result": {"stopReason": "done", "acme": 1}})
+    path = tmp_path / "t.jsonl"
+    path.write_text("\n".join(json.dumps(r) for r in _records(*_initialized(), prompt, bad)))
+    run = subprocess.run(
+        [PY, "-m", "acpref", "validate", str(path)], capture_output=True, text=True, timeout=60
+    )
+    assert run.returncode == 1
+    lines = run.stdout.splitlines()
+    assert lines[1] == "violations (MUST):" and "PROMPT-17" in lines[2]
+    assert lines.index("violations (MUST):") < lines.index(
+        "warnings (SHOULD, forward compatibility; not failing):"
+    )
+
+
+@pytest.mark.parametrize("strict", [False, True])
+def test_validate_strict_gaps_fails_on_a_gap(tmp_path: Path, strict: bool) -> None:
+    prompt = (
+        C,
+        {
+            "jsonrpc": "2.0",
+            "id": 5,
+            "method": "session/prompt",
+            "params": {"sessionId": "s1", "prompt": [{"type": "text", "text": "hi"}]},
+        },
+    )
+    close = (C, {"jsonrpc": "2.0", "id": 6, "method": "session/close", "params": {"sessionId": "s1"}})
+    closed = (A, {"jsonrpc": "2.0", "id": 6, "result": {}})
+    cancelled = (A, {"jsonrpc": "2.0", "id": 5, "result": {"stopReason": "cancelled"}})
+    caps = {"sessionCapabilities": {"close": {}}}
+    path = tmp_path / "t.jsonl"
+    records = _records(*_initialized(caps), prompt, close, closed, cancelled)
+    path.write_text("\n".join(json.dumps(r) for r in records))
+    argv = [PY, "-m", "acpref", "validate", str(path), *(["--strict-gaps"] if strict else [])]
+    run = subprocess.run(argv, capture_output=True, text=True, timeout=60)
+    assert run.returncode == (1 if strict else 0), run.stdout
+    assert "spec-gap:close-order" in run.stdout
+
+
+def test_the_pytest_plugin_imports_no_driver_or_oracle() -> None:
+    code = (
+        "import sys, acpref.testing.plugin\n"
+        "heavy = [m for m in sys.modules if m.startswith(('acpref.testing._', 'acpref.oracle',"
+        " 'acpref.connection', 'acpref.codec'))]\n"
+        "print(heavy)\n"
+    )
+    run = subprocess.run([PY, "-c", code], capture_output=True, text=True, timeout=60)
+    assert run.stdout.strip() == "[]", run.stdout + run.stderr
+
+
+# -- forward compatibility: the packaged table of unstable fields ---------------------------------
+
+
+def test_unstable_table_matches_the_spec_unstable_schema(spec_dir: Path) -> None:
+    unstable = spec_dir / "schema.unstable.json"
+    if not unstable.is_file():
+        pytest.skip(f"{spec_dir} has no schema.unstable.json")
+    from acpref._rules.compat import unstable_fields
+
+    stable = json.loads((spec_dir / "schema.json").read_text(encoding="utf-8"))["$defs"]
+    newer = json.loads(unstable.read_text(encoding="utf-8"))["$defs"]
+    expected = {
+        (name, field)
+        for name, d in newer.items()
+        if name in stable
+        for field in set(d.get("properties") or {}) - set(stable[name].get("properties") or {})
+    }
+    assert set(unstable_fields()) == expected
