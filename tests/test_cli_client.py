@@ -207,7 +207,7 @@ def test_ELICIT_02_form_reviewed_and_edited_before_sending(terminal):
     t.send(script({"call": "elicitation/create", "params": form}))
     assert "[question from Scripted Agent] Who are you?" in t.expect("Name: ")
     t.send(b"Bob\n")
-    t.expect("send (s), edit (e)")
+    t.expect("send (s), edit (e)")  # Enter sends
     t.send(b"e\n")
     t.expect("Name (default Bob): ")
     t.send(b"Ada\n")
@@ -287,7 +287,7 @@ def test_load_reopens_a_session_instead_of_starting_one(tmp_path):
     sent = [json.loads(r.raw) for r in read_transcript(str(path)) if r.is_message]
     methods = [m.get("method") for m in sent if "method" in m and "id" in m]
     assert methods[:3] == ["initialize", "session/load", "session/prompt"]
-    assert b"session sess-7" in result.stdout
+    assert b"session sess-7" in result.stderr  # the banner: stdout is for the answer
 
 
 def test_TRANSPORT_07_agent_stderr_prefixed_or_hidden(tmp_path):
@@ -302,3 +302,19 @@ def test_usage_without_an_agent(tmp_path):
     result = subprocess.run([*CLIENT, "-p", "x"], cwd=tmp_path, capture_output=True, timeout=WAIT)
     assert result.returncode == 2
     assert b"after --" in result.stderr
+
+
+def test_terminal_output_without_newlines_is_written_as_it_comes():
+    # A line that never ends (64 MB without a newline) used to be re-joined on every read: each
+    # piece is now written once, and the renderer keeps nothing of it.
+    from acpref.client import Renderer
+
+    writes = []
+    r = Renderer(writes.append)
+    for _ in range(1000):
+        r.terminal_output("t", "x" * 100)
+    assert writes[0] == "  t| " and all(w == "x" * 100 for w in writes[1:])
+    r.terminal_output("t", "y\nz")
+    r.flush_terminals()
+    assert "".join(writes).endswith("x" * 100 + "y\n  t| z\n")
+    assert not [k for k, v in vars(r).items() if isinstance(v, dict) and v and k != "_titles"]

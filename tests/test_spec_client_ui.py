@@ -40,6 +40,10 @@ def cli(tmp_path):
 
     def start(agent: List[str], *args: str, ready: str) -> Terminal:
         made.append(Terminal(list(args), tmp_path, agent))
+        if agent[: len(ECHO)] == ECHO:
+            # The echo agent's command list follows the session/new answer: it lands before
+            # the first prompt or above it (the prompt is drawn again below it).
+            made[-1].expect("[commands]")
         made[-1].expect(ready)
         return made[-1]
 
@@ -195,7 +199,7 @@ def test_CONTENT_05_mention_sent_as_embedded_resource(tmp_path):
     prompt = "summarise @notes.txt, not @../outside.txt nor @someone"
     result = one_shot(ECHO, ["--record", str(record), "-p", prompt], tmp_path)
     assert result.returncode == 0, result.stderr
-    assert b"[mention] @notes.txt: embedded" in result.stdout
+    assert b"[mention] @notes.txt: embedded" in result.stderr
     (params,) = sent(record, "session/prompt")
     # The line is sent as typed, then the file inside the session's cwd as a resource block.
     assert params["prompt"] == [
@@ -227,7 +231,7 @@ def test_PROMPT_05_mention_sent_as_resource_link_without_embedded_context(tmp_pa
         "mimeType": "text/plain",
         "size": 18,
     }
-    assert b"sent as a link (the agent takes no embedded context)" in result.stdout
+    assert b"sent as a link (the agent takes no embedded context)" in result.stderr
     assert validate(str(record)).ok
 
 
@@ -250,7 +254,7 @@ def test_PROMPT_04_image_mention_follows_the_image_capability(tmp_path):
     assert result.returncode == 0, result.stderr
     (params,) = sent(record, "session/prompt")
     assert [b["type"] for b in params["prompt"]] == ["text", "resource_link"]
-    assert b"@shot.png: sent as a link (the agent takes no image)" in result.stdout
+    assert b"@shot.png: sent as a link (the agent takes no image)" in result.stderr
     assert validate(str(record)).ok
 
 

@@ -741,14 +741,14 @@ def test_ELICIT_01_04_form_names_the_agent_and_offers_decline_and_cancel(termina
     assert "[question from Scripted Agent] Which colour?" in shown
     assert "decline or cancel" in shown  # named before the first field
     t.send(b"2\n")
-    assert "decline (d) or cancel (Enter)" in t.expect("? ")
+    assert "decline (d) or cancel (c)" in t.expect("? ")
     t.send(b"d\n")
     assert '{"result": {"action": "decline"}}' in t.expect("Scripted Agent> ")
     t.send(script({"call": "elicitation/create", "params": FORM}))
     t.expect("Number: ")
     t.send(b"2\n")
     t.expect("? ")
-    t.send(b"\n")  # Enter: cancel
+    t.send(b"c\n")  # cancel is typed: Enter would send the answers
     assert '{"result": {"action": "cancel"}}' in t.expect("Scripted Agent> ")
 
 

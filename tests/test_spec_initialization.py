@@ -35,4 +35,4 @@ def test_INIT_21_the_cli_shows_the_agents_title() -> None:
         stdin=subprocess.DEVNULL,
     )
     assert done.returncode == 0, done.stderr
-    assert "[connected to acpref echo agent," in done.stdout
+    assert "[connected to acpref echo agent," in done.stderr  # the banner: stdout is the answer

@@ -9,8 +9,11 @@ from __future__ import annotations
 
 import argparse
 import importlib
+import re
 import sys
-from typing import List, Optional
+from typing import Any, List, Optional
+
+from . import _status
 
 #: Sub-command name -> (module, one-line help). Modules live in acpref/_cli/.
 COMMANDS = {
@@ -29,12 +32,28 @@ COMMANDS = {
 }
 
 
+_MARKUP = re.compile(r"``([^`]*)``")
+
+
+class _Parser(argparse.ArgumentParser):
+    """A sub-command's parser: its texts are for people, so no reStructuredText markup."""
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        for key in ("description", "epilog", "help"):
+            if isinstance(kwargs.get(key), str):
+                kwargs[key] = _MARKUP.sub(r"\1", kwargs[key])
+        super().__init__(*args, **kwargs)
+
+
 def _build_parser(only: Optional[str] = None) -> argparse.ArgumentParser:
+    from .. import __version__
+
     parser = argparse.ArgumentParser(
         prog="acpref",
         description="acpref: the reference implementation of the Agent Client Protocol v1.",
     )
-    sub = parser.add_subparsers(dest="command", metavar="COMMAND")
+    parser.add_argument("--version", action="version", version=f"acpref {__version__}")
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
     for name, (module, help_text) in COMMANDS.items():
         if only is not None and name != only:
             sub.add_parser(name, help=help_text, add_help=False)
@@ -56,5 +75,13 @@ def main(argv: Optional[List[str]] = None) -> int:
     args = parser.parse_args(argv)
     if not getattr(args, "func", None):
         parser.print_help(sys.stderr)
-        return 2
-    return int(args.func(args) or 0)
+        return _status.USAGE
+    try:
+        return int(args.func(args) or 0)
+    except BrokenPipeError:
+        # Whoever read our output stopped (``acpref spec --uncovered | head``): stop quietly.
+        _status.stdout_closed()
+        return _status.STDOUT_CLOSED
+    except KeyboardInterrupt:
+        sys.stderr.write("\n")
+        return _status.INTERRUPTED

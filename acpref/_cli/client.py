@@ -3,7 +3,8 @@
 Spec: every page a client acts on; the client side is ``acpref.client`` (see its docs). This
 module is the front end only: it parses options, prints what the agent streams (``Renderer``),
 asks the user for permissions and elicitations on the terminal, and turns Ctrl-C into
-``session/cancel``. Output goes to stdout (this is the CLI, not the library).
+``session/cancel``. Where each kind of output goes (stdout for the answer, stderr for the rest
+with ``-p``) is ``_console``; exit statuses are ``_status``.
 
 Threads: the main thread reads the user's lines and answers questions; the connection's threads
 render updates as they arrive. A question (a permission, a form) asked on a connection thread is
@@ -14,43 +15,48 @@ from __future__ import annotations
 
 import argparse
 import json
+import logging
 import os
 import queue
-import select
 import signal
 import sys
 import threading
-from typing import Any, Callable, List, Optional
+import time
+from typing import Any, Callable, List, Optional, Tuple
 
 from .. import _groups
 from .. import schema as s
-from ..client import ClientSideConnection, ReferenceClient, Renderer, display_name, policy_named
+from .._rules import Party
+from ..client import ClientSideConnection, ReferenceClient, display_name, policy_named
 from ..client.forms import fields_of, parse, validate
-from ..client.render import describe_options, describe_url, permission_lines
-from ..errors import ConnectionClosed, ErrorCode, LocalProtocolError, RpcError
+from ..client.render import describe_options, describe_url, inert, permission_lines
+from ..codec import DecodeError
+from ..errors import ConnectionClosed, ErrorCode, ProtocolError, RpcError
+from . import _status
+from ._console import Console, LogSummary
 from ._mentions import mention_help, prompt_blocks
 
-#: Exit status of ``-p`` for each stop reason (documented in ``--help``).
-EXIT_STATUS = {
-    "end_turn": 0,
-    "max_tokens": 3,
-    "max_turn_requests": 4,
-    "refusal": 5,
-    "cancelled": 130,
-}
-EXIT_ERROR, EXIT_USAGE = 1, 2
+log = logging.getLogger("acpref.client")
 
 _EPILOG = """\
-Exit status with -p: 0 end_turn, 3 max_tokens, 4 max_turn_requests, 5 refusal,
-130 cancelled (Ctrl-C), 1 an error (the agent failed or exited), 2 bad usage.
+With -p, stdout carries the agent's answer only; everything else (the banner, tool calls,
+plans, questions, notes) goes to stderr.
+
+Exit status: 0 the turn ended with end_turn (or, interactively, /quit or Ctrl-D);
+3 max_tokens, 4 max_turn_requests, 5 refusal (with -p); 130 Ctrl-C (the turn cancelled, or
+quit); 124 the --timeout deadline passed; 141 stdout was closed (| head); 1 an error (the
+agent failed, exited, or broke the protocol); 2 bad usage.
 
 Interactive commands: /help lists them and the agent's slash commands (Tab completes);
 /modes, /mode ID, /model ID, /config, /config ID VALUE, /auth [METHOD], /logout, /quit.
 Any other line is a prompt; a line starting with // sends the rest as a slash command to the
-agent (//help runs the agent's /help). A word @PATH naming a file of the session brings it
-along (embedded when the agent takes embedded context, else as a link).
-Ctrl-C cancels the running turn; a second Ctrl-C (or Ctrl-D at the prompt) quits.
+agent (//help runs the agent's /help, //mode the agent's /mode). A word @PATH naming a file
+of the session brings it along (embedded when the agent takes embedded context, else as a
+link). Ctrl-C cancels the running turn; a second Ctrl-C quits; Ctrl-D at the prompt quits.
 """
+
+#: After a cancel, how long the turn may take to end before the user is told it still runs.
+_CANCEL_PATIENCE = 3.0
 
 
 def register(subparsers: Any, name: str, help_text: str) -> None:
@@ -96,7 +102,11 @@ def register(subparsers: Any, name: str, help_text: str) -> None:
         "--hide-agent-stderr", action="store_true", help="do not show the agent's stderr"
     )
     p.add_argument(
-        "--timeout", type=float, default=30.0, help="seconds to wait for setup answers (default 30)"
+        "--timeout",
+        type=float,
+        metavar="SECONDS",
+        help="with -p: the deadline of the whole run, the turn included (then the turn is "
+        "cancelled, status 124); without -p: for each setup answer (default 30)",
     )
     p.add_argument(
         "agent", nargs=argparse.REMAINDER, help="-- then the agent command and its arguments"
@@ -147,75 +157,22 @@ def _install_stop_signals() -> List[int]:
 
 
 class _Quit(Exception):
-    """The user asked to quit (a second Ctrl-C, /quit, Ctrl-D)."""
+    """The user asked to quit: /quit and Ctrl-D (status 0), a second Ctrl-C (130)."""
+
+    def __init__(self, status: int) -> None:
+        super().__init__(status)
+        self.status = status
 
 
-class _Question:
-    """A question a connection thread needs the user to answer on the main thread."""
-
-    def __init__(self, ask: Callable[[], Any], cancelled: threading.Event) -> None:
-        self.ask = ask
-        self.cancelled = cancelled
-        self.answer: Any = None
-        self.done = threading.Event()
-
-
-class _Console:
-    """The terminal: rendered output, and line input that gives up when a question is moot."""
-
-    def __init__(self, quiet: bool) -> None:
-        self.quiet = quiet
-        out = (lambda text: None) if quiet else self._out
-        self.render = Renderer(out)
-        self.questions: "queue.Queue[_Question]" = queue.Queue()
-        #: Ctrl-C presses during a turn (counted by the SIGINT handler, see ``_App.turn``),
-        #: and how many of them the turn loop has acted on: a question gives up on a new one.
-        self.interrupts = 0
-        self.acted = 0
-
-    @staticmethod
-    def _out(text: str) -> None:
-        sys.stdout.write(text)
-        sys.stdout.flush()
-
-    def say(self, text: str) -> None:
-        """A line for the user: stdout, or stderr when stdout carries JSON."""
-        if self.quiet:
-            sys.stderr.write(text + "\n")
-            sys.stderr.flush()
-        else:
-            self.render.line(text)
-
-    def read_line(self, prompt: str, cancelled: Optional[threading.Event] = None) -> Optional[str]:
-        """A line typed by the user; None at end of input or once ``cancelled`` is set."""
-        self.render.end()
-        sys.stderr.write(prompt) if self.quiet else self._out(prompt)
-        if not sys.stdin.isatty():
-            line = sys.stdin.readline()
-            return line.rstrip("\n") if line else None
-        while (cancelled is None or not cancelled.is_set()) and self.interrupts == self.acted:
-            ready, _, _ = select.select([sys.stdin], [], [], 0.1)
-            if ready:
-                line = sys.stdin.readline()
-                return line.rstrip("\n") if line else None
-        self.say("(no longer needed)")
-        return None
-
-    def ask_on_main(self, ask: Callable[[], Any], cancelled: threading.Event) -> Any:
-        """From a connection thread: have the main thread run ``ask``; None if cancelled first."""
-        question = _Question(ask, cancelled)
-        self.questions.put(question)
-        while not question.done.wait(0.1):
-            if cancelled.is_set():
-                return None
-        return question.answer
+class _Timeout(Exception):
+    """The --timeout deadline of a one-shot run passed."""
 
 
 # -- Questions (they run on the main thread) ------------------------------------------------------
 
 
 def _permission(
-    console: _Console,
+    console: Console,
     request: s.RequestPermissionRequest,
     cancelled: threading.Event,
     title: Optional[str],
@@ -239,11 +196,11 @@ def _permission(
 
 
 def _elicit(
-    console: _Console, agent: str, request: s.CreateElicitationRequest, cancelled: threading.Event
+    console: Console, agent: str, request: s.CreateElicitationRequest, cancelled: threading.Event
 ) -> Any:
     # spec ELICIT-01, ELICIT-04: who asks, and what for; decline and cancel are always offered.
     # spec ELICIT-37: the message is plain text: no URL in it is made clickable (no hyperlink).
-    console.say(f"[question from {agent}] {request.message}")
+    console.say(f"[question from {agent}] {inert(request.message)}")
     mode = request.mode
     if isinstance(mode, s.ElicitationUrlMode):
         # spec ELICIT-03: the whole URL and its host are shown, and consent asked, before anything.
@@ -270,27 +227,30 @@ def _elicit(
             console.say(f"  {name} {problem}")
         # spec ELICIT-02: the answers are shown, and can be edited, before they are sent.
         console.say(f"  your answers: {json.dumps(content, ensure_ascii=False)}")
+        # Enter takes the first choice: send (or, with problems, edit); giving the answers up
+        # is always a word typed, never a bare Enter.
         choices = (
-            "edit (e), decline (d) or cancel (Enter)"
+            "edit (e), decline (d) or cancel (c); Enter edits"
             if problems
-            else "send (s), edit (e), decline (d) or cancel (Enter)"
+            else "send (s), edit (e), decline (d) or cancel (c); Enter sends"
         )
-        answer = (console.read_line(f"{choices}? ", cancelled) or "").strip().lower()
-        if answer in ("e", "edit"):
-            continue
-        if answer in ("s", "send") and not problems:
-            # spec ELICIT-22: accepted form content is sent only once it fits the schema.
-            return s.ElicitationAcceptAction(content=content)
-        action = _action(answer)
-        return (
-            action
-            if not isinstance(action, s.ElicitationAcceptAction)
-            else s.ElicitationCancelAction()
-        )
+        while True:
+            typed = console.read_line(f"{choices}? ", cancelled)
+            if typed is None:
+                return s.ElicitationCancelAction()
+            answer = typed.strip().lower() or ("e" if problems else "s")
+            if answer in ("e", "edit", "d", "decline", "c", "cancel"):
+                break
+            if answer in ("s", "send") and not problems:
+                # spec ELICIT-22: accepted form content is sent only once it fits the schema.
+                return s.ElicitationAcceptAction(content=content)
+            console.say("  please type one of the letters shown")
+        if answer not in ("e", "edit"):
+            return _action(answer)
 
 
 def _fill_form(
-    console: _Console, schema: Any, previous: dict, cancelled: threading.Event
+    console: Console, schema: Any, previous: dict, cancelled: threading.Event
 ) -> Optional[dict]:
     """Ask each field in turn; defaults are the schema's or the previous answers (ELICIT-14)."""
     content: dict = {}
@@ -320,6 +280,8 @@ def _fill_form(
 
 
 def _action(answer: str) -> Any:
+    if answer in ("c", "cancel"):
+        return s.ElicitationCancelAction()
     if answer in ("a", "accept", "y", "yes"):
         # spec ELICIT-22: a URL-mode accept carries no content.
         return s.ElicitationAcceptAction()
@@ -331,15 +293,36 @@ def _action(answer: str) -> Any:
 # -- The session ----------------------------------------------------------------------------------
 
 
+class _Client(ReferenceClient):
+    """The reference client, showing the agent's extension notifications (EXT-10) too."""
+
+    def __init__(self, console: Console, **kwargs: Any) -> None:
+        super().__init__(**kwargs)
+        self._console = console
+
+    def ext_notification(self, method: str, params: Any) -> None:
+        shown = json.dumps(params, ensure_ascii=False, sort_keys=True)
+        shown = shown if len(shown) <= 300 else shown[:297] + "..."
+        self._console.say(f"[extension] {method} {shown}")
+        super().ext_notification(method, params)
+
+
 class _App:
-    def __init__(self, args: argparse.Namespace, console: _Console) -> None:
+    def __init__(self, args: argparse.Namespace, console: Console) -> None:
         self.args = args
         self.console = console
         self.session_id = ""
         self.agent_name = "agent"
+        #: -p with --timeout: the monotonic deadline of the whole run.
+        self.deadline: Optional[float] = (
+            time.monotonic() + args.timeout
+            if args.prompt is not None and args.timeout is not None
+            else None
+        )
         # Without --allow/--deny: ask, unless a one-shot prompt has no terminal to ask on.
         policy = args.policy or ("ask" if sys.stdin.isatty() or args.prompt is None else "reject")
-        self.client = ReferenceClient(
+        self.client = _Client(
+            console,
             permissions=policy_named(policy, self._ask_permission),
             elicit_form=self._elicit,
             elicit_url=self._elicit,
@@ -350,6 +333,15 @@ class _App:
         self.conn: Optional[ClientSideConnection] = None
         self.cwd = os.path.abspath(args.cwd)
         self._close_record: Optional[Callable[[], None]] = None
+
+    def timeout(self) -> float:
+        """How long to wait for a setup answer: until the deadline, else --timeout, else 30 s."""
+        if self.deadline is not None:
+            remaining = self.deadline - time.monotonic()
+            if remaining <= 0:
+                raise _Timeout()
+            return remaining
+        return self.args.timeout if self.args.timeout is not None else 30.0
 
     def _on_update(self, session_id: str, update: Any) -> None:
         if isinstance(update, s.CurrentModeUpdate) and self.client.view(session_id).config_options:
@@ -373,42 +365,53 @@ class _App:
         )
         return answer if answer is not None else s.ElicitationCancelAction()
 
+    def _received(self, direction: str, line: bytes) -> None:
+        """Every line of the wire, as it travels (the connection's recorder)."""
+        if direction != "in":
+            return
+        if self.args.json:
+            self.console.write_json(line.decode("utf-8", "replace"))
+        if line.lstrip()[:1] != b"{":
+            # spec TRANSPORT-08: the agent's stdout carries ACP messages only. A line that is
+            # not even meant as one (a log line, a banner) is the most common agent bug:
+            # reported as it happens, as the rules report the others. The connection answers
+            # it -32700 or -32600 in any case.
+            from ..oracle._lines import parse_line
+
+            verdict, _ = parse_line(Party.AGENT, line)
+            if verdict is not None:
+                log.warning("agent broke %s: %s", verdict.clause, verdict.message)
+
     def connect(self) -> None:
         args = self.args
-        recorders: List[Callable[[str, bytes], None]] = []
+        recorders: List[Callable[[str, bytes], None]] = [self._received]
         if args.record:
             record, self._close_record = transcript_writer(args.record)
-            recorders.append(record)
-        if args.json:
-
-            def print_received(direction: str, line: bytes) -> None:
-                if direction == "in":
-                    _json_line(line)
-
-            recorders.append(print_received)
+            recorders.insert(0, record)
         forward = None if args.hide_agent_stderr else _stderr_line
         self.conn = ClientSideConnection.spawn(
             self.client,
             args.agent,
             on_stderr_line=forward,
-            recorder=(lambda d, line: [r(d, line) for r in recorders]) if recorders else None,
+            recorder=lambda d, line: [r(d, line) for r in recorders] and None,
         )
-        init = self.conn.initialize(timeout=args.timeout)
+        init = self.conn.initialize(timeout=self.timeout())
         self.agent_name = display_name(self.conn.agent_info)  # spec INIT-21: title, else name
         if args.auth:
             self.authenticate(args.auth)
         cwd, dirs = self.cwd, [os.path.abspath(d) for d in args.add_dir]
         if args.load:
             self.conn.load_session(
-                args.load, cwd, additional_directories=dirs, timeout=args.timeout
+                args.load, cwd, additional_directories=dirs, timeout=self.timeout()
             )
             self.session_id = args.load
         else:
             self.session_id = self.conn.new_session(
-                cwd, additional_directories=dirs, timeout=args.timeout
+                cwd, additional_directories=dirs, timeout=self.timeout()
             ).session_id
         self.console.say(
-            f"[connected to {self.agent_name}, protocol {init.protocol_version}; session {self.session_id}]"
+            f"[connected to {self.agent_name}, protocol {init.protocol_version}; "
+            f"session {self.session_id}]"
         )
         self.show_state()
 
@@ -429,15 +432,18 @@ class _App:
             self.console.say(f"[modes] {' '.join(marks)}")
 
     def set_option(self, option: s.SessionConfigOption, value: str) -> None:
-        """Set a config option from the user's text (on/off/true/false for a boolean)."""
+        """Set a config option from the user's text (on/off, true/false... for a boolean)."""
         assert self.conn is not None
-        typed: Any = (
-            value in ("on", "true", "yes", "1")
-            if isinstance(option.kind, s.SessionConfigBoolean)
-            else value
-        )
+        typed: Any = value
+        if isinstance(option.kind, s.SessionConfigBoolean):
+            word = value.strip().lower()
+            if word not in _BOOLEAN_WORDS:
+                # Refused here: "maybe" is not "off".
+                self.console.say(f"[config] {option.id} is on or off; {value!r} is neither")
+                return
+            typed = _BOOLEAN_WORDS[word]
         result = self.conn.set_config_option(
-            self.session_id, option.id, typed, timeout=self.args.timeout
+            self.session_id, option.id, typed, timeout=self.timeout()
         )
         for text in describe_options(result.config_options):
             self.console.say(f"[config] {text}")
@@ -448,7 +454,7 @@ class _App:
         view = self.client.view(self.session_id)
         if not view.config_options and category == "mode":
             # spec CONFIG-23: no config options: the older modes API.
-            self.conn.set_mode(self.session_id, value, timeout=self.args.timeout)
+            self.conn.set_mode(self.session_id, value, timeout=self.timeout())
             self.console.say(f"[mode] now {value}")
             return
         # spec CONFIG-12: of several options of one category, the first in the agent's array
@@ -472,9 +478,7 @@ class _App:
             if not methods:
                 self.console.say("[auth] the agent offers no authentication method")
             return
-        self.conn.authenticate(
-            s.AuthenticateRequest(method_id=method_id), timeout=self.args.timeout
-        )
+        self.conn.authenticate(s.AuthenticateRequest(method_id=method_id), timeout=self.timeout())
         self.console.say(f"[auth] authenticated with {method_id}")
 
     def auth_hint(self, at_startup: bool = False) -> str:
@@ -485,11 +489,12 @@ class _App:
         offered = f" (the agent offers: {', '.join(ids)})" if ids else ""
         return f"authentication required: {how}{offered}"
 
-    def turn(self, text: str) -> str:
-        """Run one prompt turn; return its stop reason. Ctrl-C cancels, a second one quits.
+    def turn(self, text: str) -> Tuple[str, bool]:
+        """Run one prompt turn; return its stop reason, and whether the user cancelled it.
 
-        During a turn SIGINT only counts presses (no KeyboardInterrupt can land in the middle
-        of sending a message); the loop below acts on them.
+        Ctrl-C cancels, a second one quits. During a turn SIGINT only counts presses (no
+        KeyboardInterrupt can land in the middle of sending a message); the loop below acts on
+        them. With a deadline (-p --timeout) the turn is cancelled when it passes.
         """
         assert self.conn is not None
         console = self.console
@@ -504,15 +509,42 @@ class _App:
         for note in notes:
             console.say(f"[mention] {note}")
         previous = signal.signal(signal.SIGINT, on_sigint)
+        cancelled_at: Optional[float] = None
+        told_waiting = timed_out = False
         try:
             turn = self.conn.prompt_async(self.session_id, blocks)
             while not turn.done:
+                if console.stdout_gone.is_set():
+                    self.conn.cancel(self.session_id)
+                    raise BrokenPipeError()
                 if console.interrupts > console.acted:
                     console.acted += 1
                     if console.acted > 1:
-                        raise _Quit()
+                        raise _Quit(_status.INTERRUPTED)
                     console.say("[cancelling the turn; Ctrl-C again quits]")
                     self.conn.cancel(self.session_id)  # spec PROMPT-19, PROMPT-21
+                    cancelled_at = time.monotonic()
+                if (
+                    self.deadline is not None
+                    and cancelled_at is None
+                    and time.monotonic() >= self.deadline
+                ):
+                    console.say(f"[the --timeout of {self.args.timeout:g}s passed: cancelling]")
+                    self.conn.cancel(self.session_id)  # spec PROMPT-19
+                    cancelled_at, timed_out = time.monotonic(), True
+                if (
+                    cancelled_at is not None
+                    and not told_waiting
+                    and time.monotonic() - cancelled_at >= _CANCEL_PATIENCE
+                ):
+                    # spec PROMPT-23: the agent must end a cancelled turn; this one has not.
+                    told_waiting = True
+                    console.say(
+                        "[the agent has not ended the cancelled turn yet; still waiting"
+                        + ("; Ctrl-C quits]" if not timed_out else "]")
+                    )
+                    if timed_out:
+                        raise _Timeout()
                 try:
                     question = console.questions.get(timeout=0.1)
                 except queue.Empty:
@@ -522,10 +554,22 @@ class _App:
                 question.done.set()
         finally:
             signal.signal(signal.SIGINT, previous)
-        self.console.render.flush_terminals()
-        self.console.render.end()
+        console.render.flush_terminals()
+        console.render.end()
         answer = turn.result()
-        return str(getattr(answer.stop_reason, "value", answer.stop_reason))
+        reason = str(getattr(answer.stop_reason, "value", answer.stop_reason))
+        if cancelled_at is not None:
+            view = self.client.view(self.session_id)
+            with view.lock:
+                left = [c.tool_call_id for c in view.tool_calls.values() if c.cancelled]
+                for call in view.tool_calls.values():
+                    call.cancelled = False  # shown once
+            for tool_call_id in left:
+                if not view.tool_calls[tool_call_id].finished:
+                    console.render.tool_cancelled(tool_call_id)  # spec PROMPT-20
+        if timed_out:
+            raise _Timeout()
+        return reason, cancelled_at is not None
 
     def command(self, line: str) -> bool:
         """A local /command; True if it was one."""
@@ -534,18 +578,25 @@ class _App:
         view = self.client.view(self.session_id)
         if name == "help":
             self.console.say(
-                "local: /help /modes /mode ID /model ID /config [ID VALUE] /auth [METHOD]"
-                " /logout /quit  (//CMD sends /CMD)"
+                "local: /help /modes (show the settings) /mode ID /model ID /config [ID VALUE]"
+                " /auth [METHOD] /logout /quit"
             )
             # spec PROMPT-04: what @PATH becomes follows the agent's promptCapabilities.
             self.console.say(mention_help(self.conn.supports))
+            if view.commands:
+                self.console.say(
+                    "the agent's commands (// sends one whose name a local command has):"
+                )
             for c in view.commands:
                 hint = (
                     f" <{c.input.hint}>" if isinstance(c.input, s.UnstructuredCommandInput) else ""
                 )
-                self.console.say(f"  /{c.name}{hint}  {c.description}")
+                # spec SLASH-05: a command is sent as prompt text; one named like a local
+                # command is reached with //.
+                slash = "//" if c.name in _LOCAL_COMMANDS else "/"
+                self.console.say(f"  {slash}{c.name}{hint}  {c.description}")
         elif name in ("quit", "exit"):
-            raise _Quit()
+            raise _Quit(_status.OK)
         elif name == "modes":
             self.show_state()
         elif name in ("mode", "model") and rest:
@@ -562,7 +613,7 @@ class _App:
         elif name == "auth":
             self.authenticate(rest.strip())
         elif name == "logout":
-            self.conn.logout(timeout=self.args.timeout)  # refused unless auth.logout (AUTH-03)
+            self.conn.logout(timeout=self.timeout())  # refused unless auth.logout (AUTH-03)
             self.console.say("[auth] logged out; /auth METHOD authenticates again")
         else:
             return False
@@ -571,7 +622,10 @@ class _App:
     def completer(self, text: str, state: int) -> Optional[str]:
         names = ["/help", "/modes", "/mode ", "/model ", "/config ", "/auth ", "/logout", "/quit"]
         try:
-            names += ["/" + c.name for c in self.client.view(self.session_id).commands]
+            names += [
+                ("//" if c.name in _LOCAL_COMMANDS else "/") + c.name
+                for c in self.client.view(self.session_id).commands
+            ]
         except KeyError:
             pass
         matches = [n for n in names if n.startswith(text)]
@@ -582,15 +636,15 @@ class _App:
         idle_interrupt = False
         while True:
             try:
-                line = input(f"{self.agent_name}> ")
+                line = self.console.prompt_input(f"{self.agent_name}> ")
                 idle_interrupt = False
             except EOFError:
                 self.console.say("")
-                return 0
+                return _status.OK
             except KeyboardInterrupt:
                 if idle_interrupt:
                     self.console.say("")
-                    return 130
+                    return _status.INTERRUPTED
                 idle_interrupt = True
                 self.console.say("^C (Ctrl-C again or Ctrl-D to quit)")
                 continue
@@ -601,7 +655,7 @@ class _App:
                     line = line[1:]  # spec SLASH-05: a slash command is sent as a prompt
                 elif line.startswith("/") and self.command(line):
                     continue
-                reason = self.turn(line)
+                reason, _ = self.turn(line)
                 if reason != "end_turn":
                     self.console.say(f"[turn ended: {reason}]")
                 if reason == "refusal":
@@ -614,25 +668,30 @@ class _App:
                     self.console.say(f"[{self.auth_hint()}]")
                 else:
                     self.console.say(f"[error] {exc}")
-            except LocalProtocolError as exc:
+            except ProtocolError as exc:
                 self.console.say(f"[error] {exc}")
 
     def one_shot(self, text: str) -> int:
-        reason = self.turn(text)
+        reason, user_cancelled = self.turn(text)
+        if self.console.stdout_gone.is_set():
+            return _status.STDOUT_CLOSED
         if reason != "end_turn":
-            sys.stderr.write(f"acpref client: the turn ended: {reason}\n")
+            _note(f"the turn ended: {reason}")
         if reason == "refusal":
             # spec PROMPT-18: the refused prompt will not be in the next turn's context.
-            sys.stderr.write(f"acpref client: {REFUSAL_NOTE}\n")
-        return EXIT_STATUS.get(reason, EXIT_ERROR)
+            _note(REFUSAL_NOTE)
+        if user_cancelled:
+            # The user cancelled: that is the outcome, whatever the agent answered (an agent
+            # that answers end_turn to a cancel broke PROMPT-23, and the rules said so).
+            return _status.INTERRUPTED
+        return _status.STOP_REASON_STATUS.get(reason, _status.ERROR)
 
     def close(self) -> None:
         if self.conn is not None:
             status = self.conn.close()
             process = self.conn.process
             if status != 0 and process is not None:
-                how = process.describe_exit(status)
-                sys.stderr.write(f"acpref client: the agent {how}\n")
+                _note(f"the agent {process.describe_exit(status)}")
         if self._close_record is not None:
             self._close_record()
 
@@ -645,20 +704,42 @@ REFUSAL_NOTE = (
     "not be part of the next turn's context"
 )
 
+#: The local commands: an agent command of the same name is sent with ``//``.
+_LOCAL_COMMANDS = frozenset(
+    {"help", "modes", "mode", "model", "config", "auth", "logout", "quit", "exit"}
+)
+_BOOLEAN_WORDS = {
+    "on": True,
+    "true": True,
+    "yes": True,
+    "1": True,
+    "off": False,
+    "false": False,
+    "no": False,
+    "0": False,
+}
+
 
 def _category(option: s.SessionConfigOption) -> Optional[str]:
     category = option.category
     return str(getattr(category, "value", category)) if isinstance(category, str) else None
 
 
-def _json_line(line: bytes) -> None:
-    sys.stdout.write(line.decode("utf-8", "replace") + "\n")
-    sys.stdout.flush()
+def _note(text: str) -> None:
+    """A line on stderr, for the user (inert: it may quote the agent)."""
+    try:
+        sys.stderr.write(f"acpref client: {inert(text)}\n")
+        sys.stderr.flush()
+    except (BrokenPipeError, ValueError):
+        pass
 
 
 def _stderr_line(line: str) -> None:
-    sys.stderr.write(f"[agent stderr] {line}\n")
-    sys.stderr.flush()
+    try:
+        sys.stderr.write(f"[agent stderr] {inert(line)}\n")
+        sys.stderr.flush()
+    except (BrokenPipeError, ValueError):
+        pass
 
 
 def _setup_readline(completer: Callable[[str, int], Optional[str]]) -> None:
@@ -676,12 +757,14 @@ def run(args: argparse.Namespace) -> int:
     if agent and agent[0] == "--":
         agent = agent[1:]
     if not agent:
-        sys.stderr.write(
-            "acpref client: give the agent command after --, e.g. acpref client -- acpref echo\n"
-        )
-        return EXIT_USAGE
+        _note("give the agent command after --, e.g. acpref client -- acpref echo")
+        return _status.USAGE
     args.agent = agent
-    console = _Console(quiet=args.json)
+    mode = "json" if args.json else "one-shot" if args.prompt is not None else "interactive"
+    console = Console(mode)
+    # The library's warnings (a dropped notification, a broken rule), counted, on stderr.
+    summary = LogSummary(Console._err)
+    logging.getLogger("acpref").addHandler(summary)
     app = _App(args, console)
     stopping = _install_stop_signals()
     try:
@@ -689,22 +772,39 @@ def run(args: argparse.Namespace) -> int:
         if args.prompt is not None:
             return app.one_shot(args.prompt)
         return app.interactive()
-    except _Quit:
-        return 130
+    except _Quit as quit:
+        return quit.status
     except _Stopped as stop:
-        sys.stderr.write(f"acpref client: stopped by {_groups.signal_name(stop.signum)}\n")
+        _note(f"stopped by {_groups.signal_name(stop.signum)}")
         return 128 + stop.signum
     except KeyboardInterrupt:
-        return 130
+        return _status.INTERRUPTED
+    except _Timeout:
+        _note(f"the --timeout of {args.timeout:g}s passed")
+        return _status.TIMEOUT
+    except BrokenPipeError:
+        _status.stdout_closed()
+        return _status.STDOUT_CLOSED
     except RpcError as exc:
         if exc.code == ErrorCode.AUTH_REQUIRED:
-            sys.stderr.write(f"acpref client: {exc}; {app.auth_hint(at_startup=True)}\n")
+            _note(f"{exc}; {app.auth_hint(at_startup=True)}")
         else:
-            sys.stderr.write(f"acpref client: {exc}\n")
-        return EXIT_ERROR
-    except (ConnectionClosed, LocalProtocolError, OSError) as exc:
-        sys.stderr.write(f"acpref client: {exc}\n")
-        return EXIT_ERROR
+            _note(f"the agent answered an error: {exc}")
+        return _status.ERROR
+    except ProtocolError as exc:
+        # An answer that does not fit its schema, a message that breaks a rule: one line.
+        _note(str(exc))
+        return _status.ERROR
+    except DecodeError as exc:
+        _note(f"the agent's answer does not fit its schema: {exc}")
+        return _status.ERROR
+    except (ConnectionClosed, OSError) as exc:
+        _note(str(exc))
+        return _status.ERROR
     finally:
         stopping.append(0)  # from here on a signal shortens the shutdown, never cuts it
         app.close()
+        logging.getLogger("acpref").removeHandler(summary)
+        summary.summary()
+        if console.stdout_gone.is_set():
+            _status.stdout_closed()

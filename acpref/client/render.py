@@ -15,25 +15,87 @@ from __future__ import annotations
 
 import difflib
 import ipaddress
+import re
 import threading
-from typing import Any, Callable, List, Optional
+import unicodedata
+from typing import Any, Callable, Dict, List, Optional
 from urllib.parse import urlsplit
 
 from .. import schema as s
 from ..schema import UNSET
 
-__all__ = ["Renderer", "describe_options", "describe_url", "display_name", "permission_lines"]
+__all__ = [
+    "Renderer",
+    "describe_options",
+    "describe_url",
+    "display_name",
+    "inert",
+    "permission_lines",
+]
 
 _PLAN_MARKS = {"completed": "[x]", "in_progress": "[>]", "pending": "[ ]"}
 _MAX_DIFF_LINES = 60
+_MAX_INPUT = 600
+
+
+# -- Making the peer's text inert ---------------------------------------------------------------
+#
+# Everything an agent sends (message text, titles, paths, diffs, URLs, error messages, its
+# stderr, the output of the commands it runs) is shown on a terminal, which obeys escape
+# sequences: OSC 52 writes the clipboard, OSC 0 the window title, OSC 8 hides a link behind
+# text, CSI (ESC [ or the one-byte C1 0x9B) moves the cursor and erases; a carriage return
+# rewinds the line. With those an agent can make a permission prompt show a harmless command
+# while it asked for another, or a URL consent show a lookalike host (ELICIT-34, ELICIT-36).
+# ``inert`` is the one function every path from the peer to the screen goes through.
+
+#: Always made visible: C0 controls (but newline and tab in multi-line text), DEL, C1 controls,
+#: and the bidirectional overrides and isolates that reorder what is drawn ("Trojan Source").
+_CONTROLS = "\x00-\x08\x0b-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u2069"
+_MULTILINE = re.compile(f"[{_CONTROLS}]")
+#: In one-line text (a title, a URL, a host, an id) newline and tab too, and every other
+#: character that draws nothing or breaks a line: format characters (zero-width space, marks),
+#: line and paragraph separators, unassigned and private-use code points.
+_ONE_LINE_CANDIDATES = re.compile("[^\x20-\x7e]")
+_INVISIBLE = frozenset({"Cc", "Cf", "Cs", "Co", "Cn", "Zl", "Zp"})
+
+
+def _visible(char: str) -> str:
+    code = ord(char)
+    return f"\\x{code:02x}" if code < 0x100 else f"\\u{code:04x}" if code < 0x10000 else f"\\U{code:08x}"
+
+
+def _one_line_char(match: "re.Match[str]") -> str:
+    char = match.group()
+    if char in "\x1b\x9b" or unicodedata.category(char) in _INVISIBLE or _MULTILINE.match(char):
+        return _visible(char)
+    if unicodedata.category(char) == "Zs" and char != " ":
+        return _visible(char)  # a space that is not one (no-break, ideographic...): shown
+    return char
+
+
+def inert(text: Any, *, multiline: bool = False) -> str:
+    """``text`` (anything; it is made a ``str``) with every control character made visible.
+
+    ``\x1b]52;c;...`` is shown as ``\\x1b]52;c;...``: the terminal draws it instead of obeying
+    it. ``multiline`` keeps newlines and tabs (message text, diffs, terminal output); without
+    it (the default: titles, URLs, ids, one-line messages) they are shown too, with every
+    character that draws nothing (zero-width, format characters), so what the user reads on
+    one line is all that is there.
+    """
+    text = text if isinstance(text, str) else str(text)
+    if multiline:
+        return _MULTILINE.sub(lambda m: _visible(m.group()), text)
+    if text.isascii() and text.isprintable():
+        return text
+    return _ONE_LINE_CANDIDATES.sub(_one_line_char, text)
 
 
 def display_name(info: Optional[s.Implementation], fallback: str = "agent") -> str:
-    """The peer's title when it has one, else its name (spec INIT-21)."""
+    """The peer's title when it has one, else its name (spec INIT-21), made inert."""
     if info is None:
         return fallback
     # spec INIT-21: the title when present, else the name.
-    return info.title if isinstance(info.title, str) and info.title else info.name
+    return inert(info.title if isinstance(info.title, str) and info.title else info.name)
 
 
 def _value(x: Any) -> str:
@@ -58,9 +120,10 @@ def describe_options(options: List[s.SessionConfigOption]) -> List[str]:
     # changes nothing.
     for option in options:
         kind = option.kind
+        name, option_id = inert(option.name), inert(option.id)
         if isinstance(kind, s.SessionConfigBoolean):
             lines.append(
-                f"{option.id} = {'on' if kind.current_value else 'off'}  ({option.name}; on/off)"
+                f"{option_id} = {'on' if kind.current_value else 'off'}  ({name}; on/off)"
             )
         elif isinstance(kind, s.SessionConfigSelect):
             values = []
@@ -70,9 +133,8 @@ def describe_options(options: List[s.SessionConfigOption]) -> List[str]:
                     if isinstance(item, s.SessionConfigSelectGroup)
                     else [item.value]
                 )
-            lines.append(
-                f"{option.id} = {kind.current_value}  ({option.name}; {', '.join(values)})"
-            )
+            shown = ", ".join(inert(v) for v in values)
+            lines.append(f"{option_id} = {inert(kind.current_value)}  ({name}; {shown})")
     return lines
 
 
@@ -82,15 +144,21 @@ def describe_url(url: str) -> List[str]:
     spec ELICIT-34: the complete URL is shown; ELICIT-36: the domain stands out, and lookalike
     hosts (Punycode, non-ASCII, a bare IP address, credentials before an ``@``) are flagged.
     """
-    # spec ELICIT-33, ELICIT-34: the whole URL is shown before consent is asked.
-    lines = [f"  URL:  {url}"]
+    # spec ELICIT-33, ELICIT-34: the whole URL is shown before consent is asked, every
+    # character of it: one that draws nothing or moves the cursor is shown as an escape, so no
+    # part of the URL can be hidden or drawn over.
+    shown = inert(url)
+    lines = [f"  URL:  {shown}"]
+    hidden = ["the URL has invisible or control characters (shown as \\x.. / \\u....)"]
     try:
         parts = urlsplit(url)
         host = parts.hostname or ""
     except ValueError:
-        return lines + ["  WARNING: this URL cannot be parsed"]
-    lines.append(f"  host: {host.upper() if host else '(none)'}")
-    warnings = []  # spec ELICIT-36: lookalike and suspicious hosts are flagged
+        return lines + [f"  WARNING: {w}" for w in (hidden if shown != url else [])] + [
+            "  WARNING: this URL cannot be parsed"
+        ]
+    lines.append(f"  host: {inert(host.upper()) if host else '(none)'}")
+    warnings = hidden if shown != url else []  # spec ELICIT-36: suspicious hosts are flagged
     if parts.scheme != "https":
         warnings.append(f"it uses {parts.scheme or 'no scheme'}, not https")
     if any(label.startswith("xn--") for label in host.split(".")):
@@ -118,68 +186,97 @@ def permission_lines(
     """
     call = request.tool_call
     title = call.title if isinstance(call.title, str) else (known_title or call.tool_call_id)
-    kind = f" ({_value(call.kind)})" if call.kind not in (UNSET, None) else ""
-    lines = [f"[permission] the agent wants to run: {title}{kind}"]
+    kind = f" ({inert(_value(call.kind))})" if call.kind not in (UNSET, None) else ""
+    lines = [f"[permission] the agent wants to run: {inert(title)}{kind}"]
     if call.raw_input is not UNSET:
-        lines.append(f"  input: {call.raw_input!r}"[:300])
+        shown = inert(repr(call.raw_input))
+        if len(shown) > _MAX_INPUT:
+            # The whole input is what will run: a cut is said, never silent.
+            shown = f"{shown[:_MAX_INPUT]}... ({len(shown) - _MAX_INPUT} more characters)"
+        lines.append(f"  input: {shown}")
     for n, option in enumerate(request.options, start=1):
-        lines.append(f"  {n}) {option.name} [{_value(option.kind)}]")
+        lines.append(f"  {n}) {inert(option.name)} [{inert(_value(option.kind))}]")
     return lines
 
 
-class Renderer:
-    """Formats updates as text. ``write(text)`` receives every piece, newlines included."""
+class _Sink:
+    """One output (stdout, stderr) and the streamed line open on it, if any."""
 
     def __init__(self, write: Callable[[str], None]) -> None:
-        self._write = write
+        self.write = write
+        self.stream: Optional[str] = None  # "agent", "thought", "user", "term:ID" while open
+        self.last = "\n"  # the last character written
+
+    def put(self, text: str) -> None:
+        if text:
+            self.write(text)
+            self.last = text[-1]
+
+    def end(self) -> None:
+        if self.stream is not None:
+            if self.last != "\n":
+                self.put("\n")
+            self.stream = None
+
+
+class Renderer:
+    """Formats updates as text. ``write(text)`` receives every piece, newlines included.
+
+    With ``notes``, the agent's answer (its message text) goes to ``write`` and everything else
+    (thoughts, tool calls, plans, the lines of ``line``) to ``notes``: ``acpref client -p``
+    keeps stdout for the answer. Every piece of the peer's text goes through ``inert``.
+    """
+
+    def __init__(
+        self, write: Callable[[str], None], notes: Optional[Callable[[str], None]] = None
+    ) -> None:
         self._lock = threading.RLock()  # one writer at a time; guards the fields below
-        self._stream: Optional[str] = None  # "agent", "thought", "user" while a chunk line is open
-        self._titles: dict = {}
-        self._partial: dict = {}  # terminal id -> text after its last newline
+        self._main = _Sink(write)
+        self._notes = _Sink(notes) if notes is not None else self._main
+        self._titles: Dict[str, str] = {}
+        self._plan: List[tuple] = []
 
     # -- Output primitives --------------------------------------------------------------------
 
     def line(self, text: str = "") -> None:
-        """Write a whole line (ending any streamed text first)."""
+        """Write a whole line (ending any streamed text first), made inert."""
         with self._lock:
-            self._end_stream()
-            self._write(text + "\n")
+            self._notes.end()
+            self._notes.put(inert(text) + "\n")
 
-    def _end_stream(self) -> None:
-        if self._stream is not None:
-            self._write("\n")
-            self._stream = None
-
-    def _stream_text(self, kind: str, prefix: str, text: str) -> None:
+    def _stream_text(self, sink: _Sink, kind: str, prefix: str, text: str) -> None:
+        """Streamed text of ``kind``: it continues the open line when that line is its own."""
+        if not text:
+            return
         with self._lock:
-            if self._stream != kind:
-                self._end_stream()
-                self._write(prefix)
-                self._stream = kind
-            self._write(text)
+            if sink.stream != kind:
+                sink.end()
+                if self._notes is not sink:
+                    self._notes.end()
+                sink.put(prefix)
+                sink.stream = kind
+            sink.put(inert(text, multiline=True))
 
     def end(self) -> None:
         """End streamed text with a newline, if a line is open."""
         with self._lock:
-            self._end_stream()
+            self._main.end()
+            self._notes.end()
 
     # -- Updates ------------------------------------------------------------------------------
 
     def update(self, update: Any) -> None:
         """Render one ``SessionUpdate``."""
         if isinstance(update, s.AgentMessageChunk):
-            self._stream_text("agent", "", _block_text(update.content))
+            self._chunk(self._main, "agent", "", update.content)
         elif isinstance(update, s.AgentThoughtChunk):
-            self._stream_text("thought", "(thinking) ", _block_text(update.content))
+            self._chunk(self._notes, "thought", "(thinking) ", update.content)
         elif isinstance(update, s.UserMessageChunk):
-            self._stream_text("user", "you> ", _block_text(update.content))
+            self._chunk(self._notes, "user", "you> ", update.content)
         elif isinstance(update, (s.ToolCall, s.ToolCallUpdate)):
             self.tool_call(update)
         elif isinstance(update, s.Plan):
-            self.line("[plan]")
-            for entry in update.entries:
-                mark = _PLAN_MARKS.get(_value(entry.status), "[?]")
-                self.line(f"  {mark} {entry.content} ({_value(entry.priority)})")
+            self.plan(update.entries)
         elif isinstance(update, s.AvailableCommandsUpdate):
             names = " ".join("/" + c.name for c in update.available_commands)
             self.line(f"[commands] {names or '(none)'}")
@@ -201,13 +298,47 @@ class Renderer:
             )
             self.line(f"[usage] {update.used}/{update.size} tokens{cost}")
 
+    def _chunk(self, sink: _Sink, kind: str, prefix: str, block: Any) -> None:
+        with self._lock:
+            if isinstance(block, s.TextContent):
+                self._stream_text(sink, kind, prefix, block.text)
+                return
+            # A file, an image...: a marker set apart from the text around it by spaces.
+            space = " " if sink.stream == kind and not sink.last.isspace() else ""
+            self._stream_text(sink, kind, prefix, f"{space}{_block_text(block)} ")
+
+    def plan(self, entries: List[Any]) -> None:
+        """The plan: whole the first time, then only the entries that changed (PLAN-05)."""
+        new = [
+            (inert(e.content), _value(e.status), _value(e.priority)) for e in entries
+        ]
+        with self._lock:
+            old, self._plan = self._plan, new
+            # spec PLAN-05: each plan replaces the last whole; what is shown is what changed.
+            same_steps = len(old) > 0 and [c for c, _, _ in old[: len(new)]] == [
+                c for c, _, _ in new[: len(old)]
+            ]
+            if not same_steps:
+                self.line(f"[plan] {len(new)} {'entry' if len(new) == 1 else 'entries'}")
+                changed = list(enumerate(new))
+            else:
+                changed = [(i, e) for i, e in enumerate(new) if i >= len(old) or old[i] != e]
+                if len(new) < len(old):
+                    gone = len(old) - len(new)
+                    self.line(f"[plan] {gone} {'entry' if gone == 1 else 'entries'} removed")
+            done = sum(1 for _, status, _ in new if status == "completed")
+            for i, (content, status, priority) in changed:
+                mark = _PLAN_MARKS.get(status, "[?]")
+                prefix = "  " if not same_steps else f"[plan {done}/{len(new)}] "
+                self.line(f"{prefix}{mark} {content} ({priority})")
+
     def tool_call(self, call: Any) -> None:
         """A tool call or an update of one: status, title, and its content (diffs, terminals)."""
         with self._lock:
             title = (
-                call.title
+                inert(call.title)
                 if isinstance(call.title, str)
-                else self._titles.get(call.tool_call_id, call.tool_call_id)
+                else self._titles.get(call.tool_call_id, inert(call.tool_call_id))
             )
             self._titles[call.tool_call_id] = title
             status = _value(call.status) if call.status not in (UNSET, None) else None
@@ -219,13 +350,18 @@ class Renderer:
             for item in call.content if isinstance(call.content, list) else []:
                 self._tool_content(item)
 
+    def tool_cancelled(self, tool_call_id: str) -> None:
+        """A tool call left unfinished by a cancelled turn (spec PROMPT-20)."""
+        title = self._titles.get(tool_call_id, inert(tool_call_id))
+        self.line(f"[tool] {title}: cancelled (the turn was cancelled before it finished)")
+
     def _tool_content(self, item: Any) -> None:
         if isinstance(item, s.Diff):
             old = item.old_text if isinstance(item.old_text, str) else ""
             label = "new file" if not isinstance(item.old_text, str) else "diff"
             self.line(f"  [{label}] {item.path}")
             diff = list(
-                difflib.unified_diff(old.splitlines(), item.new_text.splitlines(), lineterm="", n=2)
+                difflib.unified_diff(old.split("\n"), item.new_text.split("\n"), lineterm="", n=2)
             )[2:]
             for text in diff[:_MAX_DIFF_LINES]:
                 self.line(f"    {text}")
@@ -234,25 +370,39 @@ class Renderer:
         elif isinstance(item, s.Terminal):
             self.line(f"  [terminal {item.terminal_id}]")
         elif isinstance(item, s.Content):
-            for text in _block_text(item.content).splitlines() or [""]:
+            for text in _block_text(item.content).split("\n"):
                 self.line(f"  | {text}")
 
     def terminal_output(self, terminal_id: str, text: str) -> None:
-        """Live output of a terminal (spec TERM-08), line by line with its id."""
+        """Live output of a terminal (spec TERM-08), line by line with its id.
+
+        Text is written as it comes, an unfinished line included (it is continued by the next
+        piece of the same terminal, or ended by other output): nothing is kept, whatever the
+        length of a line.
+        """
         with self._lock:
             # spec TERM-08: terminal output is shown live, as it is produced.
-            *lines, rest = (self._partial.pop(terminal_id, "") + text).split("\n")
-            for piece in lines:
-                self.line(f"  {terminal_id}| {piece}")
-            if rest:
-                self._partial[terminal_id] = rest
+            kind, prefix = f"term:{terminal_id}", f"  {inert(terminal_id)}| "
+            sink, start = self._notes, 0
+            while start < len(text):
+                newline = text.find("\n", start)
+                piece = text[start:] if newline < 0 else text[start:newline]
+                if sink.stream != kind:
+                    self.end()
+                    sink.put(prefix)
+                    sink.stream = kind
+                sink.put(inert(piece, multiline=True))
+                if newline < 0:
+                    break
+                sink.put("\n")
+                sink.stream = None
+                start = newline + 1
 
     def flush_terminals(self) -> None:
-        """Write the unfinished last lines of terminal output."""
+        """End the unfinished last line of terminal output, if one is open."""
         with self._lock:
-            for terminal_id, rest in sorted(self._partial.items()):
-                self.line(f"  {terminal_id}| {rest}")
-            self._partial.clear()
+            if self._notes.stream is not None and self._notes.stream.startswith("term:"):
+                self._notes.end()
 
     def stop_reason(self, reason: Any) -> None:
         """Show how the turn ended (``[turn ended: cancelled]``)."""
