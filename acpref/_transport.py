@@ -638,16 +638,16 @@ class Process:
         here. Returns True when nothing of the group runs any more (at once without a group).
         """
         with self._lock:
-            if self.group is None or self._reaped:
-                return True
+            if self.group is None or self._reaped or self.popen.returncode is not None:
+                return True  # reaped (here, or by whoever called Popen.wait): not ours to signal
             # The leader is not reaped yet: the group id is still this process's.
             _groups.signal_group(self.group, signal.SIGKILL)
         return _groups.wait_group_ended(self.group, timeout)
 
     def _signal(self, signum: int) -> None:
         with self._lock:
-            if self._reaped:
-                return
+            if self._reaped or self.popen.returncode is not None:
+                return  # reaped already: its pid, and so its group id, may be someone else's
             name = _groups.signal_name(signum)
             if self.group is not None:
                 _groups.signal_group(self.group, signum)
