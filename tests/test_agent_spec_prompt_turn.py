@@ -163,7 +163,29 @@ def test_PROMPT_22_cancel_stops_a_long_tool_quickly(echo: TestClient, tmp_path: 
     assert echo.terminals.killed
 
 
-def test_PROMPT_23_cancel_mid_turn_ends_cancelled(echo: TestClient, tmp_path: Path) -> None:
+def test_PROMPT_23_a_cancelled_turn_is_answered_cancelled_whatever_the_agent_returns(
+    local: Any, tmp_path: Path
+) -> None:
+    # The agent's code does not cooperate: it sees the cancel and still returns end_turn. The
+    # agent side answers the original session/prompt with stopReason "cancelled" all the same.
+    started = threading.Event()
+
+    def run(params: Any, turn: PromptTurn) -> Any:
+        started.set()
+        assert turn.cancelled.wait(WAIT)
+        return s.StopReason.END_TURN
+
+    client = local(scripted(run))
+    sid = new_session(client, tmp_path)
+    prompt = client.prompt_async(sid, "go")
+    assert started.wait(WAIT)
+    client.cancel(sid)
+    assert prompt.result(WAIT).stop_reason == s.StopReason.CANCELLED
+    answer = next(m for d, m in client.wire if d == "in" and m.get("id") == prompt.id)
+    assert answer["result"]["stopReason"] == "cancelled"
+
+
+def test_echo_wait_is_cancelled_mid_turn(echo: TestClient, tmp_path: Path) -> None:
     sid = new_session(echo, tmp_path)
     prompt = echo.prompt_async(sid, "/wait")
     echo.wait_for(lambda: "Waiting" in echo.text_of(sid))
@@ -537,6 +559,7 @@ def test_SLASH_03_commands_again_after_load(echo: TestClient, tmp_path: Path) ->
         "session/load", s.LoadSessionRequest(session_id=sid, cwd=str(tmp_path), mcp_servers=[])
     )
     echo.wait_for(lambda: len(echo.updates_of(sid, s.AvailableCommandsUpdate)) == 2)
+    assert echo.updates_of(sid, s.AvailableCommandsUpdate)[-1].available_commands
 
 
 def test_SLASH_06_command_with_other_blocks(echo: TestClient, tmp_path: Path) -> None:

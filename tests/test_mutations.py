@@ -1,0 +1,151 @@
+"""A small mutation check: do the clause tests prove their clause?
+
+For a sample of MUST clauses that acpref enforces by refusing (a ``raise`` on the line that cites
+the clause), this module disables that refusal in a copy of the package and runs the tests the
+register names for the clause (``spec_notes/clauses.tsv``, column ``tested_by``) against the
+copy. At least one of them must fail: a clause test that still passes with its enforcing line
+gone proves nothing (it ran against a peer that cooperates).
+
+The enforcing statement is found by its citation, not by a line number: the first statement
+at or after the ``# spec CLAUSE-ID`` comment in the named module, which must be a ``raise``.
+When code moves, the sample follows the citation; when a citation disappears, this test says so.
+"""
+
+from __future__ import annotations
+
+import ast
+import os
+import re
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+from typing import Dict, List, Tuple
+
+import pytest
+
+REPO = Path(__file__).resolve().parent.parent
+
+# (clause, the modules that enforce it). A clause enforced in more than one module is disabled in
+# all of them: a rule that lives twice (the live rules refuse a request before the handler's own
+# check can) is what issue 15's single protocol core removes, and this list shows where it does.
+SAMPLE: List[Tuple[str, Tuple[str, ...]]] = [
+    ("RPC-16", ("acpref/agent/_connection.py",)),  # session methods before authenticate
+    ("RPC-12", ("acpref/connection.py",)),  # an unknown method
+    ("MODES-04", ("acpref/_rules/client_sends.py", "acpref/agent/_interface.py")),
+    ("PROMPT-26", ("acpref/_rules/agent_sends.py", "acpref/agent/_turn.py")),
+    ("OVERVIEW-07", ("acpref/_rules/agent_sends.py", "acpref/client/files.py")),
+    ("OVERVIEW-06", ("acpref/_rules/agent_sends.py", "acpref/client/roots.py")),
+]
+
+
+def _tested_by() -> Dict[str, List[str]]:
+    rows = (REPO / "spec_notes" / "clauses.tsv").read_text(encoding="utf-8").splitlines()
+    header = rows[0].split("\t")
+    column = header.index("tested_by")
+    out: Dict[str, List[str]] = {}
+    for row in rows[1:]:
+        fields = row.split("\t")
+        out[fields[0]] = [t.strip() for t in fields[column].split(";") if t.strip()]
+    return out
+
+
+def _cites(line: str, clause: str) -> bool:
+    """``# spec A-01, B-02: ...`` cites both A-01 and B-02."""
+    match = re.search(r"#\s*spec ([A-Z]+-\d+(?:\s*,\s*[A-Z]+-\d+)*)", line)
+    return bool(match) and clause in re.split(r"\s*,\s*", match.group(1))
+
+
+def _is_refusal(node: ast.stmt) -> bool:
+    """A ``raise``, or the ``yield finding(...)`` of a rule."""
+    return isinstance(node, ast.Raise) or (
+        isinstance(node, ast.Expr) and isinstance(node.value, ast.Yield)
+    )
+
+
+def _disable_refusal(source: str, clause: str) -> str:
+    """``source`` with every refusal that a ``# spec CLAUSE`` comment cites replaced by ``pass``:
+    the simple statement the comment trails, else the first one after it."""
+    lines = source.splitlines(keepends=True)
+    comments = [i + 1 for i, line in enumerate(lines) if _cites(line, clause)]
+    assert comments, f"no line cites {clause}: update the sample"
+    simple = [
+        node
+        for node in ast.walk(ast.parse(source))
+        if isinstance(node, ast.stmt) and not hasattr(node, "body")
+    ]
+    targets = []
+    for comment in comments:
+        trailed = [n for n in simple if n.lineno <= comment <= (n.end_lineno or n.lineno)]
+        target = trailed[0] if trailed else min(
+            (n for n in simple if n.lineno > comment), key=lambda n: n.lineno
+        )
+        assert _is_refusal(target), (
+            f"the statement citing {clause} (line {target.lineno}) is not a refusal: "
+            "update the sample"
+        )
+        if target not in targets:
+            targets.append(target)
+    for target in sorted(targets, key=lambda n: -n.lineno):  # from the end: lines keep their place
+        first, last = target.lineno - 1, (target.end_lineno or target.lineno) - 1
+        indent = lines[first][: len(lines[first]) - len(lines[first].lstrip())]
+        lines[first : last + 1] = [f"{indent}pass  # mutated: {clause} disabled\n"]
+    return "".join(lines)
+
+
+@pytest.mark.timeout(180)
+@pytest.mark.parametrize("clause,modules", SAMPLE, ids=[c for c, _ in SAMPLE])
+def test_a_clause_test_fails_when_the_enforcing_line_is_removed(
+    clause: str, modules: Tuple[str, ...], tmp_path: Path
+) -> None:
+    tests = _tested_by().get(clause, [])
+    assert tests, f"the register names no test for {clause}"
+    # A copy of what the tests read, so that the mutant is the package found first by every
+    # process (the working directory and PYTHONPATH come before the installed acpref).
+    copy = tmp_path / "mutant"
+    skip = shutil.ignore_patterns("__pycache__", ".venv", ".git", "*.egg-info")
+    for part in ("acpref", "tests", "spec_notes"):
+        shutil.copytree(REPO / part, copy / part, ignore=skip)
+    for part in ("pyproject.toml", "setup.cfg"):
+        shutil.copy(REPO / part, copy / part)
+    for module in modules:
+        path = copy / module
+        path.write_text(_disable_refusal(path.read_text(encoding="utf-8"), clause), "utf-8")
+    env = {**os.environ, "PYTHONPATH": str(copy), "PYTHONDONTWRITEBYTECODE": "1"}
+    imported = subprocess.run(
+        [sys.executable, "-c", "import acpref; print(acpref.__file__)"],
+        cwd=copy, env=env, capture_output=True, text=True, timeout=60, check=True,
+    ).stdout
+    assert imported.startswith(str(copy)), f"the mutant was not the package imported: {imported}"
+    run = subprocess.run(
+        [sys.executable, "-m", "pytest", "-q", "-x", "-p", "no:cacheprovider", *tests],
+        cwd=copy, env=env, capture_output=True, text=True, timeout=170,
+    )
+    # Exit status 1 is "tests ran and some failed"; anything else (collection errors, no tests,
+    # an internal error) would make a pass of this check mean nothing.
+    assert run.returncode == 1, (
+        f"with {clause} disabled in {modules}, the tests {tests} did not fail "
+        f"(pytest exit {run.returncode}):\n{run.stdout[-2000:]}{run.stderr[-2000:]}"
+    )
+
+
+def test_the_mutation_disables_exactly_one_statement() -> None:
+    source = (
+        "def f(x):\n"
+        "    if x:\n"
+        "        # spec RPC-12: refuse\n"
+        "        raise ValueError(\n"
+        "            'no'\n"
+        "        )\n"
+        "    return x\n"
+    )
+    mutated = _disable_refusal(source, "RPC-12")
+    namespace: Dict[str, object] = {}
+    exec(compile(mutated, "<mutant>", "exec"), namespace)
+    assert namespace["f"](1) == 1  # type: ignore[operator]
+    assert mutated.count("\n") == source.count("\n") - 2
+    with pytest.raises(AssertionError, match="not a refusal"):
+        _disable_refusal("# spec RPC-12: x\ny = 1\n", "RPC-12")
+    rule = "def r(m):\n    # spec FS-03, OVERVIEW-06: absolute\n    yield 'finding'\n"
+    assert "yield" not in _disable_refusal(rule, "OVERVIEW-06")
+    assert _disable_refusal(rule, "FS-03").splitlines()[2].strip() == "pass  # mutated: FS-03 disabled"
