@@ -117,6 +117,7 @@ def test_INIT_02_03_12_initialize_carries_real_capabilities_and_info(pairs):
         "terminal": True,
         "auth": {"terminal": False},
         "session": {"configOptions": {"boolean": {}}},
+        "plan": {},  # provisional PLANOP-01: the views keep plans by id
     }
     assert pair.conn.agent_info.name == "scripted-agent"
 

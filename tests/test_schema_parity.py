@@ -18,6 +18,7 @@ Each check is parametrized by def name, so a failure names the def. What is comp
 from __future__ import annotations
 
 import enum
+import importlib
 import types
 import typing
 from collections.abc import Iterable
@@ -34,6 +35,21 @@ from acpref.schema._base import UNIONS, WIRE, Unknown, Unset
 pytestmark = pytest.mark.timeout(60)
 
 DEFS: dict[str, Any] = load_schema_defs()
+STABLE = frozenset(DEFS)
+
+#: The unstable schema of the same date: the source of the provisional models' shapes.
+UNSTABLE: dict[str, Any] = load_schema_defs("schema.unstable.json")
+#: spec-gap provisional-features: the models of features stabilized after the stable schema
+#: (``acpref.schema.PROVISIONAL_PAGES``) are checked against their unstable ``$defs``, marked
+#: ``-provisional`` in the test ids; the stable defs are checked without their provisional fields
+#: and variants, which are compared with the unstable schema on their own (end of this module).
+PROVISIONAL_MODELS = frozenset(
+    name
+    for page in schema.PROVISIONAL_PAGES
+    for name in importlib.import_module(f"acpref.schema.{page}").__all__
+)
+PROVISIONAL = frozenset(n for n in PROVISIONAL_MODELS if n in UNSTABLE and n not in STABLE)
+DEFS.update({n: UNSTABLE[n] for n in PROVISIONAL})
 
 #: Names ``acpref.schema`` exports that are not ``$defs`` entries, and why they exist.
 MODEL_ONLY = {
@@ -45,6 +61,7 @@ MODEL_ONLY = {
     "Meta": "the type of every _meta field",
     "Unknown": "an unknown union variant kept raw (SCHEMA-10)",
     "is_set": "helper: present on the wire",
+    "PROVISIONAL_PAGES": "the pages of provisional features (shapes of the unstable schema)",
     "ElicitationScope": "the inline anyOf sessionId/requestId of the elicitation modes",
     "ElicitationMode": "the inline anyOf form/url/other of CreateElicitationRequest",
     "ElicitationAction": "the inline anyOf accept/decline/cancel/other of the elicitation result",
@@ -251,6 +268,15 @@ def _rules(a: attrs.Attribute) -> dict[str, Any]:
     return a.metadata.get(WIRE, {})
 
 
+def _fields(cl: type) -> list[attrs.Attribute]:
+    """A model's fields but its provisional ones (checked against the unstable schema apart)."""
+    return [a for a in attrs.fields(cl) if not _rules(a).get("provisional")]
+
+
+def _is_provisional_model(cl: Any) -> bool:
+    return getattr(cl, "__module__", "").rsplit(".", 1)[-1] in schema.PROVISIONAL_PAGES
+
+
 def _variants(union: Any) -> list[type]:
     return [v for v in typing.get_args(union) if v is not Unknown]
 
@@ -258,7 +284,7 @@ def _variants(union: Any) -> list[type]:
 def model_keys(cl: type) -> set:
     """Wire keys of a model: its fields' names, and the keys its flattened unions bring."""
     keys = set(IMPLICIT_KEYS.get(cl.__name__, ()))
-    for a in attrs.fields(cl):
+    for a in _fields(cl):
         keys |= union_keys(a.type) if _rules(a).get("flatten") else {wire_name(a.name)}
     return keys
 
@@ -275,7 +301,7 @@ def model_required(cl: type) -> set:
     """Wire keys every instance has: fields without a default (flattened ones through their
     union: what every variant has, the tag included)."""
     out: set = set()
-    for a in attrs.fields(cl):
+    for a in _fields(cl):
         if a.default is not attrs.NOTHING:
             continue
         out |= union_required(a.type) if _rules(a).get("flatten") else {wire_name(a.name)}
@@ -357,7 +383,7 @@ def _pending(request: pytest.FixtureRequest) -> None:
 
 def _params(kind: str) -> list[Any]:
     names = sorted(n for n in DEFS if kind_of(n) == kind) if kind else sorted(DEFS)
-    return names
+    return [pytest.param(n, id=f"{n}-provisional") if n in PROVISIONAL else n for n in names]
 
 
 def _model(name: str) -> Any:
@@ -367,7 +393,7 @@ def _model(name: str) -> Any:
 
 
 def _fields_by_wire(cl: type) -> dict[str, attrs.Attribute]:
-    return {wire_name(a.name): a for a in attrs.fields(cl) if not _rules(a).get("flatten")}
+    return {wire_name(a.name): a for a in _fields(cl) if not _rules(a).get("flatten")}
 
 
 # -- Names ----------------------------------------------------------------------------------------
@@ -472,7 +498,12 @@ def _check_tagged(name: str, node: dict[str, Any], model: Any, tag: str) -> None
             consts[prop["const"]] = b
         else:
             catch_all = True
-    assert set(spec.by_tag) == set(consts) | EXTRA_TAGS.get(name, set())
+    tags = {
+        value
+        for value, variant in spec.by_tag.items()
+        if name in PROVISIONAL or not _is_provisional_model(variant)
+    }
+    assert tags == set(consts) | EXTRA_TAGS.get(name, set())
     for value, b in consts.items():
         variant = spec.by_tag[value]
         ref = _ref_name({"allOf": b["allOf"]}) if "allOf" in b else None
@@ -512,3 +543,77 @@ def test_every_registered_union_has_variants_with_their_tag() -> None:
         for value, cl in spec.by_tag.items():
             assert getattr(cl, spec.tag_attr) == value
             assert spec.tag_attr not in attrs.fields_dict(cl), f"{cl.__name__}: tag is a field"
+
+
+# -- Provisional fields and variants of stable types ----------------------------------------------
+
+#: Provisional fields in neither schema file, with their source (spec_notes/decisions.md).
+ANNOUNCED_ONLY = {
+    # spec-gap plan-file-variant: the 2026-11-20 announcement's Markdown plan path (PLANOP-08).
+    ("PlanMarkdown", "path"): "announcement of 2026-11-20, plan operations",
+}
+#: Provisional union variants in neither schema file, with their source.
+DRAFT_ONLY: dict[tuple[str, str], str] = {}
+
+
+def _provisional_fields() -> list[Any]:
+    out = []
+    for name in sorted(n for n in dir(schema) if not n.startswith("_")):
+        model = getattr(schema, name)
+        if isinstance(model, type) and attrs.has(model):
+            for a in attrs.fields(model):
+                if _rules(a).get("provisional"):
+                    out.append(pytest.param(name, a, id=f"{name}.{wire_name(a.name)}-provisional"))
+    return out
+
+
+def _provisional_variants() -> list[Any]:
+    out = []
+    for union, spec in UNIONS.items():
+        name = next((n for n in DEFS if getattr(schema, n, None) is union), None)
+        if name is None or name in PROVISIONAL:
+            continue
+        for value, variant in spec.by_tag.items():
+            if _is_provisional_model(variant):
+                out.append(pytest.param(name, value, variant, id=f"{name}.{value}-provisional"))
+    return out
+
+
+def test_provisional_models_are_the_unstable_defs() -> None:
+    # Every name a provisional page defines is an unstable $def (or explained), none is stable:
+    # a stable schema that confirms one must move it out of the provisional pages.
+    assert PROVISIONAL_MODELS & STABLE == set()
+    assert PROVISIONAL_MODELS - PROVISIONAL <= set(MODEL_ONLY)
+
+
+@pytest.mark.parametrize(("name", "a"), _provisional_fields())
+def test_provisional_field_matches_the_unstable_schema(name: str, a: attrs.Attribute) -> None:
+    key = wire_name(a.name)
+    in_stable = key in def_properties(DEFS[name]) if name in STABLE else False
+    assert not in_stable, f"{name}.{key} is in the stable schema: it is not provisional"
+    if (name, key) in ANNOUNCED_ONLY:
+        assert key not in def_properties(UNSTABLE.get(name, {}))
+        return
+    props = def_properties(UNSTABLE[name])[key]
+    assert normalize(a.type) == normalize(union_of(schema_type(p) for p in props))
+    for marker, rule in (
+        ("x-deserialize-default-on-error", "default_on_error"),
+        ("x-deserialize-skip-invalid-items", "skip_invalid_items"),
+    ):
+        assert bool(_rules(a).get(rule)) == any(p.get(marker) for p in props), rule
+    assert key not in def_required(UNSTABLE[name]) and a.default is not attrs.NOTHING
+
+
+@pytest.mark.parametrize(("name", "value", "variant"), _provisional_variants())
+def test_provisional_variant_matches_the_unstable_schema(
+    name: str, value: str, variant: type
+) -> None:
+    if (name, value) in DRAFT_ONLY:
+        return
+    node = UNSTABLE[name]
+    tag = _tag_of(node)
+    (branch,) = [
+        b for b in _branches(node) if b.get("properties", {}).get(tag, {}).get("const") == value
+    ]
+    ref = _ref_name({"allOf": branch["allOf"]})
+    assert ref is not None and issubclass(variant, getattr(schema, ref))

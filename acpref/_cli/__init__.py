@@ -28,6 +28,7 @@ COMMANDS = {
     "check-agent": ("check_agent", "drive an agent through conformance scenarios"),
     "check-client": ("check_client", "grade a client with a scripted agent"),
     "diff": ("diff", "compare two transcripts of the same scenario"),
+    "show": ("show", "draw a transcript as a sequence diagram, findings marked (HTML)"),
     "spec": ("spec", "show where a clause of the spec is enforced and tested"),
 }
 

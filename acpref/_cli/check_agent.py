@@ -2,15 +2,19 @@
 
 Drives the agent through scripted scenarios (``acpref.testing.check_agent``), a fresh process
 each, and prints the failures first (each with the spec's sentence and the evidence), then the
-counts of passes and skips; ``--table`` adds the whole table by clause. Exit status 0 only when no
-MUST-level clause failed (``--strict-gaps``: no spec-gap either).
+counts of passes and skips; ``--table`` adds the whole table by clause. ``--report REPORT.html``
+also writes the scenarios' transcripts as one page of sequence diagrams (``acpref show``), a tab
+per scenario. Exit status 0 only when no MUST-level clause failed (``--strict-gaps``: no spec-gap
+either).
 """
 
 from __future__ import annotations
 
 import argparse
 import logging
+import os
 import sys
+import tempfile
 from typing import Any
 
 from ..testing import AgentCheckOptions, check_agent
@@ -38,6 +42,9 @@ def register(sub: Any, name: str, help_text: str) -> None:
     p.add_argument("--cwd", help="directory to open sessions in (default: a temporary directory)")
     p.add_argument("--record", metavar="DIR", help="keep one transcript per scenario in DIR")
     p.add_argument(
+        "--report", metavar="REPORT.html", help="write the transcripts as an HTML report too"
+    )
+    p.add_argument(
         "--only", action="append", default=[], metavar="SCENARIO", help="run only this scenario"
     )
     p.add_argument("-v", "--verbose", action="store_true", help="log the connections' warnings")
@@ -52,15 +59,35 @@ def run(args: argparse.Namespace) -> int:
         return 2
     if not args.verbose:
         logging.getLogger("acpref").setLevel(logging.CRITICAL)
+    if args.report and not args.record:
+        with tempfile.TemporaryDirectory(prefix="acpref-check-agent-") as tmp:
+            return _check(args, argv, tmp)
+    return _check(args, argv, args.record)
+
+
+def _check(args: argparse.Namespace, argv: Any, record_dir: Any) -> int:
     options = AgentCheckOptions(
         **{k: v for k, v in (("prompt", args.prompt), ("cancel_prompt", args.cancel_prompt)) if v},
         auth_method=args.auth,
         timeout=args.timeout,
         cwd=args.cwd,
-        record_dir=args.record,
+        record_dir=record_dir,
         only=tuple(args.only),
     )
     report = check_agent(argv, options)
     strict = args.strict_gaps
     print(report.dumps() if args.json else report.format_text(full=args.table, strict_gaps=strict))
+    if args.report:
+        from .._show_html import write_report
+
+        parts = [(os.path.basename(p)[: -len(".jsonl")], p, None) for p in report.transcripts]
+        try:
+            write_report(
+                args.report, parts, title=f"acpref check-agent: {' '.join(argv)}",
+                notes=report.format_text(full=True, strict_gaps=strict),
+            )
+        except OSError as exc:
+            print(f"acpref check-agent: cannot write {args.report}: {exc}", file=sys.stderr)
+            return 2
+        print(f"acpref check-agent: report written to {args.report}", file=sys.stderr)
     return 0 if not report.failing(strict_gaps=strict) else 1

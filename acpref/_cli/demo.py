@@ -6,7 +6,8 @@ with ``--state-dir`` so that a session can be loaded by a second process) and sh
 step at a time: initialize, a session, streaming with a thought, a plan, a title and usage; a tool
 call that asks permission; a file read and a file write with its diff; a terminal; modes and
 config options (a select and a boolean); both kinds of elicitation; an extension method; an
-error answer; a cancelled turn; and the session loaded again over a new connection.
+error answer; a cancelled turn; and the session loaded again over a new connection. Then the
+features whose shapes are still provisional: a client system prompt and plan operations.
 
 Permissions and elicitations are answered by the demo itself (it says what it answers); the URL
 is shown and consented to, never opened. Each step checks what it shows; the exit status is 0
@@ -29,6 +30,7 @@ from .. import schema as s
 from ..client import Ask, ClientSideConnection, ReferenceClient, Renderer, display_name
 from ..client.render import describe_options, describe_url, permission_lines
 from ..errors import RpcError
+from ._demo_provisional import run_provisional_steps
 
 TIMEOUT = 30.0
 
@@ -229,6 +231,8 @@ class _Demo:
 
         self.heading("an error answer")
         self.check(self.prompt("/error") == "error", "/error answered with a JSON-RPC error")
+
+        run_provisional_steps(self)  # system prompt, plan operations (shapes not yet stable)
 
         self.heading("cancelling a turn")
         self.cancel_a_turn()

@@ -10,8 +10,9 @@ reports findings live on stderr. Validation never sits on the forwarding path. T
 is passed through to ours.
 
 At the end (the client closed our stdin and the agent exited, or the agent exited) a summary goes
-to stderr. The exit status is the agent's when it failed; else, with ``--strict``, 1 when a MUST
-rule was broken; else 0.
+to stderr, and with ``--report REPORT.html`` the transcript as a page of ``acpref show`` (read
+back from ``--record``'s file, else kept in memory until the end). The exit status is the
+agent's when it failed; else, with ``--strict``, 1 when a MUST rule was broken; else 0.
 """
 
 from __future__ import annotations
@@ -52,6 +53,7 @@ class Proxy:
         err: IO[str] = sys.stderr,
         grace: float = 30.0,
         quiet: bool = False,
+        report_html: Optional[str] = None,
     ) -> None:
         self.argv = list(argv)
         self.strict = strict
@@ -71,6 +73,10 @@ class Proxy:
         )
         self.validator = Validator()
         self.report: Optional[Report] = None
+        self.report_html = report_html
+        self._record_path = record
+        #: The records for the HTML report, when no transcript file will hold them.
+        self._kept: Optional[List[Record]] = [] if report_html and not record else None
         self._pump_ended = threading.Event()
         self._ended: Set[str] = set()  # the senders whose stream ended ("client", "agent")
 
@@ -134,6 +140,8 @@ class Proxy:
     def _add(self, record: Record) -> None:
         if self._recorder is not None:
             self._recorder.add(record)
+        if self._kept is not None:
+            self._kept.append(record)
         for f in self.validator.feed(record):
             if not self.quiet:
                 self._say(f"acpref proxy: {format_finding(f)}")
@@ -180,9 +188,26 @@ class Proxy:
         if self._recorder is not None:
             self._recorder.close()
         self._say("acpref proxy: " + self.report.format_text().replace("\n", "\nacpref proxy: "))
+        if self.report_html:
+            self._write_html(self.report_html)
         if status:
             return status if status > 0 else 128 - status
         return 1 if self.strict and not self.report.ok else 0
+
+    def _write_html(self, path: str) -> None:
+        from .._show_html import write_report
+
+        transcript: Any = self._kept if self._kept is not None else self._record_path
+        try:
+            write_report(
+                path,
+                [(" ".join(self.argv), transcript, self.report)],
+                title=f"acpref proxy: {' '.join(self.argv)}",
+            )
+        except (OSError, ValueError) as exc:
+            self._say(f"acpref proxy: cannot write the report {path}: {exc}")
+        else:
+            self._say(f"acpref proxy: report written to {path}")
 
 
 def register(sub: Any, name: str, help_text: str) -> None:
@@ -192,6 +217,9 @@ def register(sub: Any, name: str, help_text: str) -> None:
         "--strict", action="store_true", help="exit non-zero when a MUST rule was broken"
     )
     p.add_argument("--quiet", action="store_true", help="no live findings; the summary only")
+    p.add_argument(
+        "--report", metavar="REPORT.html", help="at the end, write the traffic as an HTML report"
+    )
     p.add_argument("agent", nargs=argparse.REMAINDER, help="-- the agent command")
     p.set_defaults(func=run)
 
@@ -201,7 +229,9 @@ def run(args: argparse.Namespace) -> int:
     if not argv:
         print("acpref proxy: give the agent command after --", file=sys.stderr)
         return 2
-    proxy = Proxy(argv, record=args.record, strict=args.strict, quiet=args.quiet)
+    proxy = Proxy(
+        argv, record=args.record, strict=args.strict, quiet=args.quiet, report_html=args.report
+    )
     # SIGTERM, SIGHUP and Ctrl-C end the run as the end of input does, in a hurry: the agent is
     # stopped (its whole group), the summary printed.
     _groups.install_stop_signals(proxy.stop, (signal.SIGTERM, signal.SIGHUP, signal.SIGINT))

@@ -42,6 +42,9 @@ TURN_CONTENT = frozenset(
         "tool_call",
         "tool_call_update",
         "plan",
+        # spec-gap plan-operations-turn: provisional plan operations are a turn's content too.
+        "plan_update",
+        "plan_removed",
     }
 )
 CHUNKS = frozenset({"user_message_chunk", "agent_message_chunk", "agent_thought_chunk"})

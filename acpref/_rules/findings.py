@@ -13,7 +13,16 @@ from typing import Any, Dict, Optional
 import attrs
 
 from ..errors import ErrorCode, RpcError
-from .register import FAILING, WARNING, Quote, fails, level_of, quote_of, strength_of
+from .register import (
+    FAILING,
+    WARNING,
+    Quote,
+    fails,
+    is_provisional,
+    level_of,
+    quote_of,
+    strength_of,
+)
 
 __all__ = ["Party", "Finding", "other"]
 
@@ -53,6 +62,9 @@ class Finding:
     index: Optional[int] = None
     code: Optional[int] = None
     strength: str = ""
+    #: The clause is provisional (its shape comes from the unstable schema): reported at level
+    #: ``warning``, enforced live at its ``strength`` (spec-gap provisional-features).
+    provisional: bool = False
 
     @property
     def is_violation(self) -> bool:
@@ -89,6 +101,9 @@ class Finding:
             "index": self.index,
             "message": self.message,
         }
+        if self.provisional:
+            out["provisional"] = True  # reported as a warning; the clause's level is its strength
+            out["strength"] = self.strength
         quote = self.quote if self.is_violation else None
         if quote is not None:
             out["quote"] = {"source": quote.source, "text": quote.text}
@@ -117,4 +132,5 @@ def finding(
         index=index,
         code=int(code) if code is not None else None,
         strength=WARNING if level == WARNING else strength_of(clause),
+        provisional=is_provisional(clause),
     )

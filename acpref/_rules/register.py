@@ -18,7 +18,10 @@ and a finding names the decision as ``spec-gap:<name>`` (see ``spec_notes/decisi
   the plugin's ``--acp-strict-gaps``) makes them fail.
 * ``warning``: forward compatibility. A field or capability key that only the unstable schema
   defines, or that no schema defines: reported with where it comes from; the message is still
-  judged on everything else.
+  judged on everything else. Every finding on a *provisional* clause (``is_provisional``: a
+  feature stabilized after the stable schema, whose shape comes from the unstable one) is
+  reported at this level too, while acpref's own sides enforce it at the register's level
+  (spec_notes/decisions.md, provisional-features).
 
 **Strength** is a different thing: how acpref's *own* agent and client sides enforce a rule live
 (refusing a request, refusing to send). A decision of acpref (``GAP_LEVELS``) can be enforced at
@@ -41,6 +44,7 @@ __all__ = [
     "level_of",
     "strength_of",
     "fails",
+    "is_provisional",
     "GAP_LEVELS",
     "MUST",
     "MUST_NOT",
@@ -128,6 +132,7 @@ GAP_LEVELS: Dict[str, str] = {
     "spec-gap:elicitation-secret-heuristics": SHOULD,
     "spec-gap:close-order": SHOULD,
     "spec-gap:cancel-ignored": SHOULD,
+    "spec-gap:plan-file-variant": SHOULD,
 }
 
 
@@ -149,7 +154,25 @@ def level_of(clause: str) -> str:
     if is_gap(clause):
         return SPEC_GAP
     found = clauses().get(clause)
-    return found.level if found is not None else SPEC_GAP
+    if found is None:
+        return SPEC_GAP
+    # spec-gap provisional-features: graded a warning until a stable schema confirms the shape.
+    return WARNING if _PROVISIONAL_MARK in found.requirement else found.level
+
+
+#: The marker the register puts on clauses whose shape comes from the unstable schema.
+_PROVISIONAL_MARK = "[provisional"
+
+
+def is_provisional(clause: str) -> bool:
+    """True for a clause of a feature stabilized after the stable schema of 2026-11-02.
+
+    Such a clause's shape comes from ``schema.unstable.json`` and draft pages (its requirement
+    says ``[provisional: ...]``). Its findings are reported at level ``warning`` until a stable
+    schema confirms it; the live sides still enforce it at its register level (``strength_of``).
+    """
+    found = clauses().get(clause)
+    return found is not None and _PROVISIONAL_MARK in found.requirement
 
 
 def fails(level: str, *, strict_gaps: bool = False) -> bool:

@@ -208,6 +208,8 @@ class ProtocolState:
         # spec ELICIT-10: outstanding URL elicitations belong to this connection's state (one
         # ProtocolState per connection), never to a session id shared with other connections.
         self.url_elicitations: Dict[Any, Optional[int]] = {}
+        #: The systemPrompt each session was set up with, as wire JSON (SYSPROMPT-11; provisional).
+        self.system_prompts: Dict[Any, Any] = {}
         #: Mode id sets and config option tables that sessions share (see ``shared``).
         self._shared: Dict[Any, Any] = {}
 
@@ -518,5 +520,7 @@ def _hashable(value: Any) -> bool:
     return value is None or isinstance(value, (str, int))
 
 
-# The rule modules register their checks and transitions in RULES when imported.
+# The rule modules register their checks and transitions in RULES when imported. The provisional
+# features (shapes from the unstable schema) have modules of their own.
 from . import agent_sends, client_sends  # noqa: E402,F401
+from . import plan_operations, system_prompt  # noqa: E402,F401

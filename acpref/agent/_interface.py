@@ -31,7 +31,10 @@ import attrs
 
 from .. import __version__
 from .. import schema as s
-from .._rules import gate_open
+from .._rules import gate_open, wire_caps
+from .._rules.plan_operations import CAPABILITY as PLAN_OPERATIONS
+from .._rules.plan_operations import KINDS as PLAN_OPERATION_KINDS
+from .._rules.system_prompt import CAPABILITY as SYSTEM_PROMPT, mode_supported
 from ..errors import RpcError
 from ..methods import PROTOCOL_VERSION
 from ..schema import UNSET
@@ -126,12 +129,14 @@ class Agent:
 
     def session_new(self, params: s.NewSessionRequest) -> s.NewSessionResponse:
         """Create a session in the registry (spec SETUP-02: a unique id)."""
+        system_prompt = self.accept_system_prompt(params.system_prompt)
         session = self.sessions.create(
             params.cwd,
             # spec SETUP-21: absent or [] means no extra root: cwd is the only one.
             additional_directories=_list(params.additional_directories),
             mcp_servers=_list(params.mcp_servers),
         )
+        self.sessions.set_system_prompt(session, system_prompt)
         self.sessions.set_modes(session, self.initial_modes(session))
         self.sessions.set_config_options(session, self.initial_config_options(session))
         self.connect_mcp(session, _list(params.mcp_servers))
@@ -141,6 +146,35 @@ class Agent:
             modes=_opt(session.modes),
             config_options=_opt(session.config_options),
         )
+
+    def accept_system_prompt(self, prompt: Any) -> Optional[s.SystemPrompt]:
+        """The client's ``systemPrompt`` if this agent can apply it, else an error (provisional).
+
+        Called by session/new, load and resume before anything is created or reopened (spec
+        SYSPROMPT-04: an error instead of a session). Omitted and ``null`` give None: the
+        agent's default instructions on new (SYSPROMPT-13), the stored prompt on load and resume
+        (SYSPROMPT-12). Supported: what ``capabilities()`` advertised, with text content
+        (SYSPROMPT-06); override to support more block types.
+        """
+        if prompt is None or prompt is UNSET:
+            return None
+        caps = wire_caps(self.advertised)
+        mode = getattr(prompt.mode, "value", prompt.mode)
+        if not gate_open(SYSTEM_PROMPT, caps):
+            raise RpcError.invalid_params(f"this agent does not advertise {SYSTEM_PROMPT}")
+        if not mode_supported(mode, caps):
+            # spec SYSPROMPT-04, SYSPROMPT-05: an unadvertised or unknown mode is an error, never
+            # read as append or override.
+            raise RpcError.invalid_params(f"systemPrompt mode {mode!r} is not supported")
+        if not prompt.content:
+            # spec SYSPROMPT-10: an empty content array is refused with -32602.
+            raise RpcError.invalid_params("systemPrompt content is empty")
+        for block in prompt.content:
+            if not isinstance(block, s.TextContent):
+                # spec SYSPROMPT-08: an error for a content block type it does not support.
+                kind = getattr(block, "type", None) or "unknown"
+                raise RpcError.invalid_params(f"systemPrompt content: {kind} blocks unsupported")
+        return prompt
 
     def session_opened(self, session_id: str) -> None:
         """Hook: a session/new, load or resume response naming ``session_id`` is on the wire.
@@ -152,7 +186,10 @@ class Agent:
     def session_load(self, params: s.LoadSessionRequest) -> s.LoadSessionResponse:
         """Reopen a session and replay its whole history before answering (SETUP-05, SETUP-07)."""
         session = self._reopen(params)
+        plans_ok = self.client.supports(PLAN_OPERATIONS)
         for update in session.replay():
+            if not plans_ok and getattr(update, "session_update", None) in PLAN_OPERATION_KINDS:
+                continue  # spec PLANOP-01 (provisional): not to a client without the capability
             self.client.session_update(s.SessionNotification(session_id=session.id, update=update))
         # spec SETUP-08: an object (modes and options, or {}), never null.
         return s.LoadSessionResponse(
@@ -174,6 +211,9 @@ class Agent:
             raise RpcError.invalid_params(
                 f"cwd {params.cwd!r} is not the session's cwd {session.cwd!r}"
             )
+        system_prompt = self.accept_system_prompt(params.system_prompt)
+        if system_prompt is not None:
+            self.sessions.set_system_prompt(session, system_prompt)
         # spec SETUP-21, SETUP-22, SETUP-23: the roots are exactly those sent now; omitted means
         # none (cwd only).
         self.sessions.reopen(

@@ -145,6 +145,9 @@ class Session:
     modes: Optional[s.SessionModeState] = None
     config_options: Optional[List[s.SessionConfigOption]] = None
     title: Optional[str] = None
+    #: The client's system prompt (provisional SYSPROMPT-12: kept across a load or resume that
+    #: sends none), or None for the agent's own default instructions (SYSPROMPT-13).
+    system_prompt: Optional[s.SystemPrompt] = None
     updated_at: str = attrs.Factory(_now)
     #: The turn running in this session (a ``PromptTurn``), or None. ``turn.cancelled`` is the
     #: session's cancellation flag. Set and cleared by the agent side; never persisted.
@@ -236,6 +239,9 @@ class Session:
             if self.config_options is not None
             else None,
             "title": self.title,
+            "systemPrompt": codec.encode(self.system_prompt)
+            if self.system_prompt is not None
+            else None,
             "updatedAt": self.updated_at,
             "extra": self.extra,
         }
@@ -255,6 +261,11 @@ class Session:
                 else None
             ),
             title=data.get("title"),
+            system_prompt=(
+                codec.decode(data["systemPrompt"], s.SystemPrompt)
+                if data.get("systemPrompt") is not None
+                else None
+            ),
             updated_at=data.get("updatedAt") or _now(),
             extra=dict(data.get("extra") or {}),
         )
@@ -343,6 +354,12 @@ class SessionRegistry:
         with session._lock:
             session.additional_directories = tuple(additional_directories)
             session.mcp_servers = tuple(mcp_servers)
+        self.save(session)
+
+    def set_system_prompt(self, session: Session, prompt: Optional[s.SystemPrompt]) -> None:
+        """Keep the system prompt a new/load/resume applied (provisional SYSPROMPT-12)."""
+        with session._lock:
+            session.system_prompt = prompt
         self.save(session)
 
     # -- the running turn ------------------------------------------------------------------------

@@ -29,6 +29,7 @@ import signal
 import threading
 from typing import Any, Callable, Dict, Iterable, Iterator, List, Optional, Sequence, Union
 
+from .. import codec
 from .. import schema as s
 from .._rules import Party, RulesObserver
 from .._transport import FdStream, Process, StderrBuffer, Stream, spawn
@@ -45,6 +46,9 @@ log = logging.getLogger("acpref.client")
 
 #: The answers that open a session: the client learns the session's roots from them.
 _OPENING = frozenset({"session/new", "session/load", "session/resume"})
+
+#: ``load_session`` / ``resume_session`` default: re-send the session's systemPrompt.
+RESEND: Any = object()
 
 PromptContent = Union[str, Sequence[Any]]
 
@@ -359,9 +363,14 @@ class ClientSideConnection:
         *,
         additional_directories: Iterable[str] = (),
         mcp_servers: Iterable[Any] = (),
+        system_prompt: Optional[s.SystemPrompt] = None,
         timeout: Optional[float] = None,
     ) -> s.NewSessionResponse:
-        """``session/new`` with ``cwd`` (and extra roots) made absolute (spec SETUP-25, SETUP-20)."""
+        """``session/new`` with ``cwd`` (and extra roots) made absolute (spec SETUP-25, SETUP-20).
+
+        ``system_prompt`` (provisional) is sent only when given; the rules refuse it unless the
+        agent advertised ``sessionCapabilities.systemPrompt`` (SYSPROMPT-02, SYSPROMPT-03).
+        """
         dirs = _absolute_all(additional_directories)
         params = s.NewSessionRequest(
             cwd=os.path.abspath(cwd),  # spec SETUP-25, OVERVIEW-06: cwd is absolute
@@ -369,6 +378,7 @@ class ClientSideConnection:
             # spec SETUP-01, SETUP-29: an array, possibly empty, naming any MCP server the client
             # wants the agent to use (its own included).
             mcp_servers=list(mcp_servers),
+            system_prompt=system_prompt if system_prompt is not None else s.UNSET,
         )
         return self.session_new(params, timeout=timeout)
 
@@ -379,10 +389,12 @@ class ClientSideConnection:
         *,
         additional_directories: Iterable[str] = (),
         mcp_servers: Iterable[Any] = (),
+        system_prompt: Any = RESEND,
         timeout: Optional[float] = None,
     ) -> s.LoadSessionResponse:
         """``session/load`` of ``session_id`` in ``cwd`` (made absolute); the history is
-        replayed as updates before this returns (spec SETUP-05).
+        replayed as updates before this returns (spec SETUP-05). ``system_prompt`` defaults to
+        the one the session was set up with (SYSPROMPT-11).
         """
         dirs = _absolute_all(additional_directories)
         params = s.LoadSessionRequest(
@@ -390,6 +402,9 @@ class ClientSideConnection:
             cwd=os.path.abspath(cwd),
             additional_directories=dirs if dirs else s.UNSET,
             mcp_servers=list(mcp_servers),  # spec SETUP-04: sent, even empty
+            system_prompt=self._system_prompt_of(session_id)
+            if system_prompt is RESEND
+            else system_prompt,
         )
         return self.session_load(params, timeout=timeout)
 
@@ -400,15 +415,21 @@ class ClientSideConnection:
         *,
         additional_directories: Iterable[str] = (),
         mcp_servers: Iterable[Any] = (),
+        system_prompt: Any = RESEND,
         timeout: Optional[float] = None,
     ) -> s.ResumeSessionResponse:
-        """``session/resume`` of ``session_id`` in ``cwd`` (made absolute), without a replay."""
+        """``session/resume`` of ``session_id`` in ``cwd`` (made absolute), without a replay.
+        ``system_prompt`` defaults to the one the session was set up with (SYSPROMPT-11).
+        """
         dirs = _absolute_all(additional_directories)
         params = s.ResumeSessionRequest(
             session_id=session_id,
             cwd=os.path.abspath(cwd),
             additional_directories=dirs if dirs else s.UNSET,
             mcp_servers=list(mcp_servers),  # spec SETUP-11: sent, even empty
+            system_prompt=self._system_prompt_of(session_id)
+            if system_prompt is RESEND
+            else system_prompt,
         )
         return self.session_resume(params, timeout=timeout)
 
@@ -533,6 +554,15 @@ class ClientSideConnection:
         if tail.strip():
             message += f"; its last stderr:\n{tail.rstrip()}"
         return AgentExited(message, returncode, tail)
+
+    def _system_prompt_of(self, session_id: str) -> Any:
+        """The systemPrompt the session was last set up with, to re-send (provisional).
+
+        spec SYSPROMPT-11: load and resume send the same value as when the session was created
+        (UNSET when it had none). The rules keep it, as wire JSON, from the accepted request.
+        """
+        sent = self.rules.state.system_prompts.get(session_id)
+        return codec.decode(sent, s.SystemPrompt) if isinstance(sent, dict) else s.UNSET
 
     def _opening(self, session_id: str, cwd: str, dirs: Any, how: str) -> None:
         # Load and resume name their session up front: the client learns its roots before the

@@ -79,6 +79,9 @@ class Client:
     #: True when the client renders boolean config options (spec INIT-13: advertised as
     #: ``session.configOptions.boolean``; without it the client never sends boolean values).
     supports_boolean_config: bool = False
+    #: True when the client tracks plans by id (provisional PLANOP-01: advertised as
+    #: ``plan: {}``; the agent then sends plan_update and plan_removed, not the legacy plan).
+    supports_plan_operations: bool = False
 
     # -- Baseline methods ---------------------------------------------------------------------
     # spec OVERVIEW-04: session/request_permission and session/update are always served.
@@ -206,6 +209,8 @@ class Client:
                     boolean=s.BooleanConfigOptionCapabilities()
                 )
             )
+        if self.supports_plan_operations:
+            caps["plan"] = s.PlanCapabilities()  # spec PLANOP-01 (provisional)
         meta = self.capability_meta()
         if meta:
             caps["meta"] = meta  # spec EXT-11: custom capabilities live in _meta

@@ -61,6 +61,8 @@ class ReferenceClient(Client):
     """A ready ``Client``; see the module's doc for what it does."""
 
     supports_boolean_config = True
+    #: Its session views keep plans by planId (provisional, ``SessionView.plans``).
+    supports_plan_operations = True
 
     def __init__(
         self,

@@ -23,6 +23,7 @@ from urllib.parse import urlsplit
 
 from .. import schema as s
 from ..schema import UNSET
+from .plans import describe_plan_operation
 
 __all__ = [
     "Renderer",
@@ -277,6 +278,9 @@ class Renderer:
             self.tool_call(update)
         elif isinstance(update, s.Plan):
             self.plan(update.entries)
+        elif isinstance(update, (s.PlanUpdate, s.PlanRemoved)):
+            for text in describe_plan_operation(update):  # provisional: plan operations
+                self.line(text)  # made inert there
         elif isinstance(update, s.AvailableCommandsUpdate):
             names = " ".join("/" + c.name for c in update.available_commands)
             self.line(f"[commands] {names or '(none)'}")

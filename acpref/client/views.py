@@ -27,6 +27,7 @@ import attrs
 
 from .. import schema as s
 from ..schema import UNSET
+from .plans import PlanBook
 
 __all__ = ["Message", "ToolCallView", "SessionView"]
 
@@ -102,6 +103,8 @@ class SessionView:
         self.messages: List[Message] = []
         self.tool_calls: Dict[str, ToolCallView] = {}
         self.plan: List[s.PlanEntry] = []
+        #: The plans of plan operations, by planId (provisional, PLANOP-05).
+        self.plans = PlanBook()
         self.commands: List[s.AvailableCommand] = []
         self.modes: Optional[s.SessionModeState] = None
         self.current_mode: Optional[str] = None
@@ -124,6 +127,8 @@ class SessionView:
                 self.tool_call(update)
             elif isinstance(update, s.Plan):
                 self.plan = list(update.entries)  # spec PLAN-05: replaced whole, never merged
+            elif isinstance(update, (s.PlanUpdate, s.PlanRemoved)):
+                self.plans.apply(update)  # spec PLANOP-05, PLANOP-06 (provisional)
             elif isinstance(update, s.AvailableCommandsUpdate):
                 self.commands = list(update.available_commands)  # spec SLASH-04: replaced
             elif isinstance(update, s.CurrentModeUpdate):

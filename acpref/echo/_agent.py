@@ -28,6 +28,8 @@ from .. import schema as s
 from ..agent import Agent, ClientHandle, PromptTurn, Session, SessionRegistry
 from ..errors import RpcError
 from . import _mcp  # noqa: F401 - registers the /mcp command
+from . import _plans  # noqa: F401 - registers /plans (provisional)
+from . import _system_prompt  # registers /system (provisional)
 from ._commands import COMMANDS, Invocation, available_commands
 
 __all__ = ["EchoAgent", "AUTH_METHOD_ID", "PING_METHOD"]
@@ -127,6 +129,8 @@ class EchoAgent(Agent):
                 resume=s.SessionResumeCapabilities(),
                 close=s.SessionCloseCapabilities(),
                 additional_directories=s.SessionAdditionalDirectoriesCapabilities(),
+                # spec SYSPROMPT-01 (provisional): append and override (shown by /system).
+                system_prompt=_system_prompt.CAPABILITIES,
             ),
             # spec AUTH-02: logout is implemented, so auth.logout is advertised, as an object.
             auth=s.AgentAuthCapabilities(logout=s.LogoutCapabilities()),

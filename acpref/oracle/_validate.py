@@ -65,7 +65,8 @@ class Report:
 
     @property
     def warnings(self) -> List[Finding]:
-        """SHOULD / SHOULD NOT / MAY findings and forward-compatibility ``warning`` notes."""
+        """SHOULD / SHOULD NOT / MAY findings and ``warning`` notes: forward compatibility, and
+        every finding on a provisional clause (spec-gap provisional-features)."""
         return [f for f in self.findings if not f.is_violation and f.level != SPEC_GAP]
 
     @property
@@ -118,7 +119,9 @@ class Report:
 def format_finding(f: Finding) -> str:
     """One finding as one line: message index, clause, level, who is to blame, why."""
     where = f"#{f.index}" if f.index is not None else "end"
-    return f"{where:>6}  {f.clause:<28} {f.level:<10} {f.blame.value:<6}  {f.message}"
+    # A provisional clause's finding is a warning; shown with its register level and a star.
+    level = f"{f.strength}*" if f.provisional else f.level
+    return f"{where:>6}  {f.clause:<28} {level:<10} {f.blame.value:<6}  {f.message}"
 
 
 def format_quote(f: Finding) -> List[str]:

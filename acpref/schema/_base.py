@@ -91,6 +91,7 @@ def field(
     skip_invalid_items: bool = False,
     fmt: Optional[str] = None,
     flatten: bool = False,
+    provisional: bool = False,
 ) -> Any:
     """Declare a schema field.
 
@@ -101,7 +102,9 @@ def field(
     strict codec reports them. ``fmt`` is the schema's integer format (``uint16``, ``uint32``,
     ``uint64``, ``int32``, ``int64``): the codec enforces its range, also on the integer member of
     a union such as ``RequestId``. ``flatten`` marks a field whose members sit at the level of the
-    enclosing object on the wire (the schema's inline ``oneOf``/``anyOf``).
+    enclosing object on the wire (the schema's inline ``oneOf``/``anyOf``). ``provisional`` marks a
+    field of a stable type whose shape comes from the unstable schema (``PROVISIONAL`` in
+    ``acpref.schema``): the parity test compares it with ``schema.unstable.json``.
     """
     metadata = {
         WIRE: {
@@ -109,6 +112,7 @@ def field(
             "skip_invalid_items": skip_invalid_items,
             "fmt": fmt,
             "flatten": flatten,
+            "provisional": provisional,
         }
     }
     if required:

@@ -13,6 +13,8 @@ import attrs
 from ._base import Meta, Unset, field
 from .authentication import AgentAuthCapabilities, AuthMethod
 from .identifiers import ProtocolVersion
+from .plan_operations import PlanCapabilities
+from .system_prompt import SessionSystemPromptCapabilities
 
 __all__ = [
     "McpCapabilities",
@@ -128,6 +130,10 @@ class SessionCapabilities:
     )
     resume: SessionResumeCapabilities | None | Unset = field(default_on_error=True)
     close: SessionCloseCapabilities | None | Unset = field(default_on_error=True)
+    # spec SYSPROMPT-01 (provisional): {} is append mode; mode.override: {} adds override.
+    system_prompt: SessionSystemPromptCapabilities | None | Unset = field(
+        default_on_error=True, provisional=True
+    )
     meta: Meta | Unset = field(default_on_error=True)
 
 
@@ -273,6 +279,8 @@ class ClientCapabilities:
     session: ClientSessionCapabilities | None | Unset = field(default_on_error=True)
     auth: AuthCapabilities | Unset = field(default_on_error=True)
     elicitation: ElicitationCapabilities | None | Unset = field(default_on_error=True)
+    # spec PLANOP-01 (provisional): {} opts in to plan_update and plan_removed.
+    plan: PlanCapabilities | None | Unset = field(default_on_error=True, provisional=True)
     meta: Meta | Unset = field(default_on_error=True)
 
 

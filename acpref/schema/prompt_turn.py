@@ -20,6 +20,7 @@ from ._base import (
 from .agent_plan import Plan
 from .content import ContentBlock
 from .identifiers import MessageId, SessionId
+from .plan_operations import PlanRemoved, PlanUpdate
 from .session_config_options import ConfigOptionUpdate
 from .session_list import SessionInfoUpdate
 from .session_modes import CurrentModeUpdate
@@ -147,6 +148,8 @@ SessionUpdate = Union[
     ToolCall,
     ToolCallUpdate,
     Plan,
+    PlanUpdate,  # provisional: plan operations (PLANOP-01)
+    PlanRemoved,  # provisional: plan operations (PLANOP-01)
     AvailableCommandsUpdate,
     CurrentModeUpdate,
     ConfigOptionUpdate,

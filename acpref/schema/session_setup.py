@@ -13,6 +13,7 @@ from ._base import Meta, Unset, field, tagged_union
 from .identifiers import SessionId
 from .session_config_options import SessionConfigOption
 from .session_modes import SessionModeState
+from .system_prompt import SystemPrompt
 
 __all__ = [
     "EnvVariable",
@@ -177,6 +178,8 @@ class NewSessionRequest:
     mcp_servers: List[McpServer] = field(
         required=True, default_on_error=True, skip_invalid_items=True
     )
+    # spec SYSPROMPT-02 (provisional): only if the agent advertised the systemPrompt capability.
+    system_prompt: SystemPrompt | None | Unset = field(provisional=True)
     meta: Meta | Unset = field(default_on_error=True)
 
 
@@ -195,6 +198,8 @@ class LoadSessionRequest:
         default_on_error=True, skip_invalid_items=True
     )
     session_id: SessionId = field(required=True)
+    # spec SYSPROMPT-02 (provisional): only if the agent advertised the systemPrompt capability.
+    system_prompt: SystemPrompt | None | Unset = field(provisional=True)
     meta: Meta | Unset = field(default_on_error=True)
 
 
@@ -211,6 +216,8 @@ class ResumeSessionRequest:
         default_on_error=True, skip_invalid_items=True
     )
     mcp_servers: List[McpServer] | Unset = field(default_on_error=True, skip_invalid_items=True)
+    # spec SYSPROMPT-02 (provisional): only if the agent advertised the systemPrompt capability.
+    system_prompt: SystemPrompt | None | Unset = field(provisional=True)
     meta: Meta | Unset = field(default_on_error=True)
 
 

@@ -6,7 +6,8 @@ or import the fixtures into a conftest):
 
 * ``acp_agent``: a factory; ``acp_agent(argv)`` starts the agent under test and returns an
   ``AgentDriver`` playing its client. At teardown every agent is shut down (end of input first)
-  and the test fails with the violations the oracle found on the agent's side.
+  and the test fails with the violations the oracle found on the agent's side, naming the
+  transcript and an HTML report of it written beside it (``acpref show``).
 * ``acp_pair``: the same for an ``acpref.agent.Agent`` served in this process, over in-memory
   pipes.
 * ``acp_client_check``: for a client under test: ``.argv`` launches the scripted grading agent
@@ -93,6 +94,9 @@ class _Launched:
                 rest = len(report.blamed("agent")) - len(found)
                 if rest > 0:
                     messages.append(f"  (+{rest} findings that do not fail: acpref validate shows them)")
+                page = _html_beside(driver.transcript_path, report)
+                if page:
+                    messages.append(f"  the transcript drawn, findings marked: {page}")
                 tail = driver.stderr.strip().splitlines()[-5:]
                 if tail:
                     messages.append("  agent stderr ends:")
@@ -195,7 +199,36 @@ def acp_client_check(tmp_path: Any, request: Any) -> Iterator[ClientCheck]:
     if failed:
         full = bool(request.config.getoption("acp_full_table", default=False))
         text = report.format_text(full=full, strict_gaps=strict)
-        pytest.fail("the client broke the ACP spec:\n" + text, pytrace=False)
+        page = _client_html(check.report_path, report.transcripts)
+        drawn = f"\nthe transcripts drawn, findings marked: {page}" if page else ""
+        pytest.fail("the client broke the ACP spec:\n" + text + drawn, pytrace=False)
+
+
+def _client_html(report_path: str, transcripts: Sequence[str]) -> Optional[str]:
+    """The grading agent's transcripts as one HTML report beside its JSON report."""
+    present = [t for t in transcripts if os.path.exists(t)]
+    if not present:
+        return None
+    from .._show_html import write_report
+
+    page = os.path.splitext(report_path)[0] + ".html"
+    try:
+        return write_report(page, [(os.path.basename(t), t, None) for t in present])
+    except (OSError, ValueError):
+        return None
+
+
+def _html_beside(transcript: Optional[str], report: Any) -> Optional[str]:
+    """Write the HTML report of a failed test's transcript beside it; its path, or None."""
+    if not transcript:
+        return None
+    from .._show_html import write_report
+
+    page = os.path.splitext(transcript)[0] + ".html"
+    try:
+        return write_report(page, [(os.path.basename(transcript), transcript, report)])
+    except (OSError, ValueError):
+        return None  # the verdict matters more than its picture
 
 
 def _wait_pid(pid: int, timeout: float) -> None:

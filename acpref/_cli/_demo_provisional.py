@@ -1,0 +1,68 @@
+"""The demo's steps for the features stabilized after the stable schema (PROVISIONAL shapes).
+
+Spec: v1/system-prompt.md, v1/plan-operations.md (shapes from the unstable schema of
+2026-11-02). Each step says that its shape is provisional; each checks what it shows, like the
+rest of ``acpref demo``.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from .. import schema as s
+
+if TYPE_CHECKING:  # pragma: no cover
+    from .demo import _Demo
+
+__all__ = ["run_provisional_steps"]
+
+TIMEOUT = 30.0
+
+
+def run_provisional_steps(demo: "_Demo") -> None:
+    """A client system prompt, then plan operations."""
+    system_prompt(demo)
+    plan_operations(demo)
+
+
+def system_prompt(demo: "_Demo") -> None:
+    conn = demo.conn
+    assert conn is not None
+    demo.heading("a client system prompt, re-sent on resume (provisional shape)")
+    caps = conn.agent_capabilities.session_capabilities
+    advertised = isinstance(caps, s.SessionCapabilities) and caps.system_prompt
+    demo.render.line(f"  sessionCapabilities.systemPrompt: {advertised}")
+    prompt = s.SystemPrompt(
+        mode=s.SystemPromptMode.APPEND,
+        content=[s.TextContent(text="Answer as a careful code reviewer.")],
+    )
+    main = demo.session_id
+    new = conn.new_session(demo.scratch, system_prompt=prompt, timeout=TIMEOUT)
+    demo.session_id = new.session_id
+    try:
+        demo.render.line(f"session {demo.session_id} with systemPrompt (append mode)")
+        demo.prompt("/system")
+        demo.check("careful code reviewer" in _last_text(demo), "/system shows the client's text")
+        # spec SYSPROMPT-11 (provisional): resume re-sends the prompt the session was created with.
+        conn.resume_session(demo.session_id, demo.scratch, timeout=TIMEOUT)
+        demo.render.line("session/resume re-sent the same systemPrompt")
+        demo.prompt("/system")
+        demo.check("careful code reviewer" in _last_text(demo), "the prompt survived the resume")
+    finally:
+        demo.session_id = main
+
+
+def plan_operations(demo: "_Demo") -> None:
+    demo.heading("plan operations: plans by id, replaced and removed (provisional shape)")
+    demo.prompt("/plans")
+    plans = demo.client.view(demo.session_id).plans.plans
+    demo.render.line(f"plans now shown: {sorted(plans)}")
+    demo.check(
+        list(plans) == ["design"] and isinstance(plans["design"], s.PlanMarkdown),
+        "only the Markdown plan 'design' remains",
+    )
+
+
+def _last_text(demo: "_Demo") -> str:
+    messages = demo.client.view(demo.session_id).messages
+    return messages[-1].text if messages else ""
