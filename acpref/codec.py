@@ -21,9 +21,16 @@ Two modes, built by the one factory below:
 * **lenient**, for live peers: follows the schema's ``x-deserialize-default-on-error`` (a malformed
   marked field reads as absent) and ``x-deserialize-skip-invalid-items`` (malformed items of a
   marked list are dropped) as the Rust reference does (SCHEMA-11); unknown keys are ignored.
+  Fields without those markers are not lenient: since the schema of 2026-11-02, one malformed MCP
+  server, directory, argument or env entry makes the message invalid (SCHEMA-20, SCHEMA-21).
+
 * **strict**, for the oracle: every deviation is reported, markers or not, and so are unknown keys
   at the root of a spec type (EXT-04), except the keys the spec says to ignore (a variant's
   ``ignored_keys``: ``content`` on an elicitation decline or cancel, ELICIT-21).
+
+In both modes ``x-deserialize-default-on-null`` reads an explicit ``null`` as the empty value
+(SCHEMA-18), and an unknown ``sessionUpdate`` kind is kept raw as ``Unknown`` (spec-gap
+forward-compatible).
 
 A failure is a ``DecodeError`` listing ``(path, message)`` pairs with paths in wire names
 (``params.prompt[0].type``); ``DecodeError.to_rpc_error`` is the one place that turns it into
@@ -52,7 +59,11 @@ from . import schema
 from .errors import ErrorCode, RpcError
 from .schema._base import UNIONS, UNSET, WIRE, UnionSpec, Unknown, Unset
 
-__all__ = ["DecodeError", "decode", "encode", "wire_name"]
+__all__ = ["DecodeError", "decode", "encode", "wire_name", "UNDEFINED_VALUE"]
+
+#: The words of every decode error about a string this version does not define: an enum value
+#: or a union's tag (the oracle reports those as warnings: spec-gap forward-compatible).
+UNDEFINED_VALUE = "is not a value this version defines; expected one of"
 
 T = TypeVar("T")
 
@@ -187,7 +198,7 @@ def _structure_enum(value: Any, cl: Type[enum.Enum]) -> Any:
     member = cl._value2member_map_.get(value)
     if member is None:
         choices = ", ".join(repr(m.value) for m in cl)
-        raise ValueError(f"{value!r} is not one of {choices}")
+        raise ValueError(f"{value!r} {UNDEFINED_VALUE} {choices}")
     return member
 
 
@@ -246,6 +257,11 @@ def _is_list(tp: Any) -> bool:
 
 def _is_dict(tp: Any) -> bool:
     return typing.get_origin(tp) in (dict, Dict)
+
+
+def _members(tp: Any) -> Tuple[Any, ...]:
+    """The members of a union type, or the type itself."""
+    return typing.get_args(tp) if _is_union(tp) else (tp,)
 
 
 def _is_union(tp: Any) -> bool:
@@ -393,7 +409,7 @@ def _make_converter(*, strict: bool, detailed: bool) -> cattrs.Converter:
                     # branch does not constrain the tag key; strict mode reports it as unknown
                     # (EXT-04).
                     return untagged_hook(value, untagged)
-                raise _WireError([(f".{tag}", f"{value[tag]!r} is not one of {known}")])
+                raise _WireError([(f".{tag}", f"{value[tag]!r} {UNDEFINED_VALUE} {known}")])
             cl, hook = chosen
             if strict:  # the tag is not a field of the variant: drop it before the extra-key check
                 value = {k: v for k, v in value.items() if k not in dropped[cl]}
@@ -508,10 +524,18 @@ def _make_converter(*, strict: bool, detailed: bool) -> cattrs.Converter:
         fmt = rules.get("fmt")
         default_on_error = lenient and rules.get("default_on_error")
         skip_invalid = lenient and rules.get("skip_invalid_items")
-        if not (fmt or default_on_error or skip_invalid):
+        on_null = rules.get("default_on_null")
+        if not (fmt or default_on_error or skip_invalid or on_null):
             return None
         tp = a.type
         base = conv.get_structure_hook(tp)
+
+        if on_null:
+            empty: Callable[[], Any] = dict if any(_is_dict(t) for t in _members(tp)) else list
+
+            def base(v: Any, t: Any, _b: Callable[..., Any] = base) -> Any:  # noqa: F811
+                # spec SCHEMA-18: an explicit null is the empty value, in both modes.
+                return empty() if v is None else _b(v, t)
 
         if fmt:
             low, high = _FORMATS[fmt]

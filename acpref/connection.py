@@ -816,7 +816,8 @@ class Connection:
             if exc.code != ErrorCode.METHOD_NOT_FOUND:
                 log.warning("%s: %s notification failed: %s", self.name, method, exc)
         except (codec.DecodeError, ProtocolError) as exc:
-            # spec OVERVIEW-09: never answered, only logged.
+            # spec OVERVIEW-09: never answered, only logged. spec NOTICE-09: one update that does
+            # not decode (a malformed notice) is dropped; the session and connection go on.
             log.warning("%s: dropped %s notification: %s", self.name, method, exc)
         except ConnectionClosed:
             pass

@@ -116,7 +116,8 @@ def test_INIT_02_03_12_initialize_carries_real_capabilities_and_info(pairs):
         "fs": {"readTextFile": True, "writeTextFile": True},
         "terminal": True,
         "auth": {"terminal": False},
-        "session": {"configOptions": {"boolean": {}}},
+        # spec NOTICE-01, COMPACT-01: the reference client shows notices and keeps compactions.
+        "session": {"configOptions": {"boolean": {}}, "notices": {}, "compaction": {}},
         "plan": {},  # provisional PLANOP-01: the views keep plans by id
     }
     assert pair.conn.agent_info.name == "scripted-agent"

@@ -58,14 +58,27 @@ def test_OVERVIEW_10_tags_come_from_the_variant() -> None:
 
 @BOTH_MODES
 def test_string_is_not_an_integer(strict: bool) -> None:
-    # `line` is lenient (default-on-error): in lenient mode the bad value reads as absent.
-    data = {"sessionId": "s", "path": "/a", "line": "5"}
+    # `messageId` is lenient (default-on-error): in lenient mode the bad value reads as absent.
+    data = {"used": 1, "size": "5"}
+    assert paths_of(data, s.UsageUpdate, strict=strict) == ["params.size"]
+    chunk = {"content": {"type": "text", "text": "x"}, "messageId": 5}
     if strict:
-        assert errors_of(data, s.ReadTextFileRequest) == [
-            ("params.line", "expected an integer, got string")
-        ]
+        assert paths_of(chunk, s.AgentMessageChunk, strict=True) == ["params.messageId"]
     else:
-        assert decode(data, s.ReadTextFileRequest).line is UNSET
+        assert decode(chunk, s.AgentMessageChunk).message_id is UNSET
+
+
+@BOTH_MODES
+def test_SCHEMA_21_fields_that_lost_default_on_error_reject_a_wrong_type(strict: bool) -> None:
+    # spec SCHEMA-21: line and limit, cwd and outputByteLimit are no longer read as absent.
+    data = {"sessionId": "s", "path": "/a", "line": "5"}
+    assert errors_of(data, s.ReadTextFileRequest, strict=strict) == [
+        ("params.line", "expected an integer, got string")
+    ]
+    terminal = {"sessionId": "s", "command": "c", "cwd": 5}
+    assert paths_of(terminal, s.CreateTerminalRequest, strict=strict) == ["params.cwd"]
+    new = {"cwd": "/w", "mcpServers": {"name": "a"}}
+    assert paths_of(new, s.NewSessionRequest, strict=strict) == ["params.mcpServers"]
 
 
 @BOTH_MODES
@@ -214,17 +227,56 @@ def test_SCHEMA_11_unmarked_field_fails_in_both_modes(strict: bool) -> None:
     assert paths_of(data, s.PromptRequest, strict=strict) == ["params.prompt[0].text"]
 
 
-def test_SCHEMA_11_mcp_servers_with_one_bad_entry_keep_the_good_ones() -> None:
+@BOTH_MODES
+def test_SCHEMA_20_one_bad_mcp_server_invalidates_the_request(strict: bool) -> None:
+    # spec SCHEMA-20: mcpServers lost skip-invalid-items: the bad entry is not dropped (SCHEMA-11's
+    # old hint); the request is invalid, in both modes.
     data = {
         "cwd": "/w",
         "mcpServers": [{"name": "a"}, {"name": "b", "command": "c", "args": [], "env": []}],
     }
-    request = decode(data, s.NewSessionRequest)
-    assert request.mcp_servers == [s.McpServerStdio(name="b", command="c", args=[], env=[])]
-    assert paths_of(data, s.NewSessionRequest) == [
+    assert paths_of(data, s.NewSessionRequest, strict=strict) == [
         "params.mcpServers[0].command",
         "params.mcpServers[0].args",
         "params.mcpServers[0].env",
+    ]
+    dirs = {"cwd": "/w", "mcpServers": [], "additionalDirectories": ["/a", 5]}
+    assert paths_of(dirs, s.NewSessionRequest, strict=strict) == ["params.additionalDirectories[1]"]
+    args = {"sessionId": "s", "command": "c", "args": ["-x", None]}
+    assert paths_of(args, s.CreateTerminalRequest, strict=strict) == ["params.args[1]"]
+
+
+@BOTH_MODES
+def test_SCHEMA_18_19_null_is_empty_but_omitted_is_still_missing(strict: bool) -> None:
+    # spec SCHEMA-18: an explicit null on a default-on-null field is the empty value.
+    request = decode(
+        {"cwd": "/w", "mcpServers": None, "additionalDirectories": None},
+        s.NewSessionRequest,
+        strict=strict,
+    )
+    assert request.mcp_servers == [] and request.additional_directories == []
+    server = decode(
+        {"name": "a", "command": "/bin/a", "args": None, "env": None}, s.McpServer, strict=strict
+    )
+    assert server == s.McpServerStdio(name="a", command="/bin/a", args=[], env=[])
+    http = decode({"type": "http", "name": "h", "url": "u", "headers": None}, s.McpServer)
+    assert http.headers == []
+    auth = decode(
+        {"type": "terminal", "id": "t", "name": "n", "args": None, "env": None},
+        s.AuthMethod,
+        strict=strict,
+    )
+    assert (auth.args, auth.env) == ([], {})
+    terminal = decode(
+        {"sessionId": "s", "command": "c", "args": None, "env": None},
+        s.CreateTerminalRequest,
+        strict=strict,
+    )
+    assert (terminal.args, terminal.env) == ([], [])
+    # spec SCHEMA-19: default-on-null does not make a required key optional.
+    assert paths_of({"cwd": "/w"}, s.NewSessionRequest, strict=strict) == ["params.mcpServers"]
+    assert paths_of({"name": "a", "command": "/bin/a", "env": []}, s.McpServer, strict=strict) == [
+        "params.args"
     ]
 
 

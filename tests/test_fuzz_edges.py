@@ -173,12 +173,13 @@ def test_a_number_of_five_thousand_digits_is_a_parse_error(make: Any):
     "line, limit, expected",
     [
         ("1e400", None, INVALID_PARAMS),  # spec OVERVIEW-07: inf is not a 1-based line number
-        # schema: line and limit are uint32 with x-deserialize-default-on-error: a value out of
-        # range reads as absent, so the read starts at line 1.
-        (str(10**400), None, "probe\n"),
-        ("1", str(10**400), "probe\n"),
+        # spec SCHEMA-21: line and limit are uint32 without x-deserialize-default-on-error since
+        # the schema of 2026-11-02: a value out of range is invalid params, never "absent".
+        (str(10**400), None, INVALID_PARAMS),
+        ("1", str(10**400), INVALID_PARAMS),
         ("-" + str(10**400), None, INVALID_PARAMS),  # spec OVERVIEW-07: lines are 1-based
-        ("1", "1e400", "probe\n"),  # the same for limit
+        ("1", "1e400", INVALID_PARAMS),  # the same for limit
+        ("1", "2", "probe\n"),
     ],
 )
 def test_OVERVIEW_07_huge_numbers_as_line_and_limit(make: Any, line: str, limit: Any, expected):
@@ -201,14 +202,17 @@ def test_OVERVIEW_07_huge_numbers_as_line_and_limit(make: Any, line: str, limit:
 
 def test_huge_output_byte_limit_is_bounded_by_the_client(make: Any):
     side = make("client")
-    side.send(
-        (
-            '{"jsonrpc":"2.0","id":4,"method":"terminal/create","params":'
-            f'{{"sessionId":"{side.session_id}","command":"no-such-program",'
-            f'"outputByteLimit":{10**400}}}}}\n'
-        ).encode()
+    request = (
+        '{"jsonrpc":"2.0","id":%d,"method":"terminal/create","params":'
+        f'{{"sessionId":"{side.session_id}","command":"no-such-program",'
+        '"outputByteLimit":%s}}\n'
     )
-    terminal_id = answer_of(side, 4)["result"]["terminalId"]
+    # spec SCHEMA-21: outputByteLimit lost x-deserialize-default-on-error: out of uint64 range is
+    # invalid params (it used to read as absent).
+    side.send((request % (4, 10**400)).encode())
+    assert error_code(answer_of(side, 4)) == INVALID_PARAMS
+    side.send((request % (5, 2**64 - 1)).encode())
+    terminal_id = answer_of(side, 5)["result"]["terminalId"]
     # The client's own cap applies whatever the agent asks (spec-gap terminal-output-cap).
     assert side.client.terminals.snapshot(terminal_id) is not None
     side.probe()

@@ -308,10 +308,19 @@ def test_RPC_04_wrong_id_while_a_request_waits_is_not_OVERVIEW_09() -> None:
 # -- the shape ------------------------------------------------------------------------------------
 
 
-def test_PROMPT_17_unknown_stop_reason() -> None:
-    assert _found(PROMPT, (A, {"jsonrpc": "2.0", "id": 5, "result": {"stopReason": "done"}})) == [
-        ("PROMPT-17", A, 5)
-    ]
+def test_PROMPT_17_stop_reason_is_a_string_and_required() -> None:
+    for result in ({"stopReason": 5}, {}):
+        answer = (A, {"jsonrpc": "2.0", "id": 5, "result": result})
+        assert _found(PROMPT, answer) == [("PROMPT-17", A, 5)]
+
+
+def test_an_undefined_stop_reason_is_a_forward_compatible_warning() -> None:
+    # spec-gap forward-compatible: a value this version does not define may be a newer v1
+    # peer's: reported, as a warning, never as a broken message.
+    answer = (A, {"jsonrpc": "2.0", "id": 5, "result": {"stopReason": "done"}})
+    report = validate(_records(PROMPT, answer))
+    assert [(f.clause, f.level) for f in report.findings] == [("PROMPT-17", "warning")]
+    assert report.violations == []
 
 
 def test_SCHEMA_03_mode_id_is_one_finding() -> None:

@@ -227,7 +227,8 @@ def test_validate_text_puts_violations_first_with_their_quote(tmp_path: Path) ->
             "params": {"sessionId": "s1", "prompt": [{"type": "text", "text": "hi"}]},
         },
     )
-    bad = (A, {"jsonrpc": "2.0", "id": 5, "result": {"stopReason": "done", "acme": 1}})
+    # a non-string stop reason: an undefined string would be a forward-compatibility warning
+    bad = (A, {"jsonrpc": "2.0", "id": 5, "result": {"stopReason": 5, "acme": 1}})
     path = tmp_path / "t.jsonl"
     path.write_text("\n".join(json.dumps(r) for r in _records(*_initialized(), prompt, bad)))
     run = subprocess.run(

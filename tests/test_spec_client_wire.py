@@ -240,16 +240,18 @@ def test_SETUP_32_stdio_entry_is_whole_and_absolute(pair: RecordingPair, tmp_pat
     assert found.clause == "SETUP-32"
 
 
-def test_SETUP_32_oracle_reports_it_and_a_receiver_drops_the_entry(
+def test_SETUP_32_oracle_reports_it_and_a_receiver_refuses_the_request(
     echo: TestClient, tmp_path
 ) -> None:
     no_env = {"name": "t", "command": "/bin/true", "args": []}
     new = req(2, "session/new", {"cwd": "/w", "mcpServers": [no_env]})
     report = _judged(("client", new), ("agent", ok(2, {"sessionId": "s2"})))
     assert _blamed(report, "SETUP-32") == ["client"]
-    # spec SCHEMA-11: the agent drops the malformed entry and sets the session up without it.
-    answer = echo.request("session/new", {"cwd": str(tmp_path), "mcpServers": [no_env]})
-    assert answer.session_id
+    # spec SCHEMA-20: since the schema of 2026-11-02 the malformed entry is no longer dropped
+    # (SCHEMA-11's old hint): the agent answers invalid params.
+    with pytest.raises(RpcError) as caught:
+        echo.request("session/new", {"cwd": str(tmp_path), "mcpServers": [no_env]})
+    assert caught.value.code == ErrorCode.INVALID_PARAMS
     assert "SETUP-32" in echo.clauses()
 
 

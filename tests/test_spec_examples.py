@@ -207,24 +207,8 @@ def round_trip(example: Example) -> Any:
     return encode(decode(value, type_, strict=True, root=example.part), type_)
 
 
-#: Examples of the 2026-11 pages that need models not written yet (issue 16, in progress): expected
-#: to fail, and listed as xfailed in every run until the models land.
-PENDING: dict[tuple[str, str], str] = {
-    ("tool-calls.mdx", "session/update tool_call"): "ToolCall.name (2026-11-02 schema, issue 16)",
-}
-
-
 def _params(examples: list[Example]) -> list[Any]:
-    return [
-        pytest.param(
-            e,
-            id=e.test_id,
-            marks=[pytest.mark.xfail(reason=PENDING[(e.page, e.label)])]
-            if (e.page, e.label) in PENDING
-            else [],
-        )
-        for e in examples
-    ]
+    return [pytest.param(e, id=e.test_id) for e in examples]
 
 
 def _is_known(example: Example) -> bool:
@@ -281,3 +265,41 @@ def test_every_page_with_messages_was_read() -> None:
     pages = {e.page for e in MESSAGES}
     assert {"initialization.mdx", "prompt-turn.mdx", "tool-calls.mdx", "elicitation.mdx"} <= pages
     assert len(MESSAGES) >= 70
+
+
+# -- The validated examples of the 2026-11 feature pages ------------------------------------------
+
+#: ``<!-- validate: FILE DEF PART -->`` before a ```json block: the page's author validated the
+#: block's PART against the $def DEF of FILE (SOURCE.md). acpref's model of DEF must read it
+#: strictly and write it back unchanged.
+_VALIDATE = re.compile(r"<!-- validate: (\S+) (\S+) (\S+) -->\s*```json\n(.*?)```", re.S)
+
+
+def _validated_examples(schema_file: str) -> list[Any]:
+    out = []
+    for page in sorted((require_spec_dir() / "v1").glob("*.md")):
+        text = page.read_text(encoding="utf-8")
+        for found in _VALIDATE.finditer(text):
+            file, def_name, part, block = found.groups()
+            if file != schema_file:
+                continue
+            line = text[: found.start()].count("\n") + 1
+            out.append(
+                pytest.param(def_name, part, json.loads(block), id=f"{page.name}:{line}:{def_name}")
+            )
+    return out
+
+
+STABLE_VALIDATED = _validated_examples("schema.json")
+
+
+@pytest.mark.parametrize(("def_name", "part", "message"), STABLE_VALIDATED)
+def test_validated_example_of_the_stable_schema_round_trips(def_name, part, message) -> None:
+    type_ = getattr(schema, def_name)
+    value = message[part]
+    assert encode(decode(value, type_, strict=True, root=part), type_) == value
+
+
+def test_every_stable_feature_page_example_is_read() -> None:
+    # notices 2, compaction 4, tool-call name 2, leniency 1 (SOURCE.md: 20 validated in all).
+    assert len(STABLE_VALIDATED) == 9

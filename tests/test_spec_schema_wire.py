@@ -38,7 +38,11 @@ ALL_PROMPT_CAPS = {
 TEXT_RESOURCE = {"uri": "file:///a.txt", "text": "hello", "mimeType": "text/plain"}
 BLOB_RESOURCE = {"uri": "file:///a.bin", "blob": "AAEC"}
 #: The eleven stable session/update tags of schema.json.
+# spec SCHEMA-24: the 14 stable kinds of the 2026-11-02 schema.
 STABLE_UPDATES = {
+    "notice",
+    "compaction_update",
+    "compaction_summary_chunk",
     "user_message_chunk",
     "agent_message_chunk",
     "agent_thought_chunk",
@@ -221,8 +225,8 @@ def test_SCHEMA_01_update_has_session_id_and_a_stable_tag() -> None:
         if variant.__module__.rsplit(".", 1)[-1] not in s.PROVISIONAL_PAGES
     }
     assert stable == STABLE_UPDATES
-    notice = {"sessionUpdate": "notice", "text": "x"}
-    bad_tag = _updated(("agent", note("session/update", {"sessionId": "s1", "update": notice})))
+    no_tag = {"text": "x"}
+    bad_tag = _updated(("agent", note("session/update", {"sessionId": "s1", "update": no_tag})))
     assert _blamed(bad_tag, "SCHEMA-01") == ["agent"]
     plan = {"sessionUpdate": "plan", "entries": []}
     no_session = _updated(("agent", note("session/update", {"update": plan})))

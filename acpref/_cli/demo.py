@@ -4,7 +4,7 @@ Spec: the client side of every page (see ``acpref.client``). The demo runs, in a
 directory, the reference client against ``acpref echo`` (spawned as ``python -m acpref echo``,
 with ``--state-dir`` so that a session can be loaded by a second process) and shows, one numbered
 step at a time: initialize, a session, streaming with a thought, a plan, a title and usage; a tool
-call that asks permission; a file read and a file write with its diff; a terminal; modes and
+call (with its tool name) that asks permission; session notices; a context compaction; a file read and a file write with its diff; a terminal; modes and
 config options (a select and a boolean); both kinds of elicitation; an extension method; an
 error answer; a cancelled turn; and the session loaded again over a new connection. Then the
 features whose shapes are still provisional: a client system prompt and plan operations.
@@ -28,7 +28,7 @@ from typing import Any, Callable, Dict, List, Optional
 
 from .. import schema as s
 from ..client import Ask, ClientSideConnection, ReferenceClient, Renderer, display_name
-from ..client.render import describe_options, describe_url, permission_lines
+from ..client.render import describe_listed, describe_options, describe_url, permission_lines
 from ..errors import RpcError
 from ._demo_provisional import run_provisional_steps
 
@@ -52,18 +52,25 @@ class _Demo:
         self.client = self._client()
         self.conn: Optional[ClientSideConnection] = None
         self.session_id = ""
+        #: Set by each notice that arrives (the echo agent's second one follows the turn).
+        self.notice_arrived = threading.Event()
 
     def _client(self) -> ReferenceClient:
         return ReferenceClient(
             permissions=Ask(self._permission),
             elicit_form=self._form,
             elicit_url=self._url,
-            on_update=lambda sid, update: self.render.update(update),
+            on_update=self._on_update,
             on_terminal_output=self.render.terminal_output,
             on_elicitation_complete=lambda eid: self.render.line(f"[elicitation {eid} completed]"),
             extensions={"_acpref/echo": self._ext, "_acpref/notice": self._notice},
             capability_meta={"acpref": {"echo": True}},  # spec EXT-09: advertise what we serve
         )
+
+    def _on_update(self, session_id: str, update: Any) -> None:
+        self.render.update(update)
+        if isinstance(update, s.Notice):
+            self.notice_arrived.set()
 
     # -- Answers the demo gives in place of a user -----------------------------------------------
 
@@ -177,8 +184,25 @@ class _Demo:
         self.prompt("/stream 4")
         self.check(bool(view.plan) and view.title is not None, "a plan and a title arrived")
 
-        self.heading("a tool call that asks permission")
+        self.heading("a tool call that asks permission (with its tool name)")
         self.prompt("/tool")
+        calls = list(view.tool_calls.values())
+        self.check(bool(calls) and calls[-1].name == "echo_tool", "the tool call named its tool")
+
+        self.heading("session notices: one in the turn, one after it (session.notices)")
+        self.notice_arrived.clear()
+        self.prompt("/notice warning The echo agent's disk is imaginary")
+        # The second notice comes after the turn's answer: wait for it, bounded.
+        while len(view.notices) < 2 and self.notice_arrived.wait(TIMEOUT):
+            self.notice_arrived.clear()
+        titles = [n.title for n in view.notices]
+        self.check(len(titles) == 2, "two notices shown, neither one in the conversation")
+        view.dismiss_notices()  # local only (NOTICE-08): nothing goes on the wire
+
+        self.heading("context compaction: one entity, a streamed summary (session.compaction)")
+        self.prompt("/compact")
+        done = [c for c in view.compactions.values() if c.status == "completed"]
+        self.check(bool(done) and bool(done[-1].summary), "a completed compaction with a summary")
 
         self.heading("reading a file through the client (fs/read_text_file)")
         self.prompt(f"/read {hello}")
@@ -261,14 +285,21 @@ class _Demo:
         self.client = self._client()
         self.connect()
         assert self.conn is not None
-        listed = [info.session_id for info in self.conn.list_sessions(timeout=TIMEOUT)]
-        self.render.line(f"session/list: {listed}")
+        self.render.line("session/list:")
+        for info in self.conn.list_sessions(timeout=TIMEOUT):
+            self.render.line(f"  {describe_listed(info)}")
         self.render.line(f"session/load {self.session_id} (the history is replayed):")
         self.conn.load_session(self.session_id, self.scratch, timeout=TIMEOUT)
         self.render.end()
-        messages = self.client.view(self.session_id).messages
+        replayed = self.client.view(self.session_id)
+        messages = replayed.messages
         self.check(len(messages) > 5, "the history was replayed")
         self.render.line(f"[{len(messages)} messages replayed]")
+        # spec COMPACT-14, NOTICE-06: the compaction is replayed, in its place; notices are not.
+        self.check(
+            len(replayed.compactions) == 1 and not replayed.notices,
+            "the compaction was replayed, the notices were not",
+        )
         self.prompt("Still here after the reload?")
 
     def close(self) -> None:

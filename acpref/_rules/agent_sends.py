@@ -10,7 +10,7 @@ A finding's ``code`` is the error the client answers a refused request with.
 from __future__ import annotations
 
 import sys
-from typing import TYPE_CHECKING, Any, Dict, Iterable, List, Optional
+from typing import TYPE_CHECKING, Any, Dict, Iterable, List, Mapping, Optional
 
 from ..errors import ErrorCode
 from .book import Message, check, transition
@@ -48,6 +48,13 @@ TURN_CONTENT = frozenset(
     }
 )
 CHUNKS = frozenset({"user_message_chunk", "agent_message_chunk", "agent_thought_chunk"})
+#: The two updates of a context compaction (session-compaction.md): gated on
+#: ``session.compaction`` (COMPACT-01), and part of replay (COMPACT-14), but not turn content: the
+#: spec ties a compaction to no turn.
+# spec-gap compaction-not-turn-content: replayed, yet no PROMPT-26 or SETUP-07 check applies.
+COMPACTION = frozenset({"compaction_update", "compaction_summary_chunk"})
+#: The statuses that end a compaction (COMPACT-10); any other string is open (COMPACT-15).
+COMPACTION_ENDS = frozenset({"completed", "failed", "cancelled"})
 
 
 # -- initialize -----------------------------------------------------------------------------------
@@ -509,6 +516,47 @@ def _update(state: "ProtocolState", m: Message) -> Iterable[Finding]:
             if key in update:
                 # spec LIST-16: session_info_update never carries sessionId, cwd or roots.
                 yield finding("LIST-16", A, f"session_info_update carries {key}", m.index)
+    elif kind == "notice":
+        yield from _notice(state, update, m)
+    elif kind in COMPACTION:
+        yield from _compaction(state, s, kind, update, m)
+
+
+def _notice(state: "ProtocolState", update: Dict[str, Any], m: Message) -> Iterable[Finding]:
+    # spec NOTICE-10: a notice may come at any point while the session exists, in a turn or not:
+    # it is not turn content (no PROMPT-26 here), and never history.
+    if not state.gate_open("session.notices", Party.CLIENT):
+        # spec NOTICE-01: only to a client that advertised session.notices (an object).
+        yield finding("NOTICE-01", A, "notice sent to a client without session.notices", m.index)
+    title = update.get("title")
+    # spec-gap notice-title-rule: minLength 1 is checked here, not by the codec.
+    if isinstance(title, str) and not title:
+        # spec NOTICE-03: the title is a non-empty plain-text string (minLength 1).
+        yield finding("NOTICE-03", A, "notice with an empty title", m.index)
+
+
+def _compaction(
+    state: "ProtocolState", s: SessionState, kind: str, update: Dict[str, Any], m: Message
+) -> Iterable[Finding]:
+    if not state.gate_open("session.compaction", Party.CLIENT):
+        # spec COMPACT-01: both compaction updates need clientCapabilities.session.compaction.
+        yield finding(
+            "COMPACT-01", A, f"{kind} sent to a client without session.compaction", m.index
+        )
+    compaction_id = update.get("compactionId")
+    if not isinstance(compaction_id, str) or compaction_id not in s.compactions:
+        return  # spec COMPACT-03, COMPACT-07: the first update (any status) or chunk opens it
+    before = s.compactions[compaction_id]
+    status = update.get("status") if kind == "compaction_update" else None
+    if before in COMPACTION_ENDS and status is not None and status != before:
+        # spec COMPACT-10, COMPACT-04: a compaction reaches exactly one terminal status, and its
+        # id is never reused for another compaction.
+        yield finding(
+            "COMPACT-10",
+            A,
+            f"compaction {compaction_id!r} ended {before!r}, then reported {status!r}",
+            m.index,
+        )
 
 
 def _turn_content(
@@ -553,6 +601,13 @@ def _turn_content(
             # spec TOOL-05: an update names a tool call the client knows.
             yield finding(
                 "TOOL-05", A, f"tool_call_update for unknown tool call {tool_call_id!r}", m.index
+            )
+        name = update.get("name")
+        before = s.tool_names.get(tool_call_id) if isinstance(tool_call_id, str) else None
+        if isinstance(name, str) and before is not None and name != before:
+            # spec TOOL-17: a reported tool name is not changed later (but to correct it).
+            yield finding(
+                "TOOL-17", A, f"tool call {tool_call_id!r} renamed {before!r} to {name!r}", m.index
             )
     if kind in ("tool_call", "tool_call_update"):
         yield from _tool_call_body(state, update, m)
@@ -605,10 +660,29 @@ def _update_apply(state: "ProtocolState", m: Message) -> None:
         if isinstance(message_id, str) and message_id != s.message_id:
             _finish_message(s)
             s.message_id = message_id
-    elif kind == "tool_call" and isinstance(update.get("toolCallId"), str):
-        s.tool_calls = grow(s.tool_calls, update["toolCallId"])
+    elif kind in ("tool_call", "tool_call_update") and isinstance(update.get("toolCallId"), str):
+        if kind == "tool_call":
+            s.tool_calls = grow(s.tool_calls, update["toolCallId"])
+        # spec TOOL-18: a string name sets or replaces it; omitted or null leaves it.
+        if isinstance(update.get("name"), str) and update["toolCallId"] in s.tool_calls:
+            s.tool_names = _put(s.tool_names, update["toolCallId"], update["name"])
+    elif kind in COMPACTION and isinstance(update.get("compactionId"), str):
+        status = update.get("status") if kind == "compaction_update" else None
+        known = s.compactions.get(update["compactionId"])
+        # spec COMPACT-07: a first-seen id (a chunk) is an in-progress compaction.
+        s.compactions = _put(
+            s.compactions, update["compactionId"], status or known or "in_progress"
+        )
     elif kind == "config_option_update" and isinstance(update.get("configOptions"), list):
         s.config = state.shared_config(update["configOptions"])
+
+
+def _put(table: Mapping[str, Any], key: str, value: Any) -> Dict[str, Any]:
+    """``table`` with ``key`` set: in place once it is the session's own dict (see ``grow``)."""
+    if isinstance(table, dict):
+        table[key] = value
+        return table
+    return {**table, key: value}
 
 
 # -- the agent's requests to the client -----------------------------------------------------------

@@ -117,6 +117,8 @@ def _setup_params(state: "ProtocolState", m: Message) -> Iterable[Finding]:
                     "SETUP-20", C, f"additional directory {d!r} is not absolute", m.index, INVALID
                 )
     servers = p.get("mcpServers")
+    if servers is None and "mcpServers" in p:
+        servers = []  # spec SCHEMA-18: an explicit null is the empty list
     if m.method == "session/resume" and "mcpServers" not in p:
         # spec SETUP-11 (spec-gap resume-mcp-servers): resume carries mcpServers too (the
         # schema leaves it optional, so this is reported, never refused).
@@ -137,13 +139,14 @@ def _setup_params(state: "ProtocolState", m: Message) -> Iterable[Finding]:
         missing = _mcp_entry_missing(server)
         if missing:
             # spec SETUP-32, SETUP-33, SETUP-34: every key an entry's schema requires is sent
-            # (env and headers [] when empty). No answer code: a receiver drops the malformed
-            # entry and sets the session up without it (SCHEMA-11); only the sender is stopped.
+            # (env and headers [] when empty). spec SCHEMA-20: since the schema of 2026-11-02 a
+            # malformed entry is no longer dropped: the whole request is invalid params.
             yield finding(
                 "SETUP-34" if kind == "sse" else "SETUP-33" if kind == "http" else "SETUP-32",
                 C,
                 f"MCP server {server.get('name')!r} lacks {', '.join(missing)}",
                 m.index,
+                INVALID,
             )
         if kind in ("http", "sse") and not state.gate_open(f"mcpCapabilities.{kind}", Party.AGENT):
             # spec SETUP-35: http/sse servers only when the agent advertised that transport.
@@ -174,7 +177,13 @@ def _mcp_entry_missing(server: Dict[str, Any]) -> List[str]:
         wanted = {"name": str, "url": str, "headers": list}
     else:
         wanted = {"name": str, "command": str, "args": list, "env": list}
-    return [key for key, kind in wanted.items() if not isinstance(server.get(key), kind)]
+    # spec SCHEMA-18, SCHEMA-19: args, env and headers may be null (empty), never omitted.
+    return [
+        key
+        for key, kind in wanted.items()
+        if not isinstance(server.get(key), kind)
+        and not (kind is list and key in server and server[key] is None)
+    ]
 
 
 @check("request", C, "session/load", "session/resume")

@@ -102,6 +102,10 @@ class SessionState:
     reopen_request: Any = None
     #: True when this record was made by a load/resume (dropped again if that fails).
     created_by_reopen: bool = False
+    #: Compactions of the session: compaction id -> its last status (COMPACT-04, COMPACT-10).
+    compactions: Mapping[str, Any] = NOTHING
+    #: Tool names as reported: tool call id -> name (TOOL-17).
+    tool_names: Mapping[str, str] = NOTHING
 
 
 class AnsweredIds:

@@ -33,6 +33,7 @@ What must not live here: the rules themselves (``acpref._rules``), JSON-RPC fram
 
 from __future__ import annotations
 
+import functools
 import logging
 import os
 import queue
@@ -544,6 +545,7 @@ class AgentSideConnection:
                 request_id=ctx.id,
                 cancelled=cancelled,
                 registry=registry,
+                after_answer=functools.partial(self._after.schedule, ctx.id),
             ),
         )
         if turn is None:  # pragma: no cover - the slot is claimed before any handler runs

@@ -420,6 +420,7 @@ class Agent:
         """The registry's session, or -32002 (spec RPC-17; spec-gap unknown-session)."""
         session = self.sessions.get(session_id)
         if session is None:
+            # spec SCHEMA-23: -32002 "resource not found" covers a session (schema of 2026-11-02).
             raise RpcError.resource_not_found(f"unknown session {session_id!r}")
         return session
 

@@ -49,7 +49,7 @@ import attrs
 
 from .. import codec
 from .. import schema as s
-from .._rules.agent_sends import TURN_CONTENT
+from .._rules.agent_sends import COMPACTION, TURN_CONTENT
 from ..schema import UNSET
 
 __all__ = ["Session", "SessionRegistry", "DEFAULT_PAGE_SIZE", "InvalidCursor"]
@@ -61,8 +61,24 @@ DEFAULT_PAGE_SIZE = 50
 
 #: Updates that ``session/load`` replays (spec SETUP-05): a turn's content, by ``sessionUpdate``
 #: tag, as the rules name it (tags, not classes: naming the classes here would import their
-#: schema pages at start-up).
-_REPLAYED = TURN_CONTENT
+#: schema pages at start-up); and compactions, which keep their place in the timeline
+#: (COMPACT-14). Notices never are: they are live events, not history (NOTICE-06).
+_REPLAYED = TURN_CONTENT | COMPACTION
+
+
+def _materialized(entity: Any, update: Any) -> Any:
+    """A compaction's replayed form with one more of its updates folded in (COMPACT-06 .. 08)."""
+    if isinstance(update, s.CompactionSummaryChunk):
+        before = entity.summary if isinstance(entity.summary, list) else []
+        return attrs.evolve(entity, summary=[*before, update.content])  # spec COMPACT-07
+    changes: Dict[str, Any] = {"status": update.status}
+    # spec COMPACT-06: omitted keeps, null clears, a value replaces (COMPACT-08: the whole
+    # summary); a cleared field is left out of the replayed update.
+    for name in ("summary", "error", "meta"):
+        value = getattr(update, name)
+        if value is not s.UNSET:
+            changes[name] = value if value not in (None, []) else s.UNSET
+    return attrs.evolve(entity, **changes)
 
 
 class InvalidCursor(ValueError):
@@ -197,7 +213,25 @@ class Session:
         output as text instead.
         """
         with self._lock:
-            return [self._replayable(u) for u in self.history]
+            out: List[Any] = []
+            compactions: Dict[str, int] = {}  # compaction id -> its place in ``out``
+            for update in self.history:
+                if isinstance(update, (s.CompactionUpdate, s.CompactionSummaryChunk)):
+                    # spec COMPACT-14: a compaction is replayed at the place of its first
+                    # update, in materialized form: one compaction_update with its final
+                    # status and summary (spec COMPACT-03: a terminal status first is fine).
+                    place = compactions.setdefault(update.compaction_id, len(out))
+                    if place == len(out):
+                        out.append(
+                            s.CompactionUpdate(
+                                compaction_id=update.compaction_id,
+                                status=s.CompactionStatus.IN_PROGRESS,
+                            )
+                        )
+                    out[place] = _materialized(out[place], update)
+                else:
+                    out.append(self._replayable(update))
+            return out
 
     def _replayable(self, update: Any) -> Any:
         content = getattr(update, "content", None)
@@ -387,6 +421,7 @@ class SessionRegistry:
         with session._lock:
             session.updated_at = _now()
             session.touched = next(self._clock)
+            # spec NOTICE-06: a notice is not in this set: a live event, never replayed.
             if getattr(update, "session_update", None) in _REPLAYED:
                 session.history.append(update)
                 self._append_history(session, [update])

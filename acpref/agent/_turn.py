@@ -135,8 +135,10 @@ class PromptTurn:
         request_id: Any,
         cancelled: Flag,
         registry: Optional[SessionRegistry] = None,
+        after_answer: Optional[Callable[[Callable[[], None]], None]] = None,
     ) -> None:
         self._connection = connection
+        self._after_answer = after_answer
         self.client = client
         self.session_id = session_id
         self.request_id = request_id
@@ -194,6 +196,36 @@ class PromptTurn:
             self.client.update(self.session_id, update)
             if self.session is not None and self._registry is not None:
                 self._registry.record(self.session, update)
+
+    def notice(self, severity: Any, title: str, description: Optional[str] = None) -> bool:
+        """Send a live ``notice`` to the user, if the client takes notices; True when sent.
+
+        spec NOTICE-01: only to a client that advertised ``session.notices``; without it nothing
+        is sent (NOTICE-02: the caller may say the same in an agent message instead). A notice is
+        no history (NOTICE-06): it is not recorded for replay. Never rely on it being seen
+        (NOTICE-05).
+        """
+        if not self.client.supports("session.notices"):
+            return False
+        detail: Any = s.UNSET if description is None else description
+        notice = s.Notice(severity=severity, title=title, description=detail)
+        with self._lock:
+            if self._ended:
+                raise LocalProtocolError(
+                    "PROMPT-26", "this prompt turn has ended; use after_answer for later notices"
+                )
+            self.client.update(self.session_id, notice)
+        return True
+
+    def after_answer(self, job: Callable[[], None]) -> None:
+        """Run ``job`` once this turn's ``session/prompt`` response is on the wire.
+
+        For what the agent sends outside the turn, such as a notice (NOTICE-10) or a session
+        title: ``job`` calls the client handle (``turn.client``) directly, not the turn.
+        """
+        if self._after_answer is None:
+            raise RuntimeError("this turn was not made by an agent-side connection")
+        self._after_answer(job)
 
     def say(self, text: str, *, message_id: Optional[str] = None, thought: bool = False) -> str:
         """Send ``text`` as one agent message (or thought) chunk; returns the message id used."""

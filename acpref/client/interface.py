@@ -79,6 +79,12 @@ class Client:
     #: True when the client renders boolean config options (spec INIT-13: advertised as
     #: ``session.configOptions.boolean``; without it the client never sends boolean values).
     supports_boolean_config: bool = False
+    #: True when the client shows ``notice`` updates (spec NOTICE-01: advertised as
+    #: ``session.notices``; without it the agent sends none).
+    supports_notices: bool = False
+    #: True when the client keeps compactions (spec COMPACT-01: advertised as
+    #: ``session.compaction``, the whole contract of COMPACT-05 .. COMPACT-08).
+    supports_compaction: bool = False
     #: True when the client tracks plans by id (provisional PLANOP-01: advertised as
     #: ``plan: {}``; the agent then sends plan_update and plan_removed, not the legacy plan).
     supports_plan_operations: bool = False
@@ -202,18 +208,25 @@ class Client:
                 form=s.ElicitationFormCapabilities() if "form" in modes else s.UNSET,
                 url=s.ElicitationUrlCapabilities() if "url" in modes else s.UNSET,
             )
+        session: dict = {}
         if self.supports_boolean_config:
             # spec INIT-13: boolean options are advertised by a non-null object.
-            caps["session"] = s.ClientSessionCapabilities(
-                config_options=s.SessionConfigOptionsCapabilities(
-                    boolean=s.BooleanConfigOptionCapabilities()
-                )
+            session["config_options"] = s.SessionConfigOptionsCapabilities(
+                boolean=s.BooleanConfigOptionCapabilities()
             )
+        if self.supports_notices:
+            session["notices"] = s.NoticeCapabilities()  # spec NOTICE-01: {} opts in
+        if self.supports_compaction:
+            session["compaction"] = s.CompactionCapabilities()  # spec COMPACT-01: {} opts in
+        if session:
+            caps["session"] = s.ClientSessionCapabilities(**session)
         if self.supports_plan_operations:
             caps["plan"] = s.PlanCapabilities()  # spec PLANOP-01 (provisional)
         meta = self.capability_meta()
         if meta:
-            caps["meta"] = meta  # spec EXT-11: custom capabilities live in _meta
+            # spec EXT-11, INIT-22: custom capabilities live in _meta; every other key is one the
+            # schema defines (the models have no others).
+            caps["meta"] = meta
         return s.ClientCapabilities(**caps)
 
     def _overrides(self, name: str) -> bool:

@@ -61,6 +61,8 @@ class ReferenceClient(Client):
     """A ready ``Client``; see the module's doc for what it does."""
 
     supports_boolean_config = True
+    supports_notices = True  # shown in the session view and by the CLI (NOTICE-07, NOTICE-08)
+    supports_compaction = True  # kept in the session view (COMPACT-05 .. COMPACT-08, COMPACT-13)
     #: Its session views keep plans by planId (provisional, ``SessionView.plans``).
     supports_plan_operations = True
 

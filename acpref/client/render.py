@@ -27,6 +27,7 @@ from .plans import describe_plan_operation
 
 __all__ = [
     "Renderer",
+    "describe_listed",
     "describe_options",
     "describe_url",
     "display_name",
@@ -36,6 +37,7 @@ __all__ = [
 
 _PLAN_MARKS = {"completed": "[x]", "in_progress": "[>]", "pending": "[ ]"}
 _MAX_DIFF_LINES = 60
+_NOTICE_SEVERITIES = ("info", "warning", "error")
 _MAX_INPUT = 600
 
 
@@ -187,17 +189,35 @@ def permission_lines(
     """
     call = request.tool_call
     title = call.title if isinstance(call.title, str) else (known_title or call.tool_call_id)
-    kind = f" ({inert(_value(call.kind))})" if call.kind not in (UNSET, None) else ""
+    labels = [inert(_value(x)) for x in (call.kind, call.name) if x not in (UNSET, None)]
+    kind = f" ({', '.join(labels)})" if labels else ""
+    # spec TOOL-21: the question shows the tool call's details, the context being approved.
     lines = [f"[permission] the agent wants to run: {inert(title)}{kind}"]
-    if call.raw_input is not UNSET:
+    if call.raw_input not in (UNSET, None):
         shown = inert(repr(call.raw_input))
         if len(shown) > _MAX_INPUT:
             # The whole input is what will run: a cut is said, never silent.
             shown = f"{shown[:_MAX_INPUT]}... ({len(shown) - _MAX_INPUT} more characters)"
         lines.append(f"  input: {shown}")
+    else:
+        # spec TOOL-22: no rawInput: the arguments are unknown, and the question says so.
+        lines.append("  input: (not given: the arguments are unknown)")
     for n, option in enumerate(request.options, start=1):
         lines.append(f"  {n}) {inert(option.name)} [{inert(_value(option.kind))}]")
     return lines
+
+
+def describe_listed(info: s.SessionInfo) -> str:
+    """One line for a ``session/list`` entry: id, title, cwd and the extra roots as reported."""
+    dirs = info.additional_directories
+    if isinstance(dirs, list):
+        roots = ", ".join(inert(d) for d in dirs) if dirs else "none"
+    else:
+        # spec LIST-18: omitted is "not reported", never proof that the session has no roots;
+        # only an explicit [] says none.
+        roots = "not reported"
+    title = f" {inert(repr(info.title))}" if isinstance(info.title, str) else ""
+    return f"{inert(info.session_id)}{title} in {inert(info.cwd)}; additional roots: {roots}"
 
 
 class _Sink:
@@ -301,6 +321,30 @@ class Renderer:
                 else ""
             )
             self.line(f"[usage] {update.used}/{update.size} tokens{cost}")
+        elif isinstance(update, s.Notice):
+            self.notice(update)
+        elif isinstance(update, s.CompactionUpdate):
+            self.compaction(update)
+        elif isinstance(update, s.CompactionSummaryChunk):
+            self._chunk(self._notes, "compaction", "[compaction summary] ", update.content)
+        # spec-gap forward-compatible: any other (Unknown) kind is not shown.
+
+    def notice(self, notice: Any) -> None:
+        """A live notice, on a line of its own; plain text, never part of the conversation."""
+        severity = _value(notice.severity)
+        # spec NOTICE-04: an unknown severity is shown generically, nothing inferred from it.
+        label = f"notice {severity}" if severity in _NOTICE_SEVERITIES else "notice"
+        detail = f": {notice.description}" if isinstance(notice.description, str) else ""
+        self.line(f"[{label}] {notice.title}{detail}")
+
+    def compaction(self, update: Any) -> None:
+        """A compaction's status; the summary when it is given whole (COMPACT-06, COMPACT-08)."""
+        status = _value(update.status)
+        error = f": {update.error}" if isinstance(update.error, str) else ""
+        self.line(f"[compaction {update.compaction_id}] {status}{error}")
+        for block in update.summary if isinstance(update.summary, list) else []:
+            for text in _block_text(block).splitlines():
+                self.line(f"  | {text}")
 
     def _chunk(self, sink: _Sink, kind: str, prefix: str, block: Any) -> None:
         with self._lock:
@@ -348,7 +392,9 @@ class Renderer:
             status = _value(call.status) if call.status not in (UNSET, None) else None
             if isinstance(call, s.ToolCall):
                 kind = _value(call.kind) if call.kind is not UNSET else "other"
-                self.line(f"[tool] {title} ({kind}): {status or 'pending'}")
+                # spec TOOL-19: the tool's name is a secondary label; the title stays first.
+                name = f", {call.name}" if isinstance(call.name, str) else ""
+                self.line(f"[tool] {title} ({kind}{name}): {status or 'pending'}")
             elif status is not None:
                 self.line(f"[tool] {title}: {status}")
             for item in call.content if isinstance(call.content, list) else []:

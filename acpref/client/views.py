@@ -13,7 +13,11 @@ TOOL-06, PLAN-05, SLASH-04, LIST-15, CONFIG-15, CONFIG-23.
   for an omitted kind/status (TOOL-03);
 * the plan and the command list are replaced whole (PLAN-05, SLASH-04), and so are config
   options; the current mode follows ``current_mode_update``;
-* ``session_info_update`` is partial: absent keeps, ``null`` clears (LIST-15).
+* ``session_info_update`` is partial: absent keeps, ``null`` clears (LIST-15);
+* a ``notice`` is a live event, kept (bounded) in ``notices`` until the user dismisses it,
+  never a message of the history (NOTICE-06, NOTICE-08);
+* a compaction is one ``CompactionView`` at the place of its first update, patched in place
+  (COMPACT-05 .. COMPACT-08); the messages before it stay (COMPACT-13).
 
 A view is plain data behind one lock; nothing here does I/O.
 """
@@ -29,7 +33,10 @@ from .. import schema as s
 from ..schema import UNSET
 from .plans import PlanBook
 
-__all__ = ["Message", "ToolCallView", "SessionView"]
+__all__ = ["Message", "ToolCallView", "NoticeView", "CompactionView", "SessionView"]
+
+#: How many notices a view keeps (the oldest go first): notices are live events, not history.
+MAX_NOTICES = 50
 
 _CHUNK_ROLES = {
     s.UserMessageChunk: "user",
@@ -60,6 +67,8 @@ class ToolCallView:
 
     tool_call_id: str
     title: str = ""
+    #: The programmatic tool name (``read_file``), a secondary label beside the title (TOOL-19).
+    name: Optional[str] = None
     kind: str = "other"  # spec TOOL-03: omitted kind is "other"
     status: str = "pending"  # spec TOOL-03: omitted status is "pending"
     content: List[Any] = attrs.Factory(list)
@@ -80,7 +89,9 @@ class ToolCallView:
         spec-gap tool-update-null: ``null`` for title, kind or status keeps the old value, and
         ``null`` content or locations clear the list (the schema allows null; the page is silent).
         """
-        for name in ("title", "kind", "status"):
+        # spec TOOL-18: a string name sets or replaces it; omitted or null leaves it (v1 cannot
+        # clear a name).
+        for name in ("title", "name", "kind", "status"):
             value = getattr(update, name, UNSET)
             if value is not UNSET and value is not None:
                 setattr(self, name, value.value if hasattr(value, "value") else value)
@@ -90,8 +101,70 @@ class ToolCallView:
                 setattr(self, name, list(value or ()))  # spec TOOL-06: arrays replaced whole
         for name in ("raw_input", "raw_output"):
             value = getattr(update, name, UNSET)
-            if value is not UNSET:
+            # spec TOOL-23: omitted and null are the same: no value (on a tool call), the value
+            # reported before left unchanged (on an update).
+            if value is not UNSET and value is not None:
                 setattr(self, name, value)
+
+
+@attrs.define
+class NoticeView:
+    """A notice the user has not dismissed (spec NOTICE-08: dismissal is local, never sent).
+
+    ``severity`` is the wire string: an unknown one is kept and shown generically (NOTICE-04).
+    ``count`` says how many identical notices in a row it stands for (NOTICE-08 allows
+    coalescing).
+    """
+
+    severity: str
+    title: str
+    description: Optional[str] = None
+    count: int = 1
+
+
+@attrs.define
+class CompactionView:
+    """A context compaction as it stands after every update so far (COMPACT-05 .. COMPACT-08).
+
+    ``position`` is its place in the timeline: the number of messages before its first update
+    (COMPACT-05). ``status`` is the wire string: an unknown one is kept as an opaque state, and no
+    lifecycle is inferred from it (COMPACT-15).
+    """
+
+    compaction_id: str
+    position: int
+    status: str = "in_progress"
+    summary: List[Any] = attrs.Factory(list)
+    error: Optional[str] = None
+    meta: Optional[Dict[str, Any]] = None
+
+    @property
+    def finished(self) -> bool:
+        return self.status in ("completed", "failed", "cancelled")
+
+    def patch(self, update: Any) -> None:
+        """Apply a ``CompactionUpdate`` or a ``CompactionSummaryChunk``."""
+        if isinstance(update, s.CompactionSummaryChunk):
+            # spec COMPACT-07: chunks append in receive order (after a replacement, COMPACT-08).
+            self.summary.append(update.content)
+            return
+        # spec COMPACT-15: an unknown status is kept as an opaque state; nothing is inferred
+        # from it (``finished`` is true only for the three terminal statuses).
+        self.status = _wire(update.status)
+        # spec COMPACT-06: summary, error and _meta are patch fields: omitted keeps, null clears,
+        # a value replaces; summary [] clears too. spec COMPACT-08: a concrete summary replaces
+        # everything gathered from earlier updates and chunks.
+        if update.summary is not UNSET:
+            self.summary = list(update.summary or ())
+        if update.error is not UNSET:
+            self.error = update.error
+        if update.meta is not UNSET:
+            self.meta = update.meta
+
+
+def _wire(value: Any) -> str:
+    """The wire string of an open enum value (a member, or an unknown string kept as is)."""
+    return str(value.value) if hasattr(value, "value") else str(value)
 
 
 class SessionView:
@@ -112,13 +185,21 @@ class SessionView:
         self.title: Optional[str] = None
         self.updated_at: Optional[str] = None
         self.usage: Optional[s.UsageUpdate] = None
+        #: Notices not dismissed yet, oldest first (at most ``MAX_NOTICES``).
+        self.notices: List[NoticeView] = []
+        #: Compactions by id, in the order they appeared.
+        self.compactions: Dict[str, CompactionView] = {}
         #: Tool call ids of the turn in progress (for PROMPT-20).
         self._turn_tool_calls: List[str] = []
 
     # -- Updates ------------------------------------------------------------------------------
 
     def apply(self, update: Any) -> None:
-        """Fold one ``SessionUpdate`` into the view. Unknown kinds are ignored."""
+        """Fold one ``SessionUpdate`` into the view.
+
+        spec-gap forward-compatible: an update kind this version does not define (``Unknown``)
+        is ignored, as a client that does not know it must.
+        """
         with self.lock:
             role = _CHUNK_ROLES.get(type(update))
             if role is not None:
@@ -143,6 +224,45 @@ class SessionView:
                     self.updated_at = update.updated_at
             elif isinstance(update, s.UsageUpdate):
                 self.usage = update
+            elif isinstance(update, s.Notice):
+                self._notice(update)
+            elif isinstance(update, (s.CompactionUpdate, s.CompactionSummaryChunk)):
+                self.compaction(update)
+
+    def _notice(self, notice: Any) -> None:
+        # spec NOTICE-07: even severity "error" changes nothing but what is shown: no request
+        # fails, no turn stops, the session state stays.
+        description = notice.description if isinstance(notice.description, str) else None
+        # spec NOTICE-04: an unknown severity string is kept as sent, shown generically.
+        shown = NoticeView(_wire(notice.severity), notice.title, description)
+        last = self.notices[-1] if self.notices else None
+        if last is not None and (last.severity, last.title, last.description) == (
+            shown.severity,
+            shown.title,
+            shown.description,
+        ):
+            last.count += 1  # spec NOTICE-08: repeated notices may be coalesced
+            return
+        self.notices.append(shown)
+        del self.notices[:-MAX_NOTICES]
+
+    def dismiss_notices(self) -> None:
+        """The user dismissed the notices: local only, nothing goes on the wire (NOTICE-08)."""
+        with self.lock:
+            self.notices.clear()
+
+    def compaction(self, update: Any) -> CompactionView:
+        """Fold a compaction update or summary chunk into its entity (made on first sight)."""
+        with self.lock:
+            view = self.compactions.get(update.compaction_id)
+            if view is None:
+                # spec COMPACT-05: the first notification fixes the place in the timeline;
+                # spec COMPACT-07: a first-seen id, even from a chunk, is an in-progress one.
+                view = CompactionView(update.compaction_id, position=len(self.messages))
+                self.compactions[update.compaction_id] = view
+            # spec COMPACT-13: a compaction discards nothing: the messages before it stay.
+            view.patch(update)
+            return view
 
     def _chunk(self, role: str, chunk: Any) -> None:
         message_id = chunk.message_id if isinstance(chunk.message_id, str) else None

@@ -134,7 +134,7 @@ class EchoAgent(Agent):
             ),
             # spec AUTH-02: logout is implemented, so auth.logout is advertised, as an object.
             auth=s.AgentAuthCapabilities(logout=s.LogoutCapabilities()),
-            # spec EXT-09, EXT-11: custom capabilities under _meta, namespaced by key.
+            # spec EXT-09, EXT-11, INIT-22: custom capabilities under _meta, namespaced by key.
             meta={"acpref": {"ping": True}},
         )
 

@@ -2,7 +2,8 @@
 
 Spec: slash-commands.mdx (SLASH-01 .. SLASH-06), prompt-turn.mdx, tool-calls.mdx,
 agent-plan.mdx, session-list.mdx (session_info_update), file-system.mdx, terminals.mdx,
-elicitation.mdx, session-modes.mdx, extensibility.mdx. The list, with what each command
+elicitation.mdx, session-modes.mdx, extensibility.mdx, session-notices.md,
+session-compaction.md, tool-call-name.md. The list, with what each command
 exercises, is in spec_notes/echo-agent.md and ``acpref echo --help``.
 
 A command is a function ``run(inv) -> stop reason`` registered with ``@command``. It streams
@@ -138,8 +139,14 @@ def _ask(inv: Invocation, call: Union[s.ToolCall, str], allow: str, reject: str)
     if isinstance(call, str):
         shown = s.ToolCallUpdate(tool_call_id=call)
     else:
+        # spec TOOL-07: the request carries the call's details (its name and input too).
         shown = s.ToolCallUpdate(
-            tool_call_id=call.tool_call_id, title=call.title, kind=call.kind, status=call.status
+            tool_call_id=call.tool_call_id,
+            title=call.title,
+            name=call.name,
+            kind=call.kind,
+            status=call.status,
+            raw_input=call.raw_input,
         )
     outcome = inv.turn.request_permission(
         shown,
@@ -258,6 +265,7 @@ def _tool(inv: Invocation) -> s.StopReason:
     call = s.ToolCall(
         tool_call_id=call_id,
         title="Echo tool",
+        name="echo_tool",  # spec TOOL-16: the tool's programmatic name, in the first report
         kind=s.ToolKind.OTHER,
         status=s.ToolCallStatus.PENDING,
         raw_input={"args": inv.args},
@@ -301,6 +309,7 @@ def _read(inv: Invocation) -> s.StopReason:
         s.ToolCall(
             tool_call_id=call_id,
             title=f"Read {absolute}",
+            name="read_text_file",  # spec TOOL-16
             kind=s.ToolKind.READ,
             status=s.ToolCallStatus.IN_PROGRESS,
             locations=location,
@@ -347,6 +356,7 @@ def _write(inv: Invocation) -> s.StopReason:
     call = s.ToolCall(
         tool_call_id=call_id,
         title=f"Write {absolute}",
+        name="write_text_file",  # spec TOOL-16
         kind=s.ToolKind.EDIT,
         status=s.ToolCallStatus.PENDING,
         content=[s.Diff(path=absolute, old_text=old, new_text=text)],
@@ -398,6 +408,7 @@ def _run(inv: Invocation) -> s.StopReason:
     call = s.ToolCall(
         tool_call_id=call_id,
         title=title,
+        name="run_command",  # spec TOOL-16
         kind=s.ToolKind.EXECUTE,
         status=s.ToolCallStatus.PENDING,
         raw_input={"command": argv[0], "args": argv[1:], "cwd": inv.session.cwd},
@@ -607,6 +618,7 @@ def _mode(inv: Invocation) -> s.StopReason:
     call = s.ToolCall(
         tool_call_id=call_id,
         title=f"Switch to {wanted} mode",
+        name="switch_mode",  # spec TOOL-16
         kind=s.ToolKind.SWITCH_MODE,
         status=s.ToolCallStatus.PENDING,
     )
@@ -629,4 +641,94 @@ def _missing_named(inv: Invocation, name: str, what: str, gate: str) -> s.StopRe
         f"This client did not advertise {what} (clientCapabilities.{gate}), so /{name} cannot run "
         "here. Nothing was sent."
     )
+    return END
+
+
+@command(
+    "notice",
+    "Send a live notice (session.notices), then another one after the turn has ended",
+    "[info|warning|error|_custom] text",
+)
+def _notice(inv: Invocation) -> s.StopReason:
+    first, rest = _split_first(inv.args)
+    if first and rest.strip():
+        severity, title = first, rest.strip()
+    else:
+        severity, title = "info", inv.args.strip()
+    title = title or "A notice from the echo agent"
+    # spec NOTICE-04: any severity string goes out as given (known or not).
+    if not inv.turn.notice(severity, title, "Sent by /notice; nothing depends on it."):
+        # spec NOTICE-01, NOTICE-02: no session.notices: the same words as an agent message.
+        inv.say(f"(notice, {severity}) {title}\nThis client does not take notices.")
+        return END
+    client, session_id = inv.turn.client, inv.session.id
+
+    def later() -> None:
+        # spec NOTICE-10: a notice outside any prompt turn, while the session exists.
+        client.update(
+            session_id,
+            s.Notice(severity=s.NoticeSeverity.INFO, title="The /notice turn has ended"),
+        )
+
+    inv.turn.after_answer(later)
+    inv.say("Sent a notice; another one follows the end of this turn.")
+    return END
+
+
+@command(
+    "compact",
+    "Compact the context: a compaction with a streamed summary (session.compaction)",
+    "[fail]",
+)
+def _compact(inv: Invocation) -> s.StopReason:
+    turn = inv.turn
+    if not turn.client.supports("session.compaction"):
+        # spec COMPACT-01: without session.compaction no compaction update is sent.
+        inv.say("This client does not take compaction updates; nothing was compacted.")
+        return END
+    # spec COMPACT-04: unique within the session for good (the tool call ids are).
+    compaction_id = "cmp" + turn.new_tool_call_id()[len("call"):]
+    # spec COMPACT-02: one id-addressed entity; progress is optional, here it is shown.
+    turn.update(
+        s.CompactionUpdate(compaction_id=compaction_id, status=s.CompactionStatus.IN_PROGRESS)
+    )
+    if inv.args.strip() == "fail":
+        turn.update(
+            s.CompactionUpdate(
+                compaction_id=compaction_id,
+                status=s.CompactionStatus.FAILED,
+                error="/compact fail: the echo agent was asked to fail",
+            )
+        )
+        inv.say("The compaction failed, as asked; the context is unchanged.")
+        return END
+    # spec COMPACT-11, COMPACT-12: the summary is what is retained, the user's own words only
+    # (they were user-visible already), without framing or instructions.
+    prompts = [
+        u.content.text
+        for u in list(inv.session.history)
+        if isinstance(u, s.UserMessageChunk) and isinstance(u.content, s.TextContent)
+    ]
+    turn.update(
+        s.CompactionSummaryChunk(
+            compaction_id=compaction_id,
+            content=s.TextContent(text=f"## Retained context\n\n{len(prompts)} user prompts:\n"),
+        )
+    )
+    for text in prompts[-5:]:
+        if turn.cancelled.is_set():
+            turn.update(
+                s.CompactionUpdate(compaction_id=compaction_id, status=s.CompactionStatus.CANCELLED)
+            )
+            return CANCELLED
+        turn.update(
+            s.CompactionSummaryChunk(
+                compaction_id=compaction_id, content=s.TextContent(text=f"- {text[:200]}\n")
+            )
+        )
+    # spec COMPACT-09, COMPACT-10: one terminal status; summary omitted keeps the chunks.
+    turn.update(
+        s.CompactionUpdate(compaction_id=compaction_id, status=s.CompactionStatus.COMPLETED)
+    )
+    inv.say("Compacted the context; the conversation before it is kept.")
     return END

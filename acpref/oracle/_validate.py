@@ -385,11 +385,31 @@ class Validator:
                 return
         if value is None:
             value = {}  # spec RPC-19 for params; a null result is judged by the rules (SCHEMA-09)
+        if method == "session/update" and part == "params":
+            kind = _update_kind(value)
+            if isinstance(kind, str) and kind not in s.UNIONS[s.SessionUpdate].by_tag:
+                # spec SCHEMA-24, spec-gap forward-compatible: an update kind the stable schema
+                # does not define (a newer v1 peer's, or an unstable one) is kept and forwarded:
+                # a forward-compatibility warning, never a broken message.
+                text = f"session/update kind {kind!r} is not one of the 14 of the stable schema"
+                yield False, finding("SCHEMA-24", sender, text, index, level=WARNING)
         try:
             codec.decode(value, model, strict=True, root=part)
         except codec.DecodeError as exc:
             unknown = [(p, m) for p, m in exc.errors if m.startswith("unknown key")]
-            other_errors = [(p, m) for p, m in exc.errors if not m.startswith("unknown key")]
+            undefined = [(p, m) for p, m in exc.errors if codec.UNDEFINED_VALUE in m]
+            other_errors = [
+                (p, m)
+                for p, m in exc.errors
+                if not m.startswith("unknown key") and codec.UNDEFINED_VALUE not in m
+            ]
+            for path, msg in undefined:
+                # spec-gap forward-compatible: a value or variant tag this version does not
+                # define (ToolKind, StopReason, a content type, ...) may be a newer v1 peer's: a
+                # warning under the shape's clause, never a violation of the whole message.
+                clause = _content_clause(value, path, part) or _shape_clause(method, part, value)
+                text = f"{method or 'error'} {part}: {path}: {msg}"
+                yield False, finding(clause, sender, text, index, level=WARNING)
             if method == "session/update" and _is_mode_update(value):
                 # spec SCHEMA-03: the docs' `modeId` is one finding (the wrong name), not two.
                 renamed = [(p, m) for p, m in unknown if p.endswith(".modeId")]
@@ -444,6 +464,11 @@ def _check_meta(
             )
 
 
+def _update_kind(params: Any) -> Any:
+    update = params.get("update") if isinstance(params, dict) else None
+    return update.get("sessionUpdate") if isinstance(update, dict) else None
+
+
 def _is_mode_update(params: Any) -> bool:
     update = params.get("update") if isinstance(params, dict) else None
     return isinstance(update, dict) and update.get("sessionUpdate") == "current_mode_update"
@@ -490,7 +515,13 @@ def _shape_clause(method: Optional[str], part: str, value: Any) -> str:
             return "SCHEMA-02"  # spec SCHEMA-02: a chunk carries one ContentBlock
         if kind == "usage_update":
             return "PROMPT-10"
-        return "SCHEMA-01"  # spec SCHEMA-01: {sessionId, update} with one of the 11 tags
+        if kind == "notice":
+            return "NOTICE-03"  # spec NOTICE-03: a severity and a non-empty title, required
+        if kind in ("compaction_update", "compaction_summary_chunk"):
+            # spec COMPACT-04: compactionId and status; compactionId and one content block.
+            return "COMPACT-04"
+        # spec SCHEMA-01, SCHEMA-24: {sessionId, update}, update one of the 14 stable kinds.
+        return "SCHEMA-01"
     if method == "session/request_permission" and part == "result":
         return "SCHEMA-04"
     if method == "session/prompt" and part == "result":

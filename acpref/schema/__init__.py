@@ -110,6 +110,7 @@ _PAGES: Dict[str, Tuple[str, ...]] = {
         "SessionConfigValueId",
         "SessionConfigGroupId",
         "MessageId",
+        "CompactionId",
     ),
     "initialization": (
         "McpCapabilities",
@@ -170,6 +171,12 @@ _PAGES: Dict[str, Tuple[str, ...]] = {
         "PromptRequest",
         "CancelNotification",
     ),
+    "session_compaction": (
+        "CompactionCapabilities",
+        "CompactionStatus",
+        "CompactionUpdate",
+        "CompactionSummaryChunk",
+    ),
     "session_config_options": (
         "SessionConfigOptionCategory",
         "SessionConfigSelectOption",
@@ -199,6 +206,11 @@ _PAGES: Dict[str, Tuple[str, ...]] = {
         "SetSessionModeResponse",
         "CurrentModeUpdate",
         "SetSessionModeRequest",
+    ),
+    "session_notices": (
+        "NoticeSeverity",
+        "NoticeCapabilities",
+        "Notice",
     ),
     "session_setup": (
         "EnvVariable",
@@ -314,10 +326,12 @@ if TYPE_CHECKING:  # for type checkers and editors: every name, as if imported e
     from .jsonrpc import *  # noqa: F403
     from .plan_operations import *  # noqa: F403
     from .prompt_turn import *  # noqa: F403
+    from .session_compaction import *  # noqa: F403
     from .session_config_options import *  # noqa: F403
     from .session_delete import *  # noqa: F403
     from .session_list import *  # noqa: F403
     from .session_modes import *  # noqa: F403
+    from .session_notices import *  # noqa: F403
     from .session_setup import *  # noqa: F403
     from .slash_commands import *  # noqa: F403
     from .system_prompt import *  # noqa: F403

@@ -89,6 +89,7 @@ def field(
     required: bool = False,
     default_on_error: bool = False,
     skip_invalid_items: bool = False,
+    default_on_null: bool = False,
     fmt: Optional[str] = None,
     flatten: bool = False,
     provisional: bool = False,
@@ -99,7 +100,10 @@ def field(
     ``default_on_error`` and ``skip_invalid_items`` mirror the schema's
     ``x-deserialize-default-on-error`` and ``x-deserialize-skip-invalid-items`` markers: the lenient
     codec treats a malformed value as absent and drops malformed list items (spec SCHEMA-11); the
-    strict codec reports them. ``fmt`` is the schema's integer format (``uint16``, ``uint32``,
+    strict codec reports them. ``default_on_null`` mirrors ``x-deserialize-default-on-null``: an
+    explicit ``null`` is the empty value (``[]``, or ``{}`` for a map), in both modes, since it is
+    what the value means, not a leniency (spec SCHEMA-18); a required field still rejects an
+    omitted key (SCHEMA-19). ``fmt`` is the schema's integer format (``uint16``, ``uint32``,
     ``uint64``, ``int32``, ``int64``): the codec enforces its range, also on the integer member of
     a union such as ``RequestId``. ``flatten`` marks a field whose members sit at the level of the
     enclosing object on the wire (the schema's inline ``oneOf``/``anyOf``). ``provisional`` marks a
@@ -110,6 +114,7 @@ def field(
         WIRE: {
             "default_on_error": default_on_error,
             "skip_invalid_items": skip_invalid_items,
+            "default_on_null": default_on_null,
             "fmt": fmt,
             "flatten": flatten,
             "provisional": provisional,

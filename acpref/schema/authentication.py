@@ -73,8 +73,9 @@ class AuthMethodTerminal:
     id: AuthMethodId = field(required=True)
     name: str = field(required=True)
     description: str | None | Unset = field(default_on_error=True)
-    args: List[str] | Unset = field(default_on_error=True, skip_invalid_items=True)
-    env: Dict[str, str] | Unset = field(default_on_error=True)
+    # spec SCHEMA-18, SCHEMA-20, SCHEMA-21: null reads as [] (env: {}); malformed is an error.
+    args: List[str] | Unset = field(default_on_null=True)
+    env: Dict[str, str] | Unset = field(default_on_null=True)
     meta: Meta | Unset = field(default_on_error=True)
 
 

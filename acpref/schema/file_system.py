@@ -39,8 +39,9 @@ class ReadTextFileRequest:
 
     session_id: SessionId = field(required=True)
     path: str = field(required=True)
-    line: int | None | Unset = field(default_on_error=True, fmt="uint32")
-    limit: int | None | Unset = field(default_on_error=True, fmt="uint32")
+    # spec SCHEMA-21: line and limit lost default-on-error: a wrong-typed value is -32602.
+    line: int | None | Unset = field(fmt="uint32")
+    limit: int | None | Unset = field(fmt="uint32")
     meta: Meta | Unset = field(default_on_error=True)
 
 

@@ -20,6 +20,7 @@ __all__ = [
     "SessionConfigValueId",
     "SessionConfigGroupId",
     "MessageId",
+    "CompactionId",
 ]
 
 
@@ -74,3 +75,8 @@ SessionConfigGroupId = str
 
 #: Opaque id shared by the chunks of one message. Spec: prompt-turn.mdx
 MessageId = str
+
+
+#: Unique identifier for a context compaction within a session, chosen by the agent and never
+#: reused for another compaction (spec COMPACT-04). Spec: session-compaction.md
+CompactionId = str

@@ -14,6 +14,8 @@ from ._base import Meta, Unset, field
 from .authentication import AgentAuthCapabilities, AuthMethod
 from .identifiers import ProtocolVersion
 from .plan_operations import PlanCapabilities
+from .session_compaction import CompactionCapabilities
+from .session_notices import NoticeCapabilities
 from .system_prompt import SessionSystemPromptCapabilities
 
 __all__ = [
@@ -220,6 +222,10 @@ class ClientSessionCapabilities:
     """
 
     config_options: SessionConfigOptionsCapabilities | None | Unset = field(default_on_error=True)
+    # spec NOTICE-01: {} advertises live `notice` updates; omitted or null, it is not advertised.
+    notices: NoticeCapabilities | None | Unset = field(default_on_error=True)
+    # spec COMPACT-01: {} advertises the whole compaction contract; omitted or null, unsupported.
+    compaction: CompactionCapabilities | None | Unset = field(default_on_error=True)
     meta: Meta | Unset = field(default_on_error=True)
 
 

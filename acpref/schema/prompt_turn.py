@@ -12,6 +12,7 @@ import attrs
 
 from ._base import (
     Meta,
+    Unknown,
     Unset,
     WireEnum,
     field,
@@ -21,9 +22,11 @@ from .agent_plan import Plan
 from .content import ContentBlock
 from .identifiers import MessageId, SessionId
 from .plan_operations import PlanRemoved, PlanUpdate
+from .session_compaction import CompactionSummaryChunk, CompactionUpdate
 from .session_config_options import ConfigOptionUpdate
 from .session_list import SessionInfoUpdate
 from .session_modes import CurrentModeUpdate
+from .session_notices import Notice
 from .slash_commands import AvailableCommandsUpdate
 from .tool_calls import ToolCall, ToolCallUpdate
 
@@ -82,12 +85,15 @@ class ContentChunk:
 
 @attrs.frozen(kw_only=True)
 class Cost:
-    """A cumulative cost: amount and ISO 4217 currency.
+    """A cumulative cost: ``amount`` in the unit ``currency``.
 
-    Spec: prompt-turn.mdx
+    ``currency`` is an ISO 4217 currency code ("USD", "EUR") for money, or another unit such as
+    "credits" (spec SCHEMA-22, relaxing PROMPT-10's ISO-only wording): never validated against
+    ISO 4217. Spec: prompt-turn.mdx
     """
 
     amount: float = field(required=True)
+    # spec SCHEMA-22: the unit of amount: ISO 4217 for money, or another unit ("credits").
     currency: str = field(required=True)
     meta: Meta | Unset = field(default_on_error=True)
 
@@ -137,10 +143,14 @@ class AgentThoughtChunk(ContentChunk):
     session_update: ClassVar[str] = "agent_thought_chunk"
 
 
-#: One session update, tagged by ``sessionUpdate``; the 11 stable kinds. Spec: prompt-turn.mdx;
-#: SCHEMA-01. The three chunk kinds share the schema's ``ContentChunk`` shape, so each has its own
-#: subclass here to carry its tag.
-# spec SCHEMA-01: {sessionId, update}; update.sessionUpdate is one of these 11 tags.
+#: One session update, tagged by ``sessionUpdate``: the 14 stable kinds, or ``Unknown``. Spec:
+#: prompt-turn.mdx; SCHEMA-01, SCHEMA-24. The three chunk kinds share the schema's ``ContentChunk``
+#: shape, so each has its own subclass here to carry its tag.
+# spec SCHEMA-24: {sessionId, update}; update.sessionUpdate is one of these 14 tags (SCHEMA-01's
+# 11, plus notice, compaction_update and compaction_summary_chunk).
+# spec-gap forward-compatible: the schema's oneOf is closed, but a newer v1 peer sends
+# kinds this version does not define (notice was one): such an update is kept raw (``Unknown``),
+# forwarded unchanged, ignored by a client, and only warned about by the oracle.
 SessionUpdate = Union[
     UserMessageChunk,
     AgentMessageChunk,
@@ -155,8 +165,12 @@ SessionUpdate = Union[
     ConfigOptionUpdate,
     SessionInfoUpdate,
     UsageUpdate,
+    Notice,
+    CompactionUpdate,
+    CompactionSummaryChunk,
+    Unknown,
 ]
-tagged_union(SessionUpdate, tag="sessionUpdate")
+tagged_union(SessionUpdate, tag="sessionUpdate", keep_unknown=True)
 
 
 @attrs.frozen(kw_only=True)

@@ -122,7 +122,8 @@ class McpServerHttp:
     # spec SETUP-33: type "http", name, url and headers (an array of {name, value}), required.
     name: str = field(required=True)
     url: str = field(required=True)
-    headers: List[HttpHeader] = field(required=True)
+    # spec SCHEMA-18, SCHEMA-19: null reads as [], an omitted key is still an error.
+    headers: List[HttpHeader] = field(required=True, default_on_null=True)
     meta: Meta | Unset = field(default_on_error=True)
 
 
@@ -138,7 +139,8 @@ class McpServerSse:
     # spec SETUP-34: type "sse", name, url and headers (an array of {name, value}), required.
     name: str = field(required=True)
     url: str = field(required=True)
-    headers: List[HttpHeader] = field(required=True)
+    # spec SCHEMA-18, SCHEMA-19: null reads as [], an omitted key is still an error.
+    headers: List[HttpHeader] = field(required=True, default_on_null=True)
     meta: Meta | Unset = field(default_on_error=True)
 
 
@@ -152,9 +154,10 @@ class McpServerStdio:
     # spec SETUP-32: name, command (absolute: the rules check it), args and env, required.
     name: str = field(required=True)
     command: str = field(required=True)
-    args: List[str] = field(required=True)
+    # spec SCHEMA-18, SCHEMA-19: null reads as [], an omitted key is still an error.
+    args: List[str] = field(required=True, default_on_null=True)
     # spec-gap stdio-env: env is required, as in the schema ([] when empty).
-    env: List[EnvVariable] = field(required=True)
+    env: List[EnvVariable] = field(required=True, default_on_null=True)
     meta: Meta | Unset = field(default_on_error=True)
 
 
@@ -172,12 +175,9 @@ class NewSessionRequest:
     """
 
     cwd: str = field(required=True)
-    additional_directories: List[str] | Unset = field(
-        default_on_error=True, skip_invalid_items=True
-    )
-    mcp_servers: List[McpServer] = field(
-        required=True, default_on_error=True, skip_invalid_items=True
-    )
+    additional_directories: List[str] | Unset = field(default_on_null=True)
+    # spec SCHEMA-18 .. SCHEMA-21: null reads as []; omitted, or one malformed server, is -32602.
+    mcp_servers: List[McpServer] = field(required=True, default_on_null=True)
     # spec SYSPROMPT-02 (provisional): only if the agent advertised the systemPrompt capability.
     system_prompt: SystemPrompt | None | Unset = field(provisional=True)
     meta: Meta | Unset = field(default_on_error=True)
@@ -190,13 +190,10 @@ class LoadSessionRequest:
     Spec: session-setup.mdx
     """
 
-    mcp_servers: List[McpServer] = field(
-        required=True, default_on_error=True, skip_invalid_items=True
-    )
+    # spec SCHEMA-18 .. SCHEMA-21: null reads as []; omitted, or one malformed server, is -32602.
+    mcp_servers: List[McpServer] = field(required=True, default_on_null=True)
     cwd: str = field(required=True)
-    additional_directories: List[str] | Unset = field(
-        default_on_error=True, skip_invalid_items=True
-    )
+    additional_directories: List[str] | Unset = field(default_on_null=True)
     session_id: SessionId = field(required=True)
     # spec SYSPROMPT-02 (provisional): only if the agent advertised the systemPrompt capability.
     system_prompt: SystemPrompt | None | Unset = field(provisional=True)
@@ -212,10 +209,8 @@ class ResumeSessionRequest:
 
     session_id: SessionId = field(required=True)
     cwd: str = field(required=True)
-    additional_directories: List[str] | Unset = field(
-        default_on_error=True, skip_invalid_items=True
-    )
-    mcp_servers: List[McpServer] | Unset = field(default_on_error=True, skip_invalid_items=True)
+    additional_directories: List[str] | Unset = field(default_on_null=True)
+    mcp_servers: List[McpServer] | Unset = field(default_on_null=True)
     # spec SYSPROMPT-02 (provisional): only if the agent advertised the systemPrompt capability.
     system_prompt: SystemPrompt | None | Unset = field(provisional=True)
     meta: Meta | Unset = field(default_on_error=True)

@@ -36,10 +36,11 @@ class CreateTerminalRequest:
 
     session_id: SessionId = field(required=True)
     command: str = field(required=True)
-    args: List[str] | Unset = field(default_on_error=True, skip_invalid_items=True)
-    env: List[EnvVariable] | Unset = field(default_on_error=True, skip_invalid_items=True)
-    cwd: str | None | Unset = field(default_on_error=True)
-    output_byte_limit: int | None | Unset = field(default_on_error=True, fmt="uint64")
+    # spec SCHEMA-18, SCHEMA-20, SCHEMA-21: null reads as []; a malformed item or value is -32602.
+    args: List[str] | Unset = field(default_on_null=True)
+    env: List[EnvVariable] | Unset = field(default_on_null=True)
+    cwd: str | None | Unset = field()
+    output_byte_limit: int | None | Unset = field(fmt="uint64")
     meta: Meta | Unset = field(default_on_error=True)
 
 

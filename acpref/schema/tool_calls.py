@@ -166,6 +166,9 @@ class ToolCallUpdate:
     session_update: ClassVar[str] = "tool_call_update"
 
     tool_call_id: ToolCallId = field(required=True)
+    # spec TOOL-18: a string sets or replaces the name; omitted or null leaves it unchanged (v1
+    # cannot clear a name).
+    name: str | None | Unset = field(default_on_error=True)
     kind: ToolKind | None | Unset = field(default_on_error=True)
     status: ToolCallStatus | None | Unset = field(default_on_error=True)
     title: str | None | Unset = field(default_on_error=True)
@@ -205,6 +208,8 @@ class ToolCall:
 
     tool_call_id: ToolCallId = field(required=True)
     title: str = field(required=True)
+    # spec TOOL-18: the programmatic tool name (``read_file``); omitted or null means none.
+    name: str | None | Unset = field(default_on_error=True)
     kind: ToolKind | Unset = field(default_on_error=True)
     status: ToolCallStatus | Unset = field(default_on_error=True)
     content: List[ToolCallContent] | Unset = field(default_on_error=True, skip_invalid_items=True)

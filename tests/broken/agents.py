@@ -372,12 +372,13 @@ class Batch(RawAgent):
 
 
 class BadStopReason(RawAgent):
-    """Ends a turn with a stop reason the spec does not have."""
+    """Ends a turn with a stop reason that is no string (an undefined string would be a newer v1
+    peer's value: a warning, spec-gap forward-compatible)."""
 
     expect, drive = "PROMPT-17", "prompt"
 
     def on_session_prompt(self, m: M) -> None:
-        self.reply(m, {"stopReason": "done"})
+        self.reply(m, {"stopReason": ["end_turn"]})
 
 
 class NullLoadResult(RawAgent):
