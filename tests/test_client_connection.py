@@ -119,6 +119,7 @@ def test_INIT_02_03_12_initialize_carries_real_capabilities_and_info(pairs):
         # spec NOTICE-01, COMPACT-01: the reference client shows notices and keeps compactions.
         "session": {"configOptions": {"boolean": {}}, "notices": {}, "compaction": {}},
         "plan": {},  # provisional PLANOP-01: the views keep plans by id
+        "subagents": {},  # provisional SUBAGENT-01: children get views of their own
     }
     assert pair.conn.agent_info.name == "scripted-agent"
 

@@ -6,6 +6,7 @@ business, and it reports them); clauses of the findings as named. Real processes
 
 from __future__ import annotations
 
+import json
 import subprocess
 import sys
 from pathlib import Path
@@ -117,3 +118,50 @@ def test_benchmark_runs() -> None:
     )
     assert result.returncode == 0, result.stderr
     assert "median added per message" in result.stdout
+
+
+def test_a_newer_v1_agent_passes_unchanged_and_without_a_false_violation(tmp_path: Path) -> None:
+    # spec-gap forward-compatible: an update kind and a tool kind this version does not define
+    # are forwarded byte for byte, and judged as warnings, never as violations.
+    wrote, record = tmp_path / "wrote.bin", tmp_path / "t.jsonl"
+    agent = [PY, str(HERE / "peers" / "newer_v1_agent.py"), str(wrote)]
+    requests = [
+        {"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {
+            "protocolVersion": 1,
+            "clientCapabilities": {},
+            "clientInfo": {"name": "t", "version": "1"},
+        }},
+        {"jsonrpc": "2.0", "id": 1, "method": "session/new", "params": {
+            "cwd": "/tmp", "mcpServers": [],
+        }},
+        {"jsonrpc": "2.0", "id": 2, "method": "session/prompt", "params": {
+            "sessionId": "sess_newer", "prompt": [{"type": "text", "text": "hi"}],
+        }},
+    ]  # fmt: skip
+    proc = subprocess.Popen(
+        [*PROXY, "--record", str(record), "--", *agent],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+    )
+    assert proc.stdin is not None and proc.stdout is not None
+    received = b""
+    for n, request in enumerate(requests):
+        proc.stdin.write((json.dumps(request) + "\n").encode())
+        proc.stdin.flush()
+        # Each answer before the next request; the prompt's answer is the last line.
+        while True:
+            line = proc.stdout.readline()
+            received += line
+            if json.loads(line).get("id") == n:
+                break
+    out, err = proc.communicate(b"", timeout=30)
+    assert proc.returncode == 0
+    report = validate(record)
+    assert report.violations == [], [str(f) for f in report.violations]
+    assert {(f.clause, f.level) for f in report.warnings} >= {
+        ("SCHEMA-24", "warning"),
+        ("SCHEMA-01", "warning"),
+    }
+    assert received + out == wrote.read_bytes()  # byte for byte what the agent wrote
+    assert b"0 violations" in err

@@ -30,6 +30,7 @@ COMMANDS = {
     "diff": ("diff", "compare two transcripts of the same scenario"),
     "show": ("show", "draw a transcript as a sequence diagram, findings marked (HTML)"),
     "spec": ("spec", "show where a clause of the spec is enforced and tested"),
+    "spec-diff": ("spec_diff", "list what a newer schema file changes: a spec refresh checklist"),
 }
 
 

@@ -1,8 +1,8 @@
 """The demo's steps for the features stabilized after the stable schema (PROVISIONAL shapes).
 
-Spec: v1/system-prompt.md, v1/plan-operations.md (shapes from the unstable schema of
-2026-11-02). Each step says that its shape is provisional; each checks what it shows, like the
-rest of ``acpref demo``.
+Spec: v1/system-prompt.md, v1/plan-operations.md, v1/subagents.md (shapes from the unstable
+schema of 2026-11-02). Each step says that its shape is provisional; each checks what it shows,
+like the rest of ``acpref demo``.
 """
 
 from __future__ import annotations
@@ -20,9 +20,10 @@ TIMEOUT = 30.0
 
 
 def run_provisional_steps(demo: "_Demo") -> None:
-    """A client system prompt, then plan operations."""
+    """A client system prompt, plan operations, then a subagent session."""
     system_prompt(demo)
     plan_operations(demo)
+    subagent_session(demo)
 
 
 def system_prompt(demo: "_Demo") -> None:
@@ -61,6 +62,28 @@ def plan_operations(demo: "_Demo") -> None:
         list(plans) == ["design"] and isinstance(plans["design"], s.PlanMarkdown),
         "only the Markdown plan 'design' remains",
     )
+
+
+def subagent_session(demo: "_Demo") -> None:
+    demo.heading("a subagent: a child session announced, messaged and idle (provisional shape)")
+    demo.prompt("/subagent find the failing test")
+    parent = demo.client.view(demo.session_id)
+    children = list(parent.subagents.children.values())
+    demo.check(len(children) == 1, "one child session was announced")
+    if not children:
+        return
+    child = children[0]
+    state = getattr(type(child.state), "state", None)
+    demo.render.line(f"child {child.session_id}: {child.title!r}, state {state}")
+    demo.check(state == "idle", "the child ended idle")
+    child_view = demo.client.view(child.session_id)
+    demo.check(
+        child_view.parent_id == demo.session_id
+        and any("find the failing test" in m.text for m in child_view.messages),
+        "the child's own updates reached the child's view",
+    )
+    answers = [m.text for m in parent.session_messages.messages.values()]
+    demo.check(answers == ["find the failing test"], "the child's answer reached the parent")
 
 
 def _last_text(demo: "_Demo") -> str:

@@ -7,7 +7,8 @@ step at a time: initialize, a session, streaming with a thought, a plan, a title
 call (with its tool name) that asks permission; session notices; a context compaction; a file read and a file write with its diff; a terminal; modes and
 config options (a select and a boolean); both kinds of elicitation; an extension method; an
 error answer; a cancelled turn; and the session loaded again over a new connection. Then the
-features whose shapes are still provisional: a client system prompt and plan operations.
+features whose shapes are still provisional: a client system prompt, plan operations and a
+subagent session.
 
 Permissions and elicitations are answered by the demo itself (it says what it answers); the URL
 is shown and consented to, never opened. Each step checks what it shows; the exit status is 0
@@ -256,7 +257,7 @@ class _Demo:
         self.heading("an error answer")
         self.check(self.prompt("/error") == "error", "/error answered with a JSON-RPC error")
 
-        run_provisional_steps(self)  # system prompt, plan operations (shapes not yet stable)
+        run_provisional_steps(self)  # system prompt, plans, subagents (shapes not yet stable)
 
         self.heading("cancelling a turn")
         self.cancel_a_turn()

@@ -489,6 +489,14 @@ def _update_session(state: "ProtocolState", m: Message) -> Optional[SessionState
 @check("notification", A, "session/update")
 def _update(state: "ProtocolState", m: Message) -> Iterable[Finding]:
     s = _update_session(state, m)
+    if s is None and m.session_id in state.children:
+        return  # a child's own traffic: the rules of subagents.py (SUBAGENT-29: any time)
+    if s is None and state.gate_open("subagents", Party.CLIENT):
+        # spec SUBAGENT-05 (provisional): a child is announced before any of its traffic.
+        yield finding(
+            "SUBAGENT-05", A, f"session/update for unannounced session {m.session_id!r}", m.index
+        )
+        return
     if s is None:
         # spec-gap unknown-session: updates name a session set up on this connection.
         yield finding(

@@ -214,6 +214,8 @@ class ProtocolState:
         self.url_elicitations: Dict[Any, Optional[int]] = {}
         #: The systemPrompt each session was set up with, as wire JSON (SYSPROMPT-11; provisional).
         self.system_prompts: Dict[Any, Any] = {}
+        #: Announced child sessions: id -> subagents.ChildState (SUBAGENT-05; provisional).
+        self.children: Dict[Any, Any] = {}
         #: Mode id sets and config option tables that sessions share (see ``shared``).
         self._shared: Dict[Any, Any] = {}
 
@@ -527,4 +529,4 @@ def _hashable(value: Any) -> bool:
 # The rule modules register their checks and transitions in RULES when imported. The provisional
 # features (shapes from the unstable schema) have modules of their own.
 from . import agent_sends, client_sends  # noqa: E402,F401
-from . import plan_operations, system_prompt  # noqa: E402,F401
+from . import plan_operations, subagents, system_prompt  # noqa: E402,F401

@@ -88,6 +88,9 @@ class Client:
     #: True when the client tracks plans by id (provisional PLANOP-01: advertised as
     #: ``plan: {}``; the agent then sends plan_update and plan_removed, not the legacy plan).
     supports_plan_operations: bool = False
+    #: True when the client registers announced child sessions (provisional SUBAGENT-01,
+    #: SUBAGENT-03: advertised as ``subagents: {}``).
+    supports_subagents: bool = False
 
     # -- Baseline methods ---------------------------------------------------------------------
     # spec OVERVIEW-04: session/request_permission and session/update are always served.
@@ -222,6 +225,8 @@ class Client:
             caps["session"] = s.ClientSessionCapabilities(**session)
         if self.supports_plan_operations:
             caps["plan"] = s.PlanCapabilities()  # spec PLANOP-01 (provisional)
+        if self.supports_subagents:
+            caps["subagents"] = s.SubagentCapabilities()  # spec SUBAGENT-01 (provisional)
         meta = self.capability_meta()
         if meta:
             # spec EXT-11, INIT-22: custom capabilities live in _meta; every other key is one the

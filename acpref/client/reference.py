@@ -65,6 +65,8 @@ class ReferenceClient(Client):
     supports_compaction = True  # kept in the session view (COMPACT-05 .. COMPACT-08, COMPACT-13)
     #: Its session views keep plans by planId (provisional, ``SessionView.plans``).
     supports_plan_operations = True
+    #: Child sessions get views of their own (provisional, ``SessionView.subagents``).
+    supports_subagents = True
 
     def __init__(
         self,
@@ -227,8 +229,19 @@ class ReferenceClient(Client):
             log.warning("update for unknown session %r ignored", params.session_id)
             return
         session.view.apply(params.update)
+        if isinstance(params.update, s.SubagentUpdate):
+            self._register_child(params.session_id, session, params.update.session_id)
         if self._on_update is not None:
             self._on_update(params.session_id, params.update)
+
+    def _register_child(self, parent_id: str, parent: _Session, child_id: str) -> None:
+        """spec SUBAGENT-03 (provisional): an announced child gets a view; its updates go there."""
+        with self._lock:
+            if child_id in self._sessions:
+                return
+            view = SessionView(child_id)
+            view.parent_id = parent_id
+            self._sessions[child_id] = _Session(roots=parent.roots, view=view)
 
     def session_request_permission(
         self, params: s.RequestPermissionRequest

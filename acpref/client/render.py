@@ -24,6 +24,7 @@ from urllib.parse import urlsplit
 from .. import schema as s
 from ..schema import UNSET
 from .plans import describe_plan_operation
+from .subagents import describe_subagent_update
 
 __all__ = [
     "Renderer",
@@ -301,6 +302,9 @@ class Renderer:
         elif isinstance(update, (s.PlanUpdate, s.PlanRemoved)):
             for text in describe_plan_operation(update):  # provisional: plan operations
                 self.line(text)  # made inert there
+        elif isinstance(update, (s.SubagentUpdate, s.SessionMessage, s.SessionMessageChunk)):
+            for text in describe_subagent_update(update):  # provisional: subagent sessions
+                self.line(text)
         elif isinstance(update, s.AvailableCommandsUpdate):
             names = " ".join("/" + c.name for c in update.available_commands)
             self.line(f"[commands] {names or '(none)'}")
@@ -419,6 +423,9 @@ class Renderer:
                 self.line(f"    ... {len(diff) - _MAX_DIFF_LINES} more lines")
         elif isinstance(item, s.Terminal):
             self.line(f"  [terminal {item.terminal_id}]")
+        elif isinstance(item, s.SessionReference):
+            # spec SUBAGENT-54 (provisional): display only; nothing is registered or granted.
+            self.line(f"  [session {item.session_id}]")
         elif isinstance(item, s.Content):
             for text in _block_text(item.content).split("\n"):
                 self.line(f"  | {text}")

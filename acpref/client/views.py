@@ -32,6 +32,7 @@ import attrs
 from .. import schema as s
 from ..schema import UNSET
 from .plans import PlanBook
+from .subagents import SessionMessages, SubagentBook
 
 __all__ = ["Message", "ToolCallView", "NoticeView", "CompactionView", "SessionView"]
 
@@ -178,6 +179,11 @@ class SessionView:
         self.plan: List[s.PlanEntry] = []
         #: The plans of plan operations, by planId (provisional, PLANOP-05).
         self.plans = PlanBook()
+        #: Children this session announced, and messages between sessions (provisional).
+        self.subagents = SubagentBook()
+        self.session_messages = SessionMessages()
+        #: For a child session (SUBAGENT-03): the parent that announced it.
+        self.parent_id: Optional[str] = None
         self.commands: List[s.AvailableCommand] = []
         self.modes: Optional[s.SessionModeState] = None
         self.current_mode: Optional[str] = None
@@ -210,6 +216,10 @@ class SessionView:
                 self.plan = list(update.entries)  # spec PLAN-05: replaced whole, never merged
             elif isinstance(update, (s.PlanUpdate, s.PlanRemoved)):
                 self.plans.apply(update)  # spec PLANOP-05, PLANOP-06 (provisional)
+            elif isinstance(update, s.SubagentUpdate):
+                self.subagents.apply(update)  # spec SUBAGENT-15 (provisional)
+            elif isinstance(update, (s.SessionMessage, s.SessionMessageChunk)):
+                self.session_messages.apply(update)  # spec SUBAGENT-57, SUBAGENT-58
             elif isinstance(update, s.AvailableCommandsUpdate):
                 self.commands = list(update.available_commands)  # spec SLASH-04: replaced
             elif isinstance(update, s.CurrentModeUpdate):

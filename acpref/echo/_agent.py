@@ -29,6 +29,7 @@ from ..agent import Agent, ClientHandle, PromptTurn, Session, SessionRegistry
 from ..errors import RpcError
 from . import _mcp  # noqa: F401 - registers the /mcp command
 from . import _plans  # noqa: F401 - registers /plans (provisional)
+from . import _subagents  # noqa: F401 - registers /subagent (provisional)
 from . import _system_prompt  # registers /system (provisional)
 from ._commands import COMMANDS, Invocation, available_commands
 

@@ -247,6 +247,22 @@ _PAGES: Dict[str, Tuple[str, ...]] = {
         "WaitForTerminalExitResponse",
         "KillTerminalResponse",
     ),
+    "subagents": (
+        "SubagentCapabilities",
+        "SessionCancelCapabilities",
+        "SubagentSessionCapabilities",
+        "Usage",
+        "ErrorStopReason",
+        "RunningStateUpdate",
+        "IdleStateUpdate",
+        "RequiresActionStateUpdate",
+        "UnknownStateUpdate",
+        "StateUpdate",
+        "SubagentUpdate",
+        "SessionMessage",
+        "SessionMessageChunk",
+        "SessionReference",
+    ),
     "system_prompt": (
         "SystemPromptMode",
         "SystemPrompt",
@@ -278,7 +294,7 @@ _PAGES: Dict[str, Tuple[str, ...]] = {
 #: ``schema.unstable.json`` and draft pages: every type they define is provisional (each page's
 #: ``PROVISIONAL`` says why), as are the ``field(provisional=True)`` fields of stable types.
 #: Findings on their clauses are graded as warnings (spec_notes/decisions.md, provisional-features).
-PROVISIONAL_PAGES: Tuple[str, ...] = ("system_prompt", "plan_operations")
+PROVISIONAL_PAGES: Tuple[str, ...] = ("system_prompt", "plan_operations", "subagents")
 
 _PAGE_OF = {name: page for page, names in _PAGES.items() for name in names}
 
@@ -334,6 +350,7 @@ if TYPE_CHECKING:  # for type checkers and editors: every name, as if imported e
     from .session_notices import *  # noqa: F403
     from .session_setup import *  # noqa: F403
     from .slash_commands import *  # noqa: F403
+    from .subagents import *  # noqa: F403
     from .system_prompt import *  # noqa: F403
     from .terminals import *  # noqa: F403
     from .tool_calls import *  # noqa: F403

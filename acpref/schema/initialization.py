@@ -16,6 +16,7 @@ from .identifiers import ProtocolVersion
 from .plan_operations import PlanCapabilities
 from .session_compaction import CompactionCapabilities
 from .session_notices import NoticeCapabilities
+from .subagents import SubagentCapabilities
 from .system_prompt import SessionSystemPromptCapabilities
 
 __all__ = [
@@ -287,6 +288,8 @@ class ClientCapabilities:
     elicitation: ElicitationCapabilities | None | Unset = field(default_on_error=True)
     # spec PLANOP-01 (provisional): {} opts in to plan_update and plan_removed.
     plan: PlanCapabilities | None | Unset = field(default_on_error=True, provisional=True)
+    # spec SUBAGENT-01 (provisional): {} opts in to subagent sessions and session messages.
+    subagents: SubagentCapabilities | None | Unset = field(default_on_error=True, provisional=True)
     meta: Meta | Unset = field(default_on_error=True)
 
 

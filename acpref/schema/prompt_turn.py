@@ -28,6 +28,7 @@ from .session_list import SessionInfoUpdate
 from .session_modes import CurrentModeUpdate
 from .session_notices import Notice
 from .slash_commands import AvailableCommandsUpdate
+from .subagents import SessionMessage, SessionMessageChunk, SubagentUpdate
 from .tool_calls import ToolCall, ToolCallUpdate
 
 __all__ = [
@@ -160,6 +161,9 @@ SessionUpdate = Union[
     Plan,
     PlanUpdate,  # provisional: plan operations (PLANOP-01)
     PlanRemoved,  # provisional: plan operations (PLANOP-01)
+    SubagentUpdate,  # provisional: subagent sessions (SUBAGENT-01)
+    SessionMessage,  # provisional: subagent sessions (SUBAGENT-01)
+    SessionMessageChunk,  # provisional: subagent sessions (SUBAGENT-01)
     AvailableCommandsUpdate,
     CurrentModeUpdate,
     ConfigOptionUpdate,

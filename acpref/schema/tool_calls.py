@@ -18,6 +18,7 @@ from ._base import (
     tagged_union,
 )
 from .content import ContentBlock
+from .subagents import SessionReference
 from .identifiers import PermissionOptionId, SessionId, TerminalId, ToolCallId
 
 __all__ = [
@@ -108,7 +109,8 @@ class Terminal:
 
 #: What a tool call produced, tagged by ``type``. Spec: tool-calls.mdx (Content); TOOL-12.
 # spec TOOL-12: content {content}, diff {path, newText, oldText?} or terminal {terminalId}.
-ToolCallContent = Union[Content, Diff, Terminal]
+# spec SUBAGENT-02 (provisional): SessionReference, the draft page's session reference.
+ToolCallContent = Union[Content, Diff, Terminal, SessionReference]
 tagged_union(ToolCallContent, tag="type")
 
 

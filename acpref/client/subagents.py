@@ -1,0 +1,150 @@
+"""What a client knows of subagent sessions and of messages between sessions (PROVISIONAL).
+
+Spec: v1/subagents.md; clauses SUBAGENT-03, SUBAGENT-15, SUBAGENT-26, SUBAGENT-27, SUBAGENT-57,
+SUBAGENT-58, SUBAGENT-59 (shapes from the unstable schema of 2026-11-02). A parent's view keeps
+its children (``SubagentBook``): each ``subagent_update`` patches one child (omitted: unchanged;
+``null``: cleared; a value: replaced whole), and the state is a whole snapshot. Each session's
+view keeps the messages between sessions it saw (``SessionMessages``): ``session_message`` is an
+upsert by ``messageId``, ``session_message_chunk`` appends one block. Plain data: the session
+view holds these and locks them.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Dict, List, Optional
+
+import attrs
+
+from .. import schema as s
+from ..schema import UNSET
+
+__all__ = [
+    "ChildView",
+    "SubagentBook",
+    "SessionMessageView",
+    "SessionMessages",
+    "state_name",
+    "describe_subagent_update",
+]
+
+
+#: States that confirm what the child is doing now (SUBAGENT-26: not ``unknown``; SUBAGENT-59:
+#: nor a state this client does not recognise).
+_CONFIRMED = frozenset({"running", "idle", "requires_action"})
+
+
+def state_name(state: Any) -> Optional[str]:
+    """The ``state`` tag of a work state: a known one, an unknown one kept raw, or None."""
+    if isinstance(state, s.Unknown):
+        value = state.raw.get("state")
+        return value if isinstance(value, str) else None
+    return getattr(type(state), "state", None) if state is not None else None
+
+
+@attrs.define
+class ChildView:
+    """One child session as its parent's updates describe it."""
+
+    session_id: str
+    title: Optional[str] = None
+    description: Optional[str] = None
+    capabilities: Optional[s.SubagentSessionCapabilities] = None
+    #: The last state snapshot (SUBAGENT-27), None when never given or cleared.
+    state: Any = None
+    #: True while the state is confirmed current: false after ``unknown`` (SUBAGENT-26).
+    state_confirmed: bool = False
+    cwd: Optional[str] = None
+    additional_directories: Optional[List[str]] = None
+
+    @property
+    def can_cancel(self) -> bool:
+        """spec SUBAGENT-15, SUBAGENT-20: cancel only with a non-null ``capabilities.cancel``."""
+        caps = self.capabilities
+        return caps is not None and isinstance(caps.cancel, s.SessionCancelCapabilities)
+
+
+class SubagentBook:
+    """The children a parent session announced, by child session id, in announcement order."""
+
+    def __init__(self) -> None:
+        self.children: Dict[str, ChildView] = {}
+
+    def apply(self, update: s.SubagentUpdate) -> ChildView:
+        # spec SUBAGENT-03: the first update for an unknown id registers the child.
+        child = self.children.setdefault(update.session_id, ChildView(update.session_id))
+        # spec SUBAGENT-15: omitted = unchanged, null = cleared, a value replaces the field.
+        for name in ("title", "description", "capabilities", "cwd", "additional_directories"):
+            value = getattr(update, name)
+            if value is not UNSET:
+                setattr(child, name, value)
+        if update.state is not UNSET:
+            # spec SUBAGENT-27: a whole snapshot; idle does not end the child.
+            child.state = update.state
+            # spec SUBAGENT-26, SUBAGENT-59: unknown (or null) is not confirmed activity; an
+            # unrecognized state is kept whole and implies neither completion nor closure.
+            child.state_confirmed = state_name(update.state) in _CONFIRMED
+        return child
+
+
+@attrs.define
+class SessionMessageView:
+    """One message between sessions: who sent it to whom, and its content so far."""
+
+    message_id: str
+    sender_session_id: Optional[str] = None
+    recipient_session_id: Optional[str] = None
+    sender_message_id: Optional[str] = None
+    recipient_message_id: Optional[str] = None
+    blocks: List[Any] = attrs.Factory(list)
+
+    @property
+    def text(self) -> str:
+        return "".join(
+            b.text if isinstance(b, s.TextContent) else f"[{b.type}]" for b in self.blocks
+        )
+
+
+class SessionMessages:
+    """Messages between sessions seen on one session, by ``messageId``."""
+
+    def __init__(self) -> None:
+        self.messages: Dict[str, SessionMessageView] = {}
+
+    def apply(self, update: Any) -> None:
+        message = self.messages.setdefault(update.message_id, SessionMessageView(update.message_id))
+        if isinstance(update, s.SessionMessageChunk):
+            # spec SUBAGENT-58: a chunk appends one block; participants come from upserts.
+            message.blocks.append(update.content)
+            return
+        # spec SUBAGENT-57: an upsert: omitted keeps, null clears, a value replaces.
+        for name in (
+            "sender_session_id",
+            "recipient_session_id",
+            "sender_message_id",
+            "recipient_message_id",
+        ):
+            value = getattr(update, name)
+            if value is not UNSET:
+                setattr(message, name, value)
+        if update.content is not UNSET:
+            # spec SUBAGENT-57: null or [] clears the content; a non-empty array replaces it.
+            message.blocks = list(update.content or [])
+
+
+def describe_subagent_update(update: Any) -> List[str]:
+    """Lines that show a subagent update or a message between sessions to a person."""
+    if isinstance(update, s.SubagentUpdate):
+        parts = []
+        if isinstance(update.title, str):
+            parts.append(repr(update.title))
+        if update.state is not UNSET:
+            name = state_name(update.state) or "cleared"
+            stop = getattr(update.state, "stop_reason", None)
+            parts.append(f"state {name}" + (f" ({stop})" if isinstance(stop, str) else ""))
+        return [f"[subagent {update.session_id}] " + (", ".join(parts) or "updated")]
+    if isinstance(update, s.SessionMessageChunk):
+        text = update.content.text if isinstance(update.content, s.TextContent) else "[block]"
+        return [f"[message {update.message_id}] + {text}"]
+    route = f"{update.sender_session_id or '?'} -> {update.recipient_session_id or '?'}"
+    text = "".join(b.text for b in update.content or [] if isinstance(b, s.TextContent))
+    return [f"[message {update.message_id}] {route}: {text}"]

@@ -1,0 +1,340 @@
+"""Spec tests of subagent sessions (PROVISIONAL): one test per clause covered.
+
+Spec: v1/subagents.md; clauses SUBAGENT-01 .. SUBAGENT-59, whose shapes come from the unstable
+schema of 2026-11-02 (the feature was stabilized on 2026-11-20); the ``session`` tool-call content
+comes from a draft page (spec-gap session-reference-content). The agent side is the echo agent
+(``/subagent``) or a scripted agent that breaks the rules, in this process; the client side is the
+reference client; rule cases go through ``ProtocolState`` and the oracle, which grades the
+provisional findings as warnings. Clauses not covered: spec_notes/subagents.md.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+from pathlib import Path
+from typing import Any, Dict, Iterator, List
+
+import attrs
+import pytest
+
+from acpref import codec
+from acpref import schema as s
+from acpref._rules import Party, ProtocolState
+from acpref._transport import FdStream
+from acpref.agent import AgentSideConnection
+from acpref.client import ClientSideConnection, ReferenceClient, SessionView
+from acpref.echo import EchoAgent
+from acpref.errors import LocalProtocolError
+from acpref.oracle import validate
+
+sys.path.insert(0, str(Path(__file__).parent / "peers"))
+from agent_client import FULL_CAPS, TestClient, in_process  # noqa: E402
+from agent_scripted import Scripted  # noqa: E402
+
+pytestmark = pytest.mark.timeout(60)
+WAIT = 10.0
+SUB_CAPS = attrs.evolve(FULL_CAPS, subagents=s.SubagentCapabilities())
+
+
+@pytest.fixture
+def served() -> Iterator[Any]:
+    made: List[TestClient] = []
+
+    def factory(agent: Any = EchoAgent, caps: Any = SUB_CAPS) -> TestClient:
+        client = in_process(agent, caps=caps)
+        made.append(client)
+        return client
+
+    yield factory
+    for client in made:
+        client.close()
+
+
+@pytest.fixture
+def pair() -> Iterator[Any]:
+    made: List[Any] = []
+
+    def factory() -> ClientSideConnection:
+        a_in, c_out = os.pipe()
+        c_in, a_out = os.pipe()
+        side = AgentSideConnection(EchoAgent, FdStream(a_in, a_out, owns_fds=True)).start()
+        conn = ClientSideConnection(ReferenceClient(), FdStream(c_in, c_out, owns_fds=True))
+        made.append((conn, side))
+        conn.initialize(timeout=WAIT)
+        return conn
+
+    yield factory
+    for conn, side in made:
+        conn.close()
+        side.close()
+
+
+def delegate(client: TestClient, cwd: Path, task: str = "find it") -> List[s.SessionNotification]:
+    sid = client.new_session(str(cwd)).session_id
+    client.wait_commands(sid)
+    before = len(client.notifications)
+    client.prompt(sid, f"/subagent {task}")
+    return client.notifications[before:]
+
+
+def kinds(notes: List[s.SessionNotification]) -> List[str]:
+    return [n.update.session_update for n in notes]  # type: ignore[union-attr]
+
+
+# -- Support and announcement ---------------------------------------------------------------------
+
+
+def test_SUBAGENT_01_04_no_subagent_traffic_without_the_capability(
+    served: Any, tmp_path: Path
+) -> None:
+    client = served(caps=FULL_CAPS)
+    notes = delegate(client, tmp_path)
+    assert kinds(notes) == ["agent_message_chunk"]  # spec SUBAGENT-04: delegated unseen
+    assert client.findings == []
+
+
+def test_SUBAGENT_01_02_agent_side_refuses_without_the_capability(
+    served: Any, tmp_path: Path
+) -> None:
+    refused: List[str] = []
+
+    def run(params: s.PromptRequest, turn: Any) -> Any:
+        for update in (
+            s.SubagentUpdate(session_id="sess_child"),
+            s.ToolCall(
+                tool_call_id="t",
+                title="x",
+                content=[s.SessionReference(session_id=params.session_id)],
+            ),
+        ):
+            try:
+                turn.update(update)
+            except LocalProtocolError as exc:
+                refused.append(exc.clause)
+        return s.StopReason.END_TURN
+
+    client = served(lambda c: Scripted(c, run), caps=FULL_CAPS)
+    sid = client.new_session(str(tmp_path)).session_id
+    client.prompt(sid, "go")
+    assert refused == ["SUBAGENT-01", "SUBAGENT-02"]
+
+
+def test_SUBAGENT_05_06_12_22_child_announced_first_running_then_idle(
+    served: Any, tmp_path: Path
+) -> None:
+    client = served()
+    notes = delegate(client, tmp_path)
+    parent = notes[0].session_id
+    first = notes[0].update
+    assert isinstance(first, s.SubagentUpdate) and isinstance(first.state, s.RunningStateUpdate)
+    child = first.session_id
+    child_notes = [i for i, n in enumerate(notes) if n.session_id == child]
+    assert child_notes and min(child_notes) > 0  # spec SUBAGENT-05: after the announcement
+    last = [n.update for n in notes if isinstance(n.update, s.SubagentUpdate)][-1]
+    assert isinstance(last.state, s.IdleStateUpdate) and last.state.stop_reason == "end_turn"
+    assert all(n.session_id in (parent, child) for n in notes)
+    assert client.findings == []
+
+
+def test_SUBAGENT_05_unannounced_child_traffic_is_refused(served: Any, tmp_path: Path) -> None:
+    refused: List[str] = []
+
+    def run(params: s.PromptRequest, turn: Any) -> Any:
+        try:
+            turn.client.update("sess_unannounced", s.AgentMessageChunk(
+                content=s.TextContent(text="x")))  # fmt: skip
+        except LocalProtocolError as exc:
+            refused.append(exc.clause)
+        return s.StopReason.END_TURN
+
+    client = served(lambda c: Scripted(c, run))
+    sid = client.new_session(str(tmp_path)).session_id
+    client.prompt(sid, "go")
+    assert refused == ["SUBAGENT-05"]
+
+
+def test_SUBAGENT_09_14_child_ids_are_fresh(served: Any, tmp_path: Path) -> None:
+    client = served()
+    children, parents = set(), set()
+    for _ in range(3):
+        notes = delegate(client, tmp_path)
+        parents.add(notes[0].session_id)
+        children.add(notes[0].update.session_id)  # type: ignore[union-attr]
+    listed = {i.session_id for i in client.request("session/list", {}).sessions}
+    assert len(children) == 3 and not children & (parents | listed)
+
+
+def test_SUBAGENT_03_15_27_client_registers_and_patches_the_child(
+    pair: Any, tmp_path: Path
+) -> None:
+    conn = pair()
+    sid = conn.new_session(str(tmp_path), timeout=WAIT).session_id
+    conn.prompt(sid, "/subagent look", timeout=WAIT)
+    parent = conn.client.view(sid)  # type: ignore[attr-defined]
+    (child,) = parent.subagents.children.values()
+    # spec SUBAGENT-15: the second update (state only) kept the title and capabilities.
+    assert child.title == "Echo helper" and child.capabilities == s.SubagentSessionCapabilities()
+    assert isinstance(child.state, s.IdleStateUpdate) and child.state_confirmed
+    assert not child.can_cancel  # spec SUBAGENT-18: {} grants no mutation
+    # spec SUBAGENT-03: the child's own traffic is attributed to the child.
+    child_view = conn.client.view(child.session_id)  # type: ignore[attr-defined]
+    assert child_view.parent_id == sid
+    assert [m.text for m in child_view.messages] == ["Working on: look"]
+
+
+def test_SUBAGENT_15_26_null_clears_and_unknown_is_not_confirmed() -> None:
+    view = SessionView("p")
+    for wire in (
+        {"sessionUpdate": "subagent_update", "sessionId": "c", "title": "T",
+         "capabilities": {"cancel": {}}, "state": {"state": "running"}},
+        {"sessionUpdate": "subagent_update", "sessionId": "c", "state": {"state": "unknown"}},
+    ):  # fmt: skip
+        view.apply(codec.decode({"sessionId": "p", "update": wire}, s.SessionNotification).update)
+    child = view.subagents.children["c"]
+    assert child.title == "T" and child.can_cancel and not child.state_confirmed
+    clear = {"sessionUpdate": "subagent_update", "sessionId": "c", "capabilities": None,
+             "title": None}  # fmt: skip
+    view.apply(codec.decode({"sessionId": "p", "update": clear}, s.SessionNotification).update)
+    assert child.title is None and not child.can_cancel
+
+
+def test_SUBAGENT_59_unknown_state_kept_whole() -> None:
+    wire = {"sessionUpdate": "subagent_update", "sessionId": "c",
+            "state": {"state": "_paused", "why": "quota"}}  # fmt: skip
+    update = codec.decode({"sessionId": "p", "update": wire}, s.SessionNotification).update
+    assert update.state == s.Unknown(raw={"state": "_paused", "why": "quota"})
+    assert codec.encode(update, s.SessionUpdate) == wire
+    view = SessionView("p")
+    view.apply(update)
+    assert not view.subagents.children["c"].state_confirmed
+
+
+def test_SUBAGENT_57_58_session_message_upserts_and_chunks() -> None:
+    view = SessionView("p")
+    for wire in (
+        {"sessionUpdate": "session_message_chunk", "messageId": "m",
+         "content": {"type": "text", "text": "a"}},
+        {"sessionUpdate": "session_message", "messageId": "m", "senderSessionId": "c"},
+        {"sessionUpdate": "session_message_chunk", "messageId": "m",
+         "content": {"type": "text", "text": "b"}},
+    ):  # fmt: skip
+        view.apply(codec.decode({"sessionId": "p", "update": wire}, s.SessionNotification).update)
+    message = view.session_messages.messages["m"]
+    assert (message.sender_session_id, message.text) == ("c", "ab")
+    for content, text in (([{"type": "text", "text": "z"}], "z"), ([], ""), (None, "")):
+        wire = {"sessionUpdate": "session_message", "messageId": "m", "content": content}
+        view.apply(codec.decode({"sessionId": "p", "update": wire}, s.SessionNotification).update)
+        assert message.text == text and message.sender_session_id == "c"
+
+
+# -- Rules: the oracle ----------------------------------------------------------------------------
+
+
+def prelude(caps: Any = None) -> List[Any]:
+    caps = {"subagents": {}} if caps is None else caps
+    messages = [
+        ("client", {"id": 0, "method": "initialize", "params": {
+            "protocolVersion": 1, "clientCapabilities": caps,
+            "clientInfo": {"name": "t", "version": "1"}}}),
+        ("agent", {"id": 0, "result": {"protocolVersion": 1, "agentCapabilities": {},
+                                       "agentInfo": {"name": "a", "version": "1"}}}),
+        ("client", {"id": 1, "method": "session/new", "params": {"cwd": "/w", "mcpServers": []}}),
+        ("agent", {"id": 1, "result": {"sessionId": "p"}}),
+        ("client", {"id": 2, "method": "session/prompt", "params": {
+            "sessionId": "p", "prompt": [{"type": "text", "text": "go"}]}}),
+    ]  # fmt: skip
+    return [(who, {"jsonrpc": "2.0", **m}) for who, m in messages]
+
+
+def upd(sid: str, body: Dict[str, Any]) -> Dict[str, Any]:
+    return {"jsonrpc": "2.0", "method": "session/update",
+            "params": {"sessionId": sid, "update": body}}  # fmt: skip
+
+
+ANNOUNCE = upd("p", {"sessionUpdate": "subagent_update", "sessionId": "c"})
+
+
+def state_after(*messages: Any, caps: Any = None) -> ProtocolState:
+    state = ProtocolState()
+    for who, m in prelude(caps) + list(messages):
+        assert state.observe(Party(who), m) == [], m
+    return state
+
+
+@pytest.mark.parametrize(
+    ("before", "last", "clause", "blame"),
+    [
+        ([], upd("c", {"sessionUpdate": "agent_message_chunk",
+                       "content": {"type": "text", "text": "x"}}), "SUBAGENT-05", "agent"),
+        ([], upd("p", {"sessionUpdate": "session_message", "messageId": "m",
+                       "recipientSessionId": "c"}), "SUBAGENT-05", "agent"),
+        ([], upd("p", {"sessionUpdate": "subagent_update", "sessionId": "p"}),
+         "SUBAGENT-09", "agent"),
+        ([], upd("p", {"sessionUpdate": "subagent_update", "sessionId": "c", "cwd": "rel"}),
+         "SUBAGENT-16", "agent"),
+        ([], upd("p", {"sessionUpdate": "tool_call", "toolCallId": "t", "title": "x",
+                       "content": [{"type": "session", "sessionId": "nope"}]}),
+         "SUBAGENT-53", "agent"),
+        ([("agent", ANNOUNCE)], {"jsonrpc": "2.0", "id": 9, "method": "session/load",
+          "params": {"sessionId": "c", "cwd": "/w", "mcpServers": []}}, "SUBAGENT-17", "client"),
+        ([("agent", ANNOUNCE)], {"jsonrpc": "2.0", "id": 9, "method": "session/set_mode",
+          "params": {"sessionId": "c", "modeId": "x"}}, "SUBAGENT-18", "client"),
+        ([("agent", ANNOUNCE)], {"jsonrpc": "2.0", "method": "session/cancel",
+          "params": {"sessionId": "c"}}, "SUBAGENT-18", "client"),
+    ],
+)  # fmt: skip
+def test_SUBAGENT_05_09_16_17_18_53_rules(before: Any, last: Any, clause: str, blame: str) -> None:
+    state = state_after(*before)
+    found = state.check(Party(blame), last)  # each case blames the sender
+    assert [(f.clause, f.blame.value) for f in found if f.clause == clause] == [(clause, blame)]
+    assert all(f.provisional and not f.is_violation for f in found if f.clause == clause)
+
+
+def test_SUBAGENT_10_11_a_child_never_moves_to_another_parent() -> None:
+    state = state_after(("agent", ANNOUNCE))
+    state.sessions["q"] = attrs.evolve(state.sessions["p"], id="q")
+    moved = upd("q", {"sessionUpdate": "subagent_update", "sessionId": "c"})
+    assert [f.clause for f in state.check(Party.AGENT, moved)] == ["SUBAGENT-10"]
+
+
+def test_SUBAGENT_20_29_cancel_allowed_and_child_traffic_after_the_turn() -> None:
+    cancellable = upd("p", {"sessionUpdate": "subagent_update", "sessionId": "c",
+                            "capabilities": {"cancel": {}}})  # fmt: skip
+    state = state_after(
+        ("agent", cancellable),
+        ("agent", {"jsonrpc": "2.0", "id": 2, "result": {"stopReason": "end_turn"}}),
+        # spec SUBAGENT-29: the child goes on after the parent's prompt response.
+        ("agent", upd("c", {"sessionUpdate": "agent_message_chunk",
+                            "content": {"type": "text", "text": "still working"}})),
+    )  # fmt: skip
+    cancel = {"jsonrpc": "2.0", "method": "session/cancel", "params": {"sessionId": "c"}}
+    assert state.check(Party.CLIENT, cancel) == []
+
+
+def test_SUBAGENT_findings_are_warnings_in_the_oracle() -> None:
+    records = [{"from": who, "line": json.dumps(m)} for who, m in prelude({})]
+    records.append({"from": "agent", "line": json.dumps(ANNOUNCE)})
+    records.append({"from": "agent", "line": json.dumps(
+        {"jsonrpc": "2.0", "id": 2, "result": {"stopReason": "end_turn"}})})  # fmt: skip
+    records.append({"from": "client", "event": "eof"})
+    report = validate(records)
+    assert "SUBAGENT-01" in report.clauses() and report.ok, report.format_text()
+
+
+def test_SUBAGENT_54_a_reference_registers_nothing() -> None:
+    client = ReferenceClient()
+    client.on_session_open(_opened("p"))
+    wire = {"sessionUpdate": "tool_call", "toolCallId": "t", "title": "x",
+            "content": [{"type": "session", "sessionId": "other"}]}  # fmt: skip
+    client.session_update(codec.decode({"sessionId": "p", "update": wire}, s.SessionNotification))
+    assert client.session_ids == ["p"]  # no view for the referenced session
+    (item,) = client.view("p").tool_calls["t"].content
+    assert item == s.SessionReference(session_id="other")
+
+
+def _opened(sid: str) -> Any:
+    from acpref.client import OpenedSession
+
+    return OpenedSession(session_id=sid, cwd="/w", additional_directories=(), how="new")
