@@ -281,6 +281,8 @@ class Connection:
     table that types params and results (ACP's by default; another JSON-RPC protocol spoken
     with this class, such as MCP, passes its own or ``{}`` for raw JSON throughout), and
     ``cancel_method`` the notification that cancels a request (``None``: none is sent).
+    At the end of input, ``on_end_of_input`` (optional) is called once, and requests already
+    received get up to ``drain_timeout`` seconds to be answered before the connection closes.
     """
 
     def __init__(
@@ -297,6 +299,7 @@ class Connection:
         recorder: Optional[Recorder] = None,
         observer: Optional[Observer] = None,
         on_close: Optional[Callable[["Connection"], None]] = None,
+        on_end_of_input: Optional[Callable[["Connection"], None]] = None,
         drain_timeout: float = 5.0,
         methods: Mapping[str, Method] = METHODS,
         cancel_method: Optional[str] = CANCEL_REQUEST,
@@ -310,6 +313,7 @@ class Connection:
         self._recorder = recorder
         self._observer = observer
         self._on_close = on_close
+        self._on_eof_hook = on_end_of_input
         self._drain_timeout = drain_timeout
         self._methods = methods
         self._cancel_method = cancel_method
@@ -959,6 +963,11 @@ class Connection:
         # and any request sent from now on too.
         self._fail_pending(reason)
         self._crew.end_of_input()
+        if self._on_eof_hook is not None:
+            try:
+                self._on_eof_hook(self)  # the agent side cancels its turns here
+            except Exception:  # noqa: BLE001 - the drain and the close go on
+                log.exception("%s: end-of-input hook failed", self.name)
         if not self._closing:
             threading.Thread(
                 target=self._drain_then_close,

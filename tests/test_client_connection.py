@@ -417,10 +417,9 @@ def test_PROMPT_21_cancel_answers_a_pending_permission_cancelled(pairs, cwd):
     sid = pair.new_session(cwd)
     turn = pair.conn.prompt_async(sid, json.dumps({"steps": [PERMISSION, {"wait_cancel": WAIT}]}))
     assert asked.wait(WAIT)
-    started = time.monotonic()
     pair.conn.cancel(sid)
     answer = turn.result(WAIT)
-    assert time.monotonic() - started < WAIT / 2  # answered at once, the dialog still open
+    assert seen_cancel == []  # answered at once: the dialog is still open, its user silent
     release.set()
     assert answer.stop_reason == s.StopReason.CANCELLED
     permission, waited = results_of(pair.client, sid)
@@ -444,8 +443,21 @@ def test_PROMPT_21_permission_after_cancel_is_cancelled_without_asking(pairs, cw
     assert permission["result"]["outcome"]["optionId"] == "yes"
 
 
+class _SeesTools(ReferenceClient):
+    """A reference client that says when a tool call reached its view."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.tool_seen = threading.Event()
+
+    def session_update(self, params):
+        super().session_update(params)  # merged into the view first
+        if isinstance(params.update, s.ToolCall):
+            self.tool_seen.set()
+
+
 def test_PROMPT_20_cancel_marks_unfinished_tool_calls(pairs, cwd):
-    pair = pairs()
+    pair = pairs(_SeesTools())
     sid = pair.new_session(cwd)
     tool = {
         "sessionUpdate": "tool_call",
@@ -456,9 +468,7 @@ def test_PROMPT_20_cancel_marks_unfinished_tool_calls(pairs, cwd):
     turn = pair.conn.prompt_async(
         sid, json.dumps({"steps": [{"update": tool}, {"wait_cancel": WAIT}]})
     )
-    deadline = time.monotonic() + WAIT
-    while "t9" not in pair.client.view(sid).tool_calls and time.monotonic() < deadline:
-        time.sleep(0.01)
+    assert pair.client.tool_seen.wait(WAIT)  # the tool call is in the view
     pair.conn.cancel(sid)
     turn.result(WAIT)
     assert pair.client.view(sid).tool_calls["t9"].cancelled is True
@@ -494,10 +504,9 @@ def test_agent_dying_mid_turn_fails_the_prompt_at_once(spawned, cwd):
     conn = spawned(ReferenceClient())
     conn.initialize(timeout=WAIT)
     sid = conn.new_session(cwd, timeout=WAIT).session_id
-    started = time.monotonic()
+    # AgentExited (not RequestTimeout): the agent's death failed the prompt.
     with pytest.raises(AgentExited) as info:
         conn.prompt(sid, json.dumps({"steps": [{"stderr": 20}, {"die": 3}]}), timeout=WAIT)
-    assert time.monotonic() - started < 5
     assert info.value.returncode == 3
     assert "exited with status 3" in str(info.value)
     assert conn.wait_closed(WAIT)
@@ -513,9 +522,7 @@ def test_agent_flooding_stderr_does_not_hang(spawned):
         on_stderr_line=lines.append,
         stderr_limit=1 << 16,
     )
-    started = time.monotonic()
-    conn.initialize(timeout=WAIT)
-    assert time.monotonic() - started < WAIT
+    conn.initialize(timeout=WAIT)  # answered: the flood did not block the agent
     conn.close()  # waits (bounded) for the drain to reach the end of stderr
     assert conn.stderr.total >= 4 << 20  # all of it was read
     assert len(conn.stderr.text()) <= 1 << 16  # and only the last part kept
@@ -541,9 +548,8 @@ def test_TRANSPORT_10_shutdown_ladder_ends_a_stubborn_agent():
         ReferenceClient(), [sys.executable, "-c", stubborn], on_stderr_line=lambda line: ready.set()
     )
     assert ready.wait(WAIT)
-    started = time.monotonic()
     assert conn.close(grace=0.2, term_grace=0.2) == -9  # stdin closed, SIGTERM ignored: SIGKILL
-    assert time.monotonic() - started < 5
+    assert conn.process is not None and conn.process.stopped_by == "SIGKILL"
 
 
 def test_no_thread_outlives_a_closed_connection(cwd):

@@ -27,7 +27,7 @@ from typing import Any, Dict, List, Optional, Tuple
 
 import pytest
 
-from acpref._transport import FdStream, LineSplitter, memory_pipe, spawn
+from acpref._transport import FdStream, LineSplitter, StreamClosed, memory_pipe, spawn
 from acpref.connection import Connection
 from acpref.errors import ConnectionClosed, ErrorCode, RemoteProtocolError, RequestTimeout, RpcError
 
@@ -345,11 +345,12 @@ def test_result_timeout_holds_while_another_thread_runs_a_slow_notification(pair
     # Notifications run on the thread that read them (acpref._threads). When a host is busy
     # in a slow notification handler, a caller's timeout still ends its wait on time; the
     # response read later is dropped (RPC-08) and the connection goes on.
-    stuck, entered = threading.Event(), threading.Event()
+    stuck, entered, left = threading.Event(), threading.Event(), threading.Event()
 
     def slow(params: Any, ctx: Any) -> None:
         entered.set()
         stuck.wait(WAIT)
+        left.set()
 
     def emit(params: Any, ctx: Any) -> str:
         ctx.connection.notify("_slow")
@@ -358,10 +359,10 @@ def test_result_timeout_holds_while_another_thread_runs_a_slow_notification(pair
     a, b = pair({"_slow": slow}, {"_emit": emit, "_ping": _ping})
     pending = a.request_async("_emit")
     assert entered.wait(WAIT)  # a host of `a` read the notification and is stuck in it
-    t0 = time.monotonic()
     with pytest.raises(RequestTimeout):
         pending.result(0.3)
-    assert time.monotonic() - t0 < 1.5
+    # The wait ended on its own timeout while the handler was still stuck, not after it.
+    assert not left.is_set()
     stuck.set()
     assert a.request("_ping", timeout=WAIT) == "pong"
 
@@ -833,7 +834,7 @@ def test_request_timeout_raises_and_sends_cancel_request(pair):
     t0 = time.monotonic()
     with pytest.raises(RequestTimeout):
         a.request("_wait", timeout=0.2)
-    assert 0.2 <= time.monotonic() - t0 < 2.0
+    assert time.monotonic() - t0 >= 0.2  # not given up early (no upper bound: hosts are slow)
     assert cancelled.wait(WAIT)
     sent = record.messages("out")
     assert sent[-1] == {
@@ -849,7 +850,7 @@ def test_request_timeout_raises_and_sends_cancel_request(pair):
 # -- The end of a connection -----------------------------------------------------------------------
 
 
-def test_peer_process_dying_mid_request_fails_every_pending_call_within_1s():
+def test_peer_process_dying_mid_request_fails_every_pending_call():
     process = spawn([sys.executable, str(PEER_SCRIPT)])
     started = threading.Semaphore(0)
     conn = Connection(
@@ -862,12 +863,12 @@ def test_peer_process_dying_mid_request_fails_every_pending_call_within_1s():
         sleepers = [conn.request_async("_sleep", {"seconds": 30}) for _ in range(5)]
         for _ in sleepers:
             assert started.acquire(timeout=WAIT)
-        t0 = time.monotonic()
         dying = conn.request_async("_die", {"code": 7})
+        # Each fails with ConnectionClosed (the peer's death), not RequestTimeout: the sleepers
+        # would have answered after 30 s.
         for pending in sleepers + [dying]:
             with pytest.raises(ConnectionClosed):
-                pending.result(max(0.0, t0 + 1.0 - time.monotonic()))
-        assert time.monotonic() - t0 < 1.0
+                pending.result(WAIT)
         assert conn.wait_closed(WAIT)
         with pytest.raises(ConnectionClosed):
             conn.request("_echo", timeout=WAIT)
@@ -907,11 +908,14 @@ def test_end_of_input_fails_pending_calls(raw_peer):
 def test_a_request_sent_after_end_of_input_fails_at_once(raw_peer):
     # Bug found: while requests received before the end of input were still being served, a
     # new outgoing request was sent and waited drain_timeout for an answer that cannot come.
-    release, started = threading.Event(), threading.Event()
+    release, started, served = threading.Event(), threading.Event(), threading.Event()
 
     def busy(params: Any, ctx: Any) -> bool:
         started.set()
-        return release.wait(WAIT)
+        try:
+            return release.wait(WAIT)
+        finally:
+            served.set()
 
     peer = raw_peer({"_busy": busy}, drain_timeout=WAIT)
     peer.send_json(_request(1, "_busy"))
@@ -921,10 +925,11 @@ def test_a_request_sent_after_end_of_input_fails_at_once(raw_peer):
     peer.end_input()
     with pytest.raises(ConnectionClosed):
         probe.result(WAIT)  # the end of input was seen
-    t0 = time.monotonic()
     with pytest.raises(ConnectionClosed):
         peer.conn.request("_anything", timeout=WAIT)
-    assert time.monotonic() - t0 < 2.5  # the bug took 5 s
+    # It failed while the drain still ran (the request received before the end is still being
+    # served): the bug made it wait for the drain to end.
+    assert not served.is_set()
     release.set()
     assert peer.out.rest() == [{"jsonrpc": "2.0", "id": 1, "result": True}]
 
@@ -1017,13 +1022,10 @@ def test_peer_that_stops_reading_fails_a_large_write_within_the_write_timeout():
                 errors.put(exc)
 
         notifiers = [threading.Thread(target=keep_notifying) for _ in range(3)]
-        t0 = time.monotonic()
         for t in notifiers:
             t.start()
         with pytest.raises(ConnectionClosed) as caught:
             conn.request_async("_big", {"text": "x" * (4 << 20)})
-        elapsed = time.monotonic() - t0
-        assert elapsed < 3.0
         with pytest.raises(ConnectionClosed):
             small.result(WAIT)
         for t in notifiers:
@@ -1067,11 +1069,10 @@ def test_close_during_a_blocked_write_never_writes_into_a_reused_descriptor():
     stream.close()
     new_r, new_w = os.pipe()  # takes the lowest free descriptor numbers
     try:
-        t0 = time.monotonic()
         writer.join(WAIT)
         assert not writer.is_alive()
-        assert isinstance(outcome.get(timeout=WAIT), OSError)
-        assert time.monotonic() - t0 < 2.5  # the bug took 5 s
+        # Woken by close() (StreamClosed), not by its own write timeout (WAIT, TimeoutError).
+        assert isinstance(outcome.get(timeout=WAIT), StreamClosed)
         os.set_blocking(new_r, False)
         with pytest.raises(BlockingIOError):
             os.read(new_r, 10)  # nothing arrived in the new pipe

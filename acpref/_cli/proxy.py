@@ -34,8 +34,9 @@ import subprocess
 import sys
 import threading
 import time
-from typing import Any, Callable, Deque, Optional, Sequence
+from typing import Any, Callable, Deque, Optional, Sequence, Set
 
+from .. import _groups
 from .._transport import StderrBuffer, spawn
 from ._judge import pack
 
@@ -58,7 +59,7 @@ class Proxy:
         client_in: int = 0,
         client_out: int = 1,
         err_fd: int = 2,
-        grace: float = 5.0,
+        grace: float = 30.0,
         quiet: bool = False,
         judge_buffer: int = DEFAULT_JUDGE_BUFFER,
         report_html: Optional[str] = None,
@@ -86,6 +87,12 @@ class Proxy:
         self._open_streams = 2
         self.report: Optional[dict] = None
         self._pump_ended = threading.Event()
+        self._ended: Set[str] = set()  # the senders whose stream ended ("client", "agent")
+
+    def stop(self, signum: int = 0) -> None:
+        """End the run now (from a signal handler): the agent is stopped, the summary printed."""
+        _groups.hurry()
+        self._pump_ended.set()
 
     def _say(self, text: str) -> None:
         self._write_err((text + "\n").encode("utf-8", "replace"))
@@ -116,6 +123,7 @@ class Proxy:
             pass  # the receiving side is gone: stop forwarding this way
         finally:
             copy(sender, None)
+            self._ended.add(sender)
             self._pump_ended.set()
 
     # -- copies for the judge ----------------------------------------------------------------------
@@ -200,15 +208,13 @@ class Proxy:
             thread.name = f"acpref-proxy-{name}"
             thread.start()
         up, down = threads["up"], threads["down"]
-        try:
-            self._pump_ended.wait()  # the client closed our stdin, or the agent its stdout
-            if not up.is_alive():
-                process.popen.stdin.close()  # spec TRANSPORT-10: end of input for the agent
-                down.join(self.grace)
-            # else the agent ended first: the client learns it when we close our stdout
-        except KeyboardInterrupt:
-            pass
-        status = process.shutdown(grace=self.grace if down.is_alive() else 1.0, term_grace=2.0)
+        self._pump_ended.wait()  # the client closed our stdin, or the agent its stdout, or a signal
+        # spec-gap shutdown-ladder: the proxy passes the client's ladder on. The end of our input
+        # becomes the end of the agent's (TRANSPORT-10), and the agent gets as long as the
+        # client gives us (`grace`); a SIGTERM from the client (stop()) cuts the wait short and
+        # is passed on at once, with the short ladder of a stopping process.
+        agent_ended = self._ended == {"agent"}
+        status = process.shutdown(grace=1.0 if agent_ended else self.grace, term_grace=2.0)
         down.join(1.0)
         try:
             os.close(self._client_out)
@@ -267,10 +273,6 @@ def _write_all(fd: int, data: bytes) -> None:
         view = view[os.write(fd, view) :]
 
 
-def _interrupt(signum: int, frame: Any) -> None:
-    raise KeyboardInterrupt(f"signal {signum}")
-
-
 def register(sub: Any, name: str, help_text: str) -> None:
     p = sub.add_parser(name, help=help_text, description=__doc__.split("\n\n")[0])
     p.add_argument("--record", metavar="FILE.jsonl", help="record the traffic as a transcript")
@@ -302,7 +304,6 @@ def run(args: argparse.Namespace) -> int:
     if not argv:
         print("acpref proxy: give the agent command after --", file=sys.stderr)
         return 2
-    signal.signal(signal.SIGTERM, _interrupt)  # end as on Ctrl-C: stop the agent, print the summary
     proxy = Proxy(
         argv,
         record=args.record,
@@ -312,4 +313,7 @@ def run(args: argparse.Namespace) -> int:
         judge_buffer=args.judge_buffer,
         report_html=args.report,
     )
+    # SIGTERM, SIGHUP and Ctrl-C end the run as the end of input does, in a hurry: the agent is
+    # stopped (its whole group), the summary printed.
+    _groups.install_stop_signals(proxy.stop, (signal.SIGTERM, signal.SIGHUP, signal.SIGINT))
     return proxy.run()

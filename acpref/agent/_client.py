@@ -19,6 +19,8 @@ What must not live here: the rules themselves (``acpref._rules``), turn bookkeep
 
 from __future__ import annotations
 
+import typing
+
 from typing import Any, Dict, Optional
 
 from .. import schema as s
@@ -26,6 +28,22 @@ from .._rules import RulesObserver, gate_open
 from ..connection import Connection, PendingRequest
 
 __all__ = ["ClientHandle"]
+
+
+def check_update(update: Any) -> None:
+    """Raise ``TypeError`` unless ``update`` is a session update model of the schema.
+
+    A string or a dict would be sent as it is (``"update": "hello"``), which no client can read.
+    """
+    kinds = typing.get_args(s.SessionUpdate)
+    if not isinstance(update, (*kinds, s.Unknown)):
+        names = ", ".join(k.__name__ for k in kinds)
+        shown = repr(update)
+        shown = shown if len(shown) <= 80 else shown[:77] + "..."
+        raise TypeError(
+            f"a session update is one of the schema's update models ({names}), "
+            f"not {type(update).__name__}: {shown}"
+        )
 
 
 class ClientHandle:
@@ -60,13 +78,20 @@ class ClientHandle:
     # -- notifications ---------------------------------------------------------------------------
 
     def session_update(self, params: s.SessionNotification) -> None:
+        """Send one ``session/update`` notification as it is."""
         self._connection.notify("session/update", params)
 
-    def update(self, session_id: str, update: Any) -> None:
-        """Send one ``session/update`` for ``session_id`` (not recorded in any history)."""
+    def update(self, session_id: str, update: "s.SessionUpdate") -> None:
+        """Send one ``session/update`` for ``session_id`` (not recorded in any history).
+
+        ``update`` is one of the schema's session update models (``s.AgentMessageChunk``,
+        ``s.ToolCall``, ``s.Plan``...); anything else raises ``TypeError`` before a byte is sent.
+        """
+        check_update(update)
         self.session_update(s.SessionNotification(session_id=session_id, update=update))
 
     def elicitation_complete(self, params: s.CompleteElicitationNotification) -> None:
+        """Tell the client a URL elicitation finished (``elicitation/complete``)."""
         self._connection.notify("elicitation/complete", params)
 
     def ext_notification(self, method: str, params: Any = None) -> None:
@@ -78,46 +103,59 @@ class ClientHandle:
     def session_request_permission(
         self, params: s.RequestPermissionRequest, *, timeout: Optional[float] = None
     ) -> s.RequestPermissionResponse:
+        """Ask the user for permission for a tool call (spec TOOL-08); the answer is the
+        option picked, or ``cancelled``.
+        """
         return self._connection.request("session/request_permission", params, timeout=timeout)
 
     def fs_read_text_file(
         self, params: s.ReadTextFileRequest, *, timeout: Optional[float] = None
     ) -> s.ReadTextFileResponse:
+        """Read a file through the client (spec FS-01); refused unless ``fs.readTextFile``."""
         return self._connection.request("fs/read_text_file", params, timeout=timeout)
 
     def fs_write_text_file(
         self, params: s.WriteTextFileRequest, *, timeout: Optional[float] = None
     ) -> s.WriteTextFileResponse:
+        """Write a file through the client (spec FS-05); refused unless ``fs.writeTextFile``."""
         return self._connection.request("fs/write_text_file", params, timeout=timeout)
 
     def terminal_create(
         self, params: s.CreateTerminalRequest, *, timeout: Optional[float] = None
     ) -> s.CreateTerminalResponse:
+        """Start a command in a client terminal (spec TERM-03); refused unless ``terminal``."""
         return self._connection.request("terminal/create", params, timeout=timeout)
 
     def terminal_output(
         self, params: s.TerminalOutputRequest, *, timeout: Optional[float] = None
     ) -> s.TerminalOutputResponse:
+        """A terminal's output so far and its exit status once it exited (spec TERM-09)."""
         return self._connection.request("terminal/output", params, timeout=timeout)
 
     def terminal_release(
         self, params: s.ReleaseTerminalRequest, *, timeout: Optional[float] = None
     ) -> s.ReleaseTerminalResponse:
+        """Kill the command if it runs and free the terminal (spec TERM-13)."""
         return self._connection.request("terminal/release", params, timeout=timeout)
 
     def terminal_wait_for_exit(
         self, params: s.WaitForTerminalExitRequest, *, timeout: Optional[float] = None
     ) -> s.WaitForTerminalExitResponse:
+        """Wait for the command to exit (spec TERM-11)."""
         return self._connection.request("terminal/wait_for_exit", params, timeout=timeout)
 
     def terminal_kill(
         self, params: s.KillTerminalRequest, *, timeout: Optional[float] = None
     ) -> s.KillTerminalResponse:
+        """Stop the command; the terminal stays readable (spec TERM-12)."""
         return self._connection.request("terminal/kill", params, timeout=timeout)
 
     def elicitation_create(
         self, params: s.CreateElicitationRequest, *, timeout: Optional[float] = None
     ) -> s.CreateElicitationResponse:
+        """Ask the user for input through the client (spec ELICIT-01); refused unless the client
+        advertised the mode.
+        """
         return self._connection.request("elicitation/create", params, timeout=timeout)
 
     def ext_method(

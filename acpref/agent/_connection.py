@@ -44,7 +44,7 @@ from typing import Any, Callable, Dict, List, Optional, Tuple, Union
 
 import attrs
 
-from .. import codec
+from .. import _groups, codec
 from .. import schema as s
 from .._rules import Party, RulesObserver
 from .._rules.findings import Finding
@@ -97,6 +97,11 @@ _REOPENING = ("session/load", "session/resume")
 #: How long session/close and session/delete wait for a cancelled turn to end (SETUP-16), and
 #: for the session's other requests (spec-gap close-in-flight).
 _TURN_END_TIMEOUT = 30.0
+
+#: After the end of input, how long requests already received (a cancelled turn included) may
+#: take to answer before the connection closes (spec-gap end-of-input). Below the 2 s a client
+#: of acpref's waits before SIGTERM, so an acpref agent exits on its own.
+DRAIN_TIMEOUT = 1.0
 
 
 class _AfterResponse:
@@ -322,7 +327,12 @@ def _version_of(value: Any) -> int:
 
 
 class AgentSideConnection:
-    """Serves one ``Agent`` over one stream (stdio, a socket, a pipe pair in a test)."""
+    """Serves one ``Agent`` over one stream (stdio, a socket, a pipe pair in a test).
+
+    At the end of its input every running turn is cancelled and answered ``cancelled``;
+    requests already received get ``drain_timeout`` seconds to answer, then the connection
+    closes (spec-gap end-of-input).
+    """
 
     def __init__(
         self,
@@ -336,6 +346,7 @@ class AgentSideConnection:
         max_queued: Optional[int] = None,
         max_line_bytes: Optional[int] = None,
         max_items: Optional[int] = None,
+        drain_timeout: float = DRAIN_TIMEOUT,
     ) -> None:
         self._slots = TurnSlots()
         self._after = _AfterResponse(name)
@@ -360,6 +371,8 @@ class AgentSideConnection:
             recorder=recorder,
             observer=self.observer,
             on_close=lambda _c: self._on_close(),
+            on_end_of_input=lambda _c: self._on_end_of_input(),
+            drain_timeout=drain_timeout,
             **kwargs,
         )
         self.client = ClientHandle(self.connection, self.observer.rules)
@@ -392,14 +405,26 @@ class AgentSideConnection:
         return list(self.observer.rules.findings)
 
     def start(self) -> "AgentSideConnection":
+        """Start reading and serving; returns self."""
         self.connection.start()
         return self
 
     def close(self) -> None:
+        """Close the connection: running turns are cancelled, the agent's
+        ``connection_closed`` hook runs (its MCP servers are stopped).
+        """
         self.connection.close()
 
     def wait_closed(self, timeout: Optional[float] = None) -> bool:
+        """Wait up to ``timeout`` seconds (None: for ever) for the connection to end."""
         return self.connection.wait_closed(timeout)
+
+    def _on_end_of_input(self) -> None:
+        # spec-gap end-of-input: the client will send nothing more, not even session/cancel:
+        # every running turn is cancelled now, as session/cancel would, and answers
+        # stopReason "cancelled" (a client that half-closed still reads it); other requests
+        # get drain_timeout to answer, then the connection closes.
+        self._slots.cancel_all()
 
     def _on_close(self) -> None:
         self._slots.cancel_all()
@@ -626,6 +651,10 @@ def serve_stdio(
 ) -> int:
     """Serve ``agent`` on this process's stdin/stdout until the client goes away; returns 0.
 
+    ``kwargs`` go to ``AgentSideConnection`` (``drain_timeout``, ``max_handlers``...). Called
+    from the main thread, it makes SIGTERM and SIGHUP close the connection cleanly (every
+    process the agent started is stopped) before it returns.
+
     spec TRANSPORT-08: stdout carries protocol messages only. The protocol keeps the original
     stdout descriptor; file descriptor 1 and ``sys.stdout`` are pointed at stderr, so that a
     stray ``print`` (or a child process that inherits fd 1) cannot corrupt the stream.
@@ -637,6 +666,9 @@ def serve_stdio(
     sys.stdout = sys.stderr
     stream = FdStream(0, protocol_out, write_timeout=None)
     side = AgentSideConnection(agent, stream, recorder=recorder, **kwargs).start()
+    # SIGTERM and SIGHUP end the connection as Ctrl-C does: turns cancelled, MCP servers and
+    # their groups stopped (in a hurry: spec-gap shutdown-ladder), then we return.
+    _groups.install_stop_signals()
     try:
         side.wait_closed()
     except KeyboardInterrupt:

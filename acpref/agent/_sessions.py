@@ -282,6 +282,7 @@ class Session:
 
     @classmethod
     def from_settings_json(cls, data: Dict[str, Any]) -> "Session":
+        """A session as ``settings_json`` wrote it (its history is read apart)."""
         return cls(
             id=data["id"],
             cwd=data["cwd"],
@@ -328,6 +329,7 @@ class SessionRegistry:
 
     @property
     def state_dir(self) -> Optional[str]:
+        """The directory sessions persist in, or None for memory only."""
         return self._state_dir
 
     # -- creating and finding --------------------------------------------------------------------
@@ -361,6 +363,7 @@ class SessionRegistry:
         return session
 
     def get(self, session_id: str) -> Optional[Session]:
+        """The session ``session_id``, or None."""
         with self._lock:
             return self._sessions.get(session_id)
 
@@ -401,6 +404,7 @@ class SessionRegistry:
             session.turn = turn
 
     def end_turn(self, session: Session, turn: Any) -> None:
+        """The session's turn ``turn`` ended (a later turn that started meanwhile is kept)."""
         with session._lock:
             if session.turn is turn:
                 session.turn = None
@@ -455,6 +459,7 @@ class SessionRegistry:
             self._append_history(session, chunks)
 
     def set_modes(self, session: Session, modes: Optional[s.SessionModeState]) -> None:
+        """Set the session's modes and save it."""
         with session._lock:
             session.modes = modes
         self.save(session)
@@ -462,11 +467,13 @@ class SessionRegistry:
     def set_config_options(
         self, session: Session, options: Optional[List[s.SessionConfigOption]]
     ) -> None:
+        """Set the session's config options and save it."""
         with session._lock:
             session.config_options = options
         self.save(session)
 
     def set_title(self, session: Session, title: Optional[str]) -> None:
+        """Set the session's title (and its update time) and save it."""
         with session._lock:
             session.title = title
             session.updated_at = _now()

@@ -42,7 +42,7 @@ from .._threads import Flag
 from ..connection import Connection, PendingRequest
 from ..errors import ConnectionClosed, LocalProtocolError
 from ..schema import UNSET
-from ._client import ClientHandle
+from ._client import ClientHandle, check_update
 from ._sessions import Session, SessionRegistry
 
 __all__ = ["PromptTurn", "TerminalHandle", "TurnCancelled", "TurnSlots"]
@@ -162,6 +162,7 @@ class PromptTurn:
 
     @property
     def ended(self) -> bool:
+        """True once the prompt was answered: no update of this turn can be sent any more."""
         return self._ended
 
     def new_message_id(self) -> str:
@@ -175,12 +176,15 @@ class PromptTurn:
 
     # -- streaming -------------------------------------------------------------------------------
 
-    def update(self, update: Any) -> None:
+    def update(self, update: "s.SessionUpdate") -> None:
         """Send a session update of this turn, and record it in the session's history.
 
-        Sent and recorded under the turn's lock, so that the history (and so a later replay)
-        keeps the wire order even when several threads of one turn stream at once.
+        ``update`` is one of the schema's session update models (``s.AgentMessageChunk``,
+        ``s.ToolCall``, ``s.Plan``...); anything else raises ``TypeError``, and nothing is sent
+        or recorded. Sent and recorded under the turn's lock, so that the history (and so a
+        later replay) keeps the wire order even when several threads of one turn stream at once.
         """
+        check_update(update)
         with self._lock:
             # spec PROMPT-25, CANCEL-04: only the end of the turn stops updates; after a cancel,
             # content and tool call updates may still go out until the prompt is answered.

@@ -41,7 +41,7 @@ from ..connection import (
     Recorder,
     RequestContext,
 )
-from ..errors import ConnectionClosed
+from ..errors import ConnectionClosed, RequestTimeout
 from ..methods import PROTOCOL_VERSION
 from ._desk import ClientObserver, PermissionDesk
 from .interface import Client, OpenedSession
@@ -142,15 +142,25 @@ class ClientSideConnection:
         on_stderr_line: Optional[Callable[[str], None]] = None,
         stderr_limit: int = 1 << 20,
         write_timeout: Optional[float] = 30.0,
+        new_session: bool = True,
+        pass_stderr: bool = False,
         **kwargs: Any,
     ) -> "ClientSideConnection":
         """Start the agent ``argv`` (no shell) and connect to its stdin/stdout (spec TRANSPORT-03).
 
         Its stderr is always drained (TRANSPORT-07): the last ``stderr_limit`` bytes are kept in
-        ``stderr``, and each line goes to ``on_stderr_line`` if given. The agent runs in a
-        session of its own, so a Ctrl-C typed at our terminal reaches us, not it. An agent that
-        stops reading its stdin fails a write of ours after ``write_timeout`` seconds without
-        progress, and with it every pending call (the connection closes).
+        ``stderr``, and each line goes to ``on_stderr_line`` if given. With ``pass_stderr`` the
+        agent writes to our own stderr instead, straight through (nothing is kept, and
+        ``on_stderr_line`` is not called). An agent that stops reading its
+        stdin fails a write of ours after ``write_timeout`` seconds without progress, and with it
+        every pending call (the connection closes).
+
+        With ``new_session`` (the default) the agent runs in a session and process group of its
+        own: a Ctrl-C typed at our terminal reaches us, not it, and ``close()`` stops the whole
+        group, whatever the agent started included. With ``new_session=False`` it stays in our
+        process group (a harness that stops its own group by signal reaches it, and so does a
+        Ctrl-C): ``close()`` then signals the agent process only, and what it started is the
+        group owner's to stop.
         """
         # spec TRANSPORT-02, TRANSPORT-03, TRANSPORT-07: we spawn the agent and speak over its
         # stdin/stdout; its stderr is drained, not parsed.
@@ -159,7 +169,8 @@ class ClientSideConnection:
             env=env,
             cwd=cwd,
             stderr=StderrBuffer(stderr_limit, on_stderr_line),
-            new_session=True,
+            new_session=new_session,
+            pass_stderr=pass_stderr,
         )
         assert process.popen.stdout is not None and process.popen.stdin is not None
         stream = FdStream(
@@ -179,16 +190,19 @@ class ClientSideConnection:
 
     @property
     def closed(self) -> bool:
+        """True once the connection has ended (closed by us, or the agent went away)."""
         return self.connection.closed
 
     @property
     def agent_capabilities(self) -> s.AgentCapabilities:
+        """What the agent advertised in ``initialize`` (empty capabilities before it)."""
         r = self.initialize_response
         caps = r.agent_capabilities if r is not None else s.UNSET
         return caps if isinstance(caps, s.AgentCapabilities) else s.AgentCapabilities()
 
     @property
     def agent_info(self) -> Optional[s.Implementation]:
+        """The agent's ``agentInfo`` (name, title, version), if it sent one."""
         r = self.initialize_response
         return (
             r.agent_info if r is not None and isinstance(r.agent_info, s.Implementation) else None
@@ -196,6 +210,7 @@ class ClientSideConnection:
 
     @property
     def auth_methods(self) -> List[Any]:
+        """The authentication methods the agent offered in ``initialize``."""
         r = self.initialize_response
         return list(r.auth_methods) if r is not None and isinstance(r.auth_methods, list) else []
 
@@ -231,11 +246,15 @@ class ClientSideConnection:
     def authenticate(
         self, params: s.AuthenticateRequest, *, timeout: Optional[float] = None
     ) -> s.AuthenticateResponse:
+        """Authenticate with one of the agent's ``authMethods`` (spec AUTH-01); needed before
+        sessions when the agent asks for it.
+        """
         return self._call("authenticate", params, timeout)
 
     def session_new(
         self, params: s.NewSessionRequest, *, timeout: Optional[float] = None
     ) -> s.NewSessionResponse:
+        """Create a session (spec SETUP-24); the client learns its roots from the request."""
         return self._call("session/new", params, timeout)  # spec SETUP-24, SETUP-35: rules
 
     def session_load(
@@ -252,11 +271,15 @@ class ClientSideConnection:
     def session_set_mode(
         self, params: s.SetSessionModeRequest, *, timeout: Optional[float] = None
     ) -> s.SetSessionModeResponse:
+        """Switch the session's mode (spec MODES-05); refused unless the agent offered modes."""
         return self._call("session/set_mode", params, timeout)
 
     def session_set_config_option(
         self, params: s.SetSessionConfigOptionRequest, *, timeout: Optional[float] = None
     ) -> s.SetSessionConfigOptionResponse:
+        """Set one of the session's config options (spec CONFIG-08); the answer carries every
+        option's new state.
+        """
         return self._call("session/set_config_option", params, timeout)
 
     def session_prompt(
@@ -264,16 +287,23 @@ class ClientSideConnection:
     ) -> s.PromptResponse:
         """Run one turn: blocks until it ends; every update of the turn is delivered first.
 
-        With a ``timeout``, a turn still running then is cancelled (``session/cancel``) and its
-        answer awaited for up to ``timeout`` more.
+        ``timeout`` bounds the whole call: a turn still running then is cancelled
+        (``session/cancel``, so that the agent stops) and ``RequestTimeout`` is raised at once;
+        the turn's own answer (normally ``cancelled``) is read by the connection when it comes.
+        For a turn to wait for in steps, use ``session_prompt_async``.
         """
         turn = self.session_prompt_async(params)
         if not turn.wait(timeout):
             self.cancel(params.session_id)
-        return turn.result(timeout)
+            raise RequestTimeout(
+                f"the prompt turn of {params.session_id} did not end within {timeout}s; "
+                "it was cancelled"
+            )
+        return turn.result(0)
 
     def session_prompt_async(self, params: s.PromptRequest) -> PromptTurn:
-        """Send ``session/prompt`` and return at once with a ``PromptTurn``."""
+        """Send ``session/prompt`` and return at once with a ``PromptTurn`` (never given up on a
+        timeout: wait for it as long as you like, cancel it with ``PromptTurn.cancel``)."""
         self._desk.turn_started(params.session_id)
         self.client.on_prompt(params)
         pending = self.connection.request_async("session/prompt", params)
@@ -293,16 +323,21 @@ class ClientSideConnection:
         self, params: Optional[s.ListSessionsRequest] = None, *, timeout: Optional[float] = None
     ) -> s.ListSessionsResponse:
         # spec LIST-01: refused unless sessionCapabilities.list (the rules)
+        """One page of the agent's sessions (spec LIST-01); refused unless
+        ``sessionCapabilities.list``. ``list_sessions`` walks every page.
+        """
         return self._call("session/list", params or s.ListSessionsRequest(), timeout)
 
     def session_delete(
         self, params: s.DeleteSessionRequest, *, timeout: Optional[float] = None
     ) -> s.DeleteSessionResponse:
+        """Delete a session for good (spec DELETE-01); refused unless the agent advertised it."""
         return self._call("session/delete", params, timeout)  # spec DELETE-01: rules
 
     def session_resume(
         self, params: s.ResumeSessionRequest, *, timeout: Optional[float] = None
     ) -> s.ResumeSessionResponse:
+        """Resume a session without its history being replayed (spec SETUP-10)."""
         self._opening(params.session_id, params.cwd, params.additional_directories, "resume")
         return self._call("session/resume", params, timeout)  # spec SETUP-10: rules
 
@@ -317,6 +352,7 @@ class ClientSideConnection:
     def logout(
         self, params: Optional[s.LogoutRequest] = None, *, timeout: Optional[float] = None
     ) -> s.LogoutResponse:
+        """End the authenticated state (spec AUTH-03); refused unless ``auth.logout``."""
         return self._call("logout", params or s.LogoutRequest(), timeout)  # spec AUTH-03
 
     def ext_method(
@@ -326,6 +362,7 @@ class ClientSideConnection:
         return self._call(method, {} if params is None else params, timeout)
 
     def ext_notification(self, method: str, params: Any = None) -> None:
+        """Send a custom ``_``-prefixed notification (spec EXT-05): raw JSON params."""
         self.connection.notify(method, {} if params is None else params)
 
     # -- Conveniences ---------------------------------------------------------------------------
@@ -365,7 +402,10 @@ class ClientSideConnection:
         system_prompt: Any = RESEND,
         timeout: Optional[float] = None,
     ) -> s.LoadSessionResponse:
-        """``system_prompt`` defaults to the one the session was set up with (SYSPROMPT-11)."""
+        """``session/load`` of ``session_id`` in ``cwd`` (made absolute); the history is
+        replayed as updates before this returns (spec SETUP-05). ``system_prompt`` defaults to
+        the one the session was set up with (SYSPROMPT-11).
+        """
         dirs = _absolute_all(additional_directories)
         params = s.LoadSessionRequest(
             session_id=session_id,
@@ -388,7 +428,9 @@ class ClientSideConnection:
         system_prompt: Any = RESEND,
         timeout: Optional[float] = None,
     ) -> s.ResumeSessionResponse:
-        """``system_prompt`` defaults to the one the session was set up with (SYSPROMPT-11)."""
+        """``session/resume`` of ``session_id`` in ``cwd`` (made absolute), without a replay.
+        ``system_prompt`` defaults to the one the session was set up with (SYSPROMPT-11).
+        """
         dirs = _absolute_all(additional_directories)
         params = s.ResumeSessionRequest(
             session_id=session_id,
@@ -408,14 +450,19 @@ class ClientSideConnection:
         return self.session_prompt(_prompt_request(session_id, content), timeout=timeout)
 
     def prompt_async(self, session_id: str, content: PromptContent) -> PromptTurn:
+        """Send a prompt (a string is one text block) and return at once with a ``PromptTurn``."""
         return self.session_prompt_async(_prompt_request(session_id, content))
 
     def cancel(self, session_id: str) -> None:
+        """Cancel the session's running turn (``session/cancel``, spec PROMPT-19); the turn
+        still answers, with ``stopReason: "cancelled"``.
+        """
         self.session_cancel(s.CancelNotification(session_id=session_id))
 
     def set_mode(
         self, session_id: str, mode_id: str, *, timeout: Optional[float] = None
     ) -> s.SetSessionModeResponse:
+        """``session/set_mode`` by ids."""
         return self.session_set_mode(
             s.SetSessionModeRequest(session_id=session_id, mode_id=mode_id), timeout=timeout
         )
@@ -428,6 +475,7 @@ class ClientSideConnection:
         *,
         timeout: Optional[float] = None,
     ) -> s.SetSessionConfigOptionResponse:
+        """``session/set_config_option`` by ids, with a select value (str) or a boolean."""
         params = s.SetSessionConfigOptionRequest(
             session_id=session_id, config_id=config_id, value=value
         )
@@ -452,6 +500,7 @@ class ClientSideConnection:
     def close_session(
         self, session_id: str, *, timeout: Optional[float] = None
     ) -> s.CloseSessionResponse:
+        """``session/close`` of ``session_id``; its running turn is cancelled with it."""
         return self.session_close(s.CloseSessionRequest(session_id=session_id), timeout=timeout)
 
     # -- Ending ---------------------------------------------------------------------------------
@@ -474,6 +523,7 @@ class ClientSideConnection:
         return self._shutdown_process(grace, term_grace)
 
     def wait_closed(self, timeout: Optional[float] = None) -> bool:
+        """Wait up to ``timeout`` seconds for the connection to end; True if it has."""
         return self.connection.wait_closed(timeout)
 
     def __enter__(self) -> "ClientSideConnection":
@@ -494,23 +544,22 @@ class ClientSideConnection:
         """Turn "connection closed" into "the agent exited with status N" where that is so."""
         if not isinstance(exc, ConnectionClosed) or self.process is None or self._closed_by_us:
             return exc
-        try:
-            returncode = self.process.popen.wait(timeout=1.0)
-        except Exception:  # noqa: BLE001 - still running: the plain error says enough
-            return exc
+        returncode = self.process.wait(1.0)  # not reaped: the ladder still owns its group
+        if returncode is None:
+            return exc  # still running: the plain error says enough
         self.returncode = returncode
         tail = self.process.stderr.text()[-2000:]
         stopped_by = self.process.stopped_by
         signals = {"SIGTERM": -signal.SIGTERM, "SIGKILL": -signal.SIGKILL}
         if stopped_by is None or signals.get(stopped_by) != returncode:
-            message = f"the agent exited with status {returncode} while we waited for {method}"
+            how = self.process.describe_exit(returncode)
+            message = f"the agent {how} while we waited for {method}"
         else:
             # The connection ended first (the agent closed its output, or stopped reading and a
             # write timed out); then we stopped the agent. Say so, with the first cause: the
             # exit status is only the consequence.
             message = (
-                f"{method} failed: {exc}; the agent was then stopped ({stopped_by}, "
-                f"status {returncode})"
+                f"{method} failed: {exc}; the agent was then stopped by acpref with {stopped_by}"
             )
         if tail.strip():
             message += f"; its last stderr:\n{tail.rstrip()}"

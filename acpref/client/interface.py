@@ -111,29 +111,53 @@ class Client:
     # -- Optional methods (spec OVERVIEW-05): advertised only when overridden -------------------
 
     def fs_read_text_file(self, params: s.ReadTextFileRequest) -> s.ReadTextFileResponse:
+        """Read a text file for the agent (spec FS-01); advertised as ``fs.readTextFile`` only
+        when overridden. The default answers -32601.
+        """
         raise RpcError.method_not_found("fs/read_text_file")
 
     def fs_write_text_file(self, params: s.WriteTextFileRequest) -> s.WriteTextFileResponse:
+        """Write a text file for the agent (spec FS-05); advertised as ``fs.writeTextFile`` only
+        when overridden. The default answers -32601.
+        """
         raise RpcError.method_not_found("fs/write_text_file")
 
     def terminal_create(self, params: s.CreateTerminalRequest) -> s.CreateTerminalResponse:
+        """Start a command and answer its terminal id at once (spec TERM-03); advertised as
+        ``terminal`` only when overridden. The default answers -32601.
+        """
         raise RpcError.method_not_found("terminal/create")
 
     def terminal_output(self, params: s.TerminalOutputRequest) -> s.TerminalOutputResponse:
+        """A terminal's output so far, whether it was truncated, and its exit status once it
+        exited (spec TERM-09). The default answers -32601.
+        """
         raise RpcError.method_not_found("terminal/output")
 
     def terminal_release(self, params: s.ReleaseTerminalRequest) -> s.ReleaseTerminalResponse:
+        """Kill the command if it still runs and forget the terminal (spec TERM-13). The
+        default answers -32601.
+        """
         raise RpcError.method_not_found("terminal/release")
 
     def terminal_wait_for_exit(
         self, params: s.WaitForTerminalExitRequest
     ) -> s.WaitForTerminalExitResponse:
+        """Answer once the command has exited, with its exit code or signal (spec TERM-11).
+        The default answers -32601.
+        """
         raise RpcError.method_not_found("terminal/wait_for_exit")
 
     def terminal_kill(self, params: s.KillTerminalRequest) -> s.KillTerminalResponse:
+        """Stop the command; the terminal stays readable (spec TERM-12). The default answers
+        -32601.
+        """
         raise RpcError.method_not_found("terminal/kill")
 
     def elicitation_create(self, params: s.CreateElicitationRequest) -> s.CreateElicitationResponse:
+        """Ask the user for structured input or to visit a URL (spec ELICIT-01); advertised
+        only when overridden. The default answers -32601.
+        """
         raise RpcError.method_not_found("elicitation/create")
 
     def elicitation_complete(self, params: s.CompleteElicitationNotification) -> None:

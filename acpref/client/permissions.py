@@ -43,7 +43,10 @@ AskCallback = Callable[[s.RequestPermissionRequest, threading.Event], Optional[s
 class PermissionPolicy(Protocol):
     def decide(
         self, request: s.RequestPermissionRequest, cancelled: threading.Event
-    ) -> s.RequestPermissionResponse: ...
+    ) -> s.RequestPermissionResponse:
+        """Answer one permission request; ``cancelled`` is set when the turn is cancelled meanwhile
+        (then answer ``cancelled``, spec PROMPT-21).
+        """
 
 
 def selected(option_id: str) -> s.RequestPermissionResponse:
@@ -90,6 +93,9 @@ class Allow:
     def decide(
         self, request: s.RequestPermissionRequest, cancelled: threading.Event
     ) -> s.RequestPermissionResponse:
+        """Pick the offered ``allow_once`` option, else ``allow_always``, else ``cancelled``
+        (see ``allow``), without asking.
+        """
         return allow(request)
 
 
@@ -99,6 +105,9 @@ class Reject:
     def decide(
         self, request: s.RequestPermissionRequest, cancelled: threading.Event
     ) -> s.RequestPermissionResponse:
+        """Pick the offered ``reject_once`` option, else ``reject_always``, else ``cancelled``
+        (see ``reject``), without asking.
+        """
         return reject(request)
 
 
@@ -111,6 +120,9 @@ class Ask:
     def decide(
         self, request: s.RequestPermissionRequest, cancelled_event: threading.Event
     ) -> s.RequestPermissionResponse:
+        """Ask ``callback`` for an option id; ``cancelled`` when the turn was cancelled meanwhile
+        or the callback gave none.
+        """
         option_id = self._callback(request, cancelled_event)
         if cancelled_event.is_set() or option_id is None:
             return cancelled()

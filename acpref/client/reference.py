@@ -117,6 +117,7 @@ class ReferenceClient(Client):
 
     @property
     def session_ids(self) -> List[str]:
+        """The ids of the sessions this client knows, in the order they opened."""
         with self._lock:
             return list(self._sessions)
 
@@ -130,6 +131,7 @@ class ReferenceClient(Client):
             return session.view.tool_calls.get(tool_call_id)
 
     def roots(self, session_id: str) -> Sequence[str]:
+        """The roots a session was given (its cwd, then its additional directories)."""
         with self._lock:
             return self._sessions[session_id].roots.given
 
@@ -146,6 +148,9 @@ class ReferenceClient(Client):
         return session
 
     def on_session_open(self, session: OpenedSession) -> None:
+        """A session opened (new, load or resume): its roots are set, and a new or loaded
+        session starts from an empty view.
+        """
         roots = Roots(session.roots)
         with self._lock:
             known = self._sessions.get(session.session_id)
@@ -161,6 +166,9 @@ class ReferenceClient(Client):
             known.view.seed(session.response)
 
     def on_agent_result(self, method: str, params: Any, result: Any) -> None:
+        """An agent's answer arrived: the view follows mode and option changes, and a closed or
+        deleted session's terminals are released.
+        """
         with self._lock:
             session = self._sessions.get(getattr(params, "session_id", None) or "")
         if session is None:
@@ -185,6 +193,7 @@ class ReferenceClient(Client):
             ).start()
 
     def on_prompt(self, params: s.PromptRequest) -> None:
+        """A turn starts: the prompt is recorded as the user's message."""
         with self._lock:
             session = self._sessions.get(params.session_id)
         if session is not None:
@@ -192,6 +201,9 @@ class ReferenceClient(Client):
             session.view.begin_turn(params.prompt)
 
     def on_cancel(self, session_id: str) -> None:
+        """The turn was cancelled: pending questions stop waiting, and unfinished tool calls are
+        marked cancelled (spec PROMPT-20).
+        """
         with self._lock:
             session = self._sessions.get(session_id)
         if session is not None:
@@ -199,6 +211,7 @@ class ReferenceClient(Client):
             session.view.cancel_turn()  # spec PROMPT-20
 
     def on_close(self, reason: Optional[str]) -> None:
+        """The connection ended: questions stop waiting, every terminal is killed and reaped."""
         with self._lock:
             sessions = list(self._sessions.values())
         for session in sessions:
@@ -208,6 +221,7 @@ class ReferenceClient(Client):
     # -- Baseline methods ---------------------------------------------------------------------
 
     def session_update(self, params: s.SessionNotification) -> None:
+        """Merge one update into the session's view (messages, tool calls, plan, modes...)."""
         with self._lock:
             session = self._sessions.get(params.session_id)
         if session is None:
@@ -232,6 +246,7 @@ class ReferenceClient(Client):
     def session_request_permission(
         self, params: s.RequestPermissionRequest
     ) -> s.RequestPermissionResponse:
+        """Answer a permission request with the client's policy (``permissions``)."""
         session = self._session(params.session_id)
         session.view.tool_call(params.tool_call)
         # spec TOOL-08, TOOL-09: the policy answers with an offered option or cancelled.
@@ -240,6 +255,9 @@ class ReferenceClient(Client):
     # -- Files ----------------------------------------------------------------------------------
 
     def fs_read_text_file(self, params: s.ReadTextFileRequest) -> s.ReadTextFileResponse:
+        """Read a UTF-8 file below the session's roots: whole (bounded), or ``line``/``limit``
+        of it (spec FS-01, FS-02).
+        """
         session = self._session(params.session_id)
         line = params.line if isinstance(params.line, int) else None
         limit = params.limit if isinstance(params.limit, int) else None
@@ -255,6 +273,9 @@ class ReferenceClient(Client):
         return s.ReadTextFileResponse(content=content)
 
     def fs_write_text_file(self, params: s.WriteTextFileRequest) -> s.WriteTextFileResponse:
+        """Write a file below the session's roots (spec FS-05); missing parent directories
+        are made, below a root only (spec-gap fs-write-mkdir).
+        """
         session = self._session(params.session_id)
         files.write_text(session.roots, params.path, params.content)  # spec FS-07: created
         return s.WriteTextFileResponse()  # spec FS-08: an empty object
@@ -262,6 +283,7 @@ class ReferenceClient(Client):
     # -- Terminals ----------------------------------------------------------------------------
 
     def terminal_create(self, params: s.CreateTerminalRequest) -> s.CreateTerminalResponse:
+        """Start the command in a terminal of the session (no shell, own process group)."""
         session = self._session(params.session_id)
         cwd = params.cwd if isinstance(params.cwd, str) else session.roots.given[0]
         real_cwd = session.roots.directory(cwd)  # the command runs inside the roots too
@@ -276,6 +298,7 @@ class ReferenceClient(Client):
         return s.CreateTerminalResponse(terminal_id=terminal_id)
 
     def terminal_output(self, params: s.TerminalOutputRequest) -> s.TerminalOutputResponse:
+        """The terminal's output so far, truncated or not, and its exit status once it exited."""
         output, truncated, status = self.terminals.output(params.session_id, params.terminal_id)
         # spec TERM-09: exitStatus only once the command has exited.
         exit_status = (
@@ -286,15 +309,18 @@ class ReferenceClient(Client):
     def terminal_wait_for_exit(
         self, params: s.WaitForTerminalExitRequest
     ) -> s.WaitForTerminalExitResponse:
+        """Wait for the command to exit; its exit code or signal name."""
         code, signal_name = self.terminals.wait_for_exit(params.session_id, params.terminal_id)
         # spec TERM-10, TERM-11: exitCode null when killed by a signal, signal null otherwise.
         return s.WaitForTerminalExitResponse(exit_code=code, signal=signal_name)
 
     def terminal_kill(self, params: s.KillTerminalRequest) -> s.KillTerminalResponse:
+        """Stop the command and what it started; the terminal stays readable."""
         self.terminals.kill(params.session_id, params.terminal_id)  # spec TERM-12
         return s.KillTerminalResponse()
 
     def terminal_release(self, params: s.ReleaseTerminalRequest) -> s.ReleaseTerminalResponse:
+        """Kill the command if it runs and forget the terminal."""
         self.terminals.release(params.session_id, params.terminal_id)  # spec TERM-13, TERM-14
         return s.ReleaseTerminalResponse()
 
@@ -302,9 +328,11 @@ class ReferenceClient(Client):
 
     def elicitation_modes(self) -> Sequence[str]:
         # spec ELICIT-05: a mode is advertised only when a callback serves it.
+        """The elicitation modes advertised: those a callback was given for (spec ELICIT-05)."""
         return tuple(mode for mode, callback in self._elicit.items() if callback is not None)
 
     def elicitation_create(self, params: s.CreateElicitationRequest) -> s.CreateElicitationResponse:
+        """Ask the callback of the request's mode; a mode without one is refused with -32602."""
         mode = params.mode
         name = getattr(type(mode), "mode", None)
         callback = self._elicit.get(name) if isinstance(name, str) else None
@@ -337,6 +365,7 @@ class ReferenceClient(Client):
         return response
 
     def elicitation_complete(self, params: s.CompleteElicitationNotification) -> None:
+        """A URL elicitation we accepted finished; unknown ids are ignored (spec ELICIT-28)."""
         with self._lock:
             known = params.elicitation_id in self._url_elicitations
             self._url_elicitations.discard(params.elicitation_id)
@@ -351,15 +380,18 @@ class ReferenceClient(Client):
 
     def capability_meta(self) -> Optional[Dict[str, Any]]:
         # spec EXT-09, EXT-11: custom methods served are advertised under _meta, by namespace.
+        """The ``clientCapabilities._meta`` advertising the custom methods served (spec EXT-09)."""
         return self._capability_meta
 
     def ext_method(self, method: str, params: Any) -> Any:
+        """Serve a custom method with its registered handler; -32601 for others (spec EXT-08)."""
         handler = self._extensions.get(method)
         if handler is None:
             raise RpcError.method_not_found(method)  # spec EXT-08
         return handler(params)
 
     def ext_notification(self, method: str, params: Any) -> None:
+        """Pass a custom notification to its handler; others are ignored (spec EXT-10)."""
         handler = self._extensions.get(method)
         if handler is not None:
             handler(params)  # spec EXT-10: others are ignored

@@ -470,4 +470,5 @@ class Renderer:
                 self._notes.end()
 
     def stop_reason(self, reason: Any) -> None:
+        """Show how the turn ended (``[turn ended: cancelled]``)."""
         self.line(f"[turn ended: {_value(reason)}]")

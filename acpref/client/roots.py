@@ -103,6 +103,7 @@ class Roots:
         return f"Roots({list(self.given)!r})"
 
     def contains(self, real_path: str) -> bool:
+        """True when ``real_path`` (already resolved) lies below one of the roots."""
         return any(_below(real_path, root) for root in self.real)
 
     def resolve(self, path: str) -> str:

@@ -36,6 +36,7 @@ import uuid
 from collections import OrderedDict
 from typing import Callable, Dict, List, Mapping, Optional, Sequence, Tuple
 
+from .. import _groups
 from ..errors import ErrorCode, RpcError
 
 __all__ = ["OutputBuffer", "TerminalManager", "ExitStatus", "OutputListener", "DEFAULT_OUTPUT_CAP"]
@@ -98,6 +99,7 @@ class OutputBuffer:
         return len(self._buf)
 
     def feed(self, data: bytes) -> None:
+        """Append output bytes; the oldest beyond twice the limit are dropped."""
         self.total += len(data)
         if len(data) >= self.limit:
             self._buf = bytearray(data[len(data) - self.limit :])
@@ -271,13 +273,17 @@ class _Terminal:
         # SIGTERM is killed after a grace period, so a kill always ends it.
         if not self.exited.is_set():
             self.signal_group(signal.SIGTERM)
-            self.exited.wait(grace)
+            self.exited.wait(_groups.ladder_bounds(0.0, grace)[1])  # short when we are stopping
         # Bug found (tests/test_security.py): the ladder stopped as soon as the command itself
         # had ended, so a child that ignored SIGTERM, or one left running in the background,
         # outlived the terminal. Whatever is left of the group now gets SIGKILL (the command
         # is not reaped yet, so the group id is still this terminal's).
         self.signal_group(signal.SIGKILL)
         self.exited.wait(5.0)
+        # SIGKILL is delivered asynchronously: the members may still run for a moment. A kill
+        # answered (or a terminal released) means nothing of the command runs any more.
+        if self.popen is not None and not self.reaped:
+            _groups.wait_group_ended(self.popen.pid, 5.0)
 
     def close(self, grace: float) -> None:
         """Kill the group, reap the command, stop the reader, join the threads (bounded)."""
@@ -423,6 +429,7 @@ class TerminalManager:
         return term.buffer.retained if term is not None else 0
 
     def live(self, session_id: Optional[str] = None) -> List[str]:
+        """The ids of the terminals held now (created and not released), of one session or all."""
         with self._lock:
             return [
                 t.id
@@ -448,7 +455,7 @@ class TerminalManager:
         # terminal's own ladder finds its grace spent and goes straight on to SIGKILL.
         for term in terms:
             term.signal_group(signal.SIGTERM)
-        deadline = time.monotonic() + self.kill_grace
+        deadline = time.monotonic() + _groups.ladder_bounds(0.0, self.kill_grace)[1]
         for term in terms:
             term.exited.wait(max(0.0, deadline - time.monotonic()))
         for term in terms:

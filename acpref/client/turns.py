@@ -65,6 +65,7 @@ class PromptTurn:
 
     @property
     def done(self) -> bool:
+        """True once the prompt was answered (or failed)."""
         return self._pending.done
 
     def wait(self, timeout: Optional[float] = None) -> bool:

@@ -81,6 +81,7 @@ class ToolCallView:
 
     @property
     def finished(self) -> bool:
+        """True once the tool call is ``completed`` or ``failed``."""
         return self.status in ("completed", "failed")
 
     def merge(self, update: Any) -> None:
@@ -310,12 +311,14 @@ class SessionView:
             return view
 
     def set_modes(self, modes: Any) -> None:
+        """Take the session's modes and current mode (ignored unless a ``SessionModeState``)."""
         with self.lock:
             if isinstance(modes, s.SessionModeState):
                 self.modes = modes
                 self.current_mode = modes.current_mode_id
 
     def set_config_options(self, options: Any) -> None:
+        """Take the session's config options (options of a kind we do not know are left out)."""
         with self.lock:
             if isinstance(options, list):
                 # spec CONFIG-15: an option of a type we do not know is left out, not an error
@@ -351,10 +354,12 @@ class SessionView:
             return marked
 
     def mode_ids(self) -> List[str]:
+        """The ids of the modes the agent offers for this session."""
         with self.lock:
             return [m.id for m in self.modes.available_modes] if self.modes is not None else []
 
     def config_option(self, config_id: str) -> Optional[s.SessionConfigOption]:
+        """The config option ``config_id``, or None."""
         with self.lock:
             for option in self.config_options:
                 if option.id == config_id:

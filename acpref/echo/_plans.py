@@ -42,7 +42,7 @@ def _plans(inv: Invocation) -> s.StopReason:
         inv.say("This client did not advertise 'plan': sent the legacy plan instead.")
         return END
     checklist = "checklist"
-    steps = [
+    steps: "list[s.SessionUpdate]" = [
         # spec PLANOP-03, PLANOP-07: two plans by id, of two kinds, in one session.
         s.PlanUpdate(
             plan=s.PlanItems(plan_id=checklist, entries=_checklist(_RUNNING, _PENDING, _PENDING))

@@ -24,11 +24,7 @@ Never logged: ``env`` values (only their names), and server text is passed throu
 from __future__ import annotations
 
 import logging
-import os
-import signal
-import subprocess
 import threading
-import time
 from typing import Any, Dict, Mapping, Optional
 
 from .._transport import FdStream, Process, StderrBuffer, spawn
@@ -234,71 +230,22 @@ class StdioChannel:
                 return self._exit_status
             self._closing = True
         self._connection.close("MCP server closed by acpref")
-        popen = self._process.popen
-        # spec TRANSPORT-10: close the server's stdin, then terminate it, as a client does an agent.
-        if popen.stdin is not None:
-            try:
-                popen.stdin.close()
-            except OSError:
-                pass
-        if self._wait_leader(grace) is None:
-            self._signal_group(signal.SIGTERM)
-            if self._wait_leader(term_grace) is None:
-                self._signal_group(signal.SIGKILL)
-                self._wait_leader(kill_wait)
-        # spec-gap mcp-process-group: children the server left in its group die with it.
-        # The leader is not reaped yet (waitid WNOWAIT), so the group id cannot be reused.
-        self._signal_group(signal.SIGKILL)
-        try:
-            status: Optional[int] = popen.wait(timeout=kill_wait)
-        except subprocess.TimeoutExpired:
-            status = None
-            log.error("%s: process %d did not die after SIGKILL", self._label, popen.pid)
+        # spec TRANSPORT-10: close the server's stdin, then terminate it, as a client does an
+        # agent; spec-gap mcp-process-group: the signals go to its group, and children it left
+        # in the group are killed, and waited for, before this returns.
+        status = self._process.shutdown(grace=grace, term_grace=term_grace, kill_wait=kill_wait)
+        if status is None:
+            log.error("%s: process %d did not die after SIGKILL", self._label, self._process.pid)
         self._process.wait_drained(1.0)
-        if popen.stdout is not None:
-            try:
-                popen.stdout.close()
-            except OSError:
-                pass
         self._exit_status = status
         log.debug("%s: stopped (status %s)", self._label, status)
         return status
-
-    def _signal_group(self, signum: int) -> None:
-        try:
-            os.killpg(self._process.pid, signum)
-        except (ProcessLookupError, PermissionError):
-            pass  # the group is empty already
 
     def _wait_leader(self, timeout: float) -> Optional[int]:
         """Wait up to ``timeout`` for the server process to end *without reaping it*.
 
         Returns its exit status (negative: the signal), or None if it is still running. Not
         reaping keeps its pid, which is the group id, from being reused before the group's
-        last signal. Where ``os.waitid`` is missing, this falls back to ``Popen.wait``.
+        last signal.
         """
-        popen = self._process.popen
-        if popen.returncode is not None:
-            return popen.returncode
-        if not hasattr(os, "waitid"):  # pragma: no cover - macOS
-            try:
-                return popen.wait(timeout=timeout)
-            except subprocess.TimeoutExpired:
-                return None
-        deadline = time.monotonic() + timeout
-        delay = 0.001
-        while True:
-            try:
-                info = os.waitid(os.P_PID, popen.pid, os.WEXITED | os.WNOHANG | os.WNOWAIT)
-            except ChildProcessError:
-                return popen.poll()
-            if info is not None:
-                if info.si_code == os.CLD_EXITED:
-                    return info.si_status
-                return -info.si_status
-            remaining = deadline - time.monotonic()
-            if remaining <= 0:
-                return None
-            # Like Popen.wait's own loop: short sleeps growing to 50 ms, bounded by the deadline.
-            time.sleep(min(delay, remaining))
-            delay = min(delay * 2, 0.05)
+        return self._process.wait(timeout)

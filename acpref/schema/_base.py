@@ -25,6 +25,7 @@ import attrs
 __all__ = [
     "UNSET",
     "Unset",
+    "WireEnum",
     "JsonObject",
     "JsonValue",
     "Meta",
@@ -59,6 +60,21 @@ class Unset(enum.Enum):
 
 #: The value of every optional field that was not present on the wire.
 UNSET: Final = Unset.UNSET
+
+
+class WireEnum(str, enum.Enum):
+    """The base of every string enum of the schema: each member *is* its wire string.
+
+    ``str()`` and ``format()`` give the wire value (``"end_turn"``), on every Python version
+    (3.11 changed ``str()`` of a ``str`` mixin enum to ``StopReason.END_TURN``); ``repr()``
+    keeps the member's name. Comparisons with plain strings work as for any ``str``.
+    """
+
+    def __str__(self) -> str:
+        return str(self.value)
+
+    def __format__(self, spec: str) -> str:
+        return format(str(self.value), spec)
 
 #: The ``_meta`` extension object (spec extensibility.mdx): ``None`` when sent as ``null``.
 # spec EXT-01: every schema object has an optional ``meta`` field of this type (``_meta``).

@@ -4,7 +4,6 @@ Spec: agent-plan.mdx; clauses PLAN-01 .. PLAN-06. A ``Plan`` is a session update
 carries the complete list (PLAN-04), and a client replaces its plan with it (PLAN-05).
 """
 
-import enum
 from typing import ClassVar, List
 
 import attrs
@@ -12,6 +11,7 @@ import attrs
 from ._base import (
     Meta,
     Unset,
+    WireEnum,
     field,
 )
 
@@ -23,7 +23,7 @@ __all__ = [
 ]
 
 
-class PlanEntryPriority(str, enum.Enum):
+class PlanEntryPriority(WireEnum):
     """How important a plan entry is.
 
     Spec: agent-plan.mdx
@@ -34,7 +34,7 @@ class PlanEntryPriority(str, enum.Enum):
     LOW = "low"
 
 
-class PlanEntryStatus(str, enum.Enum):
+class PlanEntryStatus(WireEnum):
     """Where a plan entry stands.
 
     Spec: agent-plan.mdx

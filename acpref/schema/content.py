@@ -5,7 +5,6 @@ in streamed message chunks and in tool call content. Which of them a prompt may 
 by the agent's ``promptCapabilities`` (text and resource links are always allowed, INIT-15).
 """
 
-import enum
 from typing import ClassVar, List, Union
 
 import attrs
@@ -13,6 +12,7 @@ import attrs
 from ._base import (
     Meta,
     Unset,
+    WireEnum,
     field,
     keyed_union,
     tagged_union,
@@ -33,7 +33,7 @@ __all__ = [
 ]
 
 
-class Role(str, enum.Enum):
+class Role(WireEnum):
     """Who a piece of content is for: the user or the assistant.
 
     Spec: content.mdx

@@ -12,12 +12,11 @@ Unknown modes, actions, property types and multi-select item types decode to ``U
 the raw payload kept, never to a known variant (spec SCHEMA-10).
 """
 
-import enum
 from typing import ClassVar, Dict, List, Tuple, Union
 
 import attrs
 
-from ._base import Meta, Unknown, Unset, field, keyed_union, tagged_union
+from ._base import Meta, Unknown, Unset, WireEnum, field, keyed_union, tagged_union
 from .identifiers import ElicitationId, RequestId, SessionId, ToolCallId
 
 __all__ = [
@@ -86,7 +85,7 @@ keyed_union(
 # -- Form schema ----------------------------------------------------------------------------------
 
 
-class StringFormat(str, enum.Enum):
+class StringFormat(WireEnum):
     """The format of a string form field.
 
     Spec: elicitation.mdx; ELICIT-11
@@ -243,7 +242,7 @@ ElicitationPropertySchema = Union[
 tagged_union(ElicitationPropertySchema, tag="type", keep_unknown=True)
 
 
-class ElicitationSchemaType(str, enum.Enum):
+class ElicitationSchemaType(WireEnum):
     """The type of an elicitation schema: always ``object``.
 
     Spec: elicitation.mdx; ELICIT-11

@@ -6,7 +6,6 @@ reason once the turn is over; a cancelled turn ends with ``stopReason: "cancelle
 error (PROMPT-24).
 """
 
-import enum
 from typing import ClassVar, List, Union
 
 import attrs
@@ -15,6 +14,7 @@ from ._base import (
     Meta,
     Unknown,
     Unset,
+    WireEnum,
     field,
     tagged_union,
 )
@@ -47,7 +47,7 @@ __all__ = [
 ]
 
 
-class StopReason(str, enum.Enum):
+class StopReason(WireEnum):
     """Why a prompt turn ended.
 
     Spec: prompt-turn.mdx

@@ -8,12 +8,11 @@ client that advertised ``clientCapabilities.session.compaction`` (COMPACT-01), a
 part of replay (COMPACT-14).
 """
 
-import enum
 from typing import ClassVar, List
 
 import attrs
 
-from ._base import Meta, Unset, field
+from ._base import Meta, Unset, WireEnum, field
 from .content import ContentBlock
 from .identifiers import CompactionId
 
@@ -33,7 +32,7 @@ class CompactionCapabilities:
     """
 
 
-class CompactionStatus(str, enum.Enum):
+class CompactionStatus(WireEnum):
     """Lifecycle state of a context compaction.
 
     Open: fields typed with it also accept any other string, kept as the plain string. Values

@@ -9,12 +9,11 @@ the common part is ``SessionConfigOption`` and the typed part is its ``kind`` fi
 enclosing object.
 """
 
-import enum
 from typing import ClassVar, List, Union
 
 import attrs
 
-from ._base import Meta, Unset, field, tagged_union
+from ._base import Meta, Unset, WireEnum, field, tagged_union
 from .identifiers import (
     SessionConfigGroupId,
     SessionConfigId,
@@ -37,7 +36,7 @@ __all__ = [
 ]
 
 
-class SessionConfigOptionCategory(str, enum.Enum):
+class SessionConfigOptionCategory(WireEnum):
     """A UX hint for a config option; names starting with ``_`` are custom.
 
     Fields typed with it also accept any other string: an unknown category decodes to the plain

@@ -6,17 +6,16 @@ to a client that advertised ``clientCapabilities.session.notices`` (NOTICE-01). 
 answer and no removal; it is not replayed (NOTICE-06) and not a turn update (NOTICE-10).
 """
 
-import enum
 from typing import ClassVar
 
 import attrs
 
-from ._base import Meta, Unset, field
+from ._base import Meta, Unset, WireEnum, field
 
 __all__ = ["NoticeSeverity", "NoticeCapabilities", "Notice"]
 
 
-class NoticeSeverity(str, enum.Enum):
+class NoticeSeverity(WireEnum):
     """Severity hint for a session notice.
 
     Open: fields typed with it also accept any other string, kept as the plain string. Values

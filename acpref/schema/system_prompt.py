@@ -10,12 +10,11 @@ The agent advertises ``sessionCapabilities.systemPrompt: {}`` (append mode) and,
 content blocks) on the session lifecycle requests, re-sending it on load and resume.
 """
 
-import enum
 from typing import List
 
 import attrs
 
-from ._base import Meta, Unset, field
+from ._base import Meta, Unset, WireEnum, field
 from .content import ContentBlock
 
 __all__ = [
@@ -30,7 +29,7 @@ __all__ = [
 PROVISIONAL = "system prompt: stabilized 2026-11-06; shape from schema.unstable.json of 2026-11-02"
 
 
-class SystemPromptMode(str, enum.Enum):
+class SystemPromptMode(WireEnum):
     """How the Agent combines a client-provided system prompt with its own instructions.
 
     Provisional (unstable schema of 2026-11-02). Fields typed with it also accept any other

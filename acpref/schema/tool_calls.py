@@ -5,7 +5,6 @@ call; a ``ToolCallUpdate`` changes some of its fields (absent fields stay as the
 ``session/request_permission`` asks the user; its outcome is ``selected`` or ``cancelled``.
 """
 
-import enum
 from typing import ClassVar, List, Union
 
 import attrs
@@ -14,6 +13,7 @@ from ._base import (
     JsonValue,
     Meta,
     Unset,
+    WireEnum,
     field,
     tagged_union,
 )
@@ -41,7 +41,7 @@ __all__ = [
 ]
 
 
-class PermissionOptionKind(str, enum.Enum):
+class PermissionOptionKind(WireEnum):
     """The flavour of a permission option (a display hint).
 
     Spec: tool-calls.mdx
@@ -126,7 +126,7 @@ class ToolCallLocation:
     meta: Meta | Unset = field(default_on_error=True)
 
 
-class ToolCallStatus(str, enum.Enum):
+class ToolCallStatus(WireEnum):
     """Where a tool call is in its lifecycle.
 
     Spec: tool-calls.mdx
@@ -139,7 +139,7 @@ class ToolCallStatus(str, enum.Enum):
     FAILED = "failed"
 
 
-class ToolKind(str, enum.Enum):
+class ToolKind(WireEnum):
     """What kind of work a tool call does (a display hint).
 
     Spec: tool-calls.mdx

@@ -247,7 +247,7 @@ def _run(
             scenario.name,
             None
             if driver.exited_on_eof
-            else "the agent did not close its output within 5s of end of input",
+            else "the agent did not exit within 5s of the end of its input",
         )
         tail = driver.stderr.strip().splitlines()[-3:]
         if len(report.failures) > failures_before and tail:

@@ -23,7 +23,7 @@ import sys
 import threading
 from typing import Any, Dict, Optional, Set
 
-from .. import __version__
+from .. import __version__, _groups
 from .. import schema as s
 from .._transport import FdStream
 from ..agent import Agent, AgentSideConnection, ClientHandle, PromptTurn, SessionRegistry
@@ -244,6 +244,7 @@ def serve_check_client(report_path: str) -> int:
     side = AgentSideConnection(factory, stream, name="check-client")
     grader.save()
     side.start()
+    _groups.install_stop_signals()  # SIGTERM, SIGHUP: close as on Ctrl-C, the report written
     try:
         side.wait_closed()
     except KeyboardInterrupt:

@@ -340,17 +340,22 @@ class AgentDriver:
         """End the connection as a client does: close the agent's input, wait, then stop it.
 
         Returns the oracle's report of the whole transcript. ``exited_on_eof`` says whether the
-        agent closed its output within ``grace`` seconds of end of input.
+        agent exited (a process) or closed its output (in memory) within ``grace`` seconds of
+        the end of its input.
         """
         if self._report is not None:
             return self._report
         self.stream.end_output()
-        self.exited_on_eof = self.sink.wait_peer_eof(grace)
-        if self.process is not None and self.exited_on_eof:
-            try:
-                self.process.popen.wait(grace)
-            except Exception:  # noqa: BLE001 - the ladder below ends it
-                self.exited_on_eof = False
+        if self.process is not None:
+            # The agent process's exit is what counts: its output may be held open by a child it
+            # left running, which the ladder below kills with the agent's group. Not reaped
+            # here, so that the group stays the agent's until then.
+            self.exited_on_eof = self.process.wait(grace) is not None
+            if self.exited_on_eof:
+                self.process.stop_group(5.0)  # what it left behind holds no pipe of ours now
+                self.sink.wait_peer_eof(grace)  # so every answer it wrote is read first
+        else:
+            self.exited_on_eof = self.sink.wait_peer_eof(grace)
         self.connection.close("test over")
         if self.agent_side is not None:
             self.agent_side.close()

@@ -17,6 +17,7 @@ import subprocess
 import threading
 from typing import Dict, Optional
 
+from .. import _groups
 from .. import schema as s
 from ..connection import RequestContext
 from ..errors import RpcError
@@ -68,11 +69,11 @@ class _Terminal:
         return s.TerminalExitStatus(exit_code=code, signal=None)
 
     def kill(self) -> None:
-        if self.popen.poll() is None:
-            try:
-                self.popen.kill()
-            except ProcessLookupError:  # pragma: no cover - already gone
-                pass
+        # The command leads a group of its own: SIGKILL reaches what it started too. The group
+        # id is safe to signal until the reader thread reaps the command (after its output ends,
+        # which a live member of the group still holds open).
+        if not self.exited.is_set():
+            _groups.signal_group(self.popen.pid, signal.SIGKILL)
 
 
 class Terminals:
@@ -106,6 +107,7 @@ class Terminals:
                 stdin=subprocess.DEVNULL,
                 stdout=subprocess.PIPE,
                 stderr=subprocess.STDOUT,
+                start_new_session=True,  # a group of its own, killed whole
             )
         except OSError as exc:
             raise RpcError.invalid_params(f"cannot start {params.command!r}: {exc}") from None
