@@ -51,7 +51,7 @@ def _tested_by() -> Dict[str, List[str]]:
 
 
 def _cites(line: str, clause: str) -> bool:
-    """``# spec A-01, B-02: ...`` cites both A-01 and B-02."""
+    """``# spec FS-03, OVERVIEW-06: ...`` cites both FS-03 and OVERVIEW-06."""
     match = re.search(r"#\s*spec ([A-Z]+-\d+(?:\s*,\s*[A-Z]+-\d+)*)", line)
     return bool(match) and clause in re.split(r"\s*,\s*", match.group(1))
 
