@@ -171,7 +171,7 @@ def read_register(path: Optional[str] = None) -> List[Dict[str, str]]:
         if candidate and os.path.exists(candidate):
             path = candidate
         else:
-            path = os.path.join(os.path.dirname(os.path.abspath(__file__)), "_rules", "clauses.tsv")
+            path = os.path.join(os.path.dirname(os.path.abspath(__file__)), "_core", "clauses.tsv")
     with open(path, encoding="utf-8") as f:
         lines = f.read().splitlines()
     header = lines[0].split("\t")

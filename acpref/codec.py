@@ -36,7 +36,7 @@ A failure is a ``DecodeError`` listing ``(path, message)`` pairs with paths in w
 (``params.prompt[0].type``); ``DecodeError.to_rpc_error`` is the one place that turns it into
 JSON-RPC ``-32602`` (RPC-13). Encoding never validates: models may be built invalid on purpose.
 
-What must not live here: protocol rules (``acpref._rules``), I/O, threads.
+What must not live here: protocol rules (``acpref._core``), I/O, threads.
 """
 
 from __future__ import annotations

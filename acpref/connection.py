@@ -26,7 +26,7 @@ invalid envelope -32600, an oversize line -32600, an unknown method -32601, a ha
 peer, or ``close()`` fail every pending request at once with ``ConnectionClosed``.
 
 This layer knows JSON-RPC and the methods table, not the protocol's rules: the agent and client
-sides wrap their handlers with those (``acpref._rules``).
+sides wrap their handlers with those (``acpref._core``).
 """
 
 from __future__ import annotations

@@ -7,7 +7,7 @@ overview.mdx (Agent and Client methods); clauses OVERVIEW-02 .. OVERVIEW-05, EXT
 ``"client"`` methods by the agent, ``"both"`` by either. ``gate`` names the capability that makes
 an optional method available, as a dotted path into the receiver's advertised capabilities
 (``"loadSession"`` in ``agentCapabilities``, ``"fs.readTextFile"`` in ``clientCapabilities``);
-``acpref._rules.capabilities.gate_open`` reads it with the schema's defaults. ``clause`` is the
+``acpref._core.capabilities.gate_open`` reads it with the schema's defaults. ``clause`` is the
 clause that makes the gate (or, ungated, the one that makes the method baseline).
 
 Nothing here does I/O; the connection, the rules and the oracle all read this one table.

@@ -20,7 +20,7 @@ from typing import Any, Callable, List, Optional
 import pytest
 
 from acpref import schema as s
-from acpref._rules import Party
+from acpref._core import Party
 from acpref.agent import Agent, PromptTurn, TurnCancelled
 from acpref.errors import ErrorCode, LocalProtocolError, RpcError
 

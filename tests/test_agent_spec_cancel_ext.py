@@ -18,7 +18,7 @@ from typing import Any
 
 from acpref import codec
 from acpref import schema as s
-from acpref._rules import Party
+from acpref._core import Party
 from acpref.agent import PromptTurn
 from acpref.echo import EchoAgent
 from acpref.errors import ErrorCode

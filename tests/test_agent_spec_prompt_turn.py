@@ -20,7 +20,7 @@ import pytest
 
 from acpref import codec
 from acpref import schema as s
-from acpref._rules.values import is_absolute_path
+from acpref._core.values import is_absolute_path
 from acpref.agent import PromptTurn
 from acpref.echo import COMMANDS
 from acpref.errors import ErrorCode, LocalProtocolError

@@ -18,7 +18,7 @@ from typing import Any, Iterator, List, Tuple
 
 from acpref import codec
 from acpref import schema as s
-from acpref._rules.values import is_absolute_path, is_iso8601
+from acpref._core.values import is_absolute_path, is_iso8601
 from acpref.echo import EchoAgent
 from acpref.errors import ErrorCode
 

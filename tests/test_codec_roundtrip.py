@@ -66,7 +66,7 @@ def _is_union(tp: Any) -> bool:
     return typing.get_origin(tp) in (Union, types.UnionType)
 
 
-def _rules(a: attrs.Attribute) -> dict[str, Any]:
+def _core(a: attrs.Attribute) -> dict[str, Any]:
     return a.metadata.get(WIRE, {})
 
 
@@ -112,10 +112,10 @@ def strategy_for(
 
 
 def _class(cl: type) -> st.SearchStrategy:
-    own = frozenset(wire_name(a.name) for a in attrs.fields(cl) if not _rules(a).get("flatten"))
+    own = frozenset(wire_name(a.name) for a in attrs.fields(cl) if not _core(a).get("flatten"))
     kwargs = {}
     for a in attrs.fields(cl):
-        rules = _rules(a)
+        rules = _core(a)
         value = strategy_for(a.type, rules.get("fmt"), own if rules.get("flatten") else frozenset())
         kwargs[a.name] = value if a.default is attrs.NOTHING else st.just(UNSET) | value
     return st.builds(cl, **kwargs)

@@ -1,6 +1,6 @@
 """The levels of the oracle's verdicts: what fails a run, what is only reported, and why.
 
-Spec: every MUST finding quotes the spec's sentence (``acpref/_rules/quotes.tsv``); acpref's own
+Spec: every MUST finding quotes the spec's sentence (``acpref/_core/quotes.tsv``); acpref's own
 readings are ``spec-gap``; fields of the unstable or of a newer schema are ``warning``s
 (spec_notes/oracle.md, "Levels"). Conforming but unusual agents (``tests/peers/unusual_agents.py``)
 get no MUST failure; the output lists failures first.
@@ -17,8 +17,8 @@ from typing import Any, List, Tuple
 
 import pytest
 
-from acpref._rules import register
-from acpref._rules.findings import Party, finding
+from acpref._core import register
+from acpref._core.findings import Party, finding
 from acpref.oracle import validate
 from acpref.testing import AgentCheckOptions, CheckReport, check_agent
 
@@ -298,7 +298,7 @@ def test_unstable_table_matches_the_spec_unstable_schema(spec_dir: Path) -> None
     unstable = spec_dir / "schema.unstable.json"
     if not unstable.is_file():
         pytest.skip(f"{spec_dir} has no schema.unstable.json")
-    from acpref._rules.compat import unstable_fields
+    from acpref._core.compat import unstable_fields
 
     stable = json.loads((spec_dir / "schema.json").read_text(encoding="utf-8"))["$defs"]
     newer = json.loads(unstable.read_text(encoding="utf-8"))["$defs"]
@@ -315,7 +315,7 @@ def test_unstable_table_matches_the_spec_unstable_schema(spec_dir: Path) -> None
 
 #: MUST / MUST NOT clauses of the register that rules emit but no sentence of the spec states:
 #: reported as spec-gap (spec_notes/oracle.md, "Demoted clauses"). Adding a rule for a MUST
-#: clause means adding its quote to acpref/_rules/quotes.tsv, or listing it here with a reason.
+#: clause means adding its quote to acpref/_core/quotes.tsv, or listing it here with a reason.
 DEMOTED = {
     "SETUP-08": "the docs' example answers session/load with result null (result-null)",
     "FS-08": "the docs' example answers fs/write_text_file with result null (result-null)",

@@ -66,7 +66,7 @@ def test_the_wheel_installs_and_runs_outside_the_checkout(tmp_path):
         licenses = [n for n in names if ".dist-info/" in n and n.endswith("LICENSE")]
         assert licenses, names
         assert z.read(licenses[0]).decode() == (ROOT / "LICENSE").read_text(encoding="utf-8")
-        assert "acpref/_rules/clauses.tsv" in names and "acpref/py.typed" in names
+        assert "acpref/_core/clauses.tsv" in names and "acpref/py.typed" in names
         assert not any(n.startswith("tests/") for n in names)
 
     venv = tmp_path / "venv"

@@ -1,4 +1,4 @@
-"""Tests of the protocol rules (``acpref._rules``) on hand-written message sequences.
+"""Tests of the protocol rules (``acpref._core``) on hand-written message sequences.
 
 Spec: every page; each case names the clause (or ``spec-gap:`` decision) its last message breaks.
 
@@ -20,8 +20,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from acpref._rules import Party, ProtocolState, RulesObserver, clauses, level_of
-from acpref._rules.state import AnsweredIds
+from acpref._core import Party, ProtocolState, RulesObserver, clauses, level_of
+from acpref._core.state import AnsweredIds
 from acpref.errors import LocalProtocolError
 
 A, C = Party.AGENT, Party.CLIENT

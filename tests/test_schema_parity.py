@@ -272,13 +272,13 @@ def normalize(tp: Any) -> Any:
     return tp
 
 
-def _rules(a: attrs.Attribute) -> dict[str, Any]:
+def _core(a: attrs.Attribute) -> dict[str, Any]:
     return a.metadata.get(WIRE, {})
 
 
 def _fields(cl: type) -> list[attrs.Attribute]:
     """A model's fields but its provisional ones (checked against the unstable schema apart)."""
-    return [a for a in attrs.fields(cl) if not _rules(a).get("provisional")]
+    return [a for a in attrs.fields(cl) if not _core(a).get("provisional")]
 
 
 def _is_provisional_model(cl: Any) -> bool:
@@ -293,7 +293,7 @@ def model_keys(cl: type) -> set:
     """Wire keys of a model: its fields' names, and the keys its flattened unions bring."""
     keys = set(IMPLICIT_KEYS.get(cl.__name__, ()))
     for a in _fields(cl):
-        keys |= union_keys(a.type) if _rules(a).get("flatten") else {wire_name(a.name)}
+        keys |= union_keys(a.type) if _core(a).get("flatten") else {wire_name(a.name)}
     return keys
 
 
@@ -312,7 +312,7 @@ def model_required(cl: type) -> set:
     for a in _fields(cl):
         if a.default is not attrs.NOTHING:
             continue
-        out |= union_required(a.type) if _rules(a).get("flatten") else {wire_name(a.name)}
+        out |= union_required(a.type) if _core(a).get("flatten") else {wire_name(a.name)}
     return out
 
 
@@ -339,7 +339,7 @@ def _model(name: str) -> Any:
 
 
 def _fields_by_wire(cl: type) -> dict[str, attrs.Attribute]:
-    return {wire_name(a.name): a for a in _fields(cl) if not _rules(a).get("flatten")}
+    return {wire_name(a.name): a for a in _fields(cl) if not _core(a).get("flatten")}
 
 
 # -- Names ----------------------------------------------------------------------------------------
@@ -391,7 +391,7 @@ def test_object_integer_formats(name: str) -> None:
     props = def_properties(DEFS[name])
     for key, a in _fields_by_wire(_model(name)).items():
         formats = {integer_format(p) for p in props[key]} - {None}
-        assert _rules(a).get("fmt") == (formats.pop() if formats else None), key
+        assert _core(a).get("fmt") == (formats.pop() if formats else None), key
 
 
 @pytest.mark.parametrize("name", _params("object"))
@@ -406,7 +406,7 @@ def test_object_leniency_markers(name: str) -> None:
             ("x-deserialize-default-on-null", "default_on_null"),
         ):
             marked = any(p.get(marker) for p in props[key])
-            assert bool(_rules(a).get(rule)) == marked, f"{key}: {rule} should be {marked}"
+            assert bool(_core(a).get(rule)) == marked, f"{key}: {rule} should be {marked}"
 
 
 # -- Enums ----------------------------------------------------------------------------------------
@@ -515,7 +515,7 @@ def _provisional_fields() -> list[Any]:
         model = getattr(schema, name)
         if isinstance(model, type) and attrs.has(model):
             for a in attrs.fields(model):
-                if _rules(a).get("provisional"):
+                if _core(a).get("provisional"):
                     out.append(pytest.param(name, a, id=f"{name}.{wire_name(a.name)}-provisional"))
     return out
 
@@ -553,7 +553,7 @@ def test_provisional_field_matches_the_unstable_schema(name: str, a: attrs.Attri
         ("x-deserialize-default-on-error", "default_on_error"),
         ("x-deserialize-skip-invalid-items", "skip_invalid_items"),
     ):
-        assert bool(_rules(a).get(rule)) == any(p.get(marker) for p in props), rule
+        assert bool(_core(a).get(rule)) == any(p.get(marker) for p in props), rule
     assert key not in def_required(UNSTABLE[name]) and a.default is not attrs.NOTHING
 
 

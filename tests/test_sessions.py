@@ -16,7 +16,7 @@ from typing import List
 import pytest
 
 from acpref import schema as s
-from acpref._rules.values import is_iso8601
+from acpref._core.values import is_iso8601
 from acpref.agent import InvalidCursor, SessionRegistry
 
 

@@ -20,7 +20,7 @@ from acpref.oracle import Record
 from acpref.oracle._show import FOLD_MIN, Fold, build_layout, inert, level_class
 from acpref._show_html import SPEC_SITE, render_html, spec_link
 from acpref.oracle._validate import Report, validate
-from acpref._rules import Finding, Party
+from acpref._core import Finding, Party
 
 SESSION = "sess-1"
 

@@ -14,7 +14,7 @@ from typing import Any
 import pytest
 
 from acpref import schema as s
-from acpref._rules import Party, ProtocolState
+from acpref._core import Party, ProtocolState
 from acpref.errors import LocalProtocolError
 
 sys.path.insert(0, str(Path(__file__).parent / "peers"))

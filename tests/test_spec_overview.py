@@ -14,7 +14,7 @@ from typing import Any, Iterator
 import pytest
 
 from acpref import schema as s
-from acpref._rules import Party, ProtocolState
+from acpref._core import Party, ProtocolState
 from acpref.agent import Agent
 from acpref.echo import AUTH_METHOD_ID, EchoAgent
 from acpref.errors import ErrorCode, RpcError

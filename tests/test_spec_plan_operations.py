@@ -19,7 +19,7 @@ import pytest
 
 from acpref import codec
 from acpref import schema as s
-from acpref._rules import Party, ProtocolState
+from acpref._core import Party, ProtocolState
 from acpref.client import SessionView
 from acpref.codec import DecodeError
 from acpref.echo import EchoAgent

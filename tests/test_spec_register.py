@@ -32,7 +32,7 @@ from acpref._spec_index import (
 ROOT = Path(__file__).resolve().parent.parent
 REGISTER = ROOT / "spec_notes" / "clauses.tsv"
 DECISIONS = ROOT / "spec_notes" / "decisions.md"
-PACKAGED = ROOT / "acpref" / "_rules" / "clauses.tsv"
+PACKAGED = ROOT / "acpref" / "_core" / "clauses.tsv"
 # The checkout's code and tests, read from their files: with a non-editable install, the acpref
 # that `import` finds is the installed copy, which has no tests beside it.
 CODE, TESTS = str(ROOT / "acpref"), str(ROOT / "tests")

@@ -17,7 +17,7 @@ import pytest
 
 from acpref import codec
 from acpref import schema as s
-from acpref._rules import Party, ProtocolState
+from acpref._core import Party, ProtocolState
 from acpref.client import ReferenceClient
 from acpref.echo import AUTH_METHOD_ID, EchoAgent
 from acpref.errors import ErrorCode, LocalProtocolError, RpcError

@@ -21,7 +21,7 @@ import pytest
 
 from acpref import codec
 from acpref import schema as s
-from acpref._rules import Party, ProtocolState
+from acpref._core import Party, ProtocolState
 from acpref._transport import FdStream
 from acpref.agent import AgentSideConnection
 from acpref.client import ClientSideConnection, ReferenceClient, SessionView

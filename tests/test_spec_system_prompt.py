@@ -19,7 +19,7 @@ from typing import Any, Dict, Iterator, List
 import pytest
 
 from acpref import schema as s
-from acpref._rules import Party, ProtocolState, gate_open
+from acpref._core import Party, ProtocolState, gate_open
 from acpref._transport import FdStream
 from acpref.agent import Agent, AgentSideConnection
 from acpref.client import ClientSideConnection, ReferenceClient

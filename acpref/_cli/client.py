@@ -26,7 +26,7 @@ from typing import Any, Callable, List, Optional, Tuple
 
 from .. import _groups
 from .. import schema as s
-from .._rules import Party
+from .._core import Party
 from ..client import ClientSideConnection, ReferenceClient, display_name, policy_named
 from ..client.forms import fields_of, parse, validate
 from ..client.render import describe_options, describe_url, inert, permission_lines

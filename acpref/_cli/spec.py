@@ -2,7 +2,7 @@
 
 Reads the clause register (spec_notes/clauses.tsv in a checkout), the code's own ``# spec``
 comments and the tests' names and comments (``acpref._spec_index``); never a hand-kept list. An
-installed acpref ships the clause table (``acpref/_rules/clauses.tsv``) and its own code, so it
+installed acpref ships the clause table (``acpref/_core/clauses.tsv``) and its own code, so it
 names each clause and where the code enforces it; which tests prove a clause, and acpref's
 status for it, it says plainly it cannot know outside a checkout.
 """
@@ -86,7 +86,7 @@ def _resolve(target: str, coverage: Dict[str, Dict[str, Any]]) -> str:
 
 def _print_verdict_level(clause: str) -> None:
     """How the oracle reports the clause, and the spec's sentence a failure quotes."""
-    from .._rules.register import level_of, quote_of
+    from .._core.register import level_of, quote_of
 
     quote = quote_of(clause)
     print(f"  oracle level: {level_of(clause)}")

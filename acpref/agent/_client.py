@@ -14,7 +14,7 @@ fall back gracefully (ELICIT-07).
 Most agent code calls the client through ``PromptTurn`` (``_turn``), which fills in the session
 and ties the call to the turn's cancellation; this handle is the layer below it.
 
-What must not live here: the rules themselves (``acpref._rules``), turn bookkeeping.
+What must not live here: the rules themselves (``acpref._core``), turn bookkeeping.
 """
 
 from __future__ import annotations
@@ -24,7 +24,7 @@ import typing
 from typing import Any, Dict, Optional
 
 from .. import schema as s
-from .._rules import RulesObserver, gate_open
+from .._core import RulesObserver, gate_open
 from ..connection import Connection, PendingRequest
 
 __all__ = ["ClientHandle"]

@@ -6,7 +6,7 @@ where the spec is silent: spec_notes/agent.md.
 
 What ``AgentSideConnection`` does around the implementer's ``Agent`` methods:
 
-* **Rules both ways** (``acpref._rules``, plugged in as the connection's observer): a client
+* **Rules both ways** (``acpref._core``, plugged in as the connection's observer): a client
   request that breaks a MUST rule is answered with the error its clause names before any agent
   code runs (a session method before ``initialize``, an unadvertised method, a relative ``cwd``,
   prompt content beyond ``promptCapabilities``, an unknown session); anything the agent is about
@@ -27,7 +27,7 @@ What ``AgentSideConnection`` does around the implementer's ``Agent`` methods:
   is on the wire, the place for ``available_commands_update`` (SLASH-01), which may only name a
   session the client knows.
 
-What must not live here: the rules themselves (``acpref._rules``), JSON-RPC framing and threads
+What must not live here: the rules themselves (``acpref._core``), JSON-RPC framing and threads
 (``acpref.connection``), what a session remembers (``_sessions``), agent behaviour (``Agent``).
 """
 
@@ -46,9 +46,9 @@ import attrs
 
 from .. import _groups, codec
 from .. import schema as s
-from .._rules import Party, RulesObserver
-from .._rules.findings import Finding
-from .._rules.state import ProtocolState
+from .._core import Party, RulesObserver
+from .._core.findings import Finding
+from .._core.state import ProtocolState
 from .._transport import FdStream, Stream
 from ..connection import Connection, Recorder, RequestContext
 from ..errors import ConnectionClosed, ErrorCode, LocalProtocolError, RpcError

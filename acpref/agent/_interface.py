@@ -31,10 +31,10 @@ import attrs
 
 from .. import __version__
 from .. import schema as s
-from .._rules import gate_open, wire_caps
-from .._rules.plan_operations import CAPABILITY as PLAN_OPERATIONS
-from .._rules.plan_operations import KINDS as PLAN_OPERATION_KINDS
-from .._rules.system_prompt import CAPABILITY as SYSTEM_PROMPT, mode_supported
+from .._core import gate_open, wire_caps
+from .._core.plan_operations import CAPABILITY as PLAN_OPERATIONS
+from .._core.plan_operations import KINDS as PLAN_OPERATION_KINDS
+from .._core.system_prompt import CAPABILITY as SYSTEM_PROMPT, mode_supported
 from ..errors import RpcError
 from ..methods import PROTOCOL_VERSION
 from ..schema import UNSET

@@ -49,7 +49,7 @@ import attrs
 
 from .. import codec
 from .. import schema as s
-from .._rules.agent_sends import COMPACTION, TURN_CONTENT
+from .._core.agent_sends import COMPACTION, TURN_CONTENT
 from ..schema import UNSET
 
 __all__ = ["Session", "SessionRegistry", "DEFAULT_PAGE_SIZE", "InvalidCursor"]

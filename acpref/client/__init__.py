@@ -6,7 +6,7 @@ spec_notes/client.md; what an agent may make the reference client do: spec_notes
 * ``Client``: the interface an editor implements, one method per client method of meta.json.
 * ``ClientSideConnection``: spawns (or attaches to) an agent, runs ``initialize`` with the
   client's real capabilities, offers one typed call per agent method plus conveniences, and
-  refuses to send anything the rules forbid (``acpref._rules``).
+  refuses to send anything the rules forbid (``acpref._core``).
 * ``ReferenceClient``: a complete ``Client`` with real files confined to the session's roots, real
   terminals, permission policies, elicitation callbacks and a ``SessionView`` per session.
 * ``Renderer``: plain-text rendering of a streaming session (used by the CLI and the demo).

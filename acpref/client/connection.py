@@ -31,7 +31,7 @@ from typing import Any, Callable, Dict, Iterable, Iterator, List, Optional, Sequ
 
 from .. import codec
 from .. import schema as s
-from .._rules import Party, RulesObserver
+from .._core import Party, RulesObserver
 from .._transport import FdStream, Process, StderrBuffer, Stream, spawn
 from ..connection import (
     DEFAULT_MAX_ITEMS,

@@ -14,7 +14,7 @@ The ``on_*`` methods are local hooks, not protocol methods: ``ClientSideConnecti
 to tell the client what it did (a session opened, a turn cancelled, the connection closed). Some
 run on the thread reading the stream, in wire order: they must be quick and never block.
 
-What must not live here: I/O, threads, the protocol's rules (``acpref._rules``).
+What must not live here: I/O, threads, the protocol's rules (``acpref._core``).
 """
 
 from __future__ import annotations

@@ -13,7 +13,7 @@ import os
 from typing import List
 
 from .. import schema as s
-from .._rules.plan_operations import CAPABILITY
+from .._core.plan_operations import CAPABILITY
 from ._commands import CANCELLED, END, Invocation, command
 
 __all__: List[str] = []

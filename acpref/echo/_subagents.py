@@ -16,7 +16,7 @@ import os
 from typing import List
 
 from .. import schema as s
-from .._rules.subagents import CAPABILITY
+from .._core.subagents import CAPABILITY
 from ._commands import END, Invocation, command
 
 __all__: List[str] = []

@@ -10,12 +10,12 @@ Transcripts are recorded by ``TranscriptRecorder`` (or ``acpref.testing.Recordin
 records outgoing lines before they are written, so that a fast answer is never recorded before
 its request); ``acpref client --record`` and ``acpref proxy --record`` write them.
 
-The oracle judges with the same rules (``acpref._rules``) that the agent and client sides obey
+The oracle judges with the same rules (``acpref._core``) that the agent and client sides obey
 live, and with the strict mode of the same codec. Layers L0-L2 only: no threads, no I/O beyond
 reading a transcript.
 """
 
-from .._rules import Finding, Party
+from .._core import Finding, Party
 from ._diff import Divergence, diff, normalize
 from ._transcript import FORMAT, LineBuffer, Record, TranscriptRecorder, dumps, read_transcript
 from ._validate import Report, Validator, format_finding, validate

@@ -25,7 +25,7 @@ from typing import Any, Dict, Optional, Tuple, Union
 
 import attrs
 
-from .._rules import Party
+from .._core import Party
 
 __all__ = ["LineVerdict", "parse_line"]
 

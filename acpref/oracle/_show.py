@@ -33,8 +33,8 @@ from typing import Any, Dict, Iterable, List, Optional, Sequence, Tuple, Union
 
 import attrs
 
-from .._rules import Finding
-from .._rules.register import clauses, quote_of
+from .._core import Finding
+from .._core.register import clauses, quote_of
 from ._transcript import Record, read_transcript
 from ._validate import Report, Validator
 

@@ -11,7 +11,7 @@ Spec: every page. Three layers of checks, in order, for each message:
    from well-formed messages alone: a null-id error is due only after a line its sender could
    not read (RPC-10, RPC-11), and a response that follows a notification answers it
    (OVERVIEW-09).
-3. **The protocol**: ``acpref._rules.ProtocolState``, the very rules the agent and client sides
+3. **The protocol**: ``acpref._core.ProtocolState``, the very rules the agent and client sides
    enforce live: sequencing, capability gates both ways, sessions, turns, cancellation, tool
    calls, terminals, elicitations, paths, bookkeeping of ids.
 
@@ -29,10 +29,10 @@ import attrs
 
 from .. import codec
 from .. import schema as s
-from .._rules import Finding, Party, ProtocolState, other
-from .._rules.findings import finding
-from .._rules.compat import describe_unknown_key
-from .._rules.register import SPEC_GAP, WARNING
+from .._core import Finding, Party, ProtocolState, other
+from .._core.findings import finding
+from .._core.compat import describe_unknown_key
+from .._core.register import SPEC_GAP, WARNING
 from ..errors import ErrorCode
 from ..methods import lookup
 from ._lines import parse_line
@@ -48,7 +48,7 @@ _TRACEPARENT = re.compile(r"^[0-9a-f]{2}-[0-9a-f]{32}-[0-9a-f]{16}-[0-9a-f]{2}$"
 
 @attrs.frozen
 class Report:
-    """The findings of one transcript, each with its level (``acpref._rules.register``)."""
+    """The findings of one transcript, each with its level (``acpref._core.register``)."""
 
     findings: List[Finding]
     messages: int

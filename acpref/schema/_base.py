@@ -9,10 +9,10 @@ Absent vs ``null``: an optional field that was absent on the wire holds ``UNSET`
 ``null`` holds ``None``. The two stay apart everywhere, so that a message decodes and re-encodes to
 the same JSON, and so that ``session_info_update`` can say "unchanged" (absent) apart from "clear"
 (``null``). Defaults that the schema gives to absent fields (``loadSession`` is false, ...) are not
-filled in here: the capability helpers in ``acpref._rules.capabilities`` interpret them, in one
+filled in here: the capability helpers in ``acpref._core.capabilities`` interpret them, in one
 place.
 
-What must not live here: validation rules (they live in ``acpref._rules``) and wire logic (codec).
+What must not live here: validation rules (they live in ``acpref._core``) and wire logic (codec).
 """
 
 from __future__ import annotations

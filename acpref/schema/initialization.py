@@ -2,7 +2,7 @@
 
 Spec: initialization.mdx; clauses INIT-01 .. INIT-21, SCHEMA-12 .. SCHEMA-14. Every capability is
 optional and an omitted one means "unsupported" (INIT-11). The models keep exactly what was sent
-(an absent flag is ``UNSET``); ``acpref._rules.capabilities`` reads them with the schema's
+(an absent flag is ``UNSET``); ``acpref._core.capabilities`` reads them with the schema's
 defaults, in one place.
 """
 

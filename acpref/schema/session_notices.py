@@ -53,7 +53,7 @@ class Notice:
     #: Presentation severity hint.
     severity: NoticeSeverity | str = field(required=True)
     #: Required non-empty plain-text title that can stand alone. The schema's ``minLength: 1`` is
-    #: a rule of ``acpref._rules`` (NOTICE-03), not of the codec: a receiver still reads "".
+    #: a rule of ``acpref._core`` (NOTICE-03), not of the codec: a receiver still reads "".
     title: str = field(required=True)
     #: Optional plain-text detail or guidance; omitted and ``null`` both mean none.
     description: str | None | Unset = field(default_on_error=True)

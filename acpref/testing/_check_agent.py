@@ -191,7 +191,7 @@ def check_agent(
 
 
 def _open(caps: Dict[str, object], gate: str) -> bool:
-    from .._rules import gate_open
+    from .._core import gate_open
 
     return gate_open(gate, caps)
 

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from typing import Any, Iterable, Optional, Sequence
 
-from .._rules import Finding, Party
+from .._core import Finding, Party
 from ..oracle import Report, validate
 from ..oracle._validate import format_finding, format_quote
 

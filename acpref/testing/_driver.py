@@ -32,7 +32,7 @@ import attrs
 
 from .. import __version__, codec
 from .. import schema as s
-from .._rules import gate_open
+from .._core import gate_open
 from .._transport import FdStream, Process, Stream, spawn
 from ..connection import Connection, PendingRequest, RequestContext
 from ..errors import ConnectionClosed, RpcError

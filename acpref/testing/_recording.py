@@ -20,7 +20,7 @@ import threading
 import time
 from typing import Any, Callable, Dict, List, Optional, Tuple, Union
 
-from .._rules import Finding, Party
+from .._core import Finding, Party
 from .._transport import Stream, read_accepts_timeout
 from ..oracle import Record, Report, TranscriptRecorder, Validator
 from ..oracle._transcript import LineBuffer

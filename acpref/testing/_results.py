@@ -1,7 +1,7 @@
 """Conformance results by clause: PASS, FAIL or SKIPPED, with evidence; shared by both checks.
 
 ``check-agent`` and ``check-client`` each end with a ``CheckReport``: one row per clause, its
-level (``acpref._rules.register``: MUST / SHOULD / spec-gap ...), the status, the scenario that
+level (``acpref._core.register``: MUST / SHOULD / spec-gap ...), the status, the scenario that
 decided it and, for a failure, the evidence (message index and what was wrong). Statuses merge as
 FAIL > PASS > SKIPPED: a clause passes when some scenario exercised it and none saw it broken.
 The report is ``ok`` when no MUST-level clause failed; SHOULD-level and ``spec-gap`` failures are
@@ -19,8 +19,8 @@ from typing import Any, Dict, Iterable, List, Optional, Sequence, Union, overloa
 
 import attrs
 
-from .._rules import Finding, clauses, level_of
-from .._rules.register import WARNING, fails, quote_of
+from .._core import Finding, clauses, level_of
+from .._core.register import WARNING, fails, quote_of
 
 __all__ = ["CheckReport", "ClauseResult", "PASS", "FAIL", "SKIPPED"]
 

@@ -18,7 +18,7 @@ from typing import Any, Dict, List, Optional
 
 from client_harness import WAIT, Pair
 
-from acpref._rules import Party, ProtocolState
+from acpref._core import Party, ProtocolState
 
 __all__ = [
     "WAIT",
