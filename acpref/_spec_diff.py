@@ -124,6 +124,7 @@ def _compare_def(name: str, old: Dict[str, Any], new: Dict[str, Any]) -> List[Ch
         out.append(Change("required", f"{name}.{key}", "no longer required"))
     for key in sorted(set(old_props) & set(new_props)):
         out += _compare_node(f"{name}.{key}", old_props[key], new_props[key])
+        out += _compare_branches(f"{name}.{key}", old_props[key], new_props[key])
     return out
 
 
@@ -154,26 +155,36 @@ def _compare_node(where: str, old: Dict[str, Any], new: Dict[str, Any]) -> List[
 _METHOD_KEYS = ("x-method", "x-side")
 
 
-def _compare_branches(name: str, old: Dict[str, Any], new: Dict[str, Any]) -> List[Change]:
+def _compare_branches(where: str, old: Dict[str, Any], new: Dict[str, Any]) -> List[Change]:
     """Description and annotation changes of the branches a union's two versions share, named
-    by their const or tag (``ErrorCode[-32002]``, ``SessionUpdate[notice]``)."""
+    by their const, tag or title (``ErrorCode[-32002]``, ``SessionUpdate[notice]``), else by
+    position (``AgentRequest.params[#0][RequestPermissionRequest]``), and so on down: a
+    property's own union and a union nested in a branch are walked too."""
     old_b, new_b = _branches_by_key(old), _branches_by_key(new)
     out: List[Change] = []
     for key in sorted(set(old_b) & set(new_b), key=str):
-        out += _compare_node(f"{name}[{key}]", old_b[key], new_b[key])
+        at = f"{where}[{key}]"
+        out += _compare_node(at, old_b[key], new_b[key])
+        out += _compare_branches(at, old_b[key], new_b[key])
     return out
 
 
 def _branches_by_key(node: Dict[str, Any]) -> Dict[str, Dict[str, Any]]:
     out: Dict[str, Dict[str, Any]] = {}
-    for branch in node.get("oneOf", []) + node.get("anyOf", []):
+    for index, branch in enumerate(node.get("oneOf", []) + node.get("anyOf", [])):
+        if not isinstance(branch, dict):
+            continue
         if "const" in branch:
             out[str(branch["const"])] = branch
             continue
-        tags = [p["const"] for p in branch.get("properties", {}).values() if "const" in p]
+        tags = [
+            p["const"]
+            for p in branch.get("properties", {}).values()
+            if isinstance(p, dict) and "const" in p
+        ]
         key = str(tags[0]) if tags else branch.get("title")
-        if key is not None:
-            out[key] = branch
+        # A branch with no name (a union nested in a union, ``null``) is known by its place.
+        out[str(key) if key is not None else f"#{index}"] = branch
     return out
 
 

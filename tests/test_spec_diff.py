@@ -149,3 +149,25 @@ def test_the_command_prints_a_checklist(tmp_path: Path, spec_dir_module: Path) -
         timeout=30,
     )
     assert missing.returncode == 2 and "nope.json" in missing.stderr
+
+
+def test_descriptions_nested_in_a_property_union_are_compared(carried: Dict[str, Any]) -> None:
+    # AgentRequest.params is anyOf [anyOf [one branch per request], null]: the description of a
+    # branch two unions down changed in the 2026-11 refresh (5 of its 35 changes of text).
+    new = copy.deepcopy(carried)
+    branches = new["$defs"]["AgentRequest"]["properties"]["params"]["anyOf"][0]["anyOf"]
+    permission = next(b for b in branches if b.get("title") == "RequestPermissionRequest")
+    permission["description"] = "Asks the user, or answers `cancelled`."
+    untitled = new["$defs"]["ClientNotification"]["properties"]["params"]["anyOf"][0]
+    untitled["description"] = "Only these: " + untitled["description"]
+    descriptions = _where(compare(carried, new), "descriptions")
+    assert descriptions == {
+        "AgentRequest.params[#0][RequestPermissionRequest]": [
+            descriptions["AgentRequest.params[#0][RequestPermissionRequest]"][0]
+        ],
+        "ClientNotification.params[#0]": [descriptions["ClientNotification.params[#0]"][0]],
+    }
+    assert descriptions["AgentRequest.params[#0][RequestPermissionRequest]"][0].endswith(
+        "-> 'Asks the user, or answers `cancelled`.'"
+    )
+    assert "-> 'Only these: All possible" in descriptions["ClientNotification.params[#0]"][0]
