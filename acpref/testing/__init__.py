@@ -16,19 +16,20 @@ import importlib
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from ._check_agent import AgentCheckOptions, Scenario, check_agent
+    from ._check_agent import check_agent
     from ._check_client import read_client_report, serve_check_client
     from ._conforms import assert_conforms
     from ._driver import DEFAULT_CLIENT_CAPABILITIES, AgentDriver, PendingTurn, Turn
     from ._pairs import memory_pair
     from ._recording import RecordingStream, RecordSink
     from ._results import FAIL, PASS, SKIPPED, CheckReport, ClauseResult
+    from ._scenario import AgentCheckOptions, Scenario
 
 #: Where each public name lives. Imported on first use: the pytest plugin (a submodule) is loaded
 #: by every pytest run of a project that has acpref installed, and must not pay for the drivers.
 _HOMES = {
-    "AgentCheckOptions": "._check_agent",
-    "Scenario": "._check_agent",
+    "AgentCheckOptions": "._scenario",
+    "Scenario": "._scenario",
     "check_agent": "._check_agent",
     "read_client_report": "._check_client",
     "serve_check_client": "._check_client",

@@ -21,12 +21,13 @@ import json
 import os
 import sys
 import threading
-from typing import Any, Dict, Optional, Set
 
 from .. import __version__, _groups
 from .. import schema as s
 from .._transport import FdStream
 from ..agent import Agent, AgentSideConnection, ClientHandle, PromptTurn, SessionRegistry
+from ._client_steps import STEP_CLAUSES, STEPS, say
+from ._grader import Grader
 from ._recording import RecordingStream, RecordSink
 from ._results import CheckReport
 
@@ -45,123 +46,6 @@ _ALWAYS = (
 )
 _ON_SESSION = ("SETUP-01", "SETUP-25", "SETUP-32")
 _ON_PROMPT = ("PROMPT-01", "PROMPT-02", "PROMPT-03", "CONTENT-04")
-
-
-class Grader:
-    """The report of one client under grading, kept up to date on disk. Thread-safe."""
-
-    def __init__(self, report_path: str, sink: RecordSink) -> None:
-        self.path = report_path
-        self.sink = sink
-        self._lock = threading.Lock()  # guards report, _decided and the file
-        self._decided: Set[str] = set()
-        self.report = _load_or_new(report_path)
-        if sink.transcript_path and sink.transcript_path not in self.report.transcripts:
-            self.report.transcripts.append(sink.transcript_path)
-        self.scenario = "session"
-        self.raw_ids = iter(range(1, 1 << 30))
-
-    def record(self, clause: str, status: str, evidence: Optional[str] = None) -> None:
-        with self._lock:
-            self._decided.add(clause)
-            self.report._record(clause, status, self.scenario, evidence)
-
-    def check(self, clause: str, ok: bool, evidence: str) -> bool:
-        self.record(clause, "PASS" if ok else "FAIL", None if ok else evidence)
-        return ok
-
-    def passed(self, *clause_ids: str) -> None:
-        for clause in clause_ids:
-            self.record(clause, "PASS")
-
-    def skip(self, clause: str, reason: str) -> None:
-        self.record(clause, "SKIPPED", reason)
-
-    def not_reached(self) -> None:
-        """Mark the clauses of steps the client never reached as SKIPPED, saying why."""
-        from ._client_steps import STEP_CLAUSES
-
-        with self._lock:
-            missing = [
-                (step, c)
-                for step, cs in STEP_CLAUSES.items()
-                for c in cs
-                if c not in self.report.results
-            ]
-        for step, clause in missing:
-            self.scenario = step
-            self.skip(clause, f"not reached: the client sent too few prompts for step {step!r}")
-
-    def note(self, text: str) -> None:
-        with self._lock:
-            if text not in self.report.notes:
-                self.report.notes.append(text)
-
-    def save(self, final: bool = False) -> None:
-        """Write the report: the verdicts so far plus the oracle's findings against the client."""
-        report = self.sink.finish() if final else None
-        with self._lock:
-            snapshot = CheckReport.from_json(self.report.to_json())
-            findings = report.findings if report is not None else self.sink.findings
-            snapshot.add_findings(findings, "session", self.sink.transcript_path)
-            snapshot.final, snapshot.pid = final, os.getpid()
-            if final:
-                self.report = snapshot
-            tmp = f"{self.path}.tmp"
-            with open(tmp, "w", encoding="utf-8") as f:
-                f.write(snapshot.dumps())
-            os.replace(tmp, self.path)
-
-    def decided(self, clause: str) -> bool:
-        """True when some step already gave ``clause`` a verdict in this run."""
-        with self._lock:
-            return clause in self._decided
-
-    def request_raw(
-        self,
-        stream: RecordingStream,
-        method: str,
-        params: Dict[str, Any],
-        timeout: float = 30.0,
-        *,
-        request_id: Any = None,
-        any_id: bool = False,
-    ) -> Any:
-        """Send a request no conforming agent would (an unadvertised method, an odd id).
-
-        The answer is the response with that id; with ``any_id``, the first response that comes
-        (any id, or none: nothing else of ours is in flight), so that an answer under a wrong id
-        is judged, not waited for. ``{"no answer": ...}`` after ``timeout`` seconds.
-        """
-        if request_id is None:
-            request_id = f"acpref-check-{next(self.raw_ids)}"
-        since = self.sink.received_count
-        message = {"jsonrpc": "2.0", "id": request_id, "method": method, "params": params}
-        stream.write_raw((json.dumps(message) + "\n").encode("utf-8"))
-
-        def answers(m: Any) -> bool:
-            if not isinstance(m, dict) or "method" in m:
-                return False
-            got = m.get("id")
-            return any_id or (type(got) is type(request_id) and got == request_id)
-
-        try:
-            return self.sink.wait_for(answers, since=since, timeout=timeout)[1]
-        except TimeoutError as exc:
-            return {"no answer": str(exc)}
-
-
-def _load_or_new(path: str) -> CheckReport:
-    try:
-        with open(path, encoding="utf-8") as f:
-            data = json.load(f)
-        if data.get("subject") == "client":
-            report = CheckReport.from_json(data)
-            report.findings = []  # re-judged from this run's transcript
-            return report
-    except (OSError, ValueError, KeyError, TypeError):
-        pass
-    return CheckReport(subject="client", command=["acpref", "check-client", "--serve", path])
 
 
 class GraderAgent(Agent):
@@ -201,8 +85,6 @@ class GraderAgent(Agent):
         return response
 
     def session_prompt(self, params: s.PromptRequest, turn: PromptTurn) -> s.PromptResponse:
-        from ._client_steps import STEPS
-
         self.grader.passed(*_ON_PROMPT)
         with self._step_lock:
             step = STEPS[self._step] if self._step < len(STEPS) else None
@@ -215,15 +97,6 @@ class GraderAgent(Agent):
             return step(self, turn)
         finally:
             self.grader.save()
-
-
-def say(turn: PromptTurn, text: str) -> None:
-    """One agent message to the user."""
-    turn.update(
-        s.AgentMessageChunk(
-            content=s.TextContent(text=text + "\n"), message_id=turn.new_message_id()
-        )
-    )
 
 
 def serve_check_client(report_path: str) -> int:
@@ -249,7 +122,7 @@ def serve_check_client(report_path: str) -> int:
         side.wait_closed()
     except KeyboardInterrupt:
         side.close()
-    grader.not_reached()
+    grader.not_reached(STEP_CLAUSES)
     grader.save(final=True)
     return 0
 

@@ -14,17 +14,25 @@ import json
 import os
 import secrets
 import sys
-from typing import TYPE_CHECKING, Any, Callable, List
+from typing import Any, Callable, Dict, List, Protocol, Tuple
 
 from .. import codec
 from .. import schema as s
+from ..agent import ClientHandle, PromptTurn, SessionRegistry
 from ..errors import ErrorCode, RemoteProtocolError, RequestTimeout, RpcError
+from ._grader import Grader, say
+from ._recording import RecordingStream
 
-if TYPE_CHECKING:  # pragma: no cover
-    from ..agent import PromptTurn
-    from ._check_client import GraderAgent
+__all__ = ["STEPS", "STEP_CLAUSES", "say"]
 
-__all__ = ["STEPS"]
+
+class GraderAgent(Protocol):
+    """What a step works with: the scripted agent of ``_check_client``."""
+
+    client: ClientHandle
+    grader: Grader
+    stream: RecordingStream
+    sessions: SessionRegistry
 
 _OPTIONS = [
     s.PermissionOption(
@@ -32,12 +40,6 @@ _OPTIONS = [
     ),
     s.PermissionOption(option_id="reject", name="Reject", kind=s.PermissionOptionKind.REJECT_ONCE),
 ]
-
-
-def _say(turn: "PromptTurn", text: str) -> None:
-    from ._check_client import say
-
-    say(turn, text)
 
 
 def _code(answer: Any) -> Any:
@@ -48,18 +50,18 @@ def _code(answer: Any) -> Any:
 # -- step 1 ---------------------------------------------------------------------------------------
 
 
-def _basics(agent: "GraderAgent", turn: "PromptTurn") -> s.PromptResponse:
-    _say(turn, "acpref check-client, step 1 of 2: updates, a permission request, files, terminals.")
+def _basics(agent: GraderAgent, turn: PromptTurn) -> s.PromptResponse:
+    say(turn, "acpref check-client, step 1 of 2: updates, a permission request, files, terminals.")
     for part, clauses in _PARTS:
         _guarded(agent, turn, part, clauses)
-    _say(turn, "Step 1 done. Send any prompt for step 2 (cancellation).")
+    say(turn, "Step 1 done. Send any prompt for step 2 (cancellation).")
     return s.PromptResponse(stop_reason=s.StopReason.END_TURN)
 
 
 def _guarded(
-    agent: "GraderAgent",
-    turn: "PromptTurn",
-    part: Callable[["GraderAgent", "PromptTurn"], None],
+    agent: GraderAgent,
+    turn: PromptTurn,
+    part: Callable[[GraderAgent, PromptTurn], None],
     clauses: tuple,
 ) -> None:
     """Run one part of step 1; if the client's answer stops it, its first undecided clause
@@ -86,7 +88,7 @@ _META = {"acpref.dev/check": {"any": ["thing", 1, None], "\u00e9": "\u65e5\u672c
 _TEXT = "acpref: \u00e9t\u00e9 \u65e5\u672c \U0001f642\n"
 
 
-def _updates(agent: "GraderAgent", turn: "PromptTurn") -> None:
+def _updates(agent: GraderAgent, turn: PromptTurn) -> None:
     turn.update(
         s.AgentMessageChunk(
             content=s.TextContent(text=_TEXT, meta=_META),
@@ -122,7 +124,7 @@ def _updates(agent: "GraderAgent", turn: "PromptTurn") -> None:
     agent.grader.passed("OVERVIEW-04")
 
 
-def _permission(agent: "GraderAgent", turn: "PromptTurn") -> None:
+def _permission(agent: GraderAgent, turn: PromptTurn) -> None:
     session = agent.sessions.get(turn.session_id)
     cwd = session.cwd if session is not None else os.getcwd()
     call = "check-permission"
@@ -151,7 +153,7 @@ def _permission(agent: "GraderAgent", turn: "PromptTurn") -> None:
     turn.update(s.ToolCallUpdate(tool_call_id=call, status=status))
 
 
-def _files(agent: "GraderAgent", turn: "PromptTurn") -> None:
+def _files(agent: GraderAgent, turn: PromptTurn) -> None:
     g = agent.grader
     session = agent.sessions.get(turn.session_id)
     cwd = session.cwd if session is not None else os.getcwd()
@@ -188,7 +190,7 @@ def _files(agent: "GraderAgent", turn: "PromptTurn") -> None:
             os.remove(path)
 
 
-def _reads(agent: "GraderAgent", turn: "PromptTurn", path: str, written: Any) -> None:
+def _reads(agent: GraderAgent, turn: PromptTurn, path: str, written: Any) -> None:
     g = agent.grader
     if written is not None:
         content = turn.read_text_file(path)
@@ -216,7 +218,7 @@ def _reads(agent: "GraderAgent", turn: "PromptTurn", path: str, written: Any) ->
         )
 
 
-def _refused(agent: "GraderAgent", method: str, params: dict) -> None:
+def _refused(agent: GraderAgent, method: str, params: dict) -> None:
     """spec RPC-12: an unadvertised method is answered -32601 (we send it raw, on purpose)."""
     answer = agent.grader.request_raw(agent.stream, method, params)
     agent.grader.check(
@@ -226,27 +228,16 @@ def _refused(agent: "GraderAgent", method: str, params: dict) -> None:
     )
 
 
-def _terminals(agent: "GraderAgent", turn: "PromptTurn") -> None:
+def _terminals(agent: GraderAgent, turn: PromptTurn) -> None:
     g = agent.grader
     if not agent.client.supports("terminal"):
         _refused(
             agent, "terminal/create", {"sessionId": turn.session_id, "command": sys.executable}
         )
-        for clause in (
-            "TERM-03",
-            "TERM-04",
-            "TERM-06",
-            "TERM-09",
-            "TERM-10",
-            "TERM-11",
-            "TERM-12",
-            "TERM-13",
-            "TERM-14",
-        ):
+        for clause in _TERMINAL_CLAUSES:
             g.skip(clause, "the client does not advertise terminal")
         return
-    py = sys.executable
-    term = turn.create_terminal(py, ["-c", "print('acpref-check')"])
+    term = turn.create_terminal(sys.executable, ["-c", "print('acpref-check')"])
     g.passed("TERM-03")
     turn.update(
         s.ToolCall(
@@ -278,7 +269,15 @@ def _terminals(agent: "GraderAgent", turn: "PromptTurn") -> None:
     )
     # spec TERM-14: a released terminal id is invalid.
     g.check("TERM-14", "error" in answer, f"terminal/output after release answered {answer!r}")
-    limited = turn.create_terminal(py, ["-c", "print('\\u00e9' * 50)"], output_byte_limit=11)
+    _limited_and_killed(agent, turn)
+
+
+def _limited_and_killed(agent: GraderAgent, turn: PromptTurn) -> None:
+    """A terminal whose output overflows its byte limit, and one killed while it runs."""
+    g = agent.grader
+    limited = turn.create_terminal(
+        sys.executable, ["-c", "print('\\u00e9' * 50)"], output_byte_limit=11
+    )
     limited.wait_for_exit(timeout=60)
     out = limited.output()
     size = len(out.output.encode("utf-8"))
@@ -287,7 +286,7 @@ def _terminals(agent: "GraderAgent", turn: "PromptTurn") -> None:
     g.check("TERM-05", "\ufffd" not in out.output, "output cut inside a character")
     g.check("TERM-06", out.truncated is True, "output dropped but not marked truncated")
     limited.release()
-    sleeper = turn.create_terminal(py, ["-c", "import time; time.sleep(60)"])
+    sleeper = turn.create_terminal(sys.executable, ["-c", "import time; time.sleep(60)"])
     sleeper.kill()
     sleeper.output()  # spec TERM-12: the id stays valid after kill
     status = sleeper.wait_for_exit(timeout=60)
@@ -300,7 +299,22 @@ def _terminals(agent: "GraderAgent", turn: "PromptTurn") -> None:
     sleeper.release()
 
 
-def _elicitation(agent: "GraderAgent", turn: "PromptTurn") -> None:
+#: What the terminal part decides (all SKIPPED when the client does not advertise terminals).
+_TERMINAL_CLAUSES = (
+    "TERM-03",
+    "TERM-11",
+    "TERM-09",
+    "TERM-06",
+    "TERM-13",
+    "TERM-14",
+    "TERM-04",
+    "TERM-05",
+    "TERM-10",
+    "TERM-12",
+)
+
+
+def _elicitation(agent: GraderAgent, turn: PromptTurn) -> None:
     g = agent.grader
     form = {
         "mode": "form",
@@ -329,7 +343,7 @@ def _elicitation(agent: "GraderAgent", turn: "PromptTurn") -> None:
 _IDS: List[Any] = [0, -7, 2**53 - 1, "42", "0", "", "\u00e9t\u00e9 \u65e5\u672c \U0001f642"]
 
 
-def _extensions(agent: "GraderAgent", turn: "PromptTurn") -> None:
+def _extensions(agent: GraderAgent, turn: PromptTurn) -> None:
     g = agent.grader
     since = g.sink.received_count
     # Written raw, like the ping after it, so that the two go out in this order.
@@ -371,9 +385,9 @@ def _extensions(agent: "GraderAgent", turn: "PromptTurn") -> None:
 # -- step 2 ---------------------------------------------------------------------------------------
 
 
-def _cancellation(agent: "GraderAgent", turn: "PromptTurn") -> s.PromptResponse:
+def _cancellation(agent: GraderAgent, turn: PromptTurn) -> s.PromptResponse:
     g = agent.grader
-    _say(
+    say(
         turn,
         "acpref check-client, step 2 of 2: press Stop / Cancel now, while the permission request below is "
         "open. (Answering it instead skips this check.)",
@@ -394,7 +408,7 @@ def _cancellation(agent: "GraderAgent", turn: "PromptTurn") -> s.PromptResponse:
         if isinstance(outcome, s.CancelledPermissionOutcome):
             reason = "the permission request was answered cancelled, but no session/cancel came"
         g.skip("PROMPT-21", reason)
-    _say(
+    say(
         turn,
         "Last, optional: reopen this session from your client's history (session/load) to check the "
         f"replay. The report is in {g.path}.",
@@ -411,29 +425,15 @@ _PARTS: List[Any] = [
     (_updates, ("OVERVIEW-04",)),
     (_permission, ("TOOL-08", "SCHEMA-04")),
     (_files, ("FS-08", "FS-07", "FS-04", "EXT-02", "RPC-17")),
-    (
-        _terminals,
-        (
-            "TERM-03",
-            "TERM-11",
-            "TERM-09",
-            "TERM-06",
-            "TERM-13",
-            "TERM-14",
-            "TERM-04",
-            "TERM-05",
-            "TERM-10",
-            "TERM-12",
-        ),
-    ),
+    (_terminals, _TERMINAL_CLAUSES),
     (_elicitation, ("ELICIT-20", "SCHEMA-17", "ELICIT-29")),
     (_extensions, ("EXT-10", "OVERVIEW-09", "RPC-04", "EXT-08")),
 ]
 
-STEPS: List[Callable[["GraderAgent", "PromptTurn"], s.PromptResponse]] = [_basics, _cancellation]
+STEPS: List[Callable[[GraderAgent, PromptTurn], s.PromptResponse]] = [_basics, _cancellation]
 
 #: What each step decides: SKIPPED as "not reached" when the client stops before it.
-STEP_CLAUSES = {
+STEP_CLAUSES: Dict[str, Tuple[str, ...]] = {
     "basics": (
         "OVERVIEW-04",
         "TOOL-08",

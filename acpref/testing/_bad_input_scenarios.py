@@ -1,0 +1,169 @@
+"""The bad-input scenario of ``check-agent``: what an agent answers to what no client should send.
+
+Spec: overview.mdx (JSON-RPC errors, notifications), extensibility.mdx, cancellation.mdx
+($/cancel_request). The requests break rules on purpose: the oracle's findings blamed on the
+driver fail nothing; what is judged is the agent's answer, and that the connection survives.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any, Dict, List
+
+from ..errors import ConnectionClosed, ErrorCode
+from ._scenario import AUTH_HINT, META, ScenarioContext
+
+__all__ = ["bad_input"]
+
+
+def bad_input(ctx: ScenarioContext) -> None:
+    d = ctx.driver
+    ctx.initialize()
+    ctx.authenticate()
+    ctx.at("RPC-10")
+    answer = _answer(ctx, b"this is not JSON\n")
+    # spec RPC-10: an unparseable line gets -32700 with id null (present, and null).
+    ctx.check(
+        "RPC-10",
+        _code(answer) == ErrorCode.PARSE_ERROR and "id" in answer and answer["id"] is None,
+        _describe(answer, "-32700 with id null"),
+    )
+    answer = _answer(ctx, b'{"jsonrpc":"2.0","id":"acpref-bad","method":42}\n')
+    # spec RPC-11: valid JSON that is no request gets -32600, under its id or id null.
+    ctx.check(
+        "RPC-11",
+        _code(answer) == ErrorCode.INVALID_REQUEST and answer.get("id", 0) in ("acpref-bad", None),
+        _describe(answer, "-32600 with id 'acpref-bad' or null"),
+    )
+    answer = _answer(ctx, {"id": "acpref-unknown", "method": "acpref/unknown", "params": {}})
+    # spec RPC-12: an unknown method gets -32601.
+    ctx.check(
+        "RPC-12", _code(answer) == ErrorCode.METHOD_NOT_FOUND, _describe(answer, "-32601")
+    )
+    answer = _answer(ctx, {"id": "acpref-ext", "method": "_acpref/unknown", "params": {}})
+    # spec EXT-08: an unknown custom request gets -32601.
+    ctx.check(
+        "EXT-08", _code(answer) == ErrorCode.METHOD_NOT_FOUND, _describe(answer, "-32601")
+    )
+    _ids(ctx)
+    _notifications(ctx)
+    bad = {"id": "acpref-bad-params", "method": "session/new", "params": {"cwd": 5, "mcpServers": []}}
+    answer = _answer(ctx, bad)
+    if not _auth_skipped(ctx, "RPC-13", answer):
+        # spec RPC-13: params of the wrong type get -32602.
+        ctx.check(
+            "RPC-13", _code(answer) == ErrorCode.INVALID_PARAMS, _describe(answer, "-32602")
+        )
+    missing = {"sessionId": "acpref-no-such-session", "prompt": [{"type": "text", "text": "hi"}]}
+    answer = _answer(ctx, {"id": "acpref-missing", "method": "session/prompt", "params": missing})
+    if not _auth_skipped(ctx, "RPC-17", answer):
+        # spec RPC-17: a missing session is answered -32002 (a SHOULD).
+        ctx.check(
+            "RPC-17", _code(answer) == ErrorCode.RESOURCE_NOT_FOUND, _describe(answer, "-32002")
+        )
+    params = {"cwd": ctx.cwd, "mcpServers": [], "_meta": META}
+    answer = _answer(ctx, {"id": "acpref-string-id", "method": "session/new", "params": params})
+    # spec RPC-04: the response echoes a string id exactly (the id checks above use errors).
+    ctx.check("RPC-04", answer.get("id") == "acpref-string-id", _describe(answer, "id 'acpref-string-id'"))
+    if not _auth_skipped(ctx, "EXT-02", answer):
+        # spec EXT-02: _meta never causes an error.
+        ctx.check("EXT-02", "result" in answer, f"a session/new with _meta answered {answer!r}")
+    # The connection survives all of it: a normal session and turn still work.
+    ctx.at("RPC-10", "RPC-11")
+    session_id = ctx.new_session()
+    ctx.driver.prompt(session_id, ctx.options.prompt)
+
+
+#: Request ids of every JSON shape the spec allows (RequestId: integer or string), each of
+#: which must come back with the same type and value (RPC-04). 2**53 - 1 is the largest integer
+#: every JSON reader keeps exactly.
+_IDS: List[Any] = [0, -7, 2**53 - 1, "42", "0", "", "\u00e9t\u00e9 \u65e5\u672c \U0001f642"]
+
+
+def _ids(ctx: ScenarioContext) -> None:
+    wrong = []
+    for request_id in _IDS:
+        answer = _answer(ctx, {"id": request_id, "method": "_acpref/unknown", "params": {}})
+        got = answer.get("id", "(no id)") if "no answer" not in answer else "(no answer)"
+        if not (type(got) is type(request_id) and got == request_id):
+            wrong.append(f"id {json.dumps(request_id)} answered as {json.dumps(got)}")
+    # spec RPC-04: a response echoes the request id exactly, same value and JSON type.
+    ctx.check("RPC-04", not wrong, "; ".join(wrong))
+
+
+#: Notifications, each of which must get no answer at all (not even an error without an id).
+_NOTIFICATIONS = [
+    ("EXT-10", {"method": "_acpref/notice", "params": {"\u00e9": 1}}),
+    ("OVERVIEW-09", {"method": "acpref/notice", "params": {}}),
+    ("OVERVIEW-09", {"method": "session/cancel", "params": {"sessionId": "acpref-no-such-session"}}),
+    ("OVERVIEW-09", {"method": "session/cancel", "params": {"sessionId": 5}}),
+    ("CANCEL-06", {"method": "$/cancel_request", "params": {"requestId": "acpref-never-sent"}}),
+]
+
+
+def _notifications(ctx: ScenarioContext) -> None:
+    d = ctx.driver
+    answered: Dict[str, List[str]] = {}
+    for clause, message in _NOTIFICATIONS:
+        since = d.sink.received_count
+        d.send_raw({"jsonrpc": "2.0", **message})
+        probe = d.request_raw({"method": "_acpref/ping", "params": {}})
+        for _, m in d.sink.received(since):
+            if isinstance(m, dict) and "method" not in m and m is not probe:
+                answered.setdefault(clause, []).append(
+                    f"the {message['method']} notification was answered {json.dumps(m)[:200]}"
+                )
+    # spec OVERVIEW-09, CANCEL-06, EXT-10: a notification is never answered, not even with an
+    # error (an error without an id is an answer too).
+    for clause in ("OVERVIEW-09", "CANCEL-06", "EXT-10"):
+        ctx.check(clause, clause not in answered, "; ".join(answered.get(clause, [])))
+
+
+def _answer(ctx: ScenarioContext, message: Any) -> Dict[str, Any]:
+    """Send one raw line or request with nothing else in flight; the first response to come.
+
+    Any response counts (whatever its id, with none at all): its envelope is what is judged.
+    ``{"no answer": ...}`` when none came within the timeout.
+    """
+    d = ctx.driver
+    since = d.sink.received_count
+    if isinstance(message, dict):
+        d.send_raw({"jsonrpc": "2.0", **message})
+    else:
+        d.send_raw(message)
+    try:
+        return d.sink.wait_for(
+            lambda m: isinstance(m, dict) and "method" not in m,
+            since=since,
+            timeout=ctx.options.timeout,
+        )[1]
+    except TimeoutError as exc:
+        if d.sink.wait_peer_eof(0):
+            raise ConnectionClosed(f"the agent closed its output after {_line(message)}") from None
+        return {"no answer": str(exc)}
+
+
+def _line(message: Any) -> str:
+    text = message.decode("utf-8", "replace") if isinstance(message, bytes) else json.dumps(message)
+    return text.strip()[:120]
+
+
+def _describe(answer: Dict[str, Any], wanted: str) -> str:
+    if "no answer" in answer:
+        return f"no answer ({answer['no answer']}), wanted {wanted}"
+    if "id" not in answer:
+        return f"answered without an id: {json.dumps(answer)[:300]}, wanted {wanted}"
+    return f"answered {json.dumps(answer)[:300]}, wanted {wanted}"
+
+
+def _auth_skipped(ctx: ScenarioContext, clause: str, answer: Dict[str, Any]) -> bool:
+    """spec RPC-16: -32000 may come before any other check of a session method: no verdict."""
+    if _code(answer) != ErrorCode.AUTH_REQUIRED or ctx.options.auth_method:
+        return False
+    ctx.skip(clause, f"answered -32000 auth required before anything else; {AUTH_HINT}")
+    return True
+
+
+def _code(answer: Any) -> Any:
+    error = answer.get("error") if isinstance(answer, dict) else None
+    return error.get("code") if isinstance(error, dict) else None

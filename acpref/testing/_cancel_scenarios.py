@@ -1,0 +1,198 @@
+"""The cancellation scenarios of ``check-agent``: cancel a busy turn, judge how it ends.
+
+Spec: cancellation.mdx, prompt-turn.mdx (PROMPT-21, PROMPT-23, PROMPT-24), session-setup.mdx
+(SETUP-16: session/close cancels a running turn). A turn that ends before the cancel crosses it
+is a race the check provokes: SKIPPED, with the option that would make it a verdict.
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+from typing import Any, Callable, Dict, Optional, Tuple
+
+from .. import schema as s
+from .._core.agent_sends import TURN_CONTENT
+from ..errors import ErrorCode, RpcError
+from ._driver import PendingTurn
+from ._scenario import BUSY_HINT, ScenarioContext
+
+__all__ = ["IGNORED", "cancel_busy_turn", "cancel_scenario"]
+
+
+#: acpref's own reading of a cancellation: the agent had the cancel and went on (see _judge).
+IGNORED = "spec-gap:cancel-ignored"
+
+
+class _Cancel:
+    """Sends the cancel of one busy turn once, and remembers when (wall clock and wire)."""
+
+    def __init__(self, ctx: ScenarioContext, send: Callable[[], None]) -> None:
+        self.ctx = ctx
+        self._send = send
+        self._lock = threading.Lock()
+        self.sent_at: Optional[float] = None
+        self.since = 0
+        self.asked = False  # a permission request was pending when we cancelled
+        self.probe_id = f"acpref-after-cancel-{id(self)}"
+
+    def __call__(self) -> None:
+        with self._lock:
+            if self.sent_at is not None:
+                return
+            self.since = self.ctx.driver.sink.received_count
+            self._send()
+            self.sent_at = time.monotonic()
+            # A request sent after the cancel: an agent that answers it has read the cancel.
+            self.ctx.driver.send_raw(
+                {"jsonrpc": "2.0", "id": self.probe_id, "method": "_acpref/ping", "params": {}}
+            )
+
+    def policy(self, request: s.RequestPermissionRequest) -> None:
+        # spec PROMPT-21: cancel first, then answer the pending permission request "cancelled".
+        self.asked = True
+        self()
+        return None
+
+
+def _busy_turn(ctx: ScenarioContext, session_id: str) -> Tuple[PendingTurn, str]:
+    """Start the busy prompt and wait for its first sign of life, at most ``cancel_after`` s.
+
+    ``"update"`` (it streamed), ``"request"`` (it asked permission), ``"done"`` (it ended
+    already) or ``"quiet"`` (nothing yet: it is cancelled anyway, before any content).
+    """
+    since = ctx.driver.sink.received_count
+    pending = ctx.driver.prompt_async(session_id, ctx.cancel_prompt)
+
+    def sign(m: Dict[str, Any]) -> bool:
+        if m.get("method") == "session/update":
+            params = m.get("params")
+            params = params if isinstance(params, dict) else {}
+            update = params.get("update")
+            update = update if isinstance(update, dict) else {}
+            return (
+                params.get("sessionId") == session_id
+                and update.get("sessionUpdate") in TURN_CONTENT
+            )
+        if "method" in m:
+            return m["method"] == "session/request_permission"
+        return m.get("id") == pending.request_id
+
+    try:
+        _, message = ctx.driver.sink.wait_for(sign, since=since, timeout=ctx.options.cancel_after)
+    except TimeoutError:
+        if pending.done:
+            return pending, "done"
+        return pending, "quiet"
+    if "method" not in message:
+        return pending, "done"
+    return pending, "update" if message["method"] == "session/update" else "request"
+
+
+def cancel_busy_turn(
+    ctx: ScenarioContext, session_id: str, clause: str, send: Callable[[], None]
+) -> None:
+    """Cancel a busy turn (``send``: session/cancel, session/close...) and judge how it ends."""
+    cancel = _Cancel(ctx, send)
+    ctx.driver.permission = cancel.policy
+    pending, first = _busy_turn(ctx, session_id)
+    if first == "done" and not cancel.asked:
+        pending.result()
+        for c in (clause, IGNORED):
+            ctx.skip(c, f"the turn ended before it could be cancelled; {BUSY_HINT}")
+        return
+    cancel()  # when the agent asked permission, the policy may have sent it already
+    _judge(ctx, clause, pending, cancel)
+
+
+def _judge(ctx: ScenarioContext, clause: str, pending: PendingTurn, cancel: _Cancel) -> None:
+    try:
+        turn = pending.result()
+    except RpcError as exc:
+        evidence = f"the cancelled prompt answered error {exc.code}: {exc.detail}"
+        # spec PROMPT-24: a cancelled turn never ends with a JSON-RPC error.
+        ctx.check("PROMPT-24", False, evidence)
+        ctx.check(clause, False, evidence)
+        ctx.skip(IGNORED, f"the turn ended with an error: see {clause}")
+        return
+    ended_at = time.monotonic()
+    ctx.passed("PROMPT-24")
+    if turn.stop_reason == "cancelled":
+        ctx.passed(clause, IGNORED)
+        return
+    ended = f"the turn ended {turn.stop_reason!r}, not 'cancelled'"
+    if cancel.asked:
+        # spec PROMPT-23: the agent waited on our permission answer, which came after the
+        # cancel: it cannot have finished before it read the cancel.
+        evidence = f"cancelled while asking permission, {ended}"
+        ctx.check(clause, False, evidence)
+        ctx.check(IGNORED, False, evidence)
+        return
+    after = _after_cancel(ctx, cancel, pending.request_id)
+    late = ended_at - (cancel.sent_at or ended_at)
+    if late > ctx.options.cancel_grace or after["streamed_after_probe"]:
+        # spec-gap cancel-ignored: the agent demonstrably had the cancel and kept working.
+        facts = [f"{ended} {late:.1f}s after session/cancel"]
+        facts.append(f"{after['updates']} turn updates came after the cancel")
+        if after["streamed_after_probe"]:
+            facts.append(
+                "it answered a request sent after the cancel and streamed "
+                f"{after['streamed_after_probe']} more updates before ending the turn"
+            )
+        ctx.check(IGNORED, False, "; ".join(facts))
+        ctx.skip(
+            clause,
+            f"{ended}; that the agent had read the cancel is acpref's reading ({IGNORED})",
+        )
+        return
+    reason = f"{ended} {late:.1f}s after the cancel (a race); {BUSY_HINT}"
+    for c in (clause, IGNORED):
+        ctx.skip(c, reason)
+
+
+def _after_cancel(ctx: ScenarioContext, cancel: _Cancel, prompt_id: Any) -> Dict[str, int]:
+    """What the agent sent between the cancel and the prompt's answer."""
+    updates = probe_answered = streamed_after_probe = 0
+    for _, m in ctx.driver.sink.received(cancel.since):
+        if not isinstance(m, dict):
+            continue
+        if "method" not in m and m.get("id") == prompt_id:
+            break
+        if "method" not in m and m.get("id") == cancel.probe_id:
+            probe_answered = 1
+        elif m.get("method") == "session/update" and _is_turn_content(m):
+            updates += 1
+            streamed_after_probe += probe_answered
+    return {"updates": updates, "streamed_after_probe": streamed_after_probe}
+
+
+def _is_turn_content(m: Dict[str, Any]) -> bool:
+    params = m.get("params")
+    update = params.get("update") if isinstance(params, dict) else None
+    return isinstance(update, dict) and update.get("sessionUpdate") in TURN_CONTENT
+
+
+def cancel_scenario(ctx: ScenarioContext) -> None:
+    ctx.initialize()
+    ctx.at("PROMPT-23")
+    session_id = ctx.new_session()
+    cancel_busy_turn(ctx, session_id, "PROMPT-23", lambda: ctx.driver.cancel(session_id))
+    # $/cancel_request on a prompt: answered with a result or -32800 (CANCEL-05).
+    ctx.at("CANCEL-05")
+    ctx.driver.permission = None
+    pending, first = _busy_turn(ctx, session_id)
+    if first == "done":
+        ctx.skip("CANCEL-05", f"the turn ended before it could be cancelled; {BUSY_HINT}")
+        pending.result()
+        return
+    ctx.driver.connection.notify("$/cancel_request", {"requestId": pending.request_id})
+    try:
+        pending.result()
+        ctx.passed("CANCEL-05")
+    except RpcError as exc:
+        ctx.check(
+            "CANCEL-05",
+            exc.code == ErrorCode.REQUEST_CANCELLED,
+            f"answered error {exc.code} ({exc.detail}), not -32800",
+        )
+

@@ -1,0 +1,160 @@
+"""What a ``check-agent`` scenario works with: the options, its context, the scenario record.
+
+A scenario (``_agent_scenarios`` and its siblings) is a function of a ``ScenarioContext``: the
+driver of a fresh agent process, the options, and the report every verdict goes into, through
+``record`` (which refuses a clause the scenario does not declare).
+"""
+
+from __future__ import annotations
+
+from typing import Any, Callable, Dict, Optional, Sequence, Set, Tuple
+
+import attrs
+
+from ._driver import AgentDriver
+from ._results import FAIL, PASS, SKIPPED, CheckReport
+
+__all__ = [
+    "AgentCheckOptions",
+    "NeedsAuth",
+    "Scenario",
+    "ScenarioContext",
+    "AUTH_HINT",
+    "BUSY_HINT",
+    "META",
+    "round_trip",
+]
+
+
+DEFAULT_PROMPT = "Hello from acpref check-agent: please answer with one short sentence. (\u00e9\u00e8 \u65e5\u672c \U0001f642)"
+
+#: A prompt that keeps a real model busy for a while: the cancellation checks cancel it.
+DEFAULT_BUSY_PROMPT = (
+    "acpref check-agent: please count from 1 to 400, one number per line, and after every tenth "
+    "number write one sentence about it. Do not use any tool."
+)
+
+
+@attrs.frozen(kw_only=True)
+class AgentCheckOptions:
+    """How to drive the agent. ``cancel_prompt`` should keep the agent busy for a while."""
+
+    prompt: str = DEFAULT_PROMPT
+    cancel_prompt: Optional[str] = None
+    auth_method: Optional[str] = None
+    timeout: float = 30.0
+    #: The directory sessions are opened in (default: a fresh temporary directory).
+    cwd: Optional[str] = None
+    #: Where to keep one transcript per scenario (default: not kept).
+    record_dir: Optional[str] = None
+    #: Run only these scenarios (default: all).
+    only: Sequence[str] = ()
+    env: Optional[Dict[str, str]] = None
+    #: Seconds a busy turn may run before it is cancelled when it shows no sign of life first.
+    cancel_after: float = 3.0
+    #: Seconds after ``session/cancel`` past which a turn that did not end ``cancelled`` is
+    #: reported as having ignored the cancel (spec-gap cancel-ignored).
+    cancel_grace: float = 5.0
+    #: Seconds to wait for the agent to initialize the MCP servers it was given, after
+    #: ``session/new`` and again after a prompt turn.
+    mcp_wait: float = 5.0
+
+
+class NeedsAuth(Exception):
+    """The agent answered auth_required (-32000) and no ``auth_method`` was given."""
+
+
+class ScenarioContext:
+    """What a scenario works with: its driver, the options, and the report to fill.
+
+    Every verdict goes through ``record`` (``check``, ``passed``, ``skip``), which refuses a
+    clause the scenario does not declare: that is what keeps the clause list of a run the same
+    whatever the agent does. ``at`` names the clauses the next requests decide, which fail if the
+    agent answers them with an unexpected error.
+    """
+
+    def __init__(
+        self,
+        scenario: "Scenario",
+        driver: AgentDriver,
+        options: AgentCheckOptions,
+        report: CheckReport,
+        cwd: str,
+    ) -> None:
+        self.scenario = scenario
+        self.name = scenario.name
+        self.driver = driver
+        self.options = options
+        self.report = report
+        self.cwd = cwd
+        self.authenticated = False
+        self.decided: Set[str] = set()
+        self.current: Tuple[str, ...] = (scenario.main,)
+
+    @property
+    def cancel_prompt(self) -> str:
+        return self.options.cancel_prompt or DEFAULT_BUSY_PROMPT
+
+    def at(self, *clause_ids: str) -> None:
+        """The clauses an unexpected error of the next requests fails (until the next ``at``)."""
+        self.current = clause_ids
+
+    def record(self, clause: str, status: str, evidence: Optional[str] = None) -> None:
+        if clause not in self.scenario.clauses:
+            raise ValueError(f"scenario {self.name!r} decides {clause} but does not declare it")
+        self.decided.add(clause)
+        self.report._record(clause, status, self.name, evidence)
+
+    def check(self, clause: str, ok: bool, evidence: str = "") -> bool:
+        """Record a verdict: PASS when ``ok``, else FAIL with ``evidence``."""
+        self.record(clause, PASS if ok else FAIL, None if ok else evidence)
+        return ok
+
+    def passed(self, *clause_ids: str) -> None:
+        for clause in clause_ids:
+            self.record(clause, PASS)
+
+    def skip(self, clause: str, reason: str) -> None:
+        self.record(clause, SKIPPED, reason)
+
+    def initialize(self) -> None:
+        self.driver.initialize()
+
+    def authenticate(self) -> None:
+        """``authenticate`` with ``--auth METHOD_ID``, once, when it was given."""
+        if self.options.auth_method and not self.authenticated:
+            self.driver.request("authenticate", {"methodId": self.options.auth_method})
+            self.authenticated = True
+
+    def new_session(self, **kwargs: object) -> str:
+        """``session/new`` in the check's directory, authenticating first if told to."""
+        self.authenticate()
+        return self.driver.new_session(self.cwd, **kwargs)  # type: ignore[arg-type]
+
+
+@attrs.frozen
+class Scenario:
+    """One scripted conversation, on a fresh agent process."""
+
+    name: str
+    run: Callable[[ScenarioContext], None]
+    #: Every clause it decides: each ends PASS, FAIL or SKIPPED, whatever the agent does.
+    clauses: Sequence[str]
+    #: The agent capability it needs, as a dotted path (``"loadSession"``), or None.
+    needs: Optional[str] = None
+    #: The clause an unexpected failure of the scenario is filed under (until ``ctx.at``).
+    main: str = "OVERVIEW-01"
+
+
+#: The marker of a reason that ``--auth`` would turn into a verdict (see ``_hints``).
+AUTH_HINT = "rerun with --auth METHOD_ID"
+#: The marker of a reason that a busier ``--cancel-prompt`` would turn into a verdict.
+BUSY_HINT = "give --cancel-prompt a prompt that keeps the agent busy longer"
+
+#: ``_meta`` values no agent defines: they must never cause an error (EXT-02).
+META = {"acpref.dev/check": {"any": ["thing", 1, None], "\u00e9": "\u65e5\u672c"}}
+
+
+def round_trip(ctx: ScenarioContext) -> Dict[str, Any]:
+    """A request every agent answers at once (an unknown custom method): a point in time."""
+    return ctx.driver.request_raw({"method": "_acpref/ping", "params": {}})

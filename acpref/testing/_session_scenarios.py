@@ -1,0 +1,195 @@
+"""The session scenarios of ``check-agent``: load, resume, list, delete, close, MCP servers.
+
+Spec: session-setup.mdx, session-list.mdx, session-delete.mdx. Each runs only when the agent
+advertises the capability it needs (``Scenario.needs``); otherwise its clauses are SKIPPED.
+"""
+
+from __future__ import annotations
+
+import os
+from typing import Any, List
+
+from .. import schema as s
+from ..errors import RpcError
+from ._cancel_scenarios import cancel_busy_turn
+from ._scenario import ScenarioContext, round_trip
+
+__all__ = ["load", "resume", "list_sessions", "delete", "close", "mcp"]
+
+
+def load(ctx: ScenarioContext) -> None:
+    ctx.initialize()
+    session_id = ctx.new_session()
+    turn = ctx.driver.prompt(session_id, ctx.options.prompt)
+    ctx.at("SETUP-05", "SETUP-08")
+    before = len(ctx.driver.updates(session_id))
+    ctx.driver.request("session/load", {"sessionId": session_id, "cwd": ctx.cwd, "mcpServers": []})
+    replay = ctx.driver.updates(session_id)[before:]
+    users = "".join(_text(u) for u in replay if isinstance(u, s.UserMessageChunk))
+    # spec SETUP-05: the whole conversation is replayed, the user's messages included.
+    ctx.check(
+        "SETUP-05",
+        ctx.options.prompt in users,
+        f"the replay has no user_message_chunk with the prompt ({len(replay)} updates)",
+    )
+    if turn.text:
+        agents = "".join(_text(u) for u in replay if isinstance(u, s.AgentMessageChunk))
+        ctx.check("SETUP-05", bool(agents), "the replay has none of the agent's messages")
+    ctx.passed("SETUP-07", "SETUP-08", "SETUP-06")
+
+
+def _text(update: Any) -> str:
+    content = getattr(update, "content", None)
+    return content.text if isinstance(content, s.TextContent) else ""
+
+
+def resume(ctx: ScenarioContext) -> None:
+    ctx.initialize()
+    session_id = ctx.new_session()
+    ctx.driver.prompt(session_id, ctx.options.prompt)
+    ctx.at("SETUP-13")
+    before = len(ctx.driver.updates(session_id))
+    ctx.driver.request(
+        "session/resume", {"sessionId": session_id, "cwd": ctx.cwd, "mcpServers": []}
+    )
+    ctx.passed("SETUP-13")
+    round_trip(ctx)  # a replay sent just after the answer arrives before this one's
+    replayed = [
+        u for u in ctx.driver.updates(session_id)[before:] if isinstance(u, s.UserMessageChunk)
+    ]
+    # spec SETUP-12: resume restores the session without replaying it (before or after its
+    # answer: the oracle judges what comes before it).
+    ctx.check(
+        "SETUP-12",
+        not replayed,
+        f"{len(replayed)} user_message_chunk updates of the history came with session/resume",
+    )
+
+
+def list_sessions(ctx: ScenarioContext) -> None:
+    ctx.initialize()
+    ctx.new_session()
+    ctx.at("LIST-02")
+    ctx.driver.request("session/list", {})
+    ctx.passed("LIST-02", "LIST-05", "LIST-06")
+    ctx.at("LIST-04")
+    ctx.driver.request("session/list", {"cwd": ctx.cwd})
+    ctx.passed("LIST-04")
+    ctx.at("LIST-09")
+    nowhere = os.path.join(ctx.cwd, "acpref-no-sessions-here")
+    result = ctx.driver.request("session/list", {"cwd": nowhere})
+    # spec LIST-09: no match is an empty array, not an error.
+    ctx.check(
+        "LIST-09",
+        result.sessions == [],
+        f"{len(result.sessions)} sessions listed under an empty directory",
+    )
+    try:
+        ctx.driver.request("session/list", {"cursor": "acpref-not-a-cursor"})
+        ctx.check("LIST-12", False, "an invalid cursor was answered with a result")
+    except RpcError:
+        ctx.passed("LIST-12")
+
+
+def delete(ctx: ScenarioContext) -> None:
+    ctx.initialize()
+    session_id = ctx.new_session()
+    ctx.at("DELETE-02")
+    ctx.driver.request("session/delete", {"sessionId": session_id})
+    ctx.passed("DELETE-02")
+    ctx.at("DELETE-03")
+    if not ctx.driver.supports("sessionCapabilities.list"):
+        ctx.skip("DELETE-03", "the agent does not advertise sessionCapabilities.list")
+    else:
+        listed = ctx.driver.request("session/list", {"cwd": ctx.cwd})
+        ids = [info.session_id for info in listed.sessions]
+        # spec DELETE-03: a deleted session is never listed again.
+        ctx.check(
+            "DELETE-03", session_id not in ids, f"deleted session {session_id!r} still listed"
+        )
+    try:
+        ctx.driver.request("session/delete", {"sessionId": session_id})
+        ctx.passed("DELETE-04")
+    except RpcError as exc:
+        # spec DELETE-04: deleting an already deleted session succeeds silently.
+        evidence = f"a second delete answered error {exc.code}: {exc.detail}"
+        ctx.check("DELETE-04", False, evidence)
+
+
+def close(ctx: ScenarioContext) -> None:
+    ctx.initialize()
+    ctx.at("SETUP-17")
+    idle = ctx.new_session()
+    ctx.driver.request("session/close", {"sessionId": idle})
+    ctx.passed("SETUP-17")
+    ctx.at("SETUP-16")
+    busy = ctx.new_session()
+    closing: List[Any] = []
+
+    def close() -> None:  # answered only once the turn has ended: never waited for here
+        closing.append(ctx.driver.connection.request_async("session/close", {"sessionId": busy}))
+
+    cancel_busy_turn(ctx, busy, "SETUP-16", close)
+    for request in closing:
+        request.result(ctx.options.timeout)
+
+
+# -- MCP servers ----------------------------------------------------------------------------------
+
+
+def mcp(ctx: ScenarioContext) -> None:
+    from ._mcp_check import McpProbe, initialized
+
+    ctx.initialize()
+    http = ctx.driver.supports("mcpCapabilities.http")
+    with McpProbe(http=http) as probe:
+        ctx.at("SETUP-30")
+        session_id = ctx.new_session(mcp_servers=probe.servers())
+        # Most agents connect while they open the session; some only at the first turn.
+        if not probe.wait_initialized(ctx.options.mcp_wait):
+            ctx.at("SETUP-36")
+            ctx.driver.prompt(session_id, ctx.options.prompt)
+            probe.wait_initialized(ctx.options.mcp_wait)
+        stdio = list(probe.stdio.items)
+        http_items = list(probe.http.items) if probe.http is not None else []
+    when = "after session/new and one prompt turn"
+    if not stdio:
+        evidence = f"the agent never started the stdio MCP server it was given ({when})"
+        # spec SETUP-36: the agent connects to every MCP server the client supplied.
+        ctx.check("SETUP-36", False, evidence)
+        ctx.skip("SETUP-30", "the agent never started the stdio MCP server: see SETUP-36")
+    elif not initialized(stdio):
+        sent = [m.get("method") for m in stdio if isinstance(m, dict) and "method" in m]
+        evidence = (
+            f"the agent started the stdio MCP server but never completed its handshake "
+            f"(initialize, then notifications/initialized); it sent {sent}"
+        )
+        # spec SETUP-30: stdio MCP servers are supported, which takes the MCP handshake.
+        ctx.check("SETUP-30", False, evidence)
+        ctx.check("SETUP-36", False, evidence)
+    else:
+        ctx.passed("SETUP-30")
+        started = stdio[0].get("started", {}) if isinstance(stdio[0], dict) else {}
+        if started.get("env") != "1":
+            ctx.report.notes.append(
+                "[mcp] the agent started the stdio MCP server without the env it was given "
+                "(ACPREF_PROBE=1)"
+            )
+        if not http:
+            ctx.passed("SETUP-36")
+    if not http:
+        ctx.skip("SETUP-31", "the agent does not advertise mcpCapabilities.http")
+        return
+    if initialized(http_items):
+        ctx.passed("SETUP-31")
+        if initialized(stdio):
+            ctx.passed("SETUP-36")
+        return
+    evidence = (
+        f"the agent advertises mcpCapabilities.http but never initialized the HTTP MCP server "
+        f"it was given ({when}; it sent "
+        f"{[m.get('method') for m in http_items if isinstance(m, dict) and 'method' in m]})"
+    )
+    # spec SETUP-31, SETUP-36: an advertised HTTP transport is used for the servers given.
+    ctx.check("SETUP-31", False, evidence)
+    ctx.check("SETUP-36", False, evidence)
