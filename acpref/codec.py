@@ -57,7 +57,7 @@ from cattrs.gen import make_dict_structure_fn, make_dict_unstructure_fn, overrid
 
 from . import schema
 from .errors import ErrorCode, RpcError
-from .schema._base import UNIONS, UNSET, WIRE, UnionSpec, Unknown, Unset
+from .schema._base import UNIONS, UNSET, WIRE, UnionSpec, Unknown, Unset, WireEnum
 
 __all__ = ["DecodeError", "decode", "encode", "wire_name", "UNDEFINED_VALUE"]
 
@@ -188,7 +188,14 @@ def _structure_str(value: Any, tp: Any = str) -> Any:
     raise _expected("a string", value)
 
 
-def _structure_enum(value: Any, cl: Type[enum.Enum]) -> Any:
+def _structure_str_keeping(value: Any, tp: Any = str) -> Any:
+    """``_structure_str`` of the lenient mode: an undefined enum value is kept (see below)."""
+    if tp is not str and _is_enum(tp):
+        return _structure_enum(value, tp, keep_undefined=True)
+    return _structure_str(value, tp)
+
+
+def _structure_enum(value: Any, cl: Type[enum.Enum], *, keep_undefined: bool = False) -> Any:
     if isinstance(value, cl):
         # A member already: what ``encode`` gives for an enum field (members are ``str``, json
         # writes their value), decoded in-process without passing through JSON.
@@ -197,6 +204,10 @@ def _structure_enum(value: Any, cl: Type[enum.Enum]) -> Any:
         raise _expected("a string", value)
     member = cl._value2member_map_.get(value)
     if member is None:
+        if keep_undefined and issubclass(cl, WireEnum):
+            # spec-gap forward-compatible: a live peer keeps a value a newer v1 schema may
+            # define (``stopReason: "paused"``) as the enum's stand-in, written back unchanged.
+            return cl.undefined(value)
         choices = ", ".join(repr(m.value) for m in cl)
         raise ValueError(f"{value!r} {UNDEFINED_VALUE} {choices}")
     return member
@@ -291,7 +302,7 @@ def _make_converter(*, strict: bool, detailed: bool) -> cattrs.Converter:
     lenient = not strict
 
     for tp, fn in (
-        (str, _structure_str),
+        (str, _structure_str if strict else _structure_str_keeping),
         (int, _structure_int),
         (float, _structure_float),
         (bool, _structure_bool),
@@ -567,9 +578,11 @@ def _make_converter(*, strict: bool, detailed: bool) -> cattrs.Converter:
 
             def base(v: Any, t: Any, _b: Callable[..., Any] = base) -> Any:  # noqa: F811
                 try:
-                    return _b(v, t)
+                    out = _b(v, t)
                 except Exception:  # noqa: BLE001 - spec SCHEMA-11: a malformed marked field is absent
                     return fallback
+                # An undefined enum value is a malformed marked field too (ToolCall.kind).
+                return fallback if isinstance(out, WireEnum) and not out.defined else out
 
         return base
 

@@ -32,6 +32,8 @@ from typing import Any, Callable, Dict, Iterable, Iterator, List, Optional, Sequ
 from .. import codec
 from .. import schema as s
 from .._core import Party, RulesObserver
+from .._core.findings import finding
+from .._core.register import WARNING
 from .._transport import FdStream, Process, StderrBuffer, Stream, spawn
 from ..connection import (
     DEFAULT_MAX_ITEMS,
@@ -307,7 +309,9 @@ class ClientSideConnection:
         self._desk.turn_started(params.session_id)
         self.client.on_prompt(params)
         pending = self.connection.request_async("session/prompt", params)
-        return PromptTurn(params.session_id, pending, cancel=self.cancel, explain=self._explain)
+        return PromptTurn(
+            params.session_id, pending, cancel=self.cancel, explain=self._explain, warn=self._warn
+        )
 
     def session_cancel(self, params: s.CancelNotification) -> None:
         """Cancel the session's turn; pending permission requests are answered ``cancelled``.
@@ -564,6 +568,11 @@ class ClientSideConnection:
         if tail.strip():
             message += f"; its last stderr:\n{tail.rstrip()}"
         return AgentExited(message, returncode, tail)
+
+    def _warn(self, clause: str, text: str) -> None:
+        """A warning about what the agent sent that this version does not define (the rules'
+        findings: ``rules.findings``, ``on_finding``)."""
+        self.rules._report([finding(clause, Party.AGENT, text, level=WARNING)])
 
     def _system_prompt_of(self, session_id: str) -> Any:
         """The systemPrompt the session was last set up with, to re-send (provisional).

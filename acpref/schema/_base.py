@@ -76,6 +76,25 @@ class WireEnum(str, enum.Enum):
     def __format__(self, spec: str) -> str:
         return format(str(self.value), spec)
 
+    @classmethod
+    def undefined(cls, value: str) -> Any:
+        """A value of this enum that this version of ACP does not define, kept as received.
+
+        spec-gap forward-compatible: a newer v1 peer may send a value a later schema adds
+        (``stopReason: "paused"``); the lenient codec reads it as this stand-in, an instance of
+        the enum named ``UNDEFINED`` whose value (and wire form) is the string received. It
+        equals that string and no member of the enum; ``defined`` is False.
+        """
+        member = str.__new__(cls, value)
+        member._name_ = "UNDEFINED"
+        member._value_ = value
+        return member
+
+    @property
+    def defined(self) -> bool:
+        """False for a value this version does not define (see ``undefined``)."""
+        return type(self)._value2member_map_.get(self._value_) is self
+
 #: The ``_meta`` extension object (spec extensibility.mdx): ``None`` when sent as ``null``.
 # spec EXT-01: every schema object has an optional ``meta`` field of this type (``_meta``).
 Meta = Optional[JsonObject]

@@ -64,8 +64,29 @@ class RefusesWithData(RawAgent):
         self.send({"jsonrpc": "2.0", "id": m["id"], "error": error})
 
 
+class NewerValues(RawAgent):
+    """Ends its turns with a stop reason this version does not define (``paused``, as a newer v1
+    peer might) and streams a tool call of an undefined ``kind``: spec-gap forward-compatible,
+    a warning, not a violation."""
+
+    def on_session_prompt(self, m: M) -> None:
+        session_id = m["params"]["sessionId"]
+        self.say(session_id, "hi")
+        self.calls = getattr(self, "calls", 0) + 1
+        call = {
+            "sessionUpdate": "tool_call",
+            "toolCallId": f"t{self.calls}",
+            "title": "Teleport",
+            "kind": "teleport",
+            "status": "completed",
+        }
+        self.update(session_id, call)
+        self.reply(m, {"stopReason": "paused"})
+
+
 UNUSUAL = {
-    cls.__name__: cls for cls in (NoCapabilities, UnstableFields, ClosesFirst, RefusesWithData)
+    cls.__name__: cls
+    for cls in (NoCapabilities, UnstableFields, ClosesFirst, RefusesWithData, NewerValues)
 }
 
 if __name__ == "__main__":
