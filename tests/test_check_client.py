@@ -223,6 +223,46 @@ def test_EXT_02_client_refusing_meta_fails(tmp_path: Path) -> None:
     assert report.results["EXT-02"].status == "FAIL", report.format_table()
 
 
+def test_EXT_02_client_refusing_meta_on_a_permission_request_fails(tmp_path: Path) -> None:
+    from acpref.errors import RpcError
+
+    def bend(driver: AgentDriver, session: str) -> None:
+        def policy(request: s.RequestPermissionRequest) -> Any:
+            if request.meta or request.tool_call.meta:
+                raise RpcError.invalid_params("unknown field _meta")
+            if request.tool_call.tool_call_id == "check-cancel":
+                driver.cancel(session)
+                return None
+            return "allow"
+
+        driver.permission = policy
+
+    report = _grade(tmp_path, bend, load=False, cancel=False)
+    row = report.results["EXT-02"]
+    assert row.status == "FAIL", report.format_table()
+    assert "session/request_permission with _meta" in row.evidence[0]
+    assert report.results["TOOL-08"].status == "PASS"  # asked again without _meta: answered
+
+
+def test_EXT_02_client_answering_an_update_with_meta_with_an_error_fails(tmp_path: Path) -> None:
+    def bend(driver: AgentDriver, session: str) -> None:
+        serve = driver._on_update
+
+        def on_update(params: Any, ctx: Any) -> Any:
+            if params.meta:
+                error = {"code": -32602, "message": "unknown field _meta"}
+                driver.send_raw({"jsonrpc": "2.0", "id": None, "error": error})
+                return None
+            return serve(params, ctx)
+
+        driver.connection.set_handler("session/update", on_update)
+
+    report = _grade(tmp_path, bend, load=False)
+    row = report.results["EXT-02"]
+    assert row.status == "FAIL", report.format_table()
+    assert "a session/update with _meta was answered" in row.evidence[0]
+
+
 def test_a_part_the_client_breaks_does_not_hide_the_others(tmp_path: Path) -> None:
     from acpref.errors import RpcError
 

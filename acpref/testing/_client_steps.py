@@ -122,6 +122,36 @@ def _updates(agent: GraderAgent, turn: PromptTurn) -> None:
     agent.client.update(turn.session_id, s.SessionInfoUpdate(title="acpref client check"))
     # Every kind of update is something the client must accept (OVERVIEW-04, SCHEMA-01).
     agent.grader.passed("OVERVIEW-04")
+    _update_with_meta(agent, turn)
+
+
+def _update_with_meta(agent: GraderAgent, turn: PromptTurn) -> None:
+    """A session/update with ``_meta`` at its params root, then a request: a client that
+    refuses the update (an error for it, a closed connection) shows it before the answer."""
+    g = agent.grader
+    since = g.sink.received_count
+    chunk = s.AgentMessageChunk(
+        content=s.TextContent(text="(an update with _meta)\n"), message_id=turn.new_message_id()
+    )
+    agent.client.session_update(
+        s.SessionNotification(session_id=turn.session_id, update=chunk, meta=_META)
+    )
+    probe = g.request_raw(agent.stream, "_acpref/ping", {})
+    answered = [
+        m
+        for _, m in g.sink.received(since)
+        if isinstance(m, dict) and "method" not in m and m is not probe
+    ]
+    # spec EXT-02: _meta a receiver does not define never causes an error, on a notification
+    # either (an answer to one is an error in itself: OVERVIEW-09, judged by the oracle).
+    if answered:
+        g.check("EXT-02", False, f"a session/update with _meta was answered {answered!r}"[:400])
+    else:
+        g.check(
+            "EXT-02",
+            "no answer" not in probe,
+            f"after a session/update with _meta, a request got no answer: {probe!r}"[:400],
+        )
 
 
 def _permission(agent: GraderAgent, turn: PromptTurn) -> None:
@@ -142,7 +172,7 @@ def _permission(agent: GraderAgent, turn: PromptTurn) -> None:
             locations=[s.ToolCallLocation(path=os.path.join(cwd, "acpref-check.txt"), line=1)],
         )
     )
-    outcome = turn.request_permission(s.ToolCallUpdate(tool_call_id=call), _OPTIONS)
+    outcome = _permission_with_meta(agent, turn, call)
     # spec TOOL-08, SCHEMA-04: an offered option or cancelled (the oracle checks the shape).
     agent.grader.passed("TOOL-08", "SCHEMA-04")
     status = (
@@ -151,6 +181,27 @@ def _permission(agent: GraderAgent, turn: PromptTurn) -> None:
         else s.ToolCallStatus.FAILED
     )
     turn.update(s.ToolCallUpdate(tool_call_id=call, status=status))
+
+
+def _permission_with_meta(agent: GraderAgent, turn: PromptTurn, call: str) -> Any:
+    """Ask the permission with ``_meta`` at the params root and on the tool call; if that is
+    refused, ask again without: a client that then answers refused it for its ``_meta``."""
+    request = s.RequestPermissionRequest(
+        session_id=turn.session_id,
+        tool_call=s.ToolCallUpdate(tool_call_id=call, meta=_META),
+        options=_OPTIONS,
+        meta=_META,
+    )
+    try:
+        outcome = agent.client.session_request_permission(request).outcome
+    except RpcError as exc:
+        outcome = turn.request_permission(s.ToolCallUpdate(tool_call_id=call), _OPTIONS)
+        # spec EXT-02: the same request without _meta was answered, so _meta caused the error.
+        evidence = f"session/request_permission with _meta answered error {exc.code}: {exc.detail}"
+        agent.grader.check("EXT-02", False, evidence)
+        return outcome
+    agent.grader.passed("EXT-02")
+    return outcome
 
 
 def _files(agent: GraderAgent, turn: PromptTurn) -> None:
@@ -422,8 +473,8 @@ def _cancellation(agent: GraderAgent, turn: PromptTurn) -> s.PromptResponse:
 
 #: The parts of step 1 and the clauses each decides.
 _PARTS: List[Any] = [
-    (_updates, ("OVERVIEW-04",)),
-    (_permission, ("TOOL-08", "SCHEMA-04")),
+    (_updates, ("OVERVIEW-04", "EXT-02")),
+    (_permission, ("TOOL-08", "SCHEMA-04", "EXT-02")),
     (_files, ("FS-08", "FS-07", "FS-04", "EXT-02", "RPC-17")),
     (_terminals, _TERMINAL_CLAUSES),
     (_elicitation, ("ELICIT-20", "SCHEMA-17", "ELICIT-29")),
