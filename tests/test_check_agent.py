@@ -57,7 +57,8 @@ def test_well_behaved_agent_passes_every_scenario(tmp_path: Path) -> None:
         "spec-gap:exit-on-eof",
     ):
         assert statuses[clause] == "PASS", (clause, report.format_table())
-    assert len(report.transcripts) == len(SCENARIOS)
+    # One per agent process: load-restarted runs two.
+    assert len(report.transcripts) == len(SCENARIOS) + 1
 
 
 def _echo_available() -> bool:
@@ -75,6 +76,30 @@ def test_echo_agent_passes_every_scenario() -> None:
         [PY, "-m", "acpref", "echo"], AgentCheckOptions(cancel_prompt="/wait", timeout=10)
     )
     assert all(row.status == "PASS" for row in report.rows()), report.format_table()
+
+
+def test_SETUP_05_a_session_is_loaded_by_a_restarted_agent_and_its_replay_judged(
+    tmp_path: Path,
+) -> None:
+    # The echo agent keeps its sessions with --state-dir: a new process loads them, replayed.
+    options = AgentCheckOptions(only=("load-restarted",), timeout=10, record_dir=str(tmp_path))
+    argv = [PY, "-m", "acpref", "echo", "--state-dir", str(tmp_path / "state")]
+    report = check_agent(argv, options)
+    assert report.failures == [], report.format_table()
+    for clause in ("SETUP-05", "SETUP-06", "SETUP-07", "SETUP-08"):
+        assert report.results[clause].status == "PASS", report.format_table()
+    assert [Path(p).name for p in report.transcripts] == [
+        "load-restarted.jsonl",
+        "load-restarted-2.jsonl",
+    ]
+
+
+def test_SETUP_05_an_agent_that_cannot_load_after_a_restart_is_skipped_with_the_reason() -> None:
+    report = check_agent([PY, "-m", "acpref", "echo"], AgentCheckOptions(only=("load-restarted",)))
+    row = report.results["SETUP-05"]
+    assert row.status == "SKIPPED", report.format_table()
+    assert "need not outlive the agent process" in row.evidence[0]
+    assert report.failures == []
 
 
 def test_unadvertised_capabilities_are_skipped_with_the_reason() -> None:

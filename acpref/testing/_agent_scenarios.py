@@ -21,7 +21,7 @@ from ._bad_input_scenarios import bad_input
 from ._cancel_scenarios import IGNORED, cancel_scenario
 from ._driver import _TURN_CONTENT
 from ._scenario import META, Scenario, ScenarioContext, round_trip
-from ._session_scenarios import close, delete, list_sessions, load, mcp, resume
+from ._session_scenarios import close, delete, list_sessions, load, load_restarted, mcp, resume
 
 __all__ = ["SCENARIOS"]
 
@@ -237,6 +237,13 @@ SCENARIOS = [
     Scenario(
         "load",
         load,
+        ("SETUP-05", "SETUP-06", "SETUP-07", "SETUP-08"),
+        needs="loadSession",
+        main="SETUP-05",
+    ),
+    Scenario(
+        "load-restarted",
+        load_restarted,
         ("SETUP-05", "SETUP-06", "SETUP-07", "SETUP-08"),
         needs="loadSession",
         main="SETUP-05",

@@ -85,22 +85,34 @@ def _run(
     report: CheckReport,
     cwd: str,
 ) -> Optional[Dict[str, object]]:
-    transcript = (
-        os.path.join(options.record_dir, f"{scenario.name}.jsonl") if options.record_dir else None
-    )
     if options.record_dir:
         os.makedirs(options.record_dir, exist_ok=True)
-    try:
-        driver = AgentDriver.spawn(
+    processes = iter(range(1, 1 << 20))
+
+    def spawn() -> AgentDriver:
+        # One transcript per agent process: the scenario's name, then -2, -3... after a restart.
+        n = next(processes)
+        name = scenario.name if n == 1 else f"{scenario.name}-{n}"
+        where = options.record_dir
+        transcript = os.path.join(where, f"{name}.jsonl") if where else None
+        return AgentDriver.spawn(
             argv, env=options.env, transcript=transcript, timeout=options.timeout
         )
+
+    try:
+        driver = spawn()
     except OSError as exc:
         for clause in scenario.clauses:
             reason = f"not reached: could not start the agent: {exc}"
             report._record(clause, SKIPPED, scenario.name, reason)
         report._record(scenario.main, FAIL, scenario.name, f"could not start the agent: {exc}")
         return None
-    ctx = ScenarioContext(scenario, driver, options, report, cwd)
+
+    def restart(old: AgentDriver) -> AgentDriver:
+        _finish(scenario, old, report)
+        return spawn()
+
+    ctx = ScenarioContext(scenario, driver, options, report, cwd, restart=restart)
     failures_before = len(report.failures)
     why = "the scenario ended before it"
     try:
@@ -110,31 +122,37 @@ def _run(
             raise
         why = _stopped(ctx, exc)
     finally:
-        result = driver.close()
-        # A turn that ends as the cancel crosses it is a race the check itself provokes: the
-        # scenario says SKIPPED for it; the finding stays in the report's list.
-        report.add_findings(
-            result.findings, scenario.name, transcript, ignore=("spec-gap:cancel-race",)
-        )
+        _finish(scenario, ctx.driver, report)
         for clause in scenario.clauses:
             if clause not in ctx.decided:
                 # Whatever happened, every clause the scenario sets out to check gets a status.
                 report._record(clause, SKIPPED, scenario.name, f"not reached: {why}")
-        if transcript:
-            report.transcripts.append(transcript)
-        # spec-gap exit-on-eof: an agent ends when its input ends (transports.mdx, TRANSPORT-10).
-        report._record(
-            "spec-gap:exit-on-eof",
-            PASS if driver.exited_on_eof else FAIL,
-            scenario.name,
-            None
-            if driver.exited_on_eof
-            else "the agent did not exit within 5s of the end of its input",
-        )
-        tail = driver.stderr.strip().splitlines()[-3:]
+        tail = ctx.driver.stderr.strip().splitlines()[-3:]
         if len(report.failures) > failures_before and tail:
             report.notes.append(f"[{scenario.name}] agent stderr ends: " + " | ".join(tail))
     return driver.agent_capabilities if driver.initialize_response is not None else None
+
+
+def _finish(scenario: Scenario, driver: AgentDriver, report: CheckReport) -> None:
+    """Close one agent process of a scenario and file what the oracle found in its transcript."""
+    result = driver.close()
+    transcript = driver.sink.transcript_path
+    # A turn that ends as the cancel crosses it is a race the check itself provokes: the
+    # scenario says SKIPPED for it; the finding stays in the report's list.
+    report.add_findings(
+        result.findings, scenario.name, transcript, ignore=("spec-gap:cancel-race",)
+    )
+    if transcript:
+        report.transcripts.append(transcript)
+    # spec-gap exit-on-eof: an agent ends when its input ends (transports.mdx, TRANSPORT-10).
+    report._record(
+        "spec-gap:exit-on-eof",
+        PASS if driver.exited_on_eof else FAIL,
+        scenario.name,
+        None
+        if driver.exited_on_eof
+        else "the agent did not exit within 5s of the end of its input",
+    )
 
 
 _STOPS = (

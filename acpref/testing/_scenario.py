@@ -80,6 +80,8 @@ class ScenarioContext:
         options: AgentCheckOptions,
         report: CheckReport,
         cwd: str,
+        *,
+        restart: Optional[Callable[[AgentDriver], AgentDriver]] = None,
     ) -> None:
         self.scenario = scenario
         self.name = scenario.name
@@ -90,6 +92,15 @@ class ScenarioContext:
         self.authenticated = False
         self.decided: Set[str] = set()
         self.current: Tuple[str, ...] = (scenario.main,)
+        self._restart = restart
+
+    def restart(self) -> None:
+        """End the agent process (its input closed, its findings filed) and start a new one,
+        not yet initialized: what a client does when the user reopens the editor."""
+        if self._restart is None:
+            raise RuntimeError("this context cannot restart the agent")
+        self.driver = self._restart(self.driver)
+        self.authenticated = False
 
     @property
     def cancel_prompt(self) -> str:

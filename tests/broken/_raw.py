@@ -207,6 +207,10 @@ class RawAgent:
 
     def on_session_load(self, m: Dict[str, Any]) -> None:
         session_id = m["params"]["sessionId"]
+        if session_id not in self.history:
+            # Sessions live in this process only: one made by an earlier process is unknown.
+            self.error(m, -32002, f"no session {session_id!r}")
+            return
         for update in self.history.get(session_id, []):
             self.update(session_id, update, keep=False)
         self.reply(m, {})

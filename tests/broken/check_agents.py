@@ -282,6 +282,43 @@ class PartialReplay(RawAgent):
         self.reply(m, {})
 
 
+class ForgetsUsersAfterRestart(RawAgent):
+    """Keeps each session's history in a file beside it, so that a restarted process can load
+    it; but from the file it replays only the agent's side of the conversation."""
+
+    scenario, clause = "load-restarted", "SETUP-05"
+
+    def new_session_id(self) -> str:
+        self.count += 1
+        return f"sess-{os.getpid()}-{self.count}"
+
+    def _file(self, cwd: str, session_id: str) -> str:
+        return os.path.join(cwd, f".raw-history-{session_id}.json")
+
+    def on_session_prompt(self, m: M) -> None:
+        super().on_session_prompt(m)
+        session_id = m["params"]["sessionId"]
+        with open(self._file(self.cwds[session_id], session_id), "w", encoding="utf-8") as f:
+            json.dump(self.history[session_id], f)
+
+    def on_session_load(self, m: M) -> None:
+        session_id, cwd = m["params"]["sessionId"], m["params"]["cwd"]
+        if session_id in self.history:
+            super().on_session_load(m)
+            return
+        try:
+            with open(self._file(cwd, session_id), encoding="utf-8") as f:
+                history = json.load(f)
+        except OSError:
+            self.error(m, -32002, f"no session {session_id!r}")
+            return
+        self.history[session_id], self.cwds[session_id] = history, cwd
+        for update in history:
+            if update.get("sessionUpdate") != "user_message_chunk":
+                self.update(session_id, update, keep=False)
+        self.reply(m, {})
+
+
 DEFECTS = {
     name: cls
     for name, cls in list(globals().items())
