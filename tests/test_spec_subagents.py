@@ -238,7 +238,8 @@ def prelude(caps: Any = None) -> List[Any]:
         ("client", {"id": 0, "method": "initialize", "params": {
             "protocolVersion": 1, "clientCapabilities": caps,
             "clientInfo": {"name": "t", "version": "1"}}}),
-        ("agent", {"id": 0, "result": {"protocolVersion": 1, "agentCapabilities": {},
+        ("agent", {"id": 0, "result": {"protocolVersion": 1, "agentCapabilities": {
+            "loadSession": True, "sessionCapabilities": {"resume": {}, "close": {}}},
                                        "agentInfo": {"name": "a", "version": "1"}}}),
         ("client", {"id": 1, "method": "session/new", "params": {"cwd": "/w", "mcpServers": []}}),
         ("agent", {"id": 1, "result": {"sessionId": "p"}}),
@@ -338,3 +339,149 @@ def _opened(sid: str) -> Any:
     from acpref.client import OpenedSession
 
     return OpenedSession(session_id=sid, cwd="/w", additional_directories=(), how="new")
+
+
+# -- Reconnection, errors, cancelling a child ------------------------------------------------------
+
+ENDED = ("agent", {"jsonrpc": "2.0", "id": 2, "result": {"stopReason": "end_turn"}})
+CANCELLABLE = upd("p", {"sessionUpdate": "subagent_update", "sessionId": "c",
+                        "capabilities": {"cancel": {}}})  # fmt: skip
+GRANDCHILD = upd("c", {"sessionUpdate": "subagent_update", "sessionId": "g", "capabilities": {}})
+
+
+def reopen(method: str, request_id: int = 5) -> Any:
+    params = {"sessionId": "p", "cwd": "/w", "mcpServers": []}
+    return ("client", {"jsonrpc": "2.0", "id": request_id, "method": method, "params": params})
+
+
+def answered(request_id: int = 5) -> Any:
+    return ("agent", {"jsonrpc": "2.0", "id": request_id, "result": {}})
+
+
+def chunk(sid: str) -> Dict[str, Any]:
+    return upd(sid, {"sessionUpdate": "agent_message_chunk",
+                     "content": {"type": "text", "text": "x"}})  # fmt: skip
+
+
+def asks(sid: str, request_id: int = 50) -> Dict[str, Any]:
+    return {"jsonrpc": "2.0", "id": request_id, "method": "session/request_permission",
+            "params": {"sessionId": sid, "toolCall": {"toolCallId": "t"}, "options": [
+                {"optionId": "ok", "name": "OK", "kind": "allow_once"}]}}  # fmt: skip
+
+
+def clauses_of(state: ProtocolState, who: Party, message: Any) -> List[str]:
+    found = state.check(who, message)
+    assert all(f.provisional and not f.is_violation for f in found if "SUBAGENT" in f.clause)
+    return [f.clause for f in found]
+
+
+def test_SUBAGENT_24_an_error_stop_carries_the_error() -> None:
+    state = state_after(("agent", ANNOUNCE))
+    stopped = {"state": "idle", "stopReason": "error"}
+    bare = upd("p", {"sessionUpdate": "subagent_update", "sessionId": "c", "state": stopped})
+    assert clauses_of(state, Party.AGENT, bare) == ["SUBAGENT-24"]
+    full = {**stopped, "error": {"code": -32603, "message": "the model failed"}}
+    told = upd("p", {"sessionUpdate": "subagent_update", "sessionId": "c", "state": full})
+    assert clauses_of(state, Party.AGENT, told) == []
+
+
+def test_SUBAGENT_31_37_a_load_replays_the_announcement_first_and_reissues_no_request() -> None:
+    state = state_after(("agent", ANNOUNCE), ENDED, reopen("session/load"))
+    assert clauses_of(state, Party.AGENT, chunk("c")) == ["SUBAGENT-31"]
+    assert clauses_of(state, Party.AGENT, asks("c")) == ["SUBAGENT-37"]
+    for who, m in [("agent", ANNOUNCE), ("agent", chunk("c"))]:  # the replay, in order
+        assert state.observe(Party(who), m) == []
+    assert clauses_of(state, Party.AGENT, asks("c")) == ["SUBAGENT-37"]  # still during the load
+
+
+@pytest.mark.parametrize("method", ["session/load", "session/resume"])
+def test_SUBAGENT_38_40_41_continuing_children_are_announced_again_after_the_response(
+    method: str,
+) -> None:
+    state = state_after(("agent", CANCELLABLE), ENDED, reopen(method), answered())
+    assert clauses_of(state, Party.AGENT, chunk("c")) == ["SUBAGENT-41"]
+    assert clauses_of(state, Party.AGENT, asks("c")) == ["SUBAGENT-41"]
+    message = upd("p", {"sessionUpdate": "session_message", "messageId": "m",
+                        "recipientSessionId": "c"})  # fmt: skip
+    assert clauses_of(state, Party.AGENT, message) == ["SUBAGENT-38"]
+    assert clauses_of(state, Party.AGENT, ANNOUNCE) == ["SUBAGENT-40"]  # no capabilities
+    assert state.observe(Party.AGENT, CANCELLABLE) == []  # reannounced whole
+    for m in (chunk("c"), asks("c"), message):
+        assert clauses_of(state, Party.AGENT, m) == []
+
+
+def test_SUBAGENT_38_39_grandchildren_after_their_parent_and_under_it() -> None:
+    state = state_after(
+        ("agent", CANCELLABLE), ("agent", GRANDCHILD), ENDED, reopen("session/resume"), answered()
+    )
+    # spec SUBAGENT-38: the grandchild's announcement is traffic of its parent, not yet back.
+    assert clauses_of(state, Party.AGENT, GRANDCHILD) == ["SUBAGENT-38"]
+    # spec SUBAGENT-39: nor does it come back under the root.
+    moved = upd("p", {"sessionUpdate": "subagent_update", "sessionId": "g", "capabilities": {}})
+    assert clauses_of(state, Party.AGENT, moved) == ["SUBAGENT-39"]
+    assert state.observe(Party.AGENT, CANCELLABLE) == []
+    assert state.observe(Party.AGENT, GRANDCHILD) == []
+
+
+def permission_answer(outcome: Dict[str, Any], request_id: int = 50) -> Dict[str, Any]:
+    return {"jsonrpc": "2.0", "id": request_id, "result": {"outcome": outcome}}
+
+
+SELECTED = {"outcome": "selected", "optionId": "ok"}
+CANCEL_C = ("client", {"jsonrpc": "2.0", "method": "session/cancel", "params": {"sessionId": "c"}})
+
+
+@pytest.mark.parametrize(
+    "cancel",
+    [
+        CANCEL_C,
+        ("client", {"jsonrpc": "2.0", "id": 7, "method": "session/close",
+                    "params": {"sessionId": "p"}}),
+    ],
+)  # fmt: skip
+def test_SUBAGENT_44_a_cancelled_childs_pending_permission_is_answered_cancelled(
+    cancel: Any,
+) -> None:
+    before = [("agent", CANCELLABLE), ("agent", GRANDCHILD), ("agent", asks("g")), cancel]
+    state = state_after(*before)
+    assert clauses_of(state, Party.CLIENT, permission_answer(SELECTED)) == ["SUBAGENT-44"]
+    assert clauses_of(state, Party.CLIENT, permission_answer({"outcome": "cancelled"})) == []
+    # Not cancelled: any answer is the user's.
+    state = state_after(("agent", CANCELLABLE), ("agent", asks("c")))
+    assert clauses_of(state, Party.CLIENT, permission_answer(SELECTED)) == []
+
+
+def test_SUBAGENT_19_a_request_for_a_child_is_answered(tmp_path: Path) -> None:
+    from acpref.client import Allow
+
+    outcomes: List[Any] = []
+
+    def run(params: s.PromptRequest, turn: Any) -> Any:
+        child = "sess_child_asks"
+        turn.update(s.SubagentUpdate(session_id=child, capabilities=s.SubagentSessionCapabilities()))
+        turn.client.update(child, s.ToolCall(tool_call_id="t", title="Edit", kind=s.ToolKind.EDIT))
+        option = s.PermissionOption(
+            option_id="ok", name="OK", kind=s.PermissionOptionKind.ALLOW_ONCE
+        )
+        request = s.RequestPermissionRequest(
+            session_id=child, tool_call=s.ToolCallUpdate(tool_call_id="t"), options=[option]
+        )
+        outcomes.append(turn.client.session_request_permission(request, timeout=WAIT).outcome)
+        return s.StopReason.END_TURN
+
+    a_in, c_out = os.pipe()
+    c_in, a_out = os.pipe()
+    side = AgentSideConnection(
+        lambda c: Scripted(c, run), FdStream(a_in, a_out, owns_fds=True)
+    ).start()
+    client = ReferenceClient(permissions=Allow())
+    conn = ClientSideConnection(client, FdStream(c_in, c_out, owns_fds=True))
+    try:
+        conn.initialize(timeout=WAIT)  # the reference client advertises subagents
+        sid = conn.new_session(str(tmp_path), timeout=WAIT).session_id
+        assert conn.prompt(sid, "go", timeout=WAIT).stop_reason == "end_turn"
+        assert outcomes == [s.SelectedPermissionOutcome(option_id="ok")]
+        assert [f.clause for f in conn.rules.findings + side.findings] == []
+    finally:
+        conn.close()
+        side.close()

@@ -741,7 +741,8 @@ _SESSION_SCOPED = (
 
 @check("request", A, *_SESSION_SCOPED)
 def _agent_request_session(state: "ProtocolState", m: Message) -> Iterable[Finding]:
-    if _update_session(state, m) is None:
+    # spec SUBAGENT-19: a request for an announced child is served (subagents.py judges it).
+    if _update_session(state, m) is None and m.session_id not in state.children:
         # spec-gap unknown-session: the client answers -32002 for a session it does not know.
         yield finding(
             "spec-gap:unknown-session",

@@ -15,7 +15,20 @@ What the rules know of a child (``ProtocolState.children``): its parent and whet
   child id is never an ordinary session's (SUBAGENT-09) and never moves to another parent
   (SUBAGENT-10); its cwd and directories are absolute (SUBAGENT-16);
 * the client never loads or resumes a child (SUBAGENT-17), never invokes a mutation the child did
-  not advertise (SUBAGENT-18): ``session/cancel`` needs ``capabilities.cancel`` (SUBAGENT-20).
+  not advertise (SUBAGENT-18): ``session/cancel`` needs ``capabilities.cancel`` (SUBAGENT-20);
+  once it cancels a child (or closes its root), the child's pending permission requests, and its
+  descendants', are answered ``cancelled`` (SUBAGENT-44);
+* an idle state with ``stopReason: "error"`` carries the error (SUBAGENT-24);
+* reconnection: a ``session/load`` of a parent replays each child's announcement before the
+  child's replayed traffic (SUBAGENT-31) and reissues no request of a child (SUBAGENT-37); after
+  the load or resume response each continuing child is announced again, parent before child and
+  with a whole ``capabilities`` object, before any fresh traffic of it or reference to it
+  (SUBAGENT-38, SUBAGENT-40, SUBAGENT-41), and never under the root instead of its own parent
+  (SUBAGENT-39).
+
+A child's standing (``ChildState.stale``): announced (None); ``"replay"`` from a load of its root
+until the replay announces it; ``"reconnect"`` from the load or resume response (or a resume
+request) until it is announced again.
 
 A child's own updates are not a prompt turn's: they may come at any time, also after the parent's
 turn ended (SUBAGENT-29), so the turn rules of ``agent_sends`` leave them alone.
@@ -23,7 +36,7 @@ turn ended (SUBAGENT-29), so the turn rules of ``agent_sends`` leave them alone.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any, Dict, Iterable, Optional
+from typing import TYPE_CHECKING, Any, Dict, Iterable, List, Optional, Set
 
 import attrs
 
@@ -61,6 +74,11 @@ class ChildState:
     parent: Any
     #: spec SUBAGENT-15, SUBAGENT-20: cancel was advertised by the last capabilities object.
     cancel: bool = False
+    #: None (announced), "replay" or "reconnect": see the module's doc.
+    stale: Optional[str] = None
+    #: Permission requests in flight for this child, and those its cancel made due (SUBAGENT-44).
+    permissions: Set[Any] = attrs.Factory(set)
+    cancelled_permissions: Set[Any] = attrs.Factory(set)
 
 
 def known_session(state: "ProtocolState", session_id: Any) -> bool:
@@ -68,6 +86,37 @@ def known_session(state: "ProtocolState", session_id: Any) -> bool:
     return state.session(session_id) is not None or (
         isinstance(session_id, str) and session_id in state.children
     )
+
+
+def _ancestors(state: "ProtocolState", child: Any) -> List[Any]:
+    """The sessions above ``child``, its parent first, its root (an ordinary session) last."""
+    out: List[Any] = []
+    known = state.children.get(child) if isinstance(child, str) else None
+    while known is not None and known.parent not in out and len(out) < 64:
+        out.append(known.parent)
+        known = state.children.get(known.parent)
+    return out
+
+
+def _descendants(state: "ProtocolState", session_id: Any) -> List[str]:
+    """Every child announced below ``session_id``, at any depth."""
+    return [c for c in state.children if session_id in _ancestors(state, c)]
+
+
+def _root_status(state: "ProtocolState", child: Any) -> Optional[str]:
+    above = _ancestors(state, child)
+    root = state.sessions.get(above[-1]) if above else None
+    return root.status if root is not None else None
+
+
+#: Agent-to-client requests that name a session: a child's are its traffic too.
+_AGENT_REQUESTS = (
+    "session/request_permission",
+    "fs/read_text_file",
+    "fs/write_text_file",
+    "terminal/create",
+    "elicitation/create",
+)
 
 
 # -- What the agent sends -------------------------------------------------------------------------
@@ -84,6 +133,7 @@ def _subagent_traffic(state: "ProtocolState", m: Message) -> Iterable[Finding]:
         yield finding(
             "SUBAGENT-01", A, f"{kind} sent, but the client did not advertise 'subagents'", m.index
         )
+    yield from _stale_traffic(state, m, kind)
     if kind == "subagent_update":
         yield from _announcement(state, m, update)
     elif kind == "session_message":
@@ -94,11 +144,43 @@ def _subagent_traffic(state: "ProtocolState", m: Message) -> Iterable[Finding]:
                 yield finding(
                     "SUBAGENT-05", A, f"session_message {key} {named!r} was not announced", m.index
                 )
+            else:
+                yield from _stale_named(state, m, named, "session_message")
     elif kind in ("tool_call", "tool_call_update"):
         content = update.get("content")
         for item in content if isinstance(content, list) else []:
             if isinstance(item, dict) and item.get("type") == "session":
                 yield from _reference(state, m, item)
+
+
+def _stale_traffic(state: "ProtocolState", m: Message, kind: Any) -> Iterable[Finding]:
+    """A child's own update (an announcement of a grandchild included) while it is stale."""
+    known = state.children.get(m.session_id) if isinstance(m.session_id, str) else None
+    if known is None or known.stale is None:
+        return
+    what = f"{kind} of child {m.session_id!r}"
+    if known.stale == "replay":
+        # spec SUBAGENT-31: the replay announces a child before the child's replayed traffic.
+        yield finding("SUBAGENT-31", A, f"{what} replayed before its announcement", m.index)
+    elif kind == "subagent_update":
+        # spec SUBAGENT-38: reannounced parent before child (this child is not yet).
+        yield finding(
+            "SUBAGENT-38", A, f"{what} before the child itself was announced again", m.index
+        )
+    else:
+        # spec SUBAGENT-41: fresh child traffic waits for the response and the reannouncement.
+        yield finding(
+            "SUBAGENT-41", A, f"{what} after the reconnection, before its reannouncement", m.index
+        )
+
+
+def _stale_named(state: "ProtocolState", m: Message, named: Any, what: str) -> Iterable[Finding]:
+    known = state.children.get(named) if isinstance(named, str) else None
+    if known is not None and known.stale == "reconnect":
+        # spec SUBAGENT-38: no reference to a continuing child before its reannouncement.
+        yield finding(
+            "SUBAGENT-38", A, f"{what} names child {named!r} before its reannouncement", m.index
+        )
 
 
 def _announcement(state: "ProtocolState", m: Message, update: Dict[str, Any]) -> Iterable[Finding]:
@@ -112,13 +194,27 @@ def _announcement(state: "ProtocolState", m: Message, update: Dict[str, Any]) ->
             "SUBAGENT-09", A, f"subagent_update reuses the session id {child!r}", m.index
         )
     elif known is not None and known.parent != m.session_id:
-        # spec SUBAGENT-10, SUBAGENT-11: a child stays under the parent that announced it.
-        yield finding(
-            "SUBAGENT-10",
-            A,
-            f"child {child!r} of {known.parent!r} updated on {m.session_id!r}",
-            m.index,
-        )
+        moved = f"child {child!r} of {known.parent!r} updated on {m.session_id!r}"
+        if m.session_id in _ancestors(state, child):
+            # spec SUBAGENT-39: a surviving grandchild is never reparented to an ancestor.
+            yield finding("SUBAGENT-39", A, f"{moved}, an ancestor", m.index)
+        else:
+            # spec SUBAGENT-10, SUBAGENT-11: a child stays under the parent that announced it.
+            yield finding("SUBAGENT-10", A, moved, m.index)
+    if known is not None and known.stale == "reconnect":
+        caps = update.get("capabilities")
+        if not isinstance(caps, dict):
+            # spec SUBAGENT-40: a reannouncement carries the whole current capabilities object.
+            yield finding(
+                "SUBAGENT-40",
+                A,
+                f"child {child!r} reannounced with capabilities {caps!r}, not an object",
+                m.index,
+            )
+    work = update.get("state")
+    if isinstance(work, dict) and work.get("stopReason") == "error" and not work.get("error"):
+        # spec SUBAGENT-24: stopReason "error" comes with the error object.
+        yield finding("SUBAGENT-24", A, f"child {child!r} stopped on error, without it", m.index)
     cwd = update.get("cwd")
     dirs = update.get("additionalDirectories")
     for path in [cwd] + (dirs if isinstance(dirs, list) else []):
@@ -137,6 +233,8 @@ def _reference(state: "ProtocolState", m: Message, item: Dict[str, Any]) -> Iter
     if not known_session(state, target):
         # spec SUBAGENT-53: the referenced session is already known to the client.
         yield finding("SUBAGENT-53", A, f"session reference to unknown {target!r}", m.index)
+    else:
+        yield from _stale_named(state, m, target, "a session reference")
 
 
 @transition("notification", A, "session/update")
@@ -145,9 +243,12 @@ def _register_child(state: "ProtocolState", m: Message) -> None:
     if not (isinstance(update, dict) and update.get("sessionUpdate") == "subagent_update"):
         return
     child = update.get("sessionId")
-    if not isinstance(child, str) or state.session(m.session_id) is None:
+    if not isinstance(child, str) or child == m.session_id:
         return
+    if state.session(m.session_id) is None and m.session_id not in state.children:
+        return  # on no session the client knows: reported (SUBAGENT-05), not registered
     known = state.children.setdefault(child, ChildState(parent=m.session_id))
+    known.stale = None  # announced (again)
     if "capabilities" in update:
         # spec SUBAGENT-15: an object replaces the capability set whole; null clears it.
         caps = update["capabilities"]
@@ -181,3 +282,98 @@ def _cancel_child(state: "ProtocolState", m: Message) -> Iterable[Finding]:
         yield finding(
             "SUBAGENT-18", C, f"session/cancel of child {m.session_id!r} without cancel", m.index
         )
+
+
+@check("request", A, *_AGENT_REQUESTS)
+def _child_request(state: "ProtocolState", m: Message) -> Iterable[Finding]:
+    known = state.children.get(m.session_id) if isinstance(m.session_id, str) else None
+    if known is None:
+        return
+    if _root_status(state, m.session_id) == "loading":
+        # spec SUBAGENT-37: a replay reissues no request of a child's history.
+        yield finding(
+            "SUBAGENT-37", A, f"{m.method} for child {m.session_id!r} during a load", m.index
+        )
+    elif known.stale == "reconnect":
+        # spec SUBAGENT-41: a surviving child's fresh requests wait for its reannouncement.
+        yield finding(
+            "SUBAGENT-41", A, f"{m.method} for child {m.session_id!r} before its reannouncement",
+            m.index,
+        )
+
+
+@transition("request", A, "session/request_permission")
+def _child_asks(state: "ProtocolState", m: Message) -> None:
+    known = state.children.get(m.session_id) if isinstance(m.session_id, str) else None
+    if known is not None:
+        known.permissions.add(m.id)
+
+
+# -- Reconnection ---------------------------------------------------------------------------------
+
+
+@transition("request", C, "session/load", "session/resume")
+def _children_stale(state: "ProtocolState", m: Message) -> None:
+    # spec SUBAGENT-35: what was known of the children is no longer current; a load replays
+    # them (announcement first), a resume announces them again after its response.
+    stale = "replay" if m.method == "session/load" else "reconnect"
+    for child in _descendants(state, m.params.get("sessionId")):
+        state.children[child].stale = stale
+
+
+@transition("response", A, "session/load", "session/resume")
+def _children_reconnected(state: "ProtocolState", m: Message) -> None:
+    assert m.request is not None
+    # After the response every continuing child is announced again (SUBAGENT-38); a failed
+    # load or resume leaves them as they were.
+    stale = None if m.is_error else "reconnect"
+    for child in _descendants(state, m.request.params.get("sessionId")):
+        state.children[child].stale = stale
+
+
+# -- Cancelling a child's work --------------------------------------------------------------------
+
+
+@transition("notification", C, "session/cancel")
+def _child_cancelled(state: "ProtocolState", m: Message) -> None:
+    if isinstance(m.session_id, str) and m.session_id in state.children:
+        # spec SUBAGENT-20: the cancel reaches the child and its active descendants.
+        _cancel_permissions(state, [m.session_id, *_descendants(state, m.session_id)])
+
+
+@transition("request", C, "session/close")
+def _root_closed(state: "ProtocolState", m: Message) -> None:
+    # Closing the parent cancels its work, its children's included (SUBAGENT-44).
+    _cancel_permissions(state, _descendants(state, m.params.get("sessionId")))
+
+
+def _cancel_permissions(state: "ProtocolState", children: List[Any]) -> None:
+    for child in children:
+        known = state.children[child]
+        known.cancelled_permissions |= known.permissions
+
+
+@check("response", C, "session/request_permission")
+def _child_permission_answer(state: "ProtocolState", m: Message) -> Iterable[Finding]:
+    assert m.request is not None
+    known = state.children.get(m.request.params.get("sessionId"))
+    if known is None or m.id not in known.cancelled_permissions:
+        return
+    outcome = m.result.get("outcome") if isinstance(m.result, dict) else None
+    kind = outcome.get("outcome") if isinstance(outcome, dict) else None
+    if kind != "cancelled":
+        got = "an error" if m.is_error else f"outcome {kind!r}"
+        # spec SUBAGENT-44: after cancelling the child's work, its pending requests: cancelled.
+        yield finding(
+            "SUBAGENT-44", C, f"child permission request {m.id!r} answered {got} after the cancel",
+            m.index,
+        )
+
+
+@transition("response", C, "session/request_permission")
+def _child_permission_answered(state: "ProtocolState", m: Message) -> None:
+    assert m.request is not None
+    known = state.children.get(m.request.params.get("sessionId"))
+    if known is not None:
+        known.permissions.discard(m.id)
+        known.cancelled_permissions.discard(m.id)
