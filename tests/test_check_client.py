@@ -263,6 +263,49 @@ def test_EXT_02_client_answering_an_update_with_meta_with_an_error_fails(tmp_pat
     assert "a session/update with _meta was answered" in row.evidence[0]
 
 
+def _rewrite(driver: AgentDriver, old: bytes, new: bytes) -> None:
+    inner = driver.stream._inner  # below the recorder: the transcript keeps the true line
+    write = inner.write
+    inner.write = lambda data: write(data.replace(old, new))  # type: ignore
+
+
+def test_bad_input_conforming_client_answers_each_with_its_error(tmp_path: Path) -> None:
+    report = _grade(tmp_path, load=False)
+    for clause in ("RPC-10", "RPC-11", "RPC-12", "RPC-13", "CANCEL-06"):
+        assert report.results[clause].status == "PASS", (clause, report.format_table())
+
+
+def test_RPC_10_client_answering_a_parse_error_without_the_null_id_fails(tmp_path: Path) -> None:
+    report = _grade(tmp_path, lambda d, _: _rewrite(d, b'"id":null,', b""), load=False)
+    assert report.results["RPC-10"].status == "FAIL", report.format_table()
+
+
+def test_RPC_11_12_13_client_answering_internal_error_fails(tmp_path: Path) -> None:
+    def bend(driver: AgentDriver, session: str) -> None:
+        for code in (b"-32600", b"-32601", b"-32602"):
+            _rewrite(driver, b'"code":' + code, b'"code":-32603')
+
+    report = _grade(tmp_path, bend, load=False)
+    for clause in ("RPC-11", "RPC-12", "RPC-13"):
+        assert report.results[clause].status == "FAIL", (clause, report.format_table())
+
+
+def test_CANCEL_06_client_answering_a_cancel_request_fails(tmp_path: Path) -> None:
+    def bend(driver: AgentDriver, session: str) -> None:
+        error = {"code": -32601, "message": "Method not found"}
+        connection = driver.connection
+        on_cancel = connection._on_cancel_request
+
+        def answering(params: Any) -> None:  # a client that takes it for a request
+            driver.send_raw({"jsonrpc": "2.0", "id": None, "error": error})
+            on_cancel(params)
+
+        connection._on_cancel_request = answering  # type: ignore[method-assign]
+
+    report = _grade(tmp_path, bend, load=False)
+    assert report.results["CANCEL-06"].status == "FAIL", report.format_table()
+
+
 def test_a_part_the_client_breaks_does_not_hide_the_others(tmp_path: Path) -> None:
     from acpref.errors import RpcError
 

@@ -5,34 +5,26 @@ extensibility.mdx, cancellation.mdx, session-setup.mdx. Step 1 (the first prompt
 kind of update, asks a permission, reads and writes a file, runs terminals, asks a form, and
 calls custom methods; step 2 asks the user to cancel while a permission request is open; then
 the user may reopen the session (load replay). What a step cannot see from the answers, the
-oracle judges from the transcript.
+oracle judges from the transcript. The parts that send what no conforming agent would (``_meta``
+at a params root, odd ids, bad input) are in ``_client_wire``.
 """
 
 from __future__ import annotations
 
-import json
 import os
 import secrets
 import sys
-from typing import Any, Callable, Dict, List, Protocol, Tuple
+from typing import Any, Callable, Dict, List, Tuple
 
 from .. import codec
 from .. import schema as s
-from ..agent import ClientHandle, PromptTurn, SessionRegistry
+from ..agent import PromptTurn
 from ..errors import ErrorCode, RemoteProtocolError, RequestTimeout, RpcError
-from ._grader import Grader, say
-from ._recording import RecordingStream
+from ._client_wire import bad_input, extensions, update_with_meta
+from ._grader import META, GraderAgent, code, say
 
 __all__ = ["STEPS", "STEP_CLAUSES", "say"]
 
-
-class GraderAgent(Protocol):
-    """What a step works with: the scripted agent of ``_check_client``."""
-
-    client: ClientHandle
-    grader: Grader
-    stream: RecordingStream
-    sessions: SessionRegistry
 
 _OPTIONS = [
     s.PermissionOption(
@@ -40,11 +32,6 @@ _OPTIONS = [
     ),
     s.PermissionOption(option_id="reject", name="Reject", kind=s.PermissionOptionKind.REJECT_ONCE),
 ]
-
-
-def _code(answer: Any) -> Any:
-    error = answer.get("error") if isinstance(answer, dict) else None
-    return error.get("code") if isinstance(error, dict) else None
 
 
 # -- step 1 ---------------------------------------------------------------------------------------
@@ -82,8 +69,6 @@ def _guarded(
             g.skip(clause, f"not reached: {what}")
 
 
-#: ``_meta`` no client defines: it must never cause an error (EXT-02).
-_META = {"acpref.dev/check": {"any": ["thing", 1, None], "\u00e9": "\u65e5\u672c"}}
 #: Non-ASCII text (two-, three- and four-byte UTF-8), in updates and in the file written.
 _TEXT = "acpref: \u00e9t\u00e9 \u65e5\u672c \U0001f642\n"
 
@@ -91,9 +76,9 @@ _TEXT = "acpref: \u00e9t\u00e9 \u65e5\u672c \U0001f642\n"
 def _updates(agent: GraderAgent, turn: PromptTurn) -> None:
     turn.update(
         s.AgentMessageChunk(
-            content=s.TextContent(text=_TEXT, meta=_META),
+            content=s.TextContent(text=_TEXT, meta=META),
             message_id=turn.new_message_id(),
-            meta=_META,
+            meta=META,
         )
     )
     turn.update(
@@ -122,36 +107,7 @@ def _updates(agent: GraderAgent, turn: PromptTurn) -> None:
     agent.client.update(turn.session_id, s.SessionInfoUpdate(title="acpref client check"))
     # Every kind of update is something the client must accept (OVERVIEW-04, SCHEMA-01).
     agent.grader.passed("OVERVIEW-04")
-    _update_with_meta(agent, turn)
-
-
-def _update_with_meta(agent: GraderAgent, turn: PromptTurn) -> None:
-    """A session/update with ``_meta`` at its params root, then a request: a client that
-    refuses the update (an error for it, a closed connection) shows it before the answer."""
-    g = agent.grader
-    since = g.sink.received_count
-    chunk = s.AgentMessageChunk(
-        content=s.TextContent(text="(an update with _meta)\n"), message_id=turn.new_message_id()
-    )
-    agent.client.session_update(
-        s.SessionNotification(session_id=turn.session_id, update=chunk, meta=_META)
-    )
-    probe = g.request_raw(agent.stream, "_acpref/ping", {})
-    answered = [
-        m
-        for _, m in g.sink.received(since)
-        if isinstance(m, dict) and "method" not in m and m is not probe
-    ]
-    # spec EXT-02: _meta a receiver does not define never causes an error, on a notification
-    # either (an answer to one is an error in itself: OVERVIEW-09, judged by the oracle).
-    if answered:
-        g.check("EXT-02", False, f"a session/update with _meta was answered {answered!r}"[:400])
-    else:
-        g.check(
-            "EXT-02",
-            "no answer" not in probe,
-            f"after a session/update with _meta, a request got no answer: {probe!r}"[:400],
-        )
+    update_with_meta(agent, turn)
 
 
 def _permission(agent: GraderAgent, turn: PromptTurn) -> None:
@@ -188,9 +144,9 @@ def _permission_with_meta(agent: GraderAgent, turn: PromptTurn, call: str) -> An
     refused, ask again without: a client that then answers refused it for its ``_meta``."""
     request = s.RequestPermissionRequest(
         session_id=turn.session_id,
-        tool_call=s.ToolCallUpdate(tool_call_id=call, meta=_META),
+        tool_call=s.ToolCallUpdate(tool_call_id=call, meta=META),
         options=_OPTIONS,
-        meta=_META,
+        meta=META,
     )
     try:
         outcome = agent.client.session_request_permission(request).outcome
@@ -251,7 +207,7 @@ def _reads(agent: GraderAgent, turn: PromptTurn, path: str, written: Any) -> Non
         # spec FS-04: from the 1-based line, at most limit lines.
         wanted = written.splitlines()[1]
         g.check("FS-04", part.rstrip("\n") == wanted, f"line 2, limit 1 read {part!r}, not {wanted!r}")
-        params = {"sessionId": turn.session_id, "path": path, "_meta": _META}
+        params = {"sessionId": turn.session_id, "path": path, "_meta": META}
         answer = g.request_raw(agent.stream, "fs/read_text_file", params)
         # spec EXT-02: _meta at the params root never causes an error.
         g.check("EXT-02", "result" in answer, f"fs/read_text_file with _meta answered {answer!r}")
@@ -274,7 +230,7 @@ def _refused(agent: GraderAgent, method: str, params: dict) -> None:
     answer = agent.grader.request_raw(agent.stream, method, params)
     agent.grader.check(
         "RPC-12",
-        _code(answer) == ErrorCode.METHOD_NOT_FOUND,
+        code(answer) == ErrorCode.METHOD_NOT_FOUND,
         f"unadvertised {method} answered {answer!r}",
     )
 
@@ -381,56 +337,13 @@ def _elicitation(agent: GraderAgent, turn: PromptTurn) -> None:
         # spec ELICIT-29: a mode the client did not advertise is answered -32602.
         g.check(
             "ELICIT-29",
-            _code(answer) == ErrorCode.INVALID_PARAMS,
+            code(answer) == ErrorCode.INVALID_PARAMS,
             f"unadvertised form mode answered {answer!r}",
         )
         g.skip("ELICIT-20", "the client does not advertise elicitation.form")
         return
     turn.elicit(codec.decode(form, s.CreateElicitationRequest))
     g.passed("ELICIT-20", "SCHEMA-17")
-
-
-#: Request ids of every JSON shape RequestId allows: each must come back the same (RPC-04).
-_IDS: List[Any] = [0, -7, 2**53 - 1, "42", "0", "", "\u00e9t\u00e9 \u65e5\u672c \U0001f642"]
-
-
-def _extensions(agent: GraderAgent, turn: PromptTurn) -> None:
-    g = agent.grader
-    since = g.sink.received_count
-    # Written raw, like the ping after it, so that the two go out in this order.
-    notice = {"jsonrpc": "2.0", "method": "_acpref/notice", "params": {"check": True}}
-    agent.stream.write_raw((json.dumps(notice) + "\n").encode("utf-8"))
-    probe = g.request_raw(agent.stream, "_acpref/ping", {})
-    answered = [
-        m
-        for _, m in g.sink.received(since)
-        if isinstance(m, dict) and "method" not in m and m is not probe
-    ]
-    # spec EXT-10, OVERVIEW-09: a notification is never answered, not even with an error
-    # without an id.
-    evidence = f"the _acpref/notice notification was answered {answered!r}"[:400]
-    g.check("EXT-10", not answered, evidence)
-    g.check("OVERVIEW-09", not answered, evidence)
-    wrong = []
-    for request_id in _IDS:
-        answer = g.request_raw(
-            agent.stream, "_acpref/unknown", {}, request_id=request_id, any_id=True
-        )
-        got = answer.get("id", "(no id)")
-        if not (type(got) is type(request_id) and got == request_id):
-            wrong.append(f"id {request_id!r} answered as {got!r}")
-    # spec RPC-04: a response echoes the id exactly, same value and JSON type.
-    g.check("RPC-04", not wrong, "; ".join(wrong))
-    try:
-        agent.client.ext_method("_acpref/unknown", {}, timeout=30)
-        g.check("EXT-08", False, "an unknown custom request was answered with a result")
-    except RpcError as exc:
-        # spec EXT-08: an unknown custom request gets -32601.
-        g.check(
-            "EXT-08",
-            exc.code == ErrorCode.METHOD_NOT_FOUND,
-            f"an unknown custom request answered {exc.code}",
-        )
 
 
 # -- step 2 ---------------------------------------------------------------------------------------
@@ -478,7 +391,8 @@ _PARTS: List[Any] = [
     (_files, ("FS-08", "FS-07", "FS-04", "EXT-02", "RPC-17")),
     (_terminals, _TERMINAL_CLAUSES),
     (_elicitation, ("ELICIT-20", "SCHEMA-17", "ELICIT-29")),
-    (_extensions, ("EXT-10", "OVERVIEW-09", "RPC-04", "EXT-08")),
+    (extensions, ("EXT-10", "OVERVIEW-09", "RPC-04", "EXT-08")),
+    (bad_input, ("RPC-10", "RPC-11", "RPC-12", "RPC-13", "CANCEL-06")),
 ]
 
 STEPS: List[Callable[[GraderAgent, PromptTurn], s.PromptResponse]] = [_basics, _cancellation]
@@ -502,6 +416,11 @@ STEP_CLAUSES: Dict[str, Tuple[str, ...]] = {
         "EXT-10",
         "EXT-02",
         "OVERVIEW-09",
+        "RPC-10",
+        "RPC-11",
+        "RPC-12",
+        "RPC-13",
+        "CANCEL-06",
     ),
     "cancellation": ("PROMPT-19", "PROMPT-21"),
 }

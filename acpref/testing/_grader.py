@@ -10,14 +10,23 @@ from __future__ import annotations
 import json
 import os
 import threading
-from typing import Any, Dict, Optional, Set, Tuple
+from typing import Any, Dict, Optional, Protocol, Set, Tuple
 
 from .. import schema as s
-from ..agent import PromptTurn
+from ..agent import ClientHandle, PromptTurn, SessionRegistry
 from ._recording import RecordingStream, RecordSink
 from ._results import CheckReport
 
-__all__ = ["Grader", "say"]
+__all__ = ["Grader", "GraderAgent", "META", "code", "say"]
+
+#: ``_meta`` no client defines: it must never cause an error (EXT-02).
+META = {"acpref.dev/check": {"any": ["thing", 1, None], "\u00e9": "\u65e5\u672c"}}
+
+
+def code(answer: Any) -> Any:
+    """The error code of a raw answer (None for a result or no answer)."""
+    error = answer.get("error") if isinstance(answer, dict) else None
+    return error.get("code") if isinstance(error, dict) else None
 
 
 class Grader:
@@ -142,3 +151,12 @@ def say(turn: PromptTurn, text: str) -> None:
             content=s.TextContent(text=text + "\n"), message_id=turn.new_message_id()
         )
     )
+
+
+class GraderAgent(Protocol):
+    """What a step works with: the scripted agent of ``_check_client``."""
+
+    client: ClientHandle
+    grader: Grader
+    stream: RecordingStream
+    sessions: SessionRegistry

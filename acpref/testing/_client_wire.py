@@ -1,0 +1,145 @@
+"""The parts of ``check-client``'s step 1 that only an agent bent on purpose would send.
+
+Spec: overview.mdx (JSON-RPC errors, notifications, ids), extensibility.mdx (``_meta``, custom
+methods), cancellation.mdx (``$/cancel_request``). Each writes what no conforming agent would (a
+notification answered, ``_meta`` at a params root, an unparseable line, a method of the wrong
+type), raw where the typed side would refuse it, and judges the client's answer.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any, List
+
+from .. import schema as s
+from ..agent import PromptTurn
+from ..errors import ErrorCode, RpcError
+from ._grader import META, GraderAgent, code
+
+__all__ = ["bad_input", "extensions", "update_with_meta"]
+
+def update_with_meta(agent: GraderAgent, turn: PromptTurn) -> None:
+    """A session/update with ``_meta`` at its params root, then a request: a client that
+    refuses the update (an error for it, a closed connection) shows it before the answer."""
+    g = agent.grader
+    since = g.sink.received_count
+    chunk = s.AgentMessageChunk(
+        content=s.TextContent(text="(an update with _meta)\n"), message_id=turn.new_message_id()
+    )
+    agent.client.session_update(
+        s.SessionNotification(session_id=turn.session_id, update=chunk, meta=META)
+    )
+    probe = g.request_raw(agent.stream, "_acpref/ping", {})
+    answered = [
+        m
+        for _, m in g.sink.received(since)
+        if isinstance(m, dict) and "method" not in m and m is not probe
+    ]
+    # spec EXT-02: _meta a receiver does not define never causes an error, on a notification
+    # either (an answer to one is an error in itself: OVERVIEW-09, judged by the oracle).
+    if answered:
+        g.check("EXT-02", False, f"a session/update with _meta was answered {answered!r}"[:400])
+    else:
+        g.check(
+            "EXT-02",
+            "no answer" not in probe,
+            f"after a session/update with _meta, a request got no answer: {probe!r}"[:400],
+        )
+
+
+#: Request ids of every JSON shape RequestId allows: each must come back the same (RPC-04).
+_IDS: List[Any] = [0, -7, 2**53 - 1, "42", "0", "", "\u00e9t\u00e9 \u65e5\u672c \U0001f642"]
+
+
+def extensions(agent: GraderAgent, turn: PromptTurn) -> None:
+    g = agent.grader
+    since = g.sink.received_count
+    # Written raw, like the ping after it, so that the two go out in this order.
+    notice = {"jsonrpc": "2.0", "method": "_acpref/notice", "params": {"check": True}}
+    agent.stream.write_raw((json.dumps(notice) + "\n").encode("utf-8"))
+    probe = g.request_raw(agent.stream, "_acpref/ping", {})
+    answered = [
+        m
+        for _, m in g.sink.received(since)
+        if isinstance(m, dict) and "method" not in m and m is not probe
+    ]
+    # spec EXT-10, OVERVIEW-09: a notification is never answered, not even with an error
+    # without an id.
+    evidence = f"the _acpref/notice notification was answered {answered!r}"[:400]
+    g.check("EXT-10", not answered, evidence)
+    g.check("OVERVIEW-09", not answered, evidence)
+    wrong = []
+    for request_id in _IDS:
+        answer = g.request_raw(
+            agent.stream, "_acpref/unknown", {}, request_id=request_id, any_id=True
+        )
+        got = answer.get("id", "(no id)")
+        if not (type(got) is type(request_id) and got == request_id):
+            wrong.append(f"id {request_id!r} answered as {got!r}")
+    # spec RPC-04: a response echoes the id exactly, same value and JSON type.
+    g.check("RPC-04", not wrong, "; ".join(wrong))
+    try:
+        agent.client.ext_method("_acpref/unknown", {}, timeout=30)
+        g.check("EXT-08", False, "an unknown custom request was answered with a result")
+    except RpcError as exc:
+        # spec EXT-08: an unknown custom request gets -32601.
+        g.check(
+            "EXT-08",
+            exc.code == ErrorCode.METHOD_NOT_FOUND,
+            f"an unknown custom request answered {exc.code}",
+        )
+
+
+def bad_input(agent: GraderAgent, turn: PromptTurn) -> None:
+    """What no conforming agent sends: each gets its JSON-RPC error, the connection survives."""
+    g = agent.grader
+    answer = _answer_to_line(agent, b"this is not JSON\n")
+    # spec RPC-10: an unparseable line gets -32700 with id null (present, and null).
+    g.check(
+        "RPC-10",
+        code(answer) == ErrorCode.PARSE_ERROR and "id" in answer and answer["id"] is None,
+        f"an unparseable line was answered {answer!r}, not -32700 with id null"[:400],
+    )
+    answer = _answer_to_line(agent, b'{"jsonrpc":"2.0","id":"acpref-bad","method":42}\n')
+    # spec RPC-11: valid JSON that is no request gets -32600, under its id or id null.
+    g.check(
+        "RPC-11",
+        code(answer) == ErrorCode.INVALID_REQUEST and answer.get("id", 0) in ("acpref-bad", None),
+        f"a request whose method is 42 was answered {answer!r}, not -32600"[:400],
+    )
+    answer = g.request_raw(agent.stream, "acpref/unknown", {}, any_id=True)
+    # spec RPC-12: a method the receiver does not know gets -32601.
+    g.check("RPC-12", code(answer) == ErrorCode.METHOD_NOT_FOUND, f"acpref/unknown: {answer!r}")
+    bad = {"sessionId": turn.session_id, "toolCall": 5, "options": []}
+    answer = g.request_raw(agent.stream, "session/request_permission", bad, any_id=True)
+    # spec RPC-13: params of the wrong type get -32602 (no dialog is shown for them).
+    g.check(
+        "RPC-13",
+        code(answer) == ErrorCode.INVALID_PARAMS,
+        f"session/request_permission with toolCall 5 was answered {answer!r}, not -32602"[:400],
+    )
+    since = g.sink.received_count
+    unknown = {"requestId": "acpref-none"}
+    cancel = {"jsonrpc": "2.0", "method": "$/cancel_request", "params": unknown}
+    agent.stream.write_raw((json.dumps(cancel) + "\n").encode("utf-8"))
+    probe = g.request_raw(agent.stream, "_acpref/ping", {})
+    answered = [
+        m
+        for _, m in g.sink.received(since)
+        if isinstance(m, dict) and "method" not in m and m is not probe
+    ]
+    # spec CANCEL-06: $/cancel_request is a notification: never answered, an unknown id neither.
+    g.check("CANCEL-06", not answered, f"$/cancel_request was answered {answered!r}"[:400])
+
+
+def _answer_to_line(agent: GraderAgent, line: bytes) -> Any:
+    """Write one raw line; the first response that comes (any id, or none), or ``no answer``."""
+    g = agent.grader
+    since = g.sink.received_count
+    agent.stream.write_raw(line)
+    try:
+        return g.sink.wait_for(
+            lambda m: isinstance(m, dict) and "method" not in m, since=since, timeout=30.0
+        )[1]
+    except TimeoutError as exc:
+        return {"no answer": str(exc)}
