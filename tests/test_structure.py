@@ -144,7 +144,6 @@ OVER_BUDGET: Dict[str, str] = {
     "acpref/echo/_commands.py": "H4 structure",
     "acpref/echo/_commands.py::_run": "H4 structure",
     "acpref/echo/_mcp.py::_mcp": "H4 structure",
-    "acpref/echo/_subagents.py::_subagent": "H4 structure",
     "acpref/mcp/_stdio.py::StdioChannel.start": "H4 structure",
     "acpref/_cli/demo.py::_Demo.run": "H4 structure",
     "deferred: acpref/echo/_commands.py -> acpref/echo/_agent.py": "H4 structure",
@@ -152,6 +151,8 @@ OVER_BUDGET: Dict[str, str] = {
     # H5 spec
     "acpref/testing/_agent_scenarios.py": "H5 spec",
     "acpref/testing/_client_steps.py::_terminals": "H5 spec",
+    # H5 edits echo/_subagents.py for subagent behaviour, and splits _subagent with it
+    "acpref/echo/_subagents.py::_subagent": "H5 spec",
     "deferred: acpref/testing/_check_agent.py -> acpref/testing/_agent_scenarios.py": "H5 spec",
     # H6 reliab
     "acpref/_transport.py": "H6 reliab",
