@@ -134,8 +134,6 @@ OVER_BUDGET: Dict[str, str] = {
     "acpref/client/connection.py": "H2 live",
     "acpref/client/connection.py::ClientSideConnection.__init__": "H2 live",
     "acpref/oracle/_validate.py": "H2 live",
-    # H3 docs
-    "acpref/_cli/spec.py::run": "H3 docs",
     # H4 structure
     "acpref/codec.py": "H4 structure",
     "acpref/codec.py::_make_converter": "H4 structure",
