@@ -29,7 +29,7 @@ def _subagent(inv: Invocation) -> s.StopReason:
         # spec SUBAGENT-01, SUBAGENT-04: no subagents capability: delegated internally, unseen.
         inv.say(f"(a helper did it internally) Done: {task}")
         return END
-    parent, client = inv.session.id, inv.agent.client
+    parent = inv.session.id
     # spec SUBAGENT-09, SUBAGENT-14: a fresh id, for this child only (not a task or tool call id).
     child = "sess_child_" + os.urandom(8).hex()
     # spec SUBAGENT-05, SUBAGENT-06: announced on its parent before any of its traffic.
@@ -54,6 +54,19 @@ def _subagent(inv: Invocation) -> s.StopReason:
             content=[s.SessionReference(session_id=child)],
         )
     )
+    _converse(inv, parent, child, task)
+    # spec SUBAGENT-22, SUBAGENT-27: idle when the work stops; the child stays known.
+    inv.turn.update(
+        s.SubagentUpdate(session_id=child, state=s.IdleStateUpdate(stop_reason="end_turn"))
+    )
+    inv.turn.update(s.ToolCallUpdate(tool_call_id=call_id, status=s.ToolCallStatus.COMPLETED))
+    inv.say(f"The echo helper ({child}) answered: {task}")
+    return END
+
+
+def _converse(inv: Invocation, parent: str, child: str, task: str) -> None:
+    """The task to the child, the child's own work, and its answer to the parent."""
+    client = inv.agent.client
     to_child, to_parent = f"msg_{child[-6:]}_task", f"msg_{child[-6:]}_done"
     # The parent's message, in the child's transcript (SUBAGENT-57).
     client.update(
@@ -82,10 +95,3 @@ def _subagent(inv: Invocation) -> s.StopReason:
     client.update(
         parent, s.SessionMessageChunk(message_id=to_parent, content=s.TextContent(text=task))
     )
-    # spec SUBAGENT-22, SUBAGENT-27: idle when the work stops; the child stays known.
-    inv.turn.update(
-        s.SubagentUpdate(session_id=child, state=s.IdleStateUpdate(stop_reason="end_turn"))
-    )
-    inv.turn.update(s.ToolCallUpdate(tool_call_id=call_id, status=s.ToolCallStatus.COMPLETED))
-    inv.say(f"The echo helper ({child}) answered: {task}")
-    return END

@@ -12,7 +12,7 @@ import time
 from typing import Any, Callable, Dict, Optional, Tuple
 
 from .. import schema as s
-from .._core.agent_sends import TURN_CONTENT
+from .._core.prompt_turn import TURN_CONTENT
 from ..errors import ErrorCode, RpcError
 from ._driver import PendingTurn
 from ._scenario import BUSY_HINT, ScenarioContext
