@@ -306,6 +306,40 @@ def test_CANCEL_06_client_answering_a_cancel_request_fails(tmp_path: Path) -> No
     assert report.results["CANCEL-06"].status == "FAIL", report.format_table()
 
 
+SUBAGENT_CAPS = {"fs": {"readTextFile": True, "writeTextFile": True}, "terminal": True,
+                 "subagents": {}}  # fmt: skip
+
+
+def test_SUBAGENT_19_a_childs_request_is_answered_by_the_client(tmp_path: Path) -> None:
+    report = _grade(tmp_path, load=False, caps=SUBAGENT_CAPS)
+    assert report.results["SUBAGENT-19"].status == "PASS", report.format_table()
+    assert report.failures == [], report.format_table()
+    (tmp_path / "plain").mkdir()
+    plain = _grade(tmp_path / "plain", load=False)  # no subagents advertised
+    assert plain.results["SUBAGENT-19"].status == "SKIPPED", plain.format_table()
+
+
+def test_SUBAGENT_19_client_refusing_a_childs_request_fails(tmp_path: Path) -> None:
+    from acpref.errors import RpcError
+
+    def bend(driver: AgentDriver, session: str) -> None:
+        def policy(request: s.RequestPermissionRequest) -> Any:
+            if request.session_id != session:
+                raise RpcError(-32002, f"unknown session {request.session_id}")
+            if request.tool_call.tool_call_id == "check-cancel":
+                driver.cancel(session)
+                return None
+            return "allow"
+
+        driver.permission = policy
+
+    report = _grade(tmp_path, bend, load=False, cancel=False, caps=SUBAGENT_CAPS)
+    row = report.results["SUBAGENT-19"]
+    assert row.status == "FAIL" and "child's permission request" in row.evidence[0]
+    assert row.level == "warning"  # provisional: reported, failing nothing
+    assert report.ok, report.format_table()
+
+
 def test_a_part_the_client_breaks_does_not_hide_the_others(tmp_path: Path) -> None:
     from acpref.errors import RpcError
 

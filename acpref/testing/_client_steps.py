@@ -18,6 +18,7 @@ from typing import Any, Callable, Dict, List, Tuple
 
 from .. import codec
 from .. import schema as s
+from .._core.subagents import CAPABILITY as SUBAGENTS
 from ..agent import PromptTurn
 from ..errors import ErrorCode, RemoteProtocolError, RequestTimeout, RpcError
 from ._client_wire import bad_input, extensions, update_with_meta
@@ -321,6 +322,41 @@ _TERMINAL_CLAUSES = (
 )
 
 
+def _child_request(agent: GraderAgent, turn: PromptTurn) -> None:
+    """To a client that advertised subagents: a child announced, and a permission it asks."""
+    g = agent.grader
+    if not agent.client.supports(SUBAGENTS):
+        g.skip("SUBAGENT-19", "the client does not advertise subagents")
+        return
+    child = f"sess_check_child_{secrets.token_hex(4)}"
+    # spec SUBAGENT-05: announced on its parent first; {}: no mutation is granted on it.
+    turn.update(
+        s.SubagentUpdate(
+            session_id=child,
+            title="acpref check: a helper",
+            capabilities=s.SubagentSessionCapabilities(),
+            state=s.RunningStateUpdate(),
+        )
+    )
+    call = "check-child-permission"
+    agent.client.update(
+        child,
+        s.ToolCall(tool_call_id=call, title="acpref check: the helper asks", kind=s.ToolKind.EDIT),
+    )
+    request = s.RequestPermissionRequest(
+        session_id=child, tool_call=s.ToolCallUpdate(tool_call_id=call), options=_OPTIONS
+    )
+    try:
+        agent.client.session_request_permission(request)
+        g.passed("SUBAGENT-19")
+    except RpcError as exc:
+        # spec SUBAGENT-19: a request made for a child is no mutation: it is answered.
+        g.check("SUBAGENT-19", False, f"a child's permission request answered {exc}")
+    turn.update(
+        s.SubagentUpdate(session_id=child, state=s.IdleStateUpdate(stop_reason="end_turn"))
+    )
+
+
 def _elicitation(agent: GraderAgent, turn: PromptTurn) -> None:
     g = agent.grader
     form = {
@@ -391,6 +427,7 @@ _PARTS: List[Any] = [
     (_files, ("FS-08", "FS-07", "FS-04", "EXT-02", "RPC-17")),
     (_terminals, _TERMINAL_CLAUSES),
     (_elicitation, ("ELICIT-20", "SCHEMA-17", "ELICIT-29")),
+    (_child_request, ("SUBAGENT-19",)),
     (extensions, ("EXT-10", "OVERVIEW-09", "RPC-04", "EXT-08")),
     (bad_input, ("RPC-10", "RPC-11", "RPC-12", "RPC-13", "CANCEL-06")),
 ]
@@ -421,6 +458,7 @@ STEP_CLAUSES: Dict[str, Tuple[str, ...]] = {
         "RPC-12",
         "RPC-13",
         "CANCEL-06",
+        "SUBAGENT-19",
     ),
     "cancellation": ("PROMPT-19", "PROMPT-21"),
 }
