@@ -485,3 +485,17 @@ def test_SUBAGENT_19_a_request_for_a_child_is_answered(tmp_path: Path) -> None:
     finally:
         conn.close()
         side.close()
+
+
+def test_SUBAGENT_21_a_child_cancelled_while_it_waits_confirms_cancelled() -> None:
+    idle = {"state": "idle", "stopReason": "end_turn"}
+    ended = upd("p", {"sessionUpdate": "subagent_update", "sessionId": "c", "state": idle})
+    confirmed = upd("p", {"sessionUpdate": "subagent_update", "sessionId": "c",
+                          "state": {"state": "idle", "stopReason": "cancelled"}})  # fmt: skip
+    # Waiting on our answer when cancelled: it cannot have ended on its own first.
+    state = state_after(("agent", CANCELLABLE), ("agent", asks("c")), CANCEL_C)
+    assert clauses_of(state, Party.AGENT, ended) == ["SUBAGENT-21"]
+    assert clauses_of(state, Party.AGENT, confirmed) == []
+    # Not waiting: its end may have crossed the cancel (a race), no finding.
+    state = state_after(("agent", CANCELLABLE), CANCEL_C)
+    assert clauses_of(state, Party.AGENT, ended) == []

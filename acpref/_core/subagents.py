@@ -17,7 +17,8 @@ What the rules know of a child (``ProtocolState.children``): its parent and whet
 * the client never loads or resumes a child (SUBAGENT-17), never invokes a mutation the child did
   not advertise (SUBAGENT-18): ``session/cancel`` needs ``capabilities.cancel`` (SUBAGENT-20);
   once it cancels a child (or closes its root), the child's pending permission requests, and its
-  descendants', are answered ``cancelled`` (SUBAGENT-44);
+  descendants', are answered ``cancelled`` (SUBAGENT-44), and a child cancelled while it waited
+  on the client confirms with idle and ``stopReason: "cancelled"`` (SUBAGENT-21);
 * an idle state with ``stopReason: "error"`` carries the error (SUBAGENT-24);
 * reconnection: a ``session/load`` of a parent replays each child's announcement before the
   child's replayed traffic (SUBAGENT-31) and reissues no request of a child (SUBAGENT-37); after
@@ -79,6 +80,9 @@ class ChildState:
     #: Permission requests in flight for this child, and those its cancel made due (SUBAGENT-44).
     permissions: Set[Any] = attrs.Factory(set)
     cancelled_permissions: Set[Any] = attrs.Factory(set)
+    #: Since the client cancelled the child's work and until it reports idle: True when the
+    #: child was waiting on the client then (it cannot have ended before the cancel), else False.
+    cancel_certain: Optional[bool] = None
 
 
 def known_session(state: "ProtocolState", session_id: Any) -> bool:
@@ -215,6 +219,14 @@ def _announcement(state: "ProtocolState", m: Message, update: Dict[str, Any]) ->
     if isinstance(work, dict) and work.get("stopReason") == "error" and not work.get("error"):
         # spec SUBAGENT-24: stopReason "error" comes with the error object.
         yield finding("SUBAGENT-24", A, f"child {child!r} stopped on error, without it", m.index)
+    stop = work.get("stopReason") if isinstance(work, dict) else None
+    idle = isinstance(work, dict) and work.get("state") == "idle"
+    if known is not None and known.cancel_certain and idle and stop != "cancelled":
+        # spec SUBAGENT-21: a cancelled child confirms with idle and stopReason "cancelled"
+        # (it was waiting on the client when cancelled: no race with its own end).
+        yield finding(
+            "SUBAGENT-21", A, f"cancelled child {child!r} went idle with {stop!r}", m.index
+        )
     cwd = update.get("cwd")
     dirs = update.get("additionalDirectories")
     for path in [cwd] + (dirs if isinstance(dirs, list) else []):
@@ -249,6 +261,9 @@ def _register_child(state: "ProtocolState", m: Message) -> None:
         return  # on no session the client knows: reported (SUBAGENT-05), not registered
     known = state.children.setdefault(child, ChildState(parent=m.session_id))
     known.stale = None  # announced (again)
+    work = update.get("state")
+    if isinstance(work, dict) and work.get("state") == "idle":
+        known.cancel_certain = None  # the cancel, if any, is answered
     if "capabilities" in update:
         # spec SUBAGENT-15: an object replaces the capability set whole; null clears it.
         caps = update["capabilities"]
@@ -350,6 +365,7 @@ def _root_closed(state: "ProtocolState", m: Message) -> None:
 def _cancel_permissions(state: "ProtocolState", children: List[Any]) -> None:
     for child in children:
         known = state.children[child]
+        known.cancel_certain = bool(known.permissions)
         known.cancelled_permissions |= known.permissions
 
 
