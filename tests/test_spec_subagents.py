@@ -499,3 +499,23 @@ def test_SUBAGENT_21_a_child_cancelled_while_it_waits_confirms_cancelled() -> No
     # Not waiting: its end may have crossed the cancel (a race), no finding.
     state = state_after(("agent", CANCELLABLE), CANCEL_C)
     assert clauses_of(state, Party.AGENT, ended) == []
+
+
+def test_SUBAGENT_23_a_child_waiting_on_the_user_reports_requires_action() -> None:
+    blocked = upd("p", {"sessionUpdate": "subagent_update", "sessionId": "c",
+                        "state": {"state": "requires_action"}})  # fmt: skip
+    running = upd("p", {"sessionUpdate": "subagent_update", "sessionId": "c",
+                        "state": {"state": "running"}})  # fmt: skip
+    answer = permission_answer(SELECTED)
+    state = state_after(("agent", CANCELLABLE), ("agent", running), ("agent", asks("c")))
+    assert clauses_of(state, Party.CLIENT, answer) == ["SUBAGENT-23"]
+    # Reported while the request waited, or already the state when it asked: fine.
+    state = state_after(
+        ("agent", CANCELLABLE), ("agent", running), ("agent", asks("c")), ("agent", blocked)
+    )
+    assert clauses_of(state, Party.CLIENT, answer) == []
+    state = state_after(("agent", CANCELLABLE), ("agent", blocked), ("agent", asks("c")))
+    assert clauses_of(state, Party.CLIENT, answer) == []
+    # A child that reports no state at all is not held to it.
+    state = state_after(("agent", CANCELLABLE), ("agent", asks("c")))
+    assert clauses_of(state, Party.CLIENT, answer) == []

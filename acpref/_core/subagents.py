@@ -19,7 +19,9 @@ What the rules know of a child (``ProtocolState.children``): its parent and whet
   once it cancels a child (or closes its root), the child's pending permission requests, and its
   descendants', are answered ``cancelled`` (SUBAGENT-44), and a child cancelled while it waited
   on the client confirms with idle and ``stopReason: "cancelled"`` (SUBAGENT-21);
-* an idle state with ``stopReason: "error"`` carries the error (SUBAGENT-24);
+* an idle state with ``stopReason: "error"`` carries the error (SUBAGENT-24); a child that
+  reports its work state reports ``requires_action`` while a permission request of its waits on
+  the user (SUBAGENT-23);
 * reconnection: a ``session/load`` of a parent replays each child's announcement before the
   child's replayed traffic (SUBAGENT-31) and reissues no request of a child (SUBAGENT-37); after
   the load or resume response each continuing child is announced again, parent before child and
@@ -83,6 +85,11 @@ class ChildState:
     #: Since the client cancelled the child's work and until it reports idle: True when the
     #: child was waiting on the client then (it cannot have ended before the cancel), else False.
     cancel_certain: Optional[bool] = None
+    #: The ``state`` tag of the last work state reported (None: never, or cleared).
+    state: Optional[str] = None
+    #: Requests of the child in flight for which it has reported ``requires_action`` (or was in
+    #: that state already when it asked): SUBAGENT-23.
+    blocked_reported: Set[Any] = attrs.Factory(set)
 
 
 def known_session(state: "ProtocolState", session_id: Any) -> bool:
@@ -261,9 +268,13 @@ def _register_child(state: "ProtocolState", m: Message) -> None:
         return  # on no session the client knows: reported (SUBAGENT-05), not registered
     known = state.children.setdefault(child, ChildState(parent=m.session_id))
     known.stale = None  # announced (again)
-    work = update.get("state")
-    if isinstance(work, dict) and work.get("state") == "idle":
-        known.cancel_certain = None  # the cancel, if any, is answered
+    if "state" in update:
+        work = update["state"]
+        known.state = work.get("state") if isinstance(work, dict) else None
+        if known.state == "idle":
+            known.cancel_certain = None  # the cancel, if any, is answered
+        elif known.state == "requires_action":
+            known.blocked_reported |= known.permissions
     if "capabilities" in update:
         # spec SUBAGENT-15: an object replaces the capability set whole; null clears it.
         caps = update["capabilities"]
@@ -322,6 +333,8 @@ def _child_asks(state: "ProtocolState", m: Message) -> None:
     known = state.children.get(m.session_id) if isinstance(m.session_id, str) else None
     if known is not None:
         known.permissions.add(m.id)
+        if known.state == "requires_action":
+            known.blocked_reported.add(m.id)
 
 
 # -- Reconnection ---------------------------------------------------------------------------------
@@ -373,7 +386,19 @@ def _cancel_permissions(state: "ProtocolState", children: List[Any]) -> None:
 def _child_permission_answer(state: "ProtocolState", m: Message) -> Iterable[Finding]:
     assert m.request is not None
     known = state.children.get(m.request.params.get("sessionId"))
-    if known is None or m.id not in known.cancelled_permissions:
+    if known is None:
+        return
+    if known.state is not None and m.id not in known.blocked_reported:
+        # spec SUBAGENT-23: a child that reports its work state says requires_action while it
+        # waits on the user (at some point between its request and the answer).
+        yield finding(
+            "SUBAGENT-23",
+            A,
+            f"child {m.request.params.get('sessionId')!r} waited on permission request "
+            f"{m.id!r} without reporting requires_action",
+            m.index,
+        )
+    if m.id not in known.cancelled_permissions:
         return
     outcome = m.result.get("outcome") if isinstance(m.result, dict) else None
     kind = outcome.get("outcome") if isinstance(outcome, dict) else None
@@ -393,3 +418,4 @@ def _child_permission_answered(state: "ProtocolState", m: Message) -> None:
     if known is not None:
         known.permissions.discard(m.id)
         known.cancelled_permissions.discard(m.id)
+        known.blocked_reported.discard(m.id)

@@ -346,6 +346,8 @@ def _child_request(agent: GraderAgent, turn: PromptTurn) -> None:
     request = s.RequestPermissionRequest(
         session_id=child, tool_call=s.ToolCallUpdate(tool_call_id=call), options=_OPTIONS
     )
+    # spec SUBAGENT-23: blocked on the user while it asks.
+    turn.update(s.SubagentUpdate(session_id=child, state=s.RequiresActionStateUpdate()))
     try:
         agent.client.session_request_permission(request)
         g.passed("SUBAGENT-19")
