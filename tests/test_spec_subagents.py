@@ -519,3 +519,56 @@ def test_SUBAGENT_23_a_child_waiting_on_the_user_reports_requires_action() -> No
     # A child that reports no state at all is not held to it.
     state = state_after(("agent", CANCELLABLE), ("agent", asks("c")))
     assert clauses_of(state, Party.CLIENT, answer) == []
+
+
+def test_SUBAGENT_44_the_reference_client_cancels_a_grandchilds_pending_permission(
+    tmp_path: Path,
+) -> None:
+    import threading
+
+    from acpref.client import Ask
+
+    asked = threading.Event()
+    outcomes: List[Any] = []
+    child, grandchild = "sess_child_c", "sess_child_g"
+
+    def dialog(request: s.RequestPermissionRequest, cancelled: threading.Event) -> Any:
+        asked.set()
+        cancelled.wait(WAIT)  # the user does not answer: only the cancel ends it
+        return "ok"
+
+    def run(params: s.PromptRequest, turn: Any) -> Any:
+        cancel = s.SessionCancelCapabilities()
+        turn.update(s.SubagentUpdate(
+            session_id=child, capabilities=s.SubagentSessionCapabilities(cancel=cancel)))
+        turn.client.update(child, s.SubagentUpdate(
+            session_id=grandchild, capabilities=s.SubagentSessionCapabilities(cancel=cancel)))
+        option = s.PermissionOption(
+            option_id="ok", name="OK", kind=s.PermissionOptionKind.ALLOW_ONCE
+        )
+        request = s.RequestPermissionRequest(
+            session_id=grandchild, tool_call=s.ToolCallUpdate(tool_call_id="t"), options=[option]
+        )
+        outcomes.append(turn.client.session_request_permission(request, timeout=WAIT).outcome)
+        return s.StopReason.END_TURN
+
+    a_in, c_out = os.pipe()
+    c_in, a_out = os.pipe()
+    side = AgentSideConnection(
+        lambda c: Scripted(c, run), FdStream(a_in, a_out, owns_fds=True)
+    ).start()
+    conn = ClientSideConnection(
+        ReferenceClient(permissions=Ask(dialog)), FdStream(c_in, c_out, owns_fds=True)
+    )
+    try:
+        conn.initialize(timeout=WAIT)
+        sid = conn.new_session(str(tmp_path), timeout=WAIT).session_id
+        turn = conn.prompt_async(sid, "go")
+        assert asked.wait(WAIT)
+        conn.cancel(child)  # the grandchild's work is cancelled with its parent's
+        assert turn.result(WAIT).stop_reason == "end_turn"
+        assert outcomes == [s.CancelledPermissionOutcome()]
+        assert [f.clause for f in conn.rules.findings] == []
+    finally:
+        conn.close()
+        side.close()

@@ -51,7 +51,7 @@ from .values import is_absolute_path
 if TYPE_CHECKING:  # pragma: no cover
     from .facts import ConnectionFacts as ProtocolState
 
-__all__ = ["CAPABILITY", "KINDS", "ChildState", "known_session"]
+__all__ = ["CAPABILITY", "KINDS", "ChildState", "descendants", "known_session"]
 
 A, C = Party.AGENT, Party.CLIENT
 INVALID = ErrorCode.INVALID_PARAMS
@@ -109,9 +109,10 @@ def _ancestors(state: "ProtocolState", child: Any) -> List[Any]:
     return out
 
 
-def _descendants(state: "ProtocolState", session_id: Any) -> List[str]:
+def descendants(state: "ProtocolState", session_id: Any) -> List[str]:
     """Every child announced below ``session_id``, at any depth."""
-    return [c for c in state.children if session_id in _ancestors(state, c)]
+    # A copy first: a live client asks from its own thread while its reader registers children.
+    return [c for c in list(state.children) if session_id in _ancestors(state, c)]
 
 
 def _root_status(state: "ProtocolState", child: Any) -> Optional[str]:
@@ -345,7 +346,7 @@ def _children_stale(state: "ProtocolState", m: Message) -> None:
     # spec SUBAGENT-35: what was known of the children is no longer current; a load replays
     # them (announcement first), a resume announces them again after its response.
     stale = "replay" if m.method == "session/load" else "reconnect"
-    for child in _descendants(state, m.params.get("sessionId")):
+    for child in descendants(state, m.params.get("sessionId")):
         state.children[child].stale = stale
 
 
@@ -355,7 +356,7 @@ def _children_reconnected(state: "ProtocolState", m: Message) -> None:
     # After the response every continuing child is announced again (SUBAGENT-38); a failed
     # load or resume leaves them as they were.
     stale = None if m.is_error else "reconnect"
-    for child in _descendants(state, m.request.params.get("sessionId")):
+    for child in descendants(state, m.request.params.get("sessionId")):
         state.children[child].stale = stale
 
 
@@ -366,13 +367,13 @@ def _children_reconnected(state: "ProtocolState", m: Message) -> None:
 def _child_cancelled(state: "ProtocolState", m: Message) -> None:
     if isinstance(m.session_id, str) and m.session_id in state.children:
         # spec SUBAGENT-20: the cancel reaches the child and its active descendants.
-        _cancel_permissions(state, [m.session_id, *_descendants(state, m.session_id)])
+        _cancel_permissions(state, [m.session_id, *descendants(state, m.session_id)])
 
 
 @transition("request", C, "session/close")
 def _root_closed(state: "ProtocolState", m: Message) -> None:
     # Closing the parent cancels its work, its children's included (SUBAGENT-44).
-    _cancel_permissions(state, _descendants(state, m.params.get("sessionId")))
+    _cancel_permissions(state, descendants(state, m.params.get("sessionId")))
 
 
 def _cancel_permissions(state: "ProtocolState", children: List[Any]) -> None:

@@ -33,6 +33,7 @@ from .. import codec
 from .. import schema as s
 from .._core import Party, RulesObserver
 from .._core.findings import finding
+from .._core.subagents import descendants
 from .._core.register import WARNING
 from .._transport import FdStream, Process, StderrBuffer, Stream, spawn
 from ..connection import (
@@ -320,7 +321,9 @@ class ClientSideConnection:
         ``session/cancel`` goes out is answered ``cancelled``, even while its dialog is open.
         """
         self.client.on_cancel(params.session_id)
-        self._desk.cancel(params.session_id)
+        # spec SUBAGENT-44: a child's cancel reaches its descendants' pending requests too.
+        for session_id in [params.session_id, *descendants(self.rules.state, params.session_id)]:
+            self._desk.cancel(session_id)
         self.connection.notify("session/cancel", params)
 
     def session_list(
@@ -350,7 +353,9 @@ class ClientSideConnection:
     ) -> s.CloseSessionResponse:
         """Close a session; a running turn is cancelled with it (spec SETUP-16, PROMPT-21)."""
         self.client.on_cancel(params.session_id)
-        self._desk.cancel(params.session_id)
+        # spec SUBAGENT-44: closing the parent cancels its children's pending requests too.
+        for session_id in [params.session_id, *descendants(self.rules.state, params.session_id)]:
+            self._desk.cancel(session_id)
         return self._call("session/close", params, timeout)  # spec SETUP-14: rules
 
     def logout(
