@@ -572,3 +572,55 @@ def test_SUBAGENT_44_the_reference_client_cancels_a_grandchilds_pending_permissi
     finally:
         conn.close()
         side.close()
+
+
+def test_SUBAGENT_35_36_28_replayed_or_stale_children_are_last_known_only(
+    pair: Any, tmp_path: Path
+) -> None:
+    conn = pair()
+    sid = conn.new_session(str(tmp_path), timeout=WAIT).session_id
+    conn.prompt(sid, "/subagent look", timeout=WAIT)
+    (child,) = conn.client.view(sid).subagents.children.values()  # type: ignore[attr-defined]
+    assert child.live and child.state_confirmed
+    # spec SUBAGENT-35: a resume makes what was known of the child last known only.
+    conn.resume_session(sid, str(tmp_path), timeout=WAIT)
+    (child,) = conn.client.view(sid).subagents.children.values()  # type: ignore[attr-defined]
+    assert not child.live and not child.state_confirmed and not child.can_cancel
+    # A new announcement after it is live again.
+    conn.prompt(sid, "/subagent again", timeout=WAIT)
+    views = list(conn.client.view(sid).subagents.children.values())  # type: ignore[attr-defined]
+    assert [c.live for c in views] == [False, True] and views[1].state_confirmed
+    # spec SUBAGENT-28: once the connection is lost, nothing is confirmed live.
+    conn.close()
+    assert not any(c.state_confirmed or c.live for c in views)
+
+
+def test_SUBAGENT_36_a_replayed_child_is_last_known_with_no_control() -> None:
+    from acpref.client import OpenedSession
+
+    client = ReferenceClient()
+    client.on_session_open(OpenedSession(session_id="p", cwd="/w", additional_directories=(),
+                                         how="load"))  # fmt: skip
+    wire = {"sessionUpdate": "subagent_update", "sessionId": "c",
+            "capabilities": {"cancel": {}}, "state": {"state": "running"}}  # fmt: skip
+    replayed = codec.decode({"sessionId": "p", "update": wire}, s.SessionNotification)
+    client.session_update(replayed)
+    client.on_session_open(OpenedSession(session_id="p", cwd="/w", additional_directories=(),
+                                         how="load", response=s.LoadSessionResponse()))  # fmt: skip
+    child = client.view("p").subagents.children["c"]
+    assert isinstance(child.state, s.RunningStateUpdate)  # kept, as last known
+    assert not child.live and not child.state_confirmed and not child.can_cancel
+    client.session_update(replayed)  # announced again after the response: live
+    assert child.live and child.state_confirmed and child.can_cancel
+
+
+def test_SUBAGENT_36_a_replayed_cancel_capability_grants_no_cancel() -> None:
+    book = SessionView("p").subagents
+    caps = s.SubagentSessionCapabilities(cancel=s.SessionCancelCapabilities())
+    book.replaying = True
+    child = book.apply(s.SubagentUpdate(session_id="c", capabilities=caps,
+                                        state=s.RunningStateUpdate()))  # fmt: skip
+    assert child.capabilities == caps and not child.can_cancel and not child.state_confirmed
+    book.replaying = False
+    book.apply(s.SubagentUpdate(session_id="c", capabilities=caps))  # reannounced after it
+    assert child.can_cancel

@@ -162,6 +162,14 @@ class ReferenceClient(Client):
             else:
                 known.roots = roots
                 known.closed = False
+        book = known.view.subagents
+        with known.view.lock:
+            if session.how in ("load", "resume") and session.response is None:
+                # spec SUBAGENT-35: what was known of the children is no longer current.
+                book.invalidate()
+                book.replaying = session.how == "load"
+            else:
+                book.replaying = False
         if session.response is not None:
             known.view.seed(session.response)
 
@@ -216,6 +224,9 @@ class ReferenceClient(Client):
             sessions = list(self._sessions.values())
         for session in sessions:
             session.cancelled.set()
+            with session.view.lock:
+                # spec SUBAGENT-28: no child's last state is live activity once disconnected.
+                session.view.subagents.invalidate()
         self.terminals.close()  # no orphans: every terminal is killed and reaped
 
     # -- Baseline methods ---------------------------------------------------------------------

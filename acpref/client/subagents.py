@@ -1,7 +1,8 @@
 """What a client knows of subagent sessions and of messages between sessions (PROVISIONAL).
 
-Spec: v1/subagents.md; clauses SUBAGENT-03, SUBAGENT-15, SUBAGENT-26, SUBAGENT-27, SUBAGENT-57,
-SUBAGENT-58, SUBAGENT-59 (shapes from the unstable schema of 2026-11-02). A parent's view keeps
+Spec: v1/subagents.md; clauses SUBAGENT-03, SUBAGENT-15, SUBAGENT-26, SUBAGENT-27, SUBAGENT-28,
+SUBAGENT-35, SUBAGENT-36, SUBAGENT-57, SUBAGENT-58, SUBAGENT-59 (shapes from the unstable schema of
+2026-11-02). A parent's view keeps
 its children (``SubagentBook``): each ``subagent_update`` patches one child (omitted: unchanged;
 ``null``: cleared; a value: replaced whole), and the state is a whole snapshot. Each session's
 view keeps the messages between sessions it saw (``SessionMessages``): ``session_message`` is an
@@ -55,23 +56,42 @@ class ChildView:
     state_confirmed: bool = False
     cwd: Optional[str] = None
     additional_directories: Optional[List[str]] = None
+    #: False for what a replay told, or what was known before a load, resume or lost connection,
+    #: until the agent announces the child again: last known, neither live nor controllable.
+    live: bool = True
 
     @property
     def can_cancel(self) -> bool:
-        """spec SUBAGENT-15, SUBAGENT-20: cancel only with a non-null ``capabilities.cancel``."""
+        """spec SUBAGENT-15, SUBAGENT-20: cancel only with a non-null ``capabilities.cancel``
+        (SUBAGENT-36: never on the strength of a replay or of what was known before it)."""
         caps = self.capabilities
-        return caps is not None and isinstance(caps.cancel, s.SessionCancelCapabilities)
+        granted = caps is not None and isinstance(caps.cancel, s.SessionCancelCapabilities)
+        return self.live and granted
 
 
 class SubagentBook:
-    """The children a parent session announced, by child session id, in announcement order."""
+    """The children a parent session announced, by child session id, in announcement order.
+
+    ``replaying`` is set while a ``session/load`` replays the parent: what its updates say of a
+    child is kept as last known, never as live state or granted controls (SUBAGENT-36).
+    """
 
     def __init__(self) -> None:
         self.children: Dict[str, ChildView] = {}
+        self.replaying = False
+
+    def invalidate(self) -> None:
+        """spec SUBAGENT-28, SUBAGENT-35: after a load, a resume or a lost connection, what was
+        known of each child is last known only, until the agent announces it again."""
+        for child in self.children.values():
+            child.live = False
+            child.state_confirmed = False
 
     def apply(self, update: s.SubagentUpdate) -> ChildView:
         # spec SUBAGENT-03: the first update for an unknown id registers the child.
         child = self.children.setdefault(update.session_id, ChildView(update.session_id))
+        # spec SUBAGENT-36: a replayed announcement is history; a later one is live again.
+        child.live = not self.replaying
         # spec SUBAGENT-15: omitted = unchanged, null = cleared, a value replaces the field.
         for name in ("title", "description", "capabilities", "cwd", "additional_directories"):
             value = getattr(update, name)
@@ -83,6 +103,8 @@ class SubagentBook:
             # spec SUBAGENT-26, SUBAGENT-59: unknown (or null) is not confirmed activity; an
             # unrecognized state is kept whole and implies neither completion nor closure.
             child.state_confirmed = state_name(update.state) in _CONFIRMED
+        if not child.live:
+            child.state_confirmed = False  # spec SUBAGENT-36: a replayed state is not live
         return child
 
 
