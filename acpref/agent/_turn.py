@@ -111,6 +111,7 @@ class TerminalHandle:
         """Release the terminal (killing a running command); idempotent (TERM-07)."""
         if not self.released:
             self.released = True
+            # spec TERM-07: released once, killed or not; the app releases every terminal it made.
             self.turn._call(
                 "terminal/release", self._params(s.ReleaseTerminalRequest), cascade=False
             )
@@ -193,6 +194,7 @@ class PromptTurn:
                 raise LocalProtocolError(
                     "PROMPT-26", "this prompt turn has ended; its updates can no longer be sent"
                 )
+            # spec PROMPT-06: the turn's output streams as session/update notifications.
             self.client.update(self.session_id, update)
             if self.session is not None and self._registry is not None:
                 self._registry.record(self.session, update)
@@ -206,6 +208,7 @@ class PromptTurn:
         (NOTICE-05).
         """
         if not self.client.supports("session.notices"):
+            # spec NOTICE-02: nothing sent; False lets the caller say it in a message instead.
             return False
         detail: Any = s.UNSET if description is None else description
         notice = s.Notice(severity=severity, title=title, description=detail)
