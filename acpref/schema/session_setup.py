@@ -1,4 +1,4 @@
-"""Session setup: ``session/new``, ``session/load``, ``session/resume``, ``session/close``, MCP servers.
+"""Session setup: ``session/new``, ``load``, ``resume`` and ``close``, and the MCP servers.
 
 Spec: session-setup.mdx; clauses SETUP-01 .. SETUP-36, SCHEMA-06. ``cwd`` and every additional
 directory are absolute paths. A stdio MCP server has no ``type`` key; http and sse servers are
