@@ -11,7 +11,8 @@ Where a citation sits says what that code does for its clause (``ROLES``, ``role
 
 * *enforced*: the code a live peer runs, the protocol core (``acpref/_core``), the two sides
   (``acpref/agent``, ``acpref/client``, ``acpref/connection.py``) and the wire layer under them
-  (schema models, codec, method table, errors, threads, transport, the agent's MCP client);
+  (schema models, codec, method table, errors, threads, transport, the agent's MCP client):
+  everything in the package but the three roles below and the tools (``_TOOLS``);
 * *checked*: the oracle (``acpref/oracle``) and the conformance scenarios (``acpref/testing``),
   which judge a peer that is not acpref;
 * *exercised*: the echo agent (``acpref/echo``) and the CLI (``acpref/_cli``), applications built
@@ -210,26 +211,11 @@ def read_register(path: Optional[str] = None) -> List[Dict[str, str]]:
 
 #: What a citation's code does for its clause, in the order ``acpref spec`` prints them.
 ROLES = ("enforced", "checked", "exercised")
-#: Path prefixes (relative to the repository) of each role; a citation anywhere else has none.
-_ROLE_PATHS = {
-    "enforced": (
-        "acpref/_core/",
-        "acpref/agent/",
-        "acpref/client/",
-        "acpref/connection.py",
-        "acpref/_threads.py",
-        "acpref/_transport.py",
-        "acpref/_bounds.py",
-        "acpref/_groups.py",
-        "acpref/codec.py",
-        "acpref/methods.py",
-        "acpref/errors.py",
-        "acpref/schema/",
-        "acpref/mcp/",
-    ),
-    "checked": ("acpref/oracle/", "acpref/testing/"),
-    "exercised": ("acpref/echo/", "acpref/_cli/"),
-}
+#: Path prefixes (relative to the repository) of the roles that are not ``enforced``.
+_CHECKED = ("acpref/oracle/", "acpref/testing/")
+_EXERCISED = ("acpref/echo/", "acpref/_cli/")
+#: Tools about the spec and transcripts, not protocol code: a citation there has no role.
+_TOOLS = ("acpref/_spec_index.py", "acpref/_spec_diff.py", "acpref/_show_html.py")
 #: How the register's ``reason`` of an implemented clause says that no live side enforces it:
 #: ``exercised only: ...`` (left to the application, shown by the echo agent or the CLI) or
 #: ``checked only: ...`` (a rule only an observer of both peers can judge).
@@ -237,12 +223,19 @@ NOT_ENFORCED = ("exercised only:", "checked only:")
 
 
 def role_of(path: str) -> Optional[str]:
-    """``enforced``, ``checked`` or ``exercised`` for a citation at ``path``; None for others."""
+    """``enforced``, ``checked`` or ``exercised`` for a citation at ``path``; None for a tool's.
+
+    Everything in the package that is not the oracle, the scenarios, the echo agent, the CLI or
+    a tool is code a live peer runs: the core, the sides, the connection and the wire layer.
+    """
     path = path.replace(os.sep, "/")
-    for role, prefixes in _ROLE_PATHS.items():
-        if path.startswith(prefixes):
-            return role
-    return None
+    if path.startswith(_CHECKED):
+        return "checked"
+    if path.startswith(_EXERCISED):
+        return "exercised"
+    if path.startswith(_TOOLS) or not path.startswith("acpref/"):
+        return None
+    return "enforced"
 
 
 def says_not_enforced(reason: str) -> bool:

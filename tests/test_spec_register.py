@@ -121,8 +121,8 @@ def test_implemented_clauses_name_where_they_are_enforced(rows):
 
 
 def test_every_citation_has_a_role():
-    # Every cited place is enforcing, checking or exercising code: a citation in a module of no
-    # role (a new top-level module, a tool) would vanish from the register's columns.
+    # Every cited place is enforcing, checking or exercising code: a citation in a tool (the
+    # spec index, spec-diff, the transcript viewer) would vanish from the register's columns.
     orphans = sorted({c.path for c in scan_code(CODE) if role_of(c.path) is None})
     assert not orphans, orphans
 
