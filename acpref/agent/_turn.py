@@ -110,8 +110,7 @@ class TerminalHandle:
     def release(self) -> None:
         """Release the terminal (killing a running command); idempotent (TERM-07)."""
         if not self.released:
-            self.released = True
-            # spec TERM-07: released once, killed or not; the app releases every terminal it made.
+            self.released = True  # spec TERM-07: released once, killed or not
             self.turn._call(
                 "terminal/release", self._params(s.ReleaseTerminalRequest), cascade=False
             )
@@ -194,8 +193,7 @@ class PromptTurn:
                 raise LocalProtocolError(
                     "PROMPT-26", "this prompt turn has ended; its updates can no longer be sent"
                 )
-            # spec PROMPT-06: the turn's output streams as session/update notifications.
-            self.client.update(self.session_id, update)
+            self.client.update(self.session_id, update)  # spec PROMPT-06: as session/update
             if self.session is not None and self._registry is not None:
                 self._registry.record(self.session, update)
 
@@ -208,8 +206,7 @@ class PromptTurn:
         (NOTICE-05).
         """
         if not self.client.supports("session.notices"):
-            # spec NOTICE-02: nothing sent; False lets the caller say it in a message instead.
-            return False
+            return False  # spec NOTICE-02: nothing sent; the caller may say it in a message
         detail: Any = s.UNSET if description is None else description
         notice = s.Notice(severity=severity, title=title, description=detail)
         with self._lock:
