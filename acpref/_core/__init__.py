@@ -8,7 +8,6 @@ connection, ``book`` how they are keyed.
 
 from .capabilities import elicitation_modes, gate_open, prompt_block_gate, wire_caps
 from .findings import Finding, Party, other
-from .observer import RulesObserver
 from .register import clauses, level_of
 from .state import ProtocolState, SessionState, classify
 
@@ -16,7 +15,6 @@ __all__ = [
     "Finding",
     "Party",
     "ProtocolState",
-    "RulesObserver",
     "SessionState",
     "classify",
     "clauses",
