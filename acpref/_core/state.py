@@ -28,13 +28,12 @@ from typing import Any, Callable, Dict, Iterable, List, Optional
 from ..methods import CANCEL_REQUEST, METHODS, is_extension
 from .book import Message, Outstanding, params_of
 from .compact import AnsweredIds
-from .facts import NO_TURN, ConnectionFacts, SessionState, TerminalState
+from .facts import ConnectionFacts, SessionState, TerminalState
 from .findings import Finding, Party, finding, other
 from .pages import RULES
 
 __all__ = [
     "AnsweredIds",
-    "NO_TURN",
     "ProtocolState",
     "SessionState",
     "TerminalState",
