@@ -75,8 +75,8 @@ class ProtocolState(ConnectionFacts):
         """Check a message, then record it; returns the findings (Rule 2).
 
         ``refuse(findings)``, when given, decides between the two: if it says True, the message
-        is not recorded (a live side will not send it). One look at the message serves both steps,
-        which matters for a side that sends thousands of updates a second.
+        is not recorded (a live side will not send it). One look at the message serves both
+        steps.
         """
         m = self._message(sender, raw, index)
         if m is None:
@@ -181,7 +181,7 @@ class ProtocolState(ConnectionFacts):
                 except TypeError:
                     # A list or an object where the rule expects an id or a name (unhashable):
                     # the message is ill-formed, which the codec reports (-32602, SCHEMA-*);
-                    # the protocol rules have nothing to say about it. Found by tests/test_fuzz.py.
+                    # the protocol rules have nothing to say about it.
                     return
 
     def _check_call(self, m: Message) -> Iterable[Finding]:
