@@ -20,7 +20,7 @@ message breaks. The live sides and the oracle use the very same object, so they 
    ``file_system``, ``elicitation``, ``cancellation``, ``session_notices``,
    ``session_compaction``, ``results``; then the provisional features, ``plan_operations``,
    ``subagents``, ``system_prompt``. Each opens with the spec page it implements and holds its
-   rules in both directions; each rule cites its clause (``# spec PROMPT-26: ...``).
+   rules in both directions; the line that enforces a rule cites its clause id in a comment.
    ``book`` is how they are keyed; ``capabilities`` and ``values`` are the small readers they
    share; ``compact`` holds the memory-bounded containers behind ``SessionState``.
 
