@@ -122,7 +122,7 @@ SESSION = Table(
     S.UNKNOWN,
     [
         (S.UNKNOWN, SE.NEW_ANSWERED, S.ACTIVE, "SETUP-02"),
-        # spec SETUP-04, SETUP-11: a session not set up here may be loaded or resumed by id.
+        # A session not set up on this connection may be loaded or resumed by its id.
         *((p, SE.LOAD_SENT, S.LOADING, "SETUP-05") for p in (S.UNKNOWN, *_OPEN)),
         (S.UNKNOWN, SE.RESUME_SENT, S.RESUMING, "SETUP-12"),
         (S.ACTIVE, SE.RESUME_SENT, S.RESUMING, "SETUP-12"),
