@@ -138,12 +138,8 @@ OVER_BUDGET: Dict[str, str] = {
     # H4 structure
     "acpref/oracle/_show.py": "H4 structure",
     "acpref/_show_html.py": "H4 structure",
-    "acpref/echo/_commands.py": "H4 structure",
-    "acpref/echo/_commands.py::_run": "H4 structure",
-    "acpref/echo/_mcp.py::_mcp": "H4 structure",
     "acpref/mcp/_stdio.py::StdioChannel.start": "H4 structure",
     "acpref/_cli/demo.py::_Demo.run": "H4 structure",
-    "deferred: acpref/echo/_commands.py -> acpref/echo/_agent.py": "H4 structure",
     "deferred: acpref/_cli/_demo_provisional.py -> acpref/_cli/demo.py": "H4 structure",
     # H5 spec
     "acpref/testing/_agent_scenarios.py": "H5 spec",
