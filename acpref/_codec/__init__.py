@@ -1,4 +1,4 @@
-"""The parts of the one converter; its face, and the factory that assembles them, is ``acpref.codec``.
+"""The parts of the one converter; ``acpref.codec`` is its face, and the factory that builds it.
 
 * ``paths``: wire names, and decode errors with their wire paths;
 * ``typeinfo``: what an annotation is (list, dict, union, enum) and a field's wire markers;

@@ -20,7 +20,9 @@ from .primitives import PRIMITIVE_CHECKS, PRIMITIVE_NAMES
 from .typeinfo import is_enum, is_list, is_union
 
 
-def spec_structure(conv: cattrs.Converter, spec: UnionSpec, strict: bool) -> Callable[[Any, Any], Any]:
+def spec_structure(
+    conv: cattrs.Converter, spec: UnionSpec, strict: bool
+) -> Callable[[Any, Any], Any]:
     """Structure a registered schema union from its wire object (tag included)."""
     if spec.tag is None:  # keyed union: the first variant whose key is present
         candidates = [(key, cl, conv.get_structure_hook(cl)) for key, cl in spec.by_key]
