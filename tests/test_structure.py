@@ -139,8 +139,6 @@ OVER_BUDGET: Dict[str, str] = {
     "acpref/oracle/_show.py": "H4 structure",
     "acpref/_show_html.py": "H4 structure",
     "acpref/mcp/_stdio.py::StdioChannel.start": "H4 structure",
-    "acpref/_cli/demo.py::_Demo.run": "H4 structure",
-    "deferred: acpref/_cli/_demo_provisional.py -> acpref/_cli/demo.py": "H4 structure",
     # H5 spec
     "acpref/testing/_agent_scenarios.py": "H5 spec",
     "acpref/testing/_client_steps.py::_terminals": "H5 spec",
