@@ -136,8 +136,6 @@ OVER_BUDGET: Dict[str, str] = {
     "acpref/client/connection.py": "H2 live",
     "acpref/client/connection.py::ClientSideConnection.__init__": "H2 live",
     "acpref/oracle/_validate.py": "H2 live",
-    # H4 structure
-    "acpref/mcp/_stdio.py::StdioChannel.start": "H4 structure",
     # H5 spec
     "acpref/testing/_agent_scenarios.py": "H5 spec",
     "acpref/testing/_client_steps.py::_terminals": "H5 spec",
