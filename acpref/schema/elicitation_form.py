@@ -338,7 +338,7 @@ class MultiSelectPropertySchema:
 
 #: The schema of one form field, tagged by ``type``; an unknown type is kept raw (SCHEMA-10).
 # spec ELICIT-11: flat fields only: string, number, integer, boolean or a string multi-select
-# (no nested object; the rules refuse one, agent_sends._elicit).
+# (no nested object; the rules refuse one, elicitation._elicit).
 ElicitationPropertySchema = Union[
     StringPropertySchema,
     NumberPropertySchema,
