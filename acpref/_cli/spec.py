@@ -47,6 +47,11 @@ def register(sub: Any, name: str, help_text: str) -> None:
     )
     p.add_argument("--json", action="store_true", help="print JSON")
     p.add_argument(
+        "--lifecycles",
+        action="store_true",
+        help="print the session and turn lifecycles (spec_notes/lifecycles.md) from their tables",
+    )
+    p.add_argument(
         "--update-register",
         action="store_true",
         help="rewrite the place and test columns of spec_notes/clauses.tsv (maintainers)",
@@ -181,6 +186,11 @@ def _update_register() -> int:
 def run(args: argparse.Namespace) -> int:
     if args.update_register:
         return _update_register()
+    if args.lifecycles:
+        from .._core.lifecycle import markdown
+
+        print(markdown(), end="")
+        return 0
     coverage = _coverage()
     if args.uncovered:
         return _run_uncovered(coverage, as_json=args.json)
