@@ -46,6 +46,7 @@ import attrs
 from ..errors import ErrorCode
 from .book import Message, check, transition
 from .findings import Finding, Party, finding
+from .lifecycle import SessionPhase
 from .values import is_absolute_path
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -115,10 +116,10 @@ def descendants(state: "ProtocolState", session_id: Any) -> List[str]:
     return [c for c in list(state.children) if session_id in _ancestors(state, c)]
 
 
-def _root_status(state: "ProtocolState", child: Any) -> Optional[str]:
+def _root_loading(state: "ProtocolState", child: Any) -> bool:
+    """True while a session/load of the child's root is in flight (its replay may go on)."""
     above = _ancestors(state, child)
-    root = state.sessions.get(above[-1]) if above else None
-    return root.status if root is not None else None
+    return bool(above) and state.session_phase(above[-1]) is SessionPhase.LOADING
 
 
 #: Agent-to-client requests that name a session: a child's are its traffic too.
@@ -316,7 +317,7 @@ def _child_request(state: "ProtocolState", m: Message) -> Iterable[Finding]:
     known = state.children.get(m.session_id) if isinstance(m.session_id, str) else None
     if known is None:
         return
-    if _root_status(state, m.session_id) == "loading":
+    if _root_loading(state, m.session_id):
         # spec SUBAGENT-37: a replay reissues no request of a child's history.
         yield finding(
             "SUBAGENT-37", A, f"{m.method} for child {m.session_id!r} during a load", m.index
