@@ -584,9 +584,14 @@ def test_oversize_line_is_refused_under_its_id_and_the_next_line_is_answered(raw
     assert len(exact) == 1024
     peer.send(exact + b"\n")
     assert peer.next() == {"jsonrpc": "2.0", "id": 3, "result": "pong"}
-    # An id after the payload cannot be read: id null.
+    # An id after the payload is read from the line's last bytes.
     late = {"jsonrpc": "2.0", "method": "_ping", "params": {"pad": "x" * 4000}, "id": 4}
     peer.send(json.dumps(late).encode() + b"\n")
+    answer = peer.next()
+    assert answer["id"] == 4 and _error_code(answer) == ErrorCode.INVALID_REQUEST
+    # An id only inside the payload is no id: id null.
+    inner = {"jsonrpc": "2.0", "method": "_ping", "params": {"pad": "x" * 4000, "id": 5}}
+    peer.send(json.dumps(inner).encode() + b"\n")
     answer = peer.next()
     assert answer["id"] is None and _error_code(answer) == ErrorCode.INVALID_REQUEST
 
