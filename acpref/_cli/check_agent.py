@@ -66,32 +66,7 @@ def register(sub: Any, name: str, help_text: str) -> None:
         help="a spec-gap finding (acpref's reading where the spec is silent) fails too",
     )
     p.add_argument("--prompt", help="the text of an ordinary prompt (default: a greeting)")
-    p.add_argument(
-        "--cancel-prompt",
-        help="a prompt that keeps the agent busy, for the cancellation checks (default: a long "
-        "counting task; '/wait' for acpref echo)",
-    )
-    p.add_argument(
-        "--cancel-after",
-        type=float,
-        default=3.0,
-        metavar="S",
-        help="cancel the busy turn after S seconds if it shows no sign of life first (default 3)",
-    )
-    p.add_argument(
-        "--cancel-grace",
-        type=float,
-        default=5.0,
-        metavar="S",
-        help="a turn still running S seconds after the cancel ignored it (default 5)",
-    )
-    p.add_argument(
-        "--mcp-wait",
-        type=float,
-        default=5.0,
-        metavar="S",
-        help="seconds to wait for the agent to initialize the MCP servers it is given (default 5)",
-    )
+    _add_waits(p)
     p.add_argument(
         "--auth", metavar="METHOD_ID", help="authenticate with this method before sessions"
     )
@@ -121,6 +96,36 @@ def register(sub: Any, name: str, help_text: str) -> None:
         "agent", nargs=argparse.REMAINDER, metavar="-- AGENT_CMD", help="the agent command"
     )
     p.set_defaults(func=run)
+
+
+def _add_waits(p: argparse.ArgumentParser) -> None:
+    """The options of the cancellation and MCP checks: what to ask, how long to wait."""
+    p.add_argument(
+        "--cancel-prompt",
+        help="a prompt that keeps the agent busy, for the cancellation checks (default: a long "
+        "counting task; '/wait' for acpref echo)",
+    )
+    p.add_argument(
+        "--cancel-after",
+        type=float,
+        default=3.0,
+        metavar="S",
+        help="cancel the busy turn after S seconds if it shows no sign of life first (default 3)",
+    )
+    p.add_argument(
+        "--cancel-grace",
+        type=float,
+        default=5.0,
+        metavar="S",
+        help="a turn still running S seconds after the cancel ignored it (default 5)",
+    )
+    p.add_argument(
+        "--mcp-wait",
+        type=float,
+        default=5.0,
+        metavar="S",
+        help="seconds to wait for the agent to initialize the MCP servers it is given (default 5)",
+    )
 
 
 def run(args: argparse.Namespace) -> int:
