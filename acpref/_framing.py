@@ -87,6 +87,7 @@ class LineSplitter:
                 if nl < 0:
                     break
                 if dropping:
+                    head = _more_head(head, chunk, start, nl)
                     yield Oversize(dropping + nl - start, head, _tail(tail, chunk, start, nl))
                     dropping, head, tail = 0, b"", b""
                 elif parts:
@@ -100,7 +101,7 @@ class LineSplitter:
                 elif nl - start > self._max:
                     yield Oversize(
                         nl - start,
-                        chunk[start : start + OVERSIZE_HEAD],
+                        chunk[start : min(nl, start + OVERSIZE_HEAD)],
                         chunk[max(start, nl - OVERSIZE_HEAD) : nl],
                     )
                 else:
@@ -111,6 +112,7 @@ class LineSplitter:
                 continue
             if dropping:
                 dropping += rest
+                head = _more_head(head, chunk, start, len(chunk))
                 tail = _tail(tail, chunk, start, len(chunk))
             elif pending + rest > self._max:
                 dropping = pending + rest
@@ -130,6 +132,14 @@ def _head(parts: List[bytes], more: bytes) -> bytes:
         if len(out) >= OVERSIZE_HEAD:
             return out
     return (out + more)[:OVERSIZE_HEAD]
+
+
+def _more_head(head: bytes, chunk: bytes, start: int, end: int) -> bytes:
+    """``head`` filled up to ``OVERSIZE_HEAD`` bytes from ``chunk[start:end]`` (a line found
+    oversize before its first ``OVERSIZE_HEAD`` bytes had arrived: a bound under 4 KiB)."""
+    if len(head) >= OVERSIZE_HEAD:
+        return head
+    return head + chunk[start : min(end, start + OVERSIZE_HEAD - len(head))]
 
 
 def _last(parts: List[bytes]) -> bytes:

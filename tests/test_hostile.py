@@ -231,19 +231,26 @@ def test_peek_envelope_reads_an_id_that_comes_after_the_payload() -> None:
 
 
 def test_an_oversize_line_keeps_its_first_and_last_bytes_however_it_was_cut() -> None:
+    # Lines of every size around the bound and around the 4 KiB kept, cut anywhere: each line
+    # over the bound comes out as its size, its first and its last 4 KiB, nothing of the lines
+    # beside it (a head once ran past the line's newline into the next lines).
     import random
 
     from acpref._framing import OVERSIZE_HEAD, LineSplitter, Oversize
 
-    rng = random.Random(18)
-    line = bytes(rng.randrange(32, 127) for _ in range(3 * OVERSIZE_HEAD + 17))
-    for _ in range(200):
-        data = b"ok\n" + line + b"\nend\n"
-        cuts = sorted(rng.sample(range(1, len(data)), rng.randrange(1, 40)))
-        pieces = [data[a:b] for a, b in zip([0] + cuts, cuts + [len(data)])]
-        reads = iter(pieces)
-        got = list(LineSplitter(lambda size: next(reads, b""), 2 * OVERSIZE_HEAD))
-        assert got == [b"ok", Oversize(len(line), line[:OVERSIZE_HEAD], line[-OVERSIZE_HEAD:]), b"end"]
+    rng = random.Random(17)
+    sizes = [0, 1, 5, 99, 100, 101, 4095, 4096, 4097, 9000, 13000]
+    for _ in range(400):
+        bound = rng.choice([1, 10, 100, 5000, 9000])
+        lines = [rng.randbytes(rng.choice(sizes)).replace(b"\n", b"n") for _ in range(4)]
+        data = b"\n".join(lines) + b"\n"
+        cuts = sorted(rng.sample(range(1, len(data)), min(len(data) - 1, rng.randrange(30))))
+        reads = iter(data[a:b] for a, b in zip([0] + cuts, cuts + [len(data)]))
+        got = list(LineSplitter(lambda size: next(reads, b""), bound))
+        assert got == [
+            Oversize(len(x), x[:OVERSIZE_HEAD], x[-OVERSIZE_HEAD:]) if len(x) > bound else x
+            for x in lines
+        ]
 
 
 # -- 2. What a line may cost once decoded ------------------------------------------------------
