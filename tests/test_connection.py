@@ -323,10 +323,16 @@ def test_notifications_are_handled_in_wire_order(pair):
 def test_request_returns_only_after_the_notifications_sent_before_its_response(pair):
     # The session/update notifications of a turn are handled before session/prompt returns.
     handled: List[int] = []
+    answered = threading.Event()
+
+    def b_wrote(direction: str, line: bytes) -> None:
+        if direction == "out" and b'"result"' in line:
+            answered.set()
 
     def progress(params: Any, ctx: Any) -> None:
         if params["i"] == 0:
-            time.sleep(0.05)  # a slow handler: the response overtakes it on the wire side
+            # A slow handler: it ends only once the response is on the wire behind it.
+            assert answered.wait(WAIT)
         handled.append(params["i"])
 
     def emit(params: Any, ctx: Any) -> int:
@@ -334,9 +340,10 @@ def test_request_returns_only_after_the_notifications_sent_before_its_response(p
             ctx.connection.notify("_progress", {"i": i})
         return params["n"]
 
-    a, b = pair({"_progress": progress}, {"_emit": emit})
+    a, b = pair({"_progress": progress}, {"_emit": emit}, None, {"recorder": b_wrote})
     for n in (1, 50, 300):
         handled.clear()
+        answered.clear()
         assert a.request("_emit", {"n": n}, timeout=WAIT) == n
         assert handled == list(range(n))
 
