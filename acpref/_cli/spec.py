@@ -40,6 +40,11 @@ def register(sub: Any, name: str, help_text: str) -> None:
     )
     p.add_argument("--json", action="store_true", help="print JSON")
     p.add_argument(
+        "--lifecycles",
+        action="store_true",
+        help="print the session and turn lifecycles (spec_notes/lifecycles.md) from their tables",
+    )
+    p.add_argument(
         "--update-register",
         action="store_true",
         help="rewrite the enforced_in and tested_by columns of spec_notes/clauses.tsv (maintainers)",
@@ -155,6 +160,11 @@ def _update_register() -> int:
 def run(args: argparse.Namespace) -> int:
     if args.update_register:
         return _update_register()
+    if args.lifecycles:
+        from .._core.lifecycle import markdown
+
+        print(markdown(), end="")
+        return 0
     coverage = _coverage()
     if args.uncovered:
         return _run_uncovered(coverage, as_json=args.json)

@@ -24,7 +24,8 @@ import typing
 from typing import Any, Dict, Optional
 
 from .. import schema as s
-from .._core import RulesObserver, gate_open
+from .._core import gate_open
+from .._observer import RulesObserver
 from ..connection import Connection, PendingRequest
 
 __all__ = ["ClientHandle"]

@@ -46,7 +46,8 @@ import attrs
 
 from .. import _groups, codec
 from .. import schema as s
-from .._core import Party, RulesObserver
+from .._core import Party
+from .._observer import RulesObserver
 from .._core.findings import Finding
 from .._core.state import ProtocolState
 from .._transport import FdStream, Stream

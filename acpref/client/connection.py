@@ -31,7 +31,8 @@ from typing import Any, Callable, Dict, Iterable, Iterator, List, Optional, Sequ
 
 from .. import codec
 from .. import schema as s
-from .._core import Party, RulesObserver
+from .._core import Party
+from .._observer import RulesObserver
 from .._transport import FdStream, Process, StderrBuffer, Stream, spawn
 from ..connection import (
     DEFAULT_MAX_ITEMS,
