@@ -432,7 +432,7 @@ class Connection:
             # refused by a peer like us, and the request it answers left waiting. Refused here,
             # measured as encoded (a control character is six bytes there).
             raise _too_large("message", len(data), self._max_line_bytes)
-        data += b"\n"
+        data += b"\n"  # spec TRANSPORT-04: one message per line, ended by a newline
         if self._closed.is_set() or self._closing:
             raise ConnectionClosed(f"connection {self.name} is closed")
         try:
@@ -475,6 +475,7 @@ class Connection:
             if self._no_responses is not None:
                 raise ConnectionClosed(self._no_responses)
             self._pending[request_id] = pending
+        # spec OVERVIEW-11: the JSON-RPC 2.0 members, under their own names and meanings.
         message: Dict[str, Any] = {"jsonrpc": "2.0", "id": request_id, "method": method}
         # spec RPC-19: methods with no required params are sent {} rather than no params.
         message["params"] = wire_params if wire_params is not None else {}
@@ -535,6 +536,7 @@ class Connection:
                     self._inbound_lock.notify_all()
 
     def _write_response(self, ctx: RequestContext, result: Any, error: Optional[RpcError]) -> None:
+        # spec RPC-04: the request's id exactly as it was read, the same value and JSON type.
         message: Dict[str, Any] = {"jsonrpc": "2.0", "id": ctx.id}
         if error is not None:
             message["error"] = error.to_wire()
@@ -627,21 +629,22 @@ class Connection:
             self._recorder("in", b"")  # keep message indices aligned with the peer's view
         self._refuse_unread(
             event.head,
+            event.tail,
             f"message of {event.size} bytes exceeds the line limit of "
             f"{self._max_line_bytes} bytes",
             {"size": event.size, "limit": self._max_line_bytes},
         )
 
-    def _refuse_unread(self, head: bytes, why: str, data: Dict[str, Any]) -> None:
+    def _refuse_unread(self, head: bytes, tail: bytes, why: str, data: Dict[str, Any]) -> None:
         """A line refused before decoding (over a bound): fail what it belonged to, if known.
 
-        spec-gap oversize-line: the envelope is read from the line's first bytes
+        spec-gap oversize-line: the envelope is read from the line's first and last bytes
         (``acpref._bounds.peek_envelope``). A request is answered -32600 under its id; a
         response to one of our requests fails that request (-32603 with the figures), so its
         caller never waits for an answer that was dropped; anything else is answered -32600
         with ``id: null``, and the connection goes on.
         """
-        request_id, kind = peek_envelope(head)
+        request_id, kind = peek_envelope(head, tail)
         valid = request_id is not NO_ID and _valid_id(request_id)
         if kind == "response" and valid:
             with self._pending_lock:
@@ -668,6 +671,7 @@ class Connection:
                 # What a line costs decoded is bounded as well as its bytes: refused unread.
                 self._refuse_unread(
                     line[:OVERSIZE_HEAD],
+                    line[-OVERSIZE_HEAD:],
                     f"message of about {items} JSON values exceeds the limit of "
                     f"{self._max_items} values",
                     {"items": items, "limit": self._max_items},

@@ -63,7 +63,8 @@ def _known_session(state: ConnectionFacts, m: Message) -> Iterable[Finding]:
 @check("notification", A, "session/update")
 def _updated_session(state: ConnectionFacts, m: Message) -> Iterable[Finding]:
     if state.session(m.session_id) is not None or m.session_id in state.children:
-        return  # a child's own traffic: the rules of subagents.py (SUBAGENT-29: any time)
+        # spec SUBAGENT-29: a child's own traffic may come at any time (rules: subagents.py).
+        return
     if state.gate_open("subagents", C):
         # spec SUBAGENT-05 (provisional): a child is announced before any of its traffic.
         yield finding(

@@ -68,6 +68,8 @@ class ClientHandle:
         ``"elicitation.form"``, ``"session.configOptions.boolean"``, ``"auth.terminal"``.
         Omitted, null or false anywhere on the path means unsupported (INIT-11, INIT-13).
         """
+        # spec ELICIT-07, CONFIG-06: asked before sending, so that the agent can fall back (a
+        # select for a boolean option, another mode) instead of being refused.
         return gate_open(gate, self._observer.state.client_caps)
 
     @property

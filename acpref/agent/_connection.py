@@ -502,7 +502,7 @@ class AgentSideConnection:
     ) -> s.AuthenticateResponse:
         response = self.agent.authenticate(params)
         self._authenticated = True  # spec AUTH-10
-        return response
+        return response  # spec AUTH-09: an AuthenticateResponse encodes as {} (_meta at most)
 
     def _on_logout(self, params: s.LogoutRequest, ctx: RequestContext) -> s.LogoutResponse:
         response = self.agent.logout(params)
@@ -662,7 +662,8 @@ def serve_stdio(
     """
     # spec TRANSPORT-02: the agent speaks stdio: messages on stdin and on the original stdout.
     protocol_out = os.dup(1)
-    # spec TRANSPORT-06: anything printed or logged goes to stderr (UTF-8 text), never stdout.
+    # spec TRANSPORT-06, TRANSPORT-08: anything printed or logged goes to stderr (UTF-8 text),
+    # never stdout: only the connection writes to the original stdout.
     os.dup2(2, 1)
     sys.stdout = sys.stderr
     stream = FdStream(0, protocol_out, write_timeout=None)
