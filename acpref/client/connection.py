@@ -31,7 +31,8 @@ from typing import Any, Callable, Dict, Iterable, Iterator, List, Optional, Sequ
 
 from .. import codec
 from .. import schema as s
-from .._core import Party, RulesObserver
+from .._core import Party
+from .._observer import RulesObserver
 from .._transport import FdStream, Process, StderrBuffer, Stream, spawn
 from ..connection import (
     DEFAULT_MAX_ITEMS,
@@ -173,6 +174,8 @@ class ClientSideConnection:
             pass_stderr=pass_stderr,
         )
         assert process.popen.stdout is not None and process.popen.stdin is not None
+        # spec TRANSPORT-09: the agent's stdin is the connection's alone: nothing but its
+        # messages is ever written there.
         stream = FdStream(
             process.popen.stdout.fileno(),
             process.popen.stdin.fileno(),
@@ -457,6 +460,7 @@ class ClientSideConnection:
         """Cancel the session's running turn (``session/cancel``, spec PROMPT-19); the turn
         still answers, with ``stopReason: "cancelled"``.
         """
+        # spec PROMPT-19: any time during the turn, a notification naming the session.
         self.session_cancel(s.CancelNotification(session_id=session_id))
 
     def set_mode(
