@@ -61,6 +61,8 @@ LAYERS: Dict[str, int] = {
     # L3: transport (framing, writer lock, spawn), connection (reader thread, futures), threads,
     # process groups
     "acpref/_transport.py": 3,
+    "acpref/_framing.py": 3,
+    "acpref/_process.py": 3,
     "acpref/connection.py": 3,
     "acpref/_threads.py": 3,
     "acpref/_groups.py": 3,
@@ -127,11 +129,6 @@ OVER_BUDGET: Dict[str, str] = {
     # H5 edits echo/_subagents.py for subagent behaviour, and splits _subagent with it
     "acpref/echo/_subagents.py::_subagent": "H5 spec",
     "deferred: acpref/testing/_check_agent.py -> acpref/testing/_agent_scenarios.py": "H5 spec",
-    # H6 reliab
-    "acpref/_transport.py": "H6 reliab",
-    "acpref/_cli/client.py": "H6 reliab",
-    "acpref/_cli/client.py::run": "H6 reliab",
-    "acpref/_cli/client.py::_App.turn": "H6 reliab",
 }
 
 
