@@ -17,7 +17,7 @@ Every module of ``acpref/`` is read with ``ast`` (nothing is imported), and held
     is the same circle in meaning, only postponed: the two modules want to be one, or a third;
 (d) layers: each module belongs to one layer of ``LAYERS`` and imports (at module level, (c)'s
     sense) only modules of its own layer or below. The layers come from the design's "layered
-    house" (README, "How the package is built"), adjusted to what is built;
+    house" (README, "How it is built"), adjusted to what is built;
 (e) L0-L2 do no I/O: they import no threading, socket, subprocess, select, signal, os or io, and
     never name ``sys.stdin``/``sys.stdout``/``sys.stderr`` or call ``print``;
 (f) the oracle (L4) uses L0-L2 only, and no threads but the recorder's lock.
