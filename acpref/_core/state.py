@@ -26,7 +26,7 @@ from __future__ import annotations
 from typing import Any, Callable, Dict, Iterable, List, Optional
 
 from ..methods import CANCEL_REQUEST, METHODS, is_extension
-from .book import Message, Outstanding, params_of
+from .book import UPDATE, Message, Outstanding, params_of
 from .compact import AnsweredIds
 from .facts import ConnectionFacts, SessionState, TerminalState
 from .findings import Finding, Party, finding, other
@@ -157,6 +157,8 @@ class ProtocolState(ConnectionFacts):
                 id=request_id,
                 request=req,
             )
+        params = params_of(raw)
+        update = params.get("update") if raw["method"] == UPDATE else None
         return Message(
             sender=sender,
             raw=raw,
@@ -164,7 +166,8 @@ class ProtocolState(ConnectionFacts):
             kind=kind,
             method=raw["method"],
             id=raw.get("id"),
-            params=params_of(raw),
+            params=params,
+            update=update if isinstance(update, dict) else None,
         )
 
     def _check(self, m: Message) -> Iterable[Finding]:
