@@ -40,6 +40,7 @@ from typing import Any, Callable, Dict, Iterator, Mapping, Optional, Protocol
 
 from . import codec
 from ._bounds import NO_ID, count_items, peek_envelope
+from ._core import envelope
 from ._threads import READ_EOF, READ_INTERRUPTED, READ_MORE, Crew, Flag, Waiter
 from ._transport import (
     INTERRUPTED,
@@ -101,15 +102,11 @@ class Observer(Protocol):
     def on_send(self, message: Dict[str, Any]) -> None: ...
 
 
-_NO_ID = object()  # a message without an "id" key (a notification), apart from "id": null
+_NO_ID = envelope.NO_ID  # a message without an "id" key (a notification), apart from "id": null
 
 
-def _reject_constant(name: str) -> Any:
-    raise ValueError(f"{name} is not valid JSON")
-
-
-# Built once: json.dumps/json.loads with options build a new encoder/decoder on every call.
-# NaN and Infinity are not JSON: never written, and a line holding one is a parse error.
+# Built once: json.dumps with options builds a new encoder on every call. NaN and Infinity are
+# not JSON: never written (and a line holding one is a parse error, ``envelope.decode``).
 # check_circular=False: a message is a tree made by the codec or a handler; a handler's circular
 # value still fails (RecursionError, answered -32603 like any value that is not JSON), without a
 # check that costs every message a seventh of its encoding.
@@ -119,12 +116,15 @@ _ENCODER = json.JSONEncoder(
 _ASCII_ENCODER = json.JSONEncoder(
     ensure_ascii=True, separators=(",", ":"), allow_nan=False, check_circular=False
 )
-_DECODER = json.JSONDecoder(parse_constant=_reject_constant)
 
 
-def _valid_id(value: Any) -> bool:
-    # spec RPC-02: a string, an integer or null. Floats and booleans are not ids.
-    return value is None or type(value) is str or type(value) is int
+_valid_id = envelope.valid_id  # spec RPC-02: a string, an integer or null
+
+
+def _refusal(fault: envelope.Fault) -> RpcError:
+    """The error that answers a line the envelope refuses, naming the clause."""
+    assert fault.code is not None
+    return RpcError(fault.code, f"{fault.message} [spec {fault.clause}]", {"clause": fault.clause})
 
 
 class _NeverSet(Flag):
@@ -673,97 +673,49 @@ class Connection:
                     {"items": items, "limit": self._max_items},
                 )
                 return
-        try:
-            # spec TRANSPORT-01: messages are UTF-8; decoding is strict.
-            message = _DECODER.decode(line.decode("utf-8"))
-        except (UnicodeDecodeError, ValueError, RecursionError) as exc:
-            # spec RPC-10: an unparseable line gets -32700 with id null.
-            self._send_error_raw(
-                None, RpcError(ErrorCode.PARSE_ERROR, f"Parse error: {_short(exc)}")
-            )
+        value, unparsed = envelope.decode(line)
+        if unparsed is not None:
+            self._send_error_raw(None, _refusal(unparsed))  # spec RPC-10: -32700, id null
             return
-        if isinstance(message, dict):
-            self._on_message(message)
-        elif isinstance(message, list):
-            # spec RPC-20: ACP's schema defines no batches; supporting them is optional.
-            # spec-gap batch: a batch is refused as a whole, with one -32600 (id null).
-            self._send_error_raw(
-                None,
-                RpcError(ErrorCode.INVALID_REQUEST, "JSON-RPC batches are not supported by ACP"),
-            )
+        if type(value) is dict:
+            self._on_message(value)
         else:
-            # spec RPC-11: valid JSON that is not a request object.
-            self._send_error_raw(
-                None, RpcError(ErrorCode.INVALID_REQUEST, "a message must be a JSON object")
-            )
+            self._refuse(envelope.inspect(value))  # a batch, or JSON that is no message
+
+    def _refuse(self, env: envelope.Envelope) -> None:
+        """Answer a line the envelope refuses (``Envelope.answer``), at the connection level."""
+        answer = env.answer
+        if answer is not None:
+            reply_id, fault = answer
+            self._send_error_raw(reply_id, _refusal(fault))
 
     def _on_message(self, message: Dict[str, Any]) -> None:
-        method = message.get("method")
-        request_id = message.get("id", _NO_ID)
-        if "method" not in message:
-            if request_id is not _NO_ID and (
-                "result" in message or "error" in message or self._is_pending(request_id)
-            ):
-                self._on_response(message, request_id)
-            else:
-                # spec RPC-11: not a request, response or notification -> -32600.
-                # spec-gap no-method-id: its id may be one of the peer's own request ids (a
-                # broken response); an error under it would look like that request's answer,
-                # so the answer has id null.
-                self._send_error_raw(
-                    None,
-                    RpcError(ErrorCode.INVALID_REQUEST, "not a request, response or notification"),
-                )
+        env = envelope.inspect(message)
+        kind = env.kind
+        if kind is envelope.RESPONSE or (kind is envelope.INVALID and self._is_pending(env.id)):
+            self._on_response(message, env)
             return
-        is_request = request_id is not _NO_ID
-        problem = None
-        if message.get("jsonrpc") != "2.0":
-            problem = 'jsonrpc must be "2.0"'  # spec RPC-01
-        elif type(method) is not str:
-            problem = "method must be a string"  # spec RPC-02
-        elif is_request and not _valid_id(request_id):
-            problem = "id must be a string, an integer or null"  # spec RPC-02
-        if problem is not None:
-            if is_request:
-                # spec RPC-11: -32600, with the id when it can be read as one.
-                reply_id = request_id if _valid_id(request_id) else None
-                self._send_error_raw(
-                    reply_id, RpcError(ErrorCode.INVALID_REQUEST, f"Invalid request: {problem}")
-                )
-            else:
+        refusal = env.refusal
+        if refusal is not None:
+            if kind is envelope.NOTIFICATION:
                 # spec OVERVIEW-09: a notification is never answered, even a malformed one.
-                log.warning("%s: dropped invalid notification: %s", self.name, problem)
-            return
-        params = message.get("params")
-        if params is not None and type(params) is not dict:
-            if is_request:
-                # spec RPC-02: ACP params are JSON objects.
-                self._send_error_raw(
-                    request_id,
-                    RpcError(ErrorCode.INVALID_PARAMS, "Invalid params: params must be an object"),
-                )
+                log.warning("%s: dropped invalid notification: %s", self.name, refusal.message)
             else:
-                log.warning(
-                    "%s: dropped %s notification: params must be an object", self.name, method
-                )
+                self._refuse(env)
             return
+        method: str = env.method
         if self._observer is not None:
-            refusal = self._observe_receive(message)
-            if refusal is not None:
-                if is_request:
-                    self._send_error_raw(request_id, refusal, observe=True)
+            refused = self._observe_receive(message)
+            if refused is not None:
+                if kind is envelope.REQUEST:
+                    self._send_error_raw(env.id, refused, observe=True)
                 else:
-                    log.warning(
-                        "%s: dropped %s notification: %s", self.name, method, refusal.message
-                    )
+                    log.warning("%s: dropped %s notification: %s", self.name, method, refused.message)
                 return
-        assert isinstance(
-            method, str
-        )  # checked above (a message without a string method is refused)
-        if is_request:
-            self._on_request(method, request_id, params)
+        if kind is envelope.REQUEST:
+            self._on_request(method, env.id, message.get("params"))
         else:
-            self._on_notification(method, params)
+            self._on_notification(method, message.get("params"))
 
     def _on_request(self, method: str, request_id: Any, params: Any) -> None:
         ctx = RequestContext(self, method, request_id)
@@ -902,32 +854,21 @@ class Connection:
         with self._pending_lock:
             return request_id in self._pending
 
-    def _on_response(self, message: Dict[str, Any], request_id: Any) -> None:
+    def _on_response(self, message: Dict[str, Any], env: envelope.Envelope) -> None:
+        request_id = env.id
         with self._pending_lock:
             pending = self._pending.pop(request_id, None) if _valid_id(request_id) else None
         if pending is None:
             # spec RPC-08: a response to no outstanding request is logged and dropped.
             log.warning("%s: dropped a response for unknown id %r", self.name, request_id)
             return
-        if message.get("jsonrpc") != "2.0":
-            log.warning(
-                "%s: response %r lacks jsonrpc 2.0 (RPC-01); accepted", self.name, request_id
-            )
-        has_result, has_error = "result" in message, "error" in message
-        if has_result == has_error:
-            # spec RPC-05: exactly one of result or error.
-            which = "both result and error" if has_result else "neither result nor error"
-            pending._fail(RemoteProtocolError("RPC-05", f"the response has {which}"))
-            return
-        if has_error:
-            error = message["error"]
-            if not (
-                isinstance(error, dict)
-                and type(error.get("code")) is int
-                and type(error.get("message")) is str
-            ):
-                pending._fail(RemoteProtocolError("RPC-09", f"malformed error object: {error!r}"))
+        for fault in env.faults:
+            if fault.code is not None:
+                # spec RPC-05, RPC-09: the answer is unusable; its caller learns why.
+                pending._fail(RemoteProtocolError(fault.clause, fault.message))
                 return
+            log.warning("%s: response %r: %s (%s); accepted",
+                        self.name, request_id, fault.message, fault.clause)
         if self._observer is not None:
             self._observe_receive(message)  # a failure of the rules is logged; the answer stands
         pending._resolve(message)

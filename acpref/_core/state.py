@@ -44,7 +44,7 @@ from typing import (
 import attrs
 
 from ..methods import CANCEL_REQUEST, METHODS, is_extension
-from . import capabilities
+from . import capabilities, envelope
 from .book import RULES, Message, Outstanding, params_of
 from .findings import Finding, Party, finding, other
 
@@ -181,17 +181,9 @@ class TerminalState:
     released: bool = False
 
 
-def classify(raw: Any) -> Optional[str]:
-    """``request``, ``notification``, ``response``, or None for something else."""
-    if not isinstance(raw, dict):
-        return None
-    if "method" in raw:
-        if not isinstance(raw["method"], str):
-            return None
-        return "request" if "id" in raw else "notification"
-    if "id" in raw and ("result" in raw or "error" in raw):
-        return "response"
-    return None
+#: ``request``, ``notification``, ``response``, or None for something else (the envelope's
+#: verdict on what the rules can read: ``envelope.kind_of``).
+classify = envelope.kind_of
 
 
 class ProtocolState:
@@ -482,19 +474,9 @@ class ProtocolState:
 
     def _check_response(self, m: Message) -> Iterable[Finding]:
         """JSON-RPC bookkeeping for responses (RPC-04 .. RPC-09)."""
-        raw = m.raw
-        if "result" in raw and "error" in raw:
-            yield finding("RPC-05", m.sender, "a response carries both result and error", m.index)
-        if "error" in raw:
-            error = raw["error"]
-            # spec OVERVIEW-08, RPC-09: a failure carries an error with integer code and string
-            # message (a success its result: see classify).
-            if not (
-                isinstance(error, dict)
-                and type(error.get("code")) is int
-                and isinstance(error.get("message"), str)
-            ):
-                yield finding("RPC-09", m.sender, f"malformed error object {error!r}", m.index)
+        for fault in envelope.response_faults(m.raw):
+            # spec RPC-05, RPC-09: exactly one of result or error; a well-formed error object.
+            yield finding(fault.clause, m.sender, fault.message, m.index)
         if m.request is None:
             if _hashable(m.id) and m.id in self.answered[other(m.sender)]:
                 # spec RPC-06: exactly one response per request; a second one is refused.
