@@ -262,6 +262,15 @@ class PendingRequest:
                 data={"errors": exc.errors},
             ) from None
 
+    def _withdraw(self, error: BaseException) -> None:
+        """Stop waiting: ``$/cancel_request`` goes to the peer, and the wait fails with ``error``.
+
+        For a request whose answer nothing needs any more; its late response, if any, is logged
+        and dropped (spec RPC-08).
+        """
+        if self._connection._abandon(self):
+            self._fail(error)
+
     def cancel(self) -> None:
         """Ask the peer to cancel this request (``$/cancel_request``, spec CANCEL-01).
 

@@ -289,11 +289,12 @@ class _AgentObserver:
             if self._requests.closing(sid):
                 # spec-gap close-in-flight: the session is being closed; the turn is cancelled
                 # at once, as a running one was (SETUP-16).
-                self._slots.cancel_session(sid)
+                self._slots.cancel_session(sid, ending=True)
         elif method == "session/cancel" and not is_request and isinstance(sid, str):
             self._slots.cancel_session(sid)  # spec PROMPT-22: stop as soon as possible
         elif method in _ENDING and is_request and isinstance(sid, str):
-            self._slots.cancel_session(sid)  # spec SETUP-16: as if session/cancel had arrived
+            # spec SETUP-16: as if session/cancel had arrived, and the session ends.
+            self._slots.cancel_session(sid, ending=True)
         elif method == CANCEL_REQUEST and not is_request:
             self._slots.cancel_request(params.get("requestId"))
         if is_request and isinstance(sid, str) and method in _SESSION_METHODS:

@@ -154,6 +154,10 @@ class PromptTurn:
         self._calls_lock = threading.Lock()
         self._ended = False
         self._pending: List[PendingRequest] = []
+        #: Permission requests in flight: left to the client's "cancelled" answer on a cancel
+        #: (PROMPT-21), withdrawn when the session ends (see ``_cascade_cancel``).
+        self._permissions: List[PendingRequest] = []
+        self._withdrawn = False
         self._cancel_hooks: List[Callable[[], None]] = []
         self._counter = itertools.count(1)
         # Ids must stay unique across turns, connections and restarts (SETUP-06, TOOL-02): a
@@ -236,8 +240,14 @@ class PromptTurn:
 
     # -- cancellation ----------------------------------------------------------------------------
 
-    def _cascade_cancel(self) -> None:
+    def _cascade_cancel(self, *, ending: bool = False) -> None:
         """Cancel the turn's client calls in flight (spec CANCEL-08). The flag is set already.
+
+        ``ending``: the session ends (session/close, session/delete) or the connection does. The
+        client owes a "cancelled" answer to a permission request only after a session/cancel of
+        its own (PROMPT-21); a close is none, so the turn stops waiting for its permission
+        requests: each gets ``$/cancel_request`` and reads as cancelled at once (spec SETUP-16:
+        the work ends as if session/cancel had arrived, and the session is freed).
 
         Runs on the thread that read the cancellation (the connection's reader): nothing here
         may wait for an answer.
@@ -245,6 +255,12 @@ class PromptTurn:
         with self._calls_lock:
             pending = list(self._pending)
             hooks = list(self._cancel_hooks)
+            permissions: List[PendingRequest] = []
+            if ending:
+                self._withdrawn = True
+                permissions = list(self._permissions)
+        for p in permissions:
+            p._withdraw(TurnCancelled("the session ended while permission was asked"))
         for p in pending:
             # spec CANCEL-08, CANCEL-03: the turn's client calls in flight get $/cancel_request.
             p.cancel()
@@ -319,11 +335,21 @@ class PromptTurn:
         params = s.RequestPermissionRequest(
             session_id=self.session_id, tool_call=tool_call, options=list(options)
         )
-        # spec-gap permission-at-cancel: no $/cancel_request cascade (cascade=False): the client
-        # answers it "cancelled" itself after session/cancel (PROMPT-21).
-        return self._call(
-            "session/request_permission", params, timeout=timeout, cascade=False
-        ).outcome
+        # spec-gap permission-at-cancel: no $/cancel_request cascade on session/cancel: the client
+        # answers it "cancelled" itself (PROMPT-21). When the session ends it is withdrawn.
+        pending = self._connection.request_async("session/request_permission", params)
+        with self._calls_lock:
+            self._permissions.append(pending)
+            withdrawn = self._withdrawn
+        if withdrawn:  # the session ended between the check above and now
+            pending._withdraw(TurnCancelled("the session ended while permission was asked"))
+        try:
+            return pending.result(timeout).outcome
+        except TurnCancelled:
+            return s.CancelledPermissionOutcome()
+        finally:
+            with self._calls_lock:
+                self._permissions.remove(pending)
 
     def read_text_file(
         self, path: str, *, line: Optional[int] = None, limit: Optional[int] = None
@@ -442,7 +468,7 @@ class TurnSlots:
             slot.turn = turn
         return turn
 
-    def _cancel(self, slots: List[_Slot]) -> None:
+    def _cancel(self, slots: List[_Slot], ending: bool = False) -> None:
         turns = []
         with self._lock:
             for slot in slots:
@@ -450,7 +476,7 @@ class TurnSlots:
                 if slot.turn is not None:
                     turns.append(slot.turn)
         for turn in turns:
-            turn._cascade_cancel()
+            turn._cascade_cancel(ending=ending)
 
     def is_cancelled(self, request_id: Any) -> bool:
         """True when the turn of this prompt request has been flagged cancelled."""
@@ -458,12 +484,15 @@ class TurnSlots:
             slot = self._by_request.get(request_id)
         return slot is not None and slot.cancelled.is_set()
 
-    def cancel_session(self, session_id: str) -> bool:
-        """Cancel the session's running turn (PROMPT-22, SETUP-16); False if none runs."""
+    def cancel_session(self, session_id: str, *, ending: bool = False) -> bool:
+        """Cancel the session's running turn (PROMPT-22, SETUP-16); False if none runs.
+
+        ``ending``: the session is being closed or deleted (see ``PromptTurn._cascade_cancel``).
+        """
         with self._lock:
             slot = self._by_session.get(session_id)
         if slot is not None:
-            self._cancel([slot])
+            self._cancel([slot], ending)
         return slot is not None
 
     def cancel_request(self, request_id: Any) -> None:
@@ -477,9 +506,10 @@ class TurnSlots:
             self._cancel([slot])
 
     def cancel_all(self) -> None:
+        """The connection ends (its input, or close): every turn is cancelled, as by a close."""
         with self._lock:
             slots = list(self._by_session.values())
-        self._cancel(slots)
+        self._cancel(slots, ending=True)
 
     def release(self, request_id: Any) -> None:
         """The prompt's response is being written: the session is free for the next turn."""
