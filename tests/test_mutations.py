@@ -32,10 +32,10 @@ REPO = Path(__file__).resolve().parent.parent
 SAMPLE: List[Tuple[str, Tuple[str, ...]]] = [
     ("RPC-16", ("acpref/agent/_connection.py",)),  # session methods before authenticate
     ("RPC-12", ("acpref/connection.py",)),  # an unknown method
-    ("MODES-04", ("acpref/_core/client_sends.py", "acpref/agent/_interface.py")),
-    ("PROMPT-26", ("acpref/_core/agent_sends.py", "acpref/agent/_turn.py")),
-    ("OVERVIEW-07", ("acpref/_core/agent_sends.py", "acpref/client/files.py")),
-    ("OVERVIEW-06", ("acpref/_core/agent_sends.py", "acpref/client/roots.py")),
+    ("MODES-04", ("acpref/_core/client_sends.py",)),
+    ("PROMPT-26", ("acpref/_core/agent_sends.py",)),
+    ("OVERVIEW-07", ("acpref/_core/agent_sends.py",)),
+    ("OVERVIEW-06", ("acpref/_core/agent_sends.py",)),
 ]
 
 

@@ -190,13 +190,10 @@ class PromptTurn:
         """
         check_update(update)
         with self._lock:
-            # spec PROMPT-25, CANCEL-04: only the end of the turn stops updates; after a cancel,
-            # content and tool call updates may still go out until the prompt is answered.
-            if self._ended:
-                # spec PROMPT-26: nothing of a turn after its session/prompt response.
-                raise LocalProtocolError(
-                    "PROMPT-26", "this prompt turn has ended; its updates can no longer be sent"
-                )
+            # Only the end of the turn stops updates (PROMPT-25, CANCEL-04: after a cancel,
+            # content and tool call updates may still go out until the prompt is answered). One
+            # sent after the answer is refused by the protocol core (PROMPT-26, acpref/_core):
+            # LocalProtocolError, and nothing is sent or recorded.
             self.client.update(self.session_id, update)
             if self.session is not None and self._registry is not None:
                 self._registry.record(self.session, update)
