@@ -17,7 +17,7 @@ What ``AgentSideConnection`` does around the implementer's ``Agent`` methods:
   The client's capabilities are remembered on ``ClientHandle``; ours on ``Agent.advertised``.
 * **authentication**: with ``Agent.auth_required``, session methods answer -32000 until
   ``authenticate`` succeeds, and again after ``logout`` (RPC-16, AUTH-10, AUTH-17).
-* **turns** (``_turn.TurnSlots``): one turn per session, claimed as the prompt is read; a second
+* **turns** (``_slots.TurnSlots``): one turn per session, claimed as the prompt is read; a second
   concurrent prompt gets -32600 (spec-gap concurrent-prompt). ``session/cancel``,
   ``$/cancel_request`` on the prompt, ``session/close`` and ``session/delete`` set the turn's
   ``cancelled`` flag as they are read; a cancelled turn is answered ``stopReason: "cancelled"``
@@ -54,7 +54,8 @@ from ._client import ClientHandle
 from ._interface import Agent
 from ._requests import _ENDING, _REOPENING, _SESSION_METHODS, _AfterResponse, _AgentObserver
 from ._requests import _SessionRequests
-from ._turn import PromptTurn, TurnSlots
+from ._slots import TurnSlots
+from ._turn import PromptTurn
 
 __all__ = ["AgentSideConnection", "serve_stdio"]
 

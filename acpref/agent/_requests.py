@@ -6,7 +6,7 @@ SLASH-01; spec-gap close-in-flight, reopen-in-flight, concurrent-prompt, cancel-
 
 * ``_AgentObserver``: the connection's observer. The protocol core judges each message first
   (``acpref._core.RulesObserver``); then, on the reading thread and so in wire order, the turn
-  slots (``_turn.TurnSlots``) and the session's requests in flight hear of it.
+  slots (``_slots.TurnSlots``) and the session's requests in flight hear of it.
 * ``_SessionRequests``: the requests naming a session that are read and not yet answered, which
   session/close and session/delete wait for, and which wait for a load or resume of theirs.
 * ``_AfterResponse``: jobs that run once a response is on the wire (``Agent.session_opened``).
@@ -23,7 +23,7 @@ from typing import Any, Callable, Dict, Optional, Tuple
 from .._core import RulesObserver
 from ..errors import ConnectionClosed, ErrorCode, LocalProtocolError, RpcError
 from ..methods import CANCEL_REQUEST
-from ._turn import TurnSlots
+from ._slots import TurnSlots
 
 log = logging.getLogger("acpref.agent")
 
