@@ -182,8 +182,8 @@ class PromptTurn:
         """
         check_update(update)
         with self._lock:
-            # Only the end of the turn stops updates (PROMPT-25, CANCEL-04: after a cancel,
-            # content and tool call updates may still go out until the prompt is answered). One
+            # spec PROMPT-25, CANCEL-04: only the end of the turn stops updates; after a cancel,
+            # content and tool call updates may still go out until the prompt is answered. One
             # sent after the answer is refused by the protocol core (PROMPT-26, acpref/_core):
             # LocalProtocolError, and nothing is sent or recorded.
             self.client.update(self.session_id, update)
