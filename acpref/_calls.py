@@ -13,17 +13,61 @@ from __future__ import annotations
 
 import threading
 import time
-from typing import TYPE_CHECKING, Any, Dict, Optional
+from typing import Any, Callable, Dict, Optional, Protocol
 
 from . import codec
 from ._core import envelope
-from ._threads import Flag, Waiter
+from ._threads import Crew, Flag, Waiter
 from .errors import RemoteProtocolError, RequestTimeout, RpcError
 
-if TYPE_CHECKING:  # pragma: no cover
-    from .connection import Connection
+__all__ = ["Handler", "Observer", "PendingRequest", "Peer", "Recorder", "RequestContext"]
 
-__all__ = ["PendingRequest", "RequestContext"]
+#: ``handler(params, ctx) -> result``: params and result are models for table methods, raw JSON
+#: for extension methods. A notification handler's return value is ignored.
+Handler = Callable[[Any, "RequestContext"], Any]
+#: ``recorder(direction, line)``: direction is ``"in"`` or ``"out"``; ``line`` the exact bytes.
+Recorder = Callable[[str, bytes], None]
+
+
+class Observer(Protocol):
+    """Sees every well-formed message in wire order, both ways: where the protocol rules plug in.
+
+    ``on_receive`` runs on the reading thread before a message is dispatched; for a request, a
+    returned ``RpcError`` is the answer and the handler never runs. ``on_send`` runs under the
+    write lock just before a message is written, so its view of the order is the wire's; raising
+    ``LocalProtocolError`` stops the message (a response is then replaced by a -32603 error).
+    """
+
+    def on_receive(self, message: Dict[str, Any]) -> Optional[RpcError]: ...
+
+    def on_send(self, message: Dict[str, Any]) -> None: ...
+
+
+class Peer(Protocol):
+    """The connection as a handler sees it (``RequestContext.connection``): a
+    ``acpref.connection.Connection``, to call the peer back on."""
+
+    name: str
+
+    def request(
+        self, method: str, params: Any = None, *, timeout: Optional[float] = None
+    ) -> Any: ...
+
+    def request_async(self, method: str, params: Any = None) -> "PendingRequest": ...
+
+    def notify(self, method: str, params: Any = None) -> None: ...
+
+    def close(self, reason: str = ...) -> None: ...
+
+
+class _Owner(Protocol):
+    """What a pending request needs of its connection (``Connection`` is one)."""
+
+    _crew: Crew
+
+    def _abandon(self, pending: "PendingRequest") -> bool: ...
+
+    def _send_cancel_request(self, request_id: Any) -> None: ...
 
 _NO_ID = envelope.NO_ID  # a message without an "id" key (a notification), apart from "id": null
 
@@ -62,7 +106,7 @@ class RequestContext:
         "_lock",
     )
 
-    def __init__(self, connection: "Connection", method: str, request_id: Any) -> None:
+    def __init__(self, connection: Peer, method: str, request_id: Any) -> None:
         self.connection = connection
         self.method = method
         #: The request id, or ``None`` for a notification (see ``is_notification``).
@@ -92,7 +136,7 @@ class PendingRequest:
     __slots__ = ("id", "method", "_connection", "_result_type", "_waiter", "_response", "_error")
 
     def __init__(
-        self, connection: "Connection", request_id: int, method: str, result_type: Any
+        self, connection: _Owner, request_id: int, method: str, result_type: Any
     ) -> None:
         self.id = request_id
         self.method = method

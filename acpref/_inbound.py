@@ -15,11 +15,11 @@ from __future__ import annotations
 
 import logging
 import threading
-from typing import TYPE_CHECKING, Any, Callable, Dict, Iterator, Mapping, Optional, cast
+from typing import Any, Callable, Dict, Iterator, Mapping, Optional, cast
 
 from . import codec
 from ._bounds import NO_ID, count_items, peek_envelope
-from ._calls import PendingRequest, RequestContext
+from ._calls import Handler, Observer, PendingRequest, Peer, Recorder, RequestContext
 from ._core import envelope
 from ._threads import READ_EOF, READ_INTERRUPTED, READ_MORE, Crew
 from ._transport import INTERRUPTED, OVERSIZE_HEAD, Oversize, Stream
@@ -33,9 +33,6 @@ from .errors import (
 )
 from .methods import CANCEL_REQUEST, Method
 
-if TYPE_CHECKING:  # pragma: no cover
-    from .connection import Connection, Handler, Observer, Recorder
-
 log = logging.getLogger("acpref.connection")
 
 _NO_ID = envelope.NO_ID  # a message without an "id" key (a notification), apart from "id": null
@@ -48,11 +45,11 @@ class Inbound:
     # Set by Connection.__init__ (see there).
     name: str
     _stream: Stream
-    _handlers: Dict[str, "Handler"]
+    _handlers: Dict[str, Handler]
     _fallback: Optional[Callable[[str, Any, RequestContext], Any]]
     _methods: Mapping[str, Method]
-    _recorder: Optional["Recorder"]
-    _observer: Optional["Observer"]
+    _recorder: Optional[Recorder]
+    _observer: Optional[Observer]
     _max_line_bytes: int
     _max_items: int
     _read_takes_timeout: bool
@@ -134,7 +131,8 @@ class Inbound:
             if pending is not None:
                 log.warning("%s: the answer to %s (id %r) refused: %s",
                             self.name, pending.method, request_id, why)
-                pending._fail(RpcError(ErrorCode.INTERNAL_ERROR, f"the answer was refused: {why}", data))
+                refused = RpcError(ErrorCode.INTERNAL_ERROR, f"the answer was refused: {why}", data)
+                pending._fail(refused)
                 return
         if kind == "request" and valid:
             with self._inbound_lock:
@@ -195,7 +193,9 @@ class Inbound:
                 if kind is envelope.REQUEST:
                     self._send_error_raw(env.id, refused, observe=True)
                 else:
-                    log.warning("%s: dropped %s notification: %s", self.name, method, refused.message)
+                    log.warning(
+                        "%s: dropped %s notification: %s", self.name, method, refused.message
+                    )
                 return
         if kind is envelope.REQUEST:
             self._on_request(method, env.id, message.get("params"))
@@ -203,7 +203,7 @@ class Inbound:
             self._on_notification(method, message.get("params"))
 
     def _on_request(self, method: str, request_id: Any, params: Any) -> None:
-        ctx = RequestContext(cast("Connection", self), method, request_id)
+        ctx = RequestContext(cast(Peer, self), method, request_id)
         with self._inbound_lock:
             duplicate = request_id in self._inbound
             if not duplicate:
@@ -294,7 +294,7 @@ class Inbound:
             # spec EXT-10, CANCEL-02: unknown notifications (and unhandled `$/` ones) are ignored.
             log.debug("%s: ignored notification %s", self.name, method)
             return
-        ctx = RequestContext(cast("Connection", self), method, _NO_ID)
+        ctx = RequestContext(cast(Peer, self), method, _NO_ID)
         # Run here, on the reading thread: in wire order, and before anything read after it.
         try:
             if handler is None:

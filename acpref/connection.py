@@ -41,10 +41,10 @@ import json
 import logging
 import threading
 import time
-from typing import Any, Callable, Dict, Iterator, Mapping, Optional, Protocol
+from typing import Any, Callable, Dict, Iterator, Mapping, Optional
 
 from . import codec
-from ._calls import PendingRequest, RequestContext
+from ._calls import Handler, Observer, PendingRequest, Recorder, RequestContext
 from ._inbound import Inbound, _short
 from ._threads import Crew
 from ._transport import LineSplitter, Stream, read_accepts_timeout
@@ -70,27 +70,6 @@ DEFAULT_MAX_LINE_BYTES = 64 * 1024 * 1024
 #: may cost once decoded. 1 000 000 tiny values cost about 70 MiB decoded; without the bound a
 #: line of 64 MiB could cost 1.5 GiB.
 DEFAULT_MAX_ITEMS = 1_000_000
-
-#: ``handler(params, ctx) -> result``: params and result are models for table methods, raw JSON
-#: for extension methods. A notification handler's return value is ignored.
-Handler = Callable[[Any, "RequestContext"], Any]
-#: ``recorder(direction, line)``: direction is ``"in"`` or ``"out"``; ``line`` the exact bytes.
-Recorder = Callable[[str, bytes], None]
-
-
-class Observer(Protocol):
-    """Sees every well-formed message in wire order, both ways: where the protocol rules plug in.
-
-    ``on_receive`` runs on the reading thread before a message is dispatched; for a request, a
-    returned ``RpcError`` is the answer and the handler never runs. ``on_send`` runs under the
-    write lock just before a message is written, so its view of the order is the wire's; raising
-    ``LocalProtocolError`` stops the message (a response is then replaced by a -32603 error).
-    """
-
-    def on_receive(self, message: Dict[str, Any]) -> Optional[RpcError]: ...
-
-    def on_send(self, message: Dict[str, Any]) -> None: ...
-
 
 # Built once: json.dumps with options builds a new encoder on every call. NaN and Infinity are
 # not JSON: never written (and a line holding one is a parse error, ``envelope.decode``).

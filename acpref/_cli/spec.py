@@ -156,43 +156,10 @@ def run(args: argparse.Namespace) -> int:
     if args.update_register:
         return _update_register()
     coverage = _coverage()
-    if args.uncovered and repo_root() is None:
-        print(f"acpref spec: --uncovered: {_OUTSIDE_CHECKOUT}", file=sys.stderr)
-        return 2
     if args.uncovered:
-        chosen: List[Dict[str, Any]] = [
-            e
-            for e in coverage.values()
-            if e.get("page")
-            and e.get("status", "") not in ("not applicable",)
-            and (not e["enforced"] or not e["tests"])
-        ]
-        if args.json:
-            print(
-                json.dumps(
-                    [{k: e.get(k) for k in ("id", "level", "enforced", "tests")} for e in chosen],
-                    indent=1,
-                )
-            )
-        else:
-            for e in chosen:
-                missing = ", ".join(
-                    x for x, have in (("code", e["enforced"]), ("tests", e["tests"])) if not have
-                )
-                print(
-                    f"{e['id']:<14} {e.get('level', ''):<9} missing: {missing:<12} {e.get('requirement', '')[:70]}"
-                )
-            print(f"{_count(len(chosen), 'clause')} uncovered", file=sys.stderr)
-        return 0
+        return _run_uncovered(coverage, as_json=args.json)
     if not args.target:
-        total = [e for e in coverage.values() if e.get("page")]
-        enforced = sum(1 for e in total if e["enforced"])
-        tested = sum(1 for e in total if e["tests"])
-        if repo_root() is None:
-            print(f"{_count(len(total), 'clause')}: {enforced} cited in code; tested: {_OUTSIDE_CHECKOUT}")
-            return 0
-        print(f"{_count(len(total), 'clause')}: {enforced} cited in code, {tested} tested")
-        return 0
+        return _run_summary(coverage)
     target = _resolve(args.target, coverage)
     if target in coverage or target.startswith("spec-gap:"):
         entry = coverage.get(target, {"id": target, "enforced": [], "tests": []})
@@ -201,14 +168,59 @@ def run(args: argparse.Namespace) -> int:
         else:
             _print_clause(entry)
         return 0
-    # A page is named with or without its suffix: the 2026-11 feature pages are ``.md``.
+    return _run_page(target, coverage, as_json=args.json)
+
+
+def _run_uncovered(coverage: Dict[str, Dict[str, Any]], *, as_json: bool) -> int:
+    """The clauses of the spec (not acpref's decisions) that no code cites or no test proves."""
+    if repo_root() is None:
+        print(f"acpref spec: --uncovered: {_OUTSIDE_CHECKOUT}", file=sys.stderr)
+        return 2
+    chosen: List[Dict[str, Any]] = [
+        e
+        for e in coverage.values()
+        if e.get("page")
+        and e.get("status", "") not in ("not applicable",)
+        and (not e["enforced"] or not e["tests"])
+    ]
+    if as_json:
+        keys = ("id", "level", "enforced", "tests")
+        print(json.dumps([{k: e.get(k) for k in keys} for e in chosen], indent=1))
+        return 0
+    for e in chosen:
+        missing = ", ".join(
+            x for x, have in (("code", e["enforced"]), ("tests", e["tests"])) if not have
+        )
+        print(
+            f"{e['id']:<14} {e.get('level', ''):<9} missing: {missing:<12} "
+            f"{e.get('requirement', '')[:70]}"
+        )
+    print(f"{_count(len(chosen), 'clause')} uncovered", file=sys.stderr)
+    return 0
+
+
+def _run_summary(coverage: Dict[str, Dict[str, Any]]) -> int:
+    """One line: how many clauses the code cites and the tests prove."""
+    total = [e for e in coverage.values() if e.get("page")]
+    enforced = sum(1 for e in total if e["enforced"])
+    tested = sum(1 for e in total if e["tests"])
+    counted = _count(len(total), "clause")
+    if repo_root() is None:
+        print(f"{counted}: {enforced} cited in code; tested: {_OUTSIDE_CHECKOUT}")
+        return 0
+    print(f"{counted}: {enforced} cited in code, {tested} tested")
+    return 0
+
+
+def _run_page(target: str, coverage: Dict[str, Dict[str, Any]], *, as_json: bool) -> int:
+    """The clauses of one page, named with or without its suffix (the 2026-11 pages are .md)."""
     suffixed = target.endswith((".mdx", ".md", ".json"))
     pages = (target,) if suffixed else (target + ".mdx", target + ".md")
     chosen = [e for e in coverage.values() if e.get("page") in pages]
     if not chosen:
         print(f"acpref spec: no clause or page {target!r}", file=sys.stderr)
         return 2
-    if args.json:
+    if as_json:
         print(json.dumps(chosen, indent=1))
         return 0
     for e in chosen:

@@ -1,7 +1,9 @@
 """The protocol's rules (layer L2): capability gates, phases, ordering, id bookkeeping.
 
-Pure state and functions over wire JSON: no threads, no I/O. Used by the agent side, the client
-side and the oracle alike (see ``state`` for the contract).
+Pure state and functions over wire JSON: no I/O. Used by the agent side, the client side and the
+oracle alike (see ``state`` for the contract). The rules live in one module per spec page, both
+directions together, listed in protocol order in ``pages``; ``facts`` holds what they know of a
+connection, ``book`` how they are keyed.
 """
 
 from .capabilities import elicitation_modes, gate_open, prompt_block_gate, wire_caps

@@ -1,25 +1,30 @@
 """The rule book: tables of checks and state transitions, keyed by who sends which method.
 
-Rule modules (``client_sends``, ``agent_sends``) register their functions here with the
-decorators below; ``state.ProtocolState`` looks them up for each message. A *check* reads the
-state and the message and yields ``Finding``s; it never changes anything. A *transition* changes
-the state and yields nothing. Keeping the two apart lets a live side refuse a message it was about
-to send without having recorded it.
+A rule module (one per spec page, listed in ``pages``) marks its functions with the decorators
+below; ``pages`` builds the one ``RuleBook`` from that list, and ``state.ProtocolState`` looks the
+functions up for each message. A *check* reads the state and the message and yields
+``Finding``s; it never changes anything. A *transition* changes the state and yields nothing.
+Keeping the two apart lets a live side refuse a message it was about to send without having
+recorded it.
+
+Keys are ``(kind, sender, method)``; a ``session/update`` notification is also looked up under
+its update's kind (``update="tool_call"``), so each page sees only the updates it speaks of.
 """
 
 from __future__ import annotations
 
 from collections import defaultdict
-from typing import TYPE_CHECKING, Any, Callable, DefaultDict, Dict, Iterable, List, Optional, Tuple
+from types import ModuleType
+from typing import Any, Callable, DefaultDict, Dict, Iterable, List, Optional, Sequence, Tuple
 
 import attrs
 
 from .findings import Finding, Party
 
-if TYPE_CHECKING:  # pragma: no cover
-    from .state import ProtocolState
+__all__ = ["Message", "Outstanding", "RuleBook", "check", "transition"]
 
-__all__ = ["Message", "Outstanding", "RULES", "check", "transition"]
+#: The method whose messages are also keyed by their update's kind.
+UPDATE = "session/update"
 
 
 @attrs.define(slots=True)
@@ -64,49 +69,89 @@ class Message:
         return self.params.get("sessionId")
 
 
-CheckFn = Callable[["ProtocolState", Message], Iterable[Finding]]
-TransitionFn = Callable[["ProtocolState", Message], None]
-_Key = Tuple[str, Party, str]  # (kind, sender, method)
+#: A check or a transition takes the connection's facts (``facts.ConnectionFacts``) and a message.
+CheckFn = Callable[[Any, Message], Iterable[Finding]]
+TransitionFn = Callable[[Any, Message], None]
+_Key = Tuple[str, Party, str]  # (kind, sender, method), or method "session/update#<kind>"
 
 
 class RuleBook:
-    def __init__(self) -> None:
+    """The checks and transitions of every rule module, by key, in the order of the modules."""
+
+    def __init__(self, modules: Sequence[ModuleType] = ()) -> None:
         self.checks: DefaultDict[_Key, List[CheckFn]] = defaultdict(list)
         self.transitions: DefaultDict[_Key, List[TransitionFn]] = defaultdict(list)
+        for module in modules:
+            for fn in list(vars(module).values()):
+                if getattr(fn, "__module__", None) != module.__name__:
+                    continue  # defined elsewhere and imported: registered by its own module
+                for role, key in getattr(fn, "_acp_rules", ()):
+                    table: Any = self.checks if role == "check" else self.transitions
+                    table[key].append(fn)
 
     def checks_for(self, m: Message) -> List[CheckFn]:
-        return self.checks.get((m.kind, m.sender, m.method or ""), [])
+        return self._lookup(self.checks, m)
 
     def transitions_for(self, m: Message) -> List[TransitionFn]:
-        return self.transitions.get((m.kind, m.sender, m.method or ""), [])
+        return self._lookup(self.transitions, m)
+
+    @staticmethod
+    def _lookup(table: Dict[_Key, List[Any]], m: Message) -> List[Any]:
+        found = table.get((m.kind, m.sender, m.method or ""), [])
+        if m.method == UPDATE:
+            update = m.params.get("update")
+            kind = update.get("sessionUpdate") if isinstance(update, dict) else None
+            if isinstance(kind, str):
+                by_kind = table.get((m.kind, m.sender, f"{UPDATE}#{kind}"))
+                if by_kind:
+                    found = found + by_kind
+        return found
 
 
-RULES = RuleBook()
+def _mark(role: str, kind: str, senders: Tuple[Party, ...], methods: Tuple[str, ...]) -> Any:
+    def register(fn: Any) -> Any:
+        keys = getattr(fn, "_acp_rules", [])
+        keys.extend((role, (kind, sender, method)) for sender in senders for method in methods)
+        fn._acp_rules = keys
+        return fn
+
+    return register
 
 
-def check(kind: str, sender: Party, *methods: str) -> Callable[[CheckFn], CheckFn]:
-    """Register a check for messages of ``kind`` sent by ``sender`` with one of ``methods``.
+def _senders(sender: Any) -> Tuple[Party, ...]:
+    return tuple(sender) if isinstance(sender, (tuple, list)) else (sender,)
 
-    For ``kind="response"``, ``methods`` are the methods of the requests being answered.
+
+def check(kind: str, sender: Any, *methods: str) -> Callable[[CheckFn], CheckFn]:
+    """Mark a check for messages of ``kind`` sent by ``sender`` with one of ``methods``.
+
+    ``sender`` is a ``Party`` or a tuple of both. For ``kind="response"``, ``methods`` are the
+    methods of the requests being answered.
     """
-
-    def register(fn: CheckFn) -> CheckFn:
-        for method in methods:
-            RULES.checks[(kind, sender, method)].append(fn)
-        return fn
-
-    return register
+    return _mark("check", kind, _senders(sender), methods)  # type: ignore[no-any-return]
 
 
-def transition(kind: str, sender: Party, *methods: str) -> Callable[[TransitionFn], TransitionFn]:
-    """Register a state transition, like ``check``."""
+def transition(kind: str, sender: Any, *methods: str) -> Callable[[TransitionFn], TransitionFn]:
+    """Mark a state transition, like ``check``."""
+    return _mark("transition", kind, _senders(sender), methods)  # type: ignore[no-any-return]
 
-    def register(fn: TransitionFn) -> TransitionFn:
-        for method in methods:
-            RULES.transitions[(kind, sender, method)].append(fn)
-        return fn
 
-    return register
+def update_check(*kinds: str) -> Callable[[CheckFn], CheckFn]:
+    """Mark a check of the agent's ``session/update`` notifications of these update kinds."""
+    methods = tuple(f"{UPDATE}#{kind}" for kind in kinds)
+    return _mark("check", "notification", (Party.AGENT,), methods)  # type: ignore[no-any-return]
+
+
+def update_transition(*kinds: str) -> Callable[[TransitionFn], TransitionFn]:
+    """Mark a transition on the agent's ``session/update`` notifications of these kinds."""
+    methods = tuple(f"{UPDATE}#{kind}" for kind in kinds)
+    return _mark("transition", "notification", (Party.AGENT,), methods)  # type: ignore[no-any-return]
+
+
+def update_of(m: Message) -> Dict[str, Any]:
+    """The ``update`` object of a ``session/update`` (looked up by kind, so it is a dict)."""
+    update = m.params.get("update")
+    return update if isinstance(update, dict) else {}
 
 
 def params_of(raw: Dict[str, Any]) -> Dict[str, Any]:

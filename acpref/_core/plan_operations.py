@@ -13,7 +13,7 @@ SHOULD-level decision, so the oracle grades it as a warning while the live sides
   unstable schema is reported, as a warning, as possibly dropped at stabilization (spec-gap
   plan-file-variant).
 
-Both updates are a turn's content, like the legacy ``plan`` (``agent_sends.TURN_CONTENT``: sent
+Both updates are a turn's content, like the legacy ``plan`` (``prompt_turn.TURN_CONTENT``: sent
 during a turn or a load replay, and replayed by acpref's agents; spec-gap plan-operations-turn).
 """
 
@@ -26,7 +26,7 @@ from .findings import Finding, Party, finding
 from .values import is_absolute_path
 
 if TYPE_CHECKING:  # pragma: no cover
-    from .state import ProtocolState
+    from .facts import ConnectionFacts as ProtocolState
 
 __all__ = ["CAPABILITY", "KINDS"]
 

@@ -1,7 +1,7 @@
 """The protocol's rules, as one state machine that watches a connection from both ends.
 
-Spec: every page; the clause of each rule is cited where it is checked (``client_sends``,
-``agent_sends``). Decisions where the spec is silent: spec_notes/decisions.md.
+Spec: every page; the clause of each rule is cited where it is checked (the page modules,
+listed in ``pages``). Decisions where the spec is silent: spec_notes/decisions.md.
 
 The contract, in the manner of h11:
 
@@ -23,162 +23,25 @@ the rules read raw wire dicts defensively and never fail on malformed input.
 
 from __future__ import annotations
 
-import json
 import threading
-import types
-from bisect import bisect_right
-from typing import (
-    AbstractSet,
-    Any,
-    Callable,
-    Dict,
-    FrozenSet,
-    Iterable,
-    List,
-    Mapping,
-    Optional,
-    Set,
-    Tuple,
-)
-
-import attrs
+from typing import Any, Callable, Dict, Iterable, List, Optional
 
 from ..methods import CANCEL_REQUEST, METHODS, is_extension
-from . import capabilities, envelope
-from .book import RULES, Message, Outstanding, params_of
+from . import envelope
+from .book import Message, Outstanding, params_of
+from .compact import AnsweredIds
+from .facts import NO_TURN, ConnectionFacts, SessionState, TerminalState
 from .findings import Finding, Party, finding, other
+from .pages import RULES
 
-__all__ = ["ProtocolState", "SessionState", "TerminalState", "classify"]
-
-
-#: The empty set every session starts with, shared: a set of a session's own costs 216 bytes, and
-#: most sessions never need some of theirs. ``grow`` gives a session its own on first use.
-NO_IDS: FrozenSet[Any] = frozenset()
-
-
-#: The empty mapping every session's config options and pending permissions start as, shared (an
-#: empty dict costs 64 bytes): both are replaced, never changed in place.
-NOTHING: Mapping[Any, Any] = types.MappingProxyType({})
-
-
-def grow(ids: AbstractSet[Any], item: Any) -> Set[Any]:
-    """``ids`` with ``item`` added: in place once it is a session's own set, else a new set."""
-    if isinstance(ids, set):
-        ids.add(item)
-        return ids
-    return {*ids, item}
-
-
-class _NoTurn:
-    def __repr__(self) -> str:
-        return "NO_TURN"
-
-
-#: ``SessionState.turn`` when no turn is running.
-NO_TURN: Any = _NoTurn()
-
-
-@attrs.define(weakref_slot=False)  # no weak references: 8 bytes a session
-class SessionState:
-    """What the rules know of one session on this connection (sets start shared: see ``grow``)."""
-
-    id: str
-    cwd: Optional[str] = None
-    #: "loading" / "resuming" while that request is in flight, "active", or "closed".
-    status: str = "active"
-    #: What happened last: "new", "load", "resume" or "turn"; names the clause of a stray update.
-    last: str = "new"
-    #: The id of the running session/prompt request, or ``NO_TURN``: ``None`` is an id a request
-    #: may have (RPC-02, ``id: null``), so it cannot mean "no turn".
-    turn: Any = NO_TURN
-    #: Set when the turn was cancelled: the clause that makes "cancelled" due (PROMPT-23, SETUP-16).
-    cancel_clause: Optional[str] = None
-    #: True when, at cancel time, the agent was waiting on a request of its own for this session
-    #: (then it cannot have finished the turn before it saw the cancel).
-    cancel_certain: bool = False
-    tool_calls: AbstractSet[str] = NO_IDS
-    #: Message ids used by finished messages, and the one being streamed (SETUP-06, PROMPT-07).
-    old_message_ids: AbstractSet[str] = NO_IDS
-    message_id: Optional[str] = None
-    #: Mode, config option and permission option ids are kept as the wire gave them (a missing
-    #: one is None): these rules only compare them.
-    mode_ids: Optional[AbstractSet[Any]] = None
-    #: Config options by id, as wire dicts (CONFIG-17).
-    config: Mapping[Any, Dict[str, Any]] = NOTHING
-    #: Permission requests in flight for this session: request id -> offered option ids.
-    permissions: Mapping[Any, Set[Any]] = NOTHING
-    #: Permission requests that were in flight when the client cancelled (PROMPT-21).
-    cancelled_permissions: AbstractSet[Any] = NO_IDS
-    #: How many session/load and session/resume requests of the session are in flight, as
-    #: ``(loads, resumes)``; None when none is.
-    reopening: Optional[Tuple[int, int]] = None
-    #: True when this record was made by a load/resume (dropped again if that fails).
-    created_by_reopen: bool = False
-    #: Compactions of the session: compaction id -> its last status (COMPACT-04, COMPACT-10).
-    compactions: Mapping[str, Any] = NOTHING
-    #: Tool names as reported: tool call id -> name (TOOL-17).
-    tool_names: Mapping[str, str] = NOTHING
-
-
-class AnsweredIds:
-    """The ids of the requests one party sent that are answered, kept small.
-
-    Peers number their requests 0, 1, 2, ... and these are answered roughly in order, so integer
-    ids are kept as runs of consecutive ids (``[first, last]``): ten thousand answered requests
-    are one run, where a set cost about 100 bytes an id. Other ids go in a set. Bounded: a long
-    connection forgets (and then reports a second answer as RPC-04, not RPC-06).
-    """
-
-    LIMIT = 100_000
-
-    def __init__(self) -> None:
-        self._firsts: List[int] = []
-        self._lasts: List[int] = []
-        self._others: Set[Any] = set()
-
-    def add(self, request_id: Any) -> None:
-        if type(request_id) is not int:  # a string, None, or a bool (which is no int here)
-            if len(self._others) >= self.LIMIT:
-                self._others.clear()
-            self._others.add(request_id)
-            return
-        n = request_id
-        firsts, lasts = self._firsts, self._lasts
-        if lasts and lasts[-1] == n - 1:  # the usual case: the next id in order
-            lasts[-1] = n
-            return
-        i = bisect_right(firsts, n)  # the runs before i start at or below n
-        if i and lasts[i - 1] >= n:
-            return
-        joins_before = bool(i) and lasts[i - 1] == n - 1
-        joins_after = i < len(firsts) and firsts[i] == n + 1
-        if joins_before and joins_after:
-            lasts[i - 1] = lasts.pop(i)
-            del firsts[i]
-        elif joins_before:
-            lasts[i - 1] = n
-        elif joins_after:
-            firsts[i] = n
-        else:
-            if len(firsts) >= self.LIMIT:
-                firsts.clear()
-                lasts.clear()
-                i = 0
-            firsts.insert(i, n)
-            lasts.insert(i, n)
-
-    def __contains__(self, request_id: Any) -> bool:
-        if type(request_id) is not int:
-            return request_id in self._others
-        i = bisect_right(self._firsts, request_id)
-        return bool(i) and self._lasts[i - 1] >= request_id
-
-
-@attrs.define
-class TerminalState:
-    session_id: Any
-    created_index: Optional[int]
-    released: bool = False
+__all__ = [
+    "AnsweredIds",
+    "NO_TURN",
+    "ProtocolState",
+    "SessionState",
+    "TerminalState",
+    "classify",
+]
 
 
 #: ``request``, ``notification``, ``response``, or None for something else (the envelope's
@@ -186,42 +49,13 @@ class TerminalState:
 classify = envelope.kind_of
 
 
-class ProtocolState:
-    """Everything the rules need to know about one ACP connection. Thread-safe."""
+class ProtocolState(ConnectionFacts):
+    """Everything the rules need to know about one ACP connection, and the machine that feeds
+    them its messages (Rule 1 .. Rule 3 above). Thread-safe."""
 
     def __init__(self) -> None:
+        super().__init__()
         self._lock = threading.RLock()
-        # Initialization (initialization.mdx)
-        self.initialize_sent = False
-        self.initialized = False
-        self.requested_version: Any = None
-        self.version: Any = None
-        self.client_caps: Dict[str, Any] = {}
-        self.agent_caps: Dict[str, Any] = {}
-        self.auth_methods: List[Dict[str, Any]] = []
-        self.authenticated = False
-        # JSON-RPC bookkeeping: requests each party sent and that are not answered yet.
-        self.outstanding: Dict[Party, Dict[Any, Outstanding]] = {Party.AGENT: {}, Party.CLIENT: {}}
-        self.answered = {Party.AGENT: AnsweredIds(), Party.CLIENT: AnsweredIds()}
-        #: Requests that reused an id still in flight, by sender: each is owed one refusal,
-        #: which answers it and not the first request of that id (spec-gap duplicate-id).
-        self.duplicates: Dict[Party, Dict[Any, int]] = {Party.AGENT: {}, Party.CLIENT: {}}
-        # Sessions, listing, terminals, elicitations
-        self.sessions: Dict[Any, SessionState] = {}
-        self.deleted: Set[Any] = set()
-        self.cursors: Set[str] = set()
-        #: cwd of sessions seen in session/list results, for SETUP-22.
-        self.listed: Dict[Any, Any] = {}
-        self.terminals: Dict[Any, TerminalState] = {}
-        # spec ELICIT-10: outstanding URL elicitations belong to this connection's state (one
-        # ProtocolState per connection), never to a session id shared with other connections.
-        self.url_elicitations: Dict[Any, Optional[int]] = {}
-        #: The systemPrompt each session was set up with, as wire JSON (SYSPROMPT-11; provisional).
-        self.system_prompts: Dict[Any, Any] = {}
-        #: Announced child sessions: id -> subagents.ChildState (SUBAGENT-05; provisional).
-        self.children: Dict[Any, Any] = {}
-        #: Mode id sets and config option tables that sessions share (see ``shared``).
-        self._shared: Dict[Any, Any] = {}
 
     # -- The public face -------------------------------------------------------------------------
 
@@ -295,57 +129,6 @@ class ProtocolState:
                         )
                     )
         return out
-
-    # -- Views the rules share --------------------------------------------------------------------
-
-    def caps_of(self, party: Party) -> Dict[str, Any]:
-        return self.agent_caps if party is Party.AGENT else self.client_caps
-
-    def gate_open(self, gate: Optional[str], receiver: Party) -> bool:
-        return capabilities.gate_open(gate, self.caps_of(receiver))
-
-    def session(self, session_id: Any) -> Optional[SessionState]:
-        s = self.sessions.get(session_id) if isinstance(session_id, str) else None
-        return s if s is not None and s.status != "closed" else None
-
-    #: How many distinct records ``shared`` keeps: enough for any agent's few session shapes.
-    SHARED_LIMIT = 256
-
-    def shared_mode_ids(self, modes: List[Any]) -> FrozenSet[Any]:
-        """The ids of ``availableModes``, as a set equal sessions share (see ``shared``)."""
-        ids = frozenset(x.get("id") for x in modes if isinstance(x, dict))
-        return self.shared(ids, ids)
-
-    def shared_config(self, options: List[Any]) -> Mapping[Any, Dict[str, Any]]:
-        """Config options by id, as a table equal sessions share (see ``shared``)."""
-        table = {o.get("id"): o for o in options if isinstance(o, dict)}
-        try:
-            key = json.dumps(options, sort_keys=True)
-        except (TypeError, ValueError):  # not JSON (only a caller's own bug): kept unshared
-            return table
-        return self.shared(table, ("config", key))
-
-    def shared(self, record: Any, key: Any) -> Any:
-        """``record``, or the equal one a session already holds under ``key``.
-
-        Sessions are mostly set up alike (the same modes, the same config options with their
-        option lists): they share one record instead of keeping a copy each, which for an agent
-        with a few config options was most of the rules' memory per session. Records are
-        replaced, never changed in place, so sharing them is safe.
-        """
-        kept = self._shared.get(key)
-        if kept is not None:
-            return kept
-        if len(self._shared) < self.SHARED_LIMIT:
-            self._shared[key] = record
-        return record
-
-    def waiting_on_agent_request(self, session_id: Any) -> bool:
-        """True when the agent has a request in flight to the client for this session."""
-        return any(
-            req.params.get("sessionId") == session_id
-            for req in self.outstanding[Party.AGENT].values()
-        )
 
     # -- Internals --------------------------------------------------------------------------------
 
@@ -457,7 +240,7 @@ class ProtocolState:
             return
         gate = row.gate
         if gate == "elicitation":
-            # spec-gap elicitation-mode-error: the mode decides (ELICIT-06, agent_sends._elicit),
+            # spec-gap elicitation-mode-error: the mode decides (ELICIT-06, elicitation._elicit),
             # answered -32602 per ELICIT-29 even when no elicitation is advertised, not RPC-12's
             # -32601.
             return
@@ -519,9 +302,3 @@ class ProtocolState:
 
 def _hashable(value: Any) -> bool:
     return value is None or isinstance(value, (str, int))
-
-
-# The rule modules register their checks and transitions in RULES when imported. The provisional
-# features (shapes from the unstable schema) have modules of their own.
-from . import agent_sends, client_sends  # noqa: E402,F401
-from . import plan_operations, subagents, system_prompt  # noqa: E402,F401

@@ -10,7 +10,7 @@ What the rules know of a child (``ProtocolState.children``): its parent and whet
 
 * the agent sends ``subagent_update``, ``session_message(_chunk)`` and ``session`` references
   only to a client that advertised ``subagents`` (SUBAGENT-01, SUBAGENT-02); it announces a child
-  before any of the child's traffic (SUBAGENT-05, checked in ``agent_sends`` where an update names
+  before any of the child's traffic (SUBAGENT-05, checked in ``session_setup`` where an update names
   an unknown session) and before a message or reference names it (SUBAGENT-05, SUBAGENT-53); a
   child id is never an ordinary session's (SUBAGENT-09) and never moves to another parent
   (SUBAGENT-10); its cwd and directories are absolute (SUBAGENT-16);
@@ -18,7 +18,7 @@ What the rules know of a child (``ProtocolState.children``): its parent and whet
   not advertise (SUBAGENT-18): ``session/cancel`` needs ``capabilities.cancel`` (SUBAGENT-20).
 
 A child's own updates are not a prompt turn's: they may come at any time, also after the parent's
-turn ended (SUBAGENT-29), so the turn rules of ``agent_sends`` leave them alone.
+turn ended (SUBAGENT-29), so the turn rules of ``prompt_turn`` leave them alone.
 """
 
 from __future__ import annotations
@@ -33,7 +33,7 @@ from .findings import Finding, Party, finding
 from .values import is_absolute_path
 
 if TYPE_CHECKING:  # pragma: no cover
-    from .state import ProtocolState
+    from .facts import ConnectionFacts as ProtocolState
 
 __all__ = ["CAPABILITY", "KINDS", "ChildState", "known_session"]
 

@@ -26,7 +26,7 @@ from .book import Message, check, transition
 from .findings import Finding, Party, finding
 
 if TYPE_CHECKING:  # pragma: no cover
-    from .state import ProtocolState
+    from .facts import ConnectionFacts as ProtocolState
 
 __all__ = ["CAPABILITY", "OVERRIDE_CAPABILITY", "KNOWN_MODES", "mode_supported"]
 

@@ -29,7 +29,8 @@ import attrs
 
 from .. import codec
 from .. import schema as s
-from .._core.agent_sends import COMPACTION, TURN_CONTENT
+from .._core.prompt_turn import TURN_CONTENT
+from .._core.session_compaction import COMPACTION
 from ..schema import UNSET
 
 __all__ = ["Session"]

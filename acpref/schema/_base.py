@@ -140,6 +140,7 @@ class Unknown:
     """
 
     raw: JsonObject
+    """The whole wire object, its tag included, as received; encoding writes it back unchanged."""
 
 
 @attrs.frozen(kw_only=True)

@@ -55,9 +55,18 @@ class PlanEntry:
     # spec PLAN-02: content, priority (high, medium, low) and status (pending, in_progress,
     # completed), each required.
     content: str = field(required=True)
+    """Human-readable description of what this task aims to accomplish."""
     priority: PlanEntryPriority = field(required=True)
+    """The relative importance of this task. Used to indicate which tasks are most critical to the
+    overall goal.
+    """
     status: PlanEntryStatus = field(required=True)
+    """Current execution status of this task."""
     meta: Meta | Unset = field(default_on_error=True)
+    """The _meta property is reserved by ACP to allow clients and agents to attach additional
+    metadata to their interactions. Implementations MUST NOT make assumptions about values at these
+    keys.
+    """
 
 
 @attrs.frozen(kw_only=True)
@@ -70,4 +79,13 @@ class Plan:
     session_update: ClassVar[str] = "plan"
 
     entries: List[PlanEntry] = field(required=True, default_on_error=True, skip_invalid_items=True)
+    """The list of tasks to be accomplished.
+
+    When updating a plan, the agent must send a complete list of all entries with their current
+    status. The client replaces the entire plan with each update.
+    """
     meta: Meta | Unset = field(default_on_error=True)
+    """The _meta property is reserved by ACP to allow clients and agents to attach additional
+    metadata to their interactions. Implementations MUST NOT make assumptions about values at these
+    keys.
+    """

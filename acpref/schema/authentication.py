@@ -33,6 +33,10 @@ class LogoutCapabilities:
     """
 
     meta: Meta | Unset = field(default_on_error=True)
+    """The _meta property is reserved by ACP to allow clients and agents to attach additional
+    metadata to their interactions. Implementations MUST NOT make assumptions about values at these
+    keys.
+    """
 
 
 @attrs.frozen(kw_only=True)
@@ -43,7 +47,16 @@ class AgentAuthCapabilities:
     """
 
     logout: LogoutCapabilities | None | Unset = field(default_on_error=True)
+    """Whether the agent supports the logout method.
+
+    Optional. Omitted or ``null`` both mean the agent does not advertise support. Supplying ``{}``
+    means the agent supports the logout method.
+    """
     meta: Meta | Unset = field(default_on_error=True)
+    """The _meta property is reserved by ACP to allow clients and agents to attach additional
+    metadata to their interactions. Implementations MUST NOT make assumptions about values at these
+    keys.
+    """
 
 
 @attrs.frozen(kw_only=True)
@@ -56,9 +69,16 @@ class AuthMethodAgent:
     type: ClassVar[str] = "agent"
 
     id: AuthMethodId = field(required=True)
+    """Unique identifier for this authentication method."""
     name: str = field(required=True)
+    """Human-readable name of the authentication method."""
     description: str | None | Unset = field(default_on_error=True)
+    """Optional human-readable description of this authentication method."""
     meta: Meta | Unset = field(default_on_error=True)
+    """The _meta property is reserved by ACP to allow clients and agents to attach additional
+    metadata to their interactions. Implementations MUST NOT make assumptions about values at these
+    keys.
+    """
 
 
 @attrs.frozen(kw_only=True)
@@ -71,12 +91,23 @@ class AuthMethodTerminal:
     type: ClassVar[str] = "terminal"
 
     id: AuthMethodId = field(required=True)
+    """Unique identifier for this authentication method."""
     name: str = field(required=True)
+    """Human-readable name of the authentication method."""
     description: str | None | Unset = field(default_on_error=True)
+    """Optional human-readable description of this authentication method."""
     # spec SCHEMA-18, SCHEMA-20, SCHEMA-21: null reads as [] (env: {}); malformed is an error.
     args: List[str] | Unset = field(default_on_null=True)
+    """Additional arguments to append to the configured agent invocation for terminal auth."""
     env: Dict[str, str] | Unset = field(default_on_null=True)
+    """Additional environment variables to set on the configured agent invocation for terminal auth.
+    These values override same-named variables in the base launch configuration.
+    """
     meta: Meta | Unset = field(default_on_error=True)
+    """The _meta property is reserved by ACP to allow clients and agents to attach additional
+    metadata to their interactions. Implementations MUST NOT make assumptions about values at these
+    keys.
+    """
 
 
 #: An advertised way to authenticate. An entry without ``type`` (or with ``type: "agent"``) is
@@ -95,6 +126,10 @@ class AuthenticateResponse:
     """
 
     meta: Meta | Unset = field(default_on_error=True)
+    """The _meta property is reserved by ACP to allow clients and agents to attach additional
+    metadata to their interactions. Implementations MUST NOT make assumptions about values at these
+    keys.
+    """
 
 
 @attrs.frozen(kw_only=True)
@@ -105,6 +140,10 @@ class LogoutResponse:
     """
 
     meta: Meta | Unset = field(default_on_error=True)
+    """The _meta property is reserved by ACP to allow clients and agents to attach additional
+    metadata to their interactions. Implementations MUST NOT make assumptions about values at these
+    keys.
+    """
 
 
 @attrs.frozen(kw_only=True)
@@ -115,7 +154,14 @@ class AuthenticateRequest:
     """
 
     method_id: AuthMethodId = field(required=True)
+    """The ID of the authentication method to use. Must be one of the methods advertised in the
+    initialize response.
+    """
     meta: Meta | Unset = field(default_on_error=True)
+    """The _meta property is reserved by ACP to allow clients and agents to attach additional
+    metadata to their interactions. Implementations MUST NOT make assumptions about values at these
+    keys.
+    """
 
 
 @attrs.frozen(kw_only=True)
@@ -126,3 +172,7 @@ class LogoutRequest:
     """
 
     meta: Meta | Unset = field(default_on_error=True)
+    """The _meta property is reserved by ACP to allow clients and agents to attach additional
+    metadata to their interactions. Implementations MUST NOT make assumptions about values at these
+    keys.
+    """

@@ -23,4 +23,9 @@ class CancelRequestNotification:
     """
 
     request_id: RequestId = field(required=True, fmt="int64")  # spec RPC-02: integer ids are int64
+    """The ID of the request to cancel."""
     meta: Meta | Unset = field(default_on_error=True)
+    """The _meta property is reserved by ACP to allow clients and agents to attach additional
+    metadata to their interactions. Implementations MUST NOT make assumptions about values at these
+    keys.
+    """

@@ -51,9 +51,16 @@ class Annotations:
     """
 
     audience: List[Role] | None | Unset = field(default_on_error=True, skip_invalid_items=True)
+    """Intended recipients for this content, such as the user or assistant."""
     last_modified: str | None | Unset = field(default_on_error=True)
+    """Timestamp indicating when the underlying resource was last modified."""
     priority: float | None | Unset = field(default_on_error=True)
+    """Relative importance of this content when clients choose what to surface."""
     meta: Meta | Unset = field(default_on_error=True)
+    """The _meta property is reserved by ACP to allow clients and agents to attach additional
+    metadata to their interactions. Implementations MUST NOT make assumptions about values at these
+    keys.
+    """
 
 
 @attrs.frozen(kw_only=True)
@@ -66,10 +73,17 @@ class AudioContent:
     type: ClassVar[str] = "audio"
 
     annotations: Annotations | None | Unset = field(default_on_error=True)
+    """Optional annotations that help clients decide how to display or route this content."""
     # spec CONTENT-06: base64 data and its MIME type, both required.
     data: str = field(required=True)
+    """Base64-encoded media payload."""
     mime_type: str = field(required=True)
+    """MIME type describing the encoded media payload."""
     meta: Meta | Unset = field(default_on_error=True)
+    """The _meta property is reserved by ACP to allow clients and agents to attach additional
+    metadata to their interactions. Implementations MUST NOT make assumptions about values at these
+    keys.
+    """
 
 
 @attrs.frozen(kw_only=True)
@@ -80,9 +94,16 @@ class BlobResourceContents:
     """
 
     blob: str = field(required=True)
+    """Base64-encoded bytes for a binary resource payload."""
     mime_type: str | None | Unset = field(default_on_error=True)
+    """MIME type describing the encoded media payload."""
     uri: str = field(required=True)
+    """URI associated with this resource or media payload."""
     meta: Meta | Unset = field(default_on_error=True)
+    """The _meta property is reserved by ACP to allow clients and agents to attach additional
+    metadata to their interactions. Implementations MUST NOT make assumptions about values at these
+    keys.
+    """
 
 
 @attrs.frozen(kw_only=True)
@@ -93,9 +114,16 @@ class TextResourceContents:
     """
 
     mime_type: str | None | Unset = field(default_on_error=True)
+    """MIME type describing the encoded media payload."""
     text: str = field(required=True)
+    """Text payload carried by this content block."""
     uri: str = field(required=True)
+    """URI associated with this resource or media payload."""
     meta: Meta | Unset = field(default_on_error=True)
+    """The _meta property is reserved by ACP to allow clients and agents to attach additional
+    metadata to their interactions. Implementations MUST NOT make assumptions about values at these
+    keys.
+    """
 
 
 #: The contents of an embedded resource: text or blob, told apart by which key is present.
@@ -117,8 +145,14 @@ class EmbeddedResource:
     type: ClassVar[str] = "resource"
 
     annotations: Annotations | None | Unset = field(default_on_error=True)
+    """Optional annotations that help clients decide how to display or route this content."""
     resource: EmbeddedResourceResource = field(required=True)
+    """Embedded resource payload, either text or binary data."""
     meta: Meta | Unset = field(default_on_error=True)
+    """The _meta property is reserved by ACP to allow clients and agents to attach additional
+    metadata to their interactions. Implementations MUST NOT make assumptions about values at these
+    keys.
+    """
 
 
 @attrs.frozen(kw_only=True)
@@ -133,11 +167,19 @@ class ImageContent:
     # spec SCHEMA-16: every content block may carry annotations (audience, lastModified,
     # priority).
     annotations: Annotations | None | Unset = field(default_on_error=True)
+    """Optional annotations that help clients decide how to display or route this content."""
     # spec CONTENT-06: base64 data and its MIME type, both required; uri optional.
     data: str = field(required=True)
+    """Base64-encoded media payload."""
     mime_type: str = field(required=True)
+    """MIME type describing the encoded media payload."""
     uri: str | None | Unset = field(default_on_error=True)
+    """URI associated with this resource or media payload."""
     meta: Meta | Unset = field(default_on_error=True)
+    """The _meta property is reserved by ACP to allow clients and agents to attach additional
+    metadata to their interactions. Implementations MUST NOT make assumptions about values at these
+    keys.
+    """
 
 
 @attrs.frozen(kw_only=True)
@@ -150,14 +192,25 @@ class ResourceLink:
     type: ClassVar[str] = "resource_link"
 
     annotations: Annotations | None | Unset = field(default_on_error=True)
+    """Optional annotations that help clients decide how to display or route this content."""
     description: str | None | Unset = field(default_on_error=True)
+    """Optional human-readable details shown with this protocol object."""
     mime_type: str | None | Unset = field(default_on_error=True)
+    """MIME type describing the encoded media payload."""
     # spec CONTENT-08: uri and name required; mimeType, title, description and size optional.
     name: str = field(required=True)
+    """Human-readable name shown for this protocol object."""
     size: int | None | Unset = field(default_on_error=True, fmt="int64")
+    """Optional size of the linked resource in bytes, if known."""
     title: str | None | Unset = field(default_on_error=True)
+    """Optional display title for end-user UI."""
     uri: str = field(required=True)
+    """URI associated with this resource or media payload."""
     meta: Meta | Unset = field(default_on_error=True)
+    """The _meta property is reserved by ACP to allow clients and agents to attach additional
+    metadata to their interactions. Implementations MUST NOT make assumptions about values at these
+    keys.
+    """
 
 
 @attrs.frozen(kw_only=True)
@@ -170,8 +223,14 @@ class TextContent:
     type: ClassVar[str] = "text"
 
     annotations: Annotations | None | Unset = field(default_on_error=True)
+    """Optional annotations that help clients decide how to display or route this content."""
     text: str = field(required=True)
+    """Text payload carried by this content block."""
     meta: Meta | Unset = field(default_on_error=True)
+    """The _meta property is reserved by ACP to allow clients and agents to attach additional
+    metadata to their interactions. Implementations MUST NOT make assumptions about values at these
+    keys.
+    """
 
 
 #: A displayable piece of content, tagged by ``type`` (the MCP content block).

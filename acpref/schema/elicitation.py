@@ -8,6 +8,7 @@ or ``requestId``) flattened beside them. Here that is ``CreateElicitationRequest
 ``ElicitationFormMode`` or ``ElicitationUrlMode``, each with a ``scope`` field; the codec flattens
 both. The response flattens its ``action`` the same way.
 
+The form's requested schema (its property types) is in ``elicitation_form``.
 Unknown modes, actions, property types and multi-select item types decode to ``Unknown`` with
 the raw payload kept, never to a known variant (spec SCHEMA-10).
 """
@@ -16,26 +17,17 @@ from typing import ClassVar, Dict, List, Tuple, Union
 
 import attrs
 
-from ._base import Meta, Unknown, Unset, WireEnum, field, keyed_union, tagged_union
+from ._base import Meta, Unknown, Unset, field, keyed_union, tagged_union
+from .elicitation_form import ElicitationSchema
 from .identifiers import ElicitationId, RequestId, SessionId, ToolCallId
 
 __all__ = [
+    "ElicitationFormCapabilities",
+    "ElicitationUrlCapabilities",
+    "ElicitationCapabilities",
     "ElicitationSessionScope",
     "ElicitationRequestScope",
     "ElicitationScope",
-    "StringFormat",
-    "EnumOption",
-    "StringPropertySchema",
-    "NumberPropertySchema",
-    "IntegerPropertySchema",
-    "BooleanPropertySchema",
-    "StringMultiSelectItems",
-    "TitledMultiSelectItems",
-    "MultiSelectItems",
-    "MultiSelectPropertySchema",
-    "ElicitationPropertySchema",
-    "ElicitationSchemaType",
-    "ElicitationSchema",
     "ElicitationFormMode",
     "ElicitationUrlMode",
     "ElicitationMode",
@@ -50,6 +42,69 @@ __all__ = [
 ]
 
 
+# -- Capabilities ---------------------------------------------------------------------------------
+
+
+@attrs.frozen(kw_only=True)
+class ElicitationFormCapabilities:
+    """Present when the client serves form-mode elicitation.
+
+    Spec: elicitation.mdx (Capabilities), initialization.mdx
+    """
+
+    meta: Meta | Unset = field(default_on_error=True)
+    """The _meta property is reserved by ACP to allow clients and agents to attach additional
+    metadata to their interactions. Implementations MUST NOT make assumptions about values at these
+    keys.
+
+    Optional. Omitted and ``null`` are equivalent and mean no metadata.
+    """
+
+
+@attrs.frozen(kw_only=True)
+class ElicitationUrlCapabilities:
+    """Present when the client serves URL-mode elicitation.
+
+    Spec: elicitation.mdx (Capabilities), initialization.mdx
+    """
+
+    meta: Meta | Unset = field(default_on_error=True)
+    """The _meta property is reserved by ACP to allow clients and agents to attach additional
+    metadata to their interactions. Implementations MUST NOT make assumptions about values at these
+    keys.
+
+    Optional. Omitted and ``null`` are equivalent and mean no metadata.
+    """
+
+
+@attrs.frozen(kw_only=True)
+class ElicitationCapabilities:
+    """Elicitation modes the client serves (each: present and non-null means yes).
+
+    Spec: elicitation.mdx (Capabilities), initialization.mdx
+    """
+
+    form: ElicitationFormCapabilities | None | Unset = field(default_on_error=True)
+    """Whether the client supports form-based elicitation.
+
+    Optional. Omitted and ``null`` are equivalent and mean form support is not advertised. Supplying
+    ``{}`` explicitly advertises form support.
+    """
+    url: ElicitationUrlCapabilities | None | Unset = field(default_on_error=True)
+    """Whether the client supports URL-based elicitation.
+
+    Optional. Omitted or ``null`` both mean the client does not advertise support. Supplying ``{}``
+    means the client supports URL-based elicitation.
+    """
+    meta: Meta | Unset = field(default_on_error=True)
+    """The _meta property is reserved by ACP to allow clients and agents to attach additional
+    metadata to their interactions. Implementations MUST NOT make assumptions about values at these
+    keys.
+
+    Optional. Omitted and ``null`` are equivalent and mean no metadata.
+    """
+
+
 # -- Scope ----------------------------------------------------------------------------------------
 
 
@@ -61,7 +116,13 @@ class ElicitationSessionScope:
     """
 
     session_id: SessionId = field(required=True)
+    """The session this elicitation is tied to."""
     tool_call_id: ToolCallId | None | Unset = field(default_on_error=True)
+    """Optional tool call within the session.
+
+    Optional. Omitted and ``null`` are equivalent and mean the elicitation is scoped to the session
+    without a specific tool call.
+    """
 
 
 @attrs.frozen(kw_only=True)
@@ -72,6 +133,7 @@ class ElicitationRequestScope:
     """
 
     request_id: RequestId = field(required=True, fmt="int64")  # spec RPC-02: integer ids are int64
+    """The request this elicitation is tied to."""
 
 
 #: Where an elicitation belongs: told apart by ``sessionId`` or ``requestId`` (not a ``$defs``
@@ -80,190 +142,6 @@ ElicitationScope = Union[ElicitationSessionScope, ElicitationRequestScope]
 keyed_union(
     ElicitationScope, ("sessionId", ElicitationSessionScope), ("requestId", ElicitationRequestScope)
 )
-
-
-# -- Form schema ----------------------------------------------------------------------------------
-
-
-class StringFormat(WireEnum):
-    """The format of a string form field.
-
-    Spec: elicitation.mdx; ELICIT-11
-    """
-
-    EMAIL = "email"
-    URI = "uri"
-    DATE = "date"
-    DATE_TIME = "date-time"
-
-
-@attrs.frozen(kw_only=True)
-class EnumOption:
-    """A titled choice of an enum form field.
-
-    Spec: elicitation.mdx; ELICIT-11
-    """
-
-    const: str = field(required=True)
-    title: str = field(required=True)
-    description: str | None | Unset = field(default_on_error=True)
-    meta: Meta | Unset = field(default_on_error=True)
-
-
-@attrs.frozen(kw_only=True)
-class StringPropertySchema:
-    """A string form field (with format, pattern or a set of choices).
-
-    Spec: elicitation.mdx; ELICIT-11
-    """
-
-    type: ClassVar[str] = "string"
-
-    title: str | None | Unset = field(default_on_error=True)
-    description: str | None | Unset = field(default_on_error=True)
-    min_length: int | None | Unset = field(fmt="uint32")
-    max_length: int | None | Unset = field(fmt="uint32")
-    pattern: str | None | Unset = field()
-    format: StringFormat | None | Unset = field()
-    default: str | None | Unset = field(default_on_error=True)
-    enum: List[str] | None | Unset = field()
-    one_of: List[EnumOption] | None | Unset = field()
-    meta: Meta | Unset = field(default_on_error=True)
-
-
-@attrs.frozen(kw_only=True)
-class NumberPropertySchema:
-    """A floating-point number form field.
-
-    Spec: elicitation.mdx; ELICIT-11
-    """
-
-    type: ClassVar[str] = "number"
-
-    title: str | None | Unset = field(default_on_error=True)
-    description: str | None | Unset = field(default_on_error=True)
-    minimum: float | None | Unset = field()
-    maximum: float | None | Unset = field()
-    default: float | None | Unset = field(default_on_error=True)
-    meta: Meta | Unset = field(default_on_error=True)
-
-
-@attrs.frozen(kw_only=True)
-class IntegerPropertySchema:
-    """An integer form field.
-
-    Spec: elicitation.mdx; ELICIT-11
-    """
-
-    type: ClassVar[str] = "integer"
-
-    title: str | None | Unset = field(default_on_error=True)
-    description: str | None | Unset = field(default_on_error=True)
-    minimum: int | None | Unset = field(fmt="int64")
-    maximum: int | None | Unset = field(fmt="int64")
-    default: int | None | Unset = field(default_on_error=True, fmt="int64")
-    meta: Meta | Unset = field(default_on_error=True)
-
-
-@attrs.frozen(kw_only=True)
-class BooleanPropertySchema:
-    """A boolean form field.
-
-    Spec: elicitation.mdx; ELICIT-11
-    """
-
-    type: ClassVar[str] = "boolean"
-
-    title: str | None | Unset = field(default_on_error=True)
-    description: str | None | Unset = field(default_on_error=True)
-    default: bool | None | Unset = field(default_on_error=True)
-    meta: Meta | Unset = field(default_on_error=True)
-
-
-@attrs.frozen(kw_only=True)
-class StringMultiSelectItems:
-    """Multi-select items given as a list of strings.
-
-    Spec: elicitation.mdx; ELICIT-11
-    """
-
-    type: ClassVar[str] = "string"
-
-    enum: List[str] = field(required=True)
-    meta: Meta | Unset = field(default_on_error=True)
-
-
-@attrs.frozen(kw_only=True)
-class TitledMultiSelectItems:
-    """Multi-select items given as titled choices (no ``type`` key; an ``anyOf`` list).
-
-    Spec: elicitation.mdx; ELICIT-11
-    """
-
-    any_of: List[EnumOption] = field(required=True)
-    meta: Meta | Unset = field(default_on_error=True)
-
-
-#: The items of a multi-select field: ``type: "string"`` with an ``enum``, titled choices (no
-#: ``type``), or an unknown item type kept raw (spec SCHEMA-10).
-MultiSelectItems = Union[StringMultiSelectItems, TitledMultiSelectItems, Unknown]
-tagged_union(MultiSelectItems, tag="type", untagged=TitledMultiSelectItems, keep_unknown=True)
-
-
-@attrs.frozen(kw_only=True)
-class MultiSelectPropertySchema:
-    """A multi-select (array of strings) form field.
-
-    Spec: elicitation.mdx; ELICIT-11
-    """
-
-    type: ClassVar[str] = "array"
-
-    title: str | None | Unset = field(default_on_error=True)
-    description: str | None | Unset = field(default_on_error=True)
-    min_items: int | None | Unset = field(fmt="uint64")
-    max_items: int | None | Unset = field(fmt="uint64")
-    items: MultiSelectItems = field(required=True)
-    default: List[str] | None | Unset = field(default_on_error=True, skip_invalid_items=True)
-    meta: Meta | Unset = field(default_on_error=True)
-
-
-#: The schema of one form field, tagged by ``type``; an unknown type is kept raw (SCHEMA-10).
-# spec ELICIT-11: flat fields only: string, number, integer, boolean or a string multi-select
-# (no nested object; the rules refuse one, agent_sends._elicit).
-ElicitationPropertySchema = Union[
-    StringPropertySchema,
-    NumberPropertySchema,
-    IntegerPropertySchema,
-    BooleanPropertySchema,
-    MultiSelectPropertySchema,
-    Unknown,
-]
-tagged_union(ElicitationPropertySchema, tag="type", keep_unknown=True)
-
-
-class ElicitationSchemaType(WireEnum):
-    """The type of an elicitation schema: always ``object``.
-
-    Spec: elicitation.mdx; ELICIT-11
-    """
-
-    OBJECT = "object"
-
-
-@attrs.frozen(kw_only=True)
-class ElicitationSchema:
-    """The flat object schema of a form elicitation (``type`` is ``object`` when absent).
-
-    Spec: elicitation.mdx (Form mode); ELICIT-11
-    """
-
-    type: ElicitationSchemaType | Unset = field(default_on_error=True)
-    title: str | None | Unset = field(default_on_error=True)
-    properties: Dict[str, ElicitationPropertySchema] | Unset = field()
-    required: List[str] | None | Unset = field()
-    description: str | None | Unset = field(default_on_error=True)
-    meta: Meta | Unset = field(default_on_error=True)
 
 
 # -- The request ----------------------------------------------------------------------------------
@@ -279,8 +157,11 @@ class ElicitationFormMode:
     mode: ClassVar[str] = "form"
 
     requested_schema: ElicitationSchema = field(required=True)
-    #: ``sessionId`` (+ ``toolCallId``) or ``requestId``, flattened into the request object.
+    """A JSON Schema describing the form fields to present to the user."""
     scope: ElicitationScope = field(required=True, flatten=True)
+    """What the elicitation belongs to: a session (``sessionId``, with an optional ``toolCallId``)
+    or a request outside any session (``requestId``). Its keys sit in the request object itself.
+    """
 
 
 @attrs.frozen(kw_only=True)
@@ -294,9 +175,13 @@ class ElicitationUrlMode:
 
     # spec ELICIT-17: elicitationId and url, both required (the rules check the URI).
     elicitation_id: ElicitationId = field(required=True)
+    """The unique identifier for this elicitation."""
     url: str = field(required=True)
-    #: ``sessionId`` (+ ``toolCallId``) or ``requestId``, flattened into the request object.
+    """The URL to direct the user to."""
     scope: ElicitationScope = field(required=True, flatten=True)
+    """What the elicitation belongs to: a session (``sessionId``, with an optional ``toolCallId``)
+    or a request outside any session (``requestId``). Its keys sit in the request object itself.
+    """
 
 
 #: The mode of an elicitation request, tagged by ``mode``: there is no default mode (spec
@@ -314,9 +199,19 @@ class CreateElicitationRequest:
     """
 
     message: str = field(required=True)
-    #: The mode with its own keys and the scope, flattened into this object.
+    """A human-readable message describing what input is needed."""
     mode: ElicitationMode = field(required=True, flatten=True)
+    """How the user is asked: through a form or a URL, tagged by ``mode``. There is no default mode,
+    and an unknown one is kept raw. The mode's keys, and its scope's, sit in the request object
+    itself.
+    """
     meta: Meta | Unset = field(default_on_error=True)
+    """The _meta property is reserved by ACP to allow clients and agents to attach additional
+    metadata to their interactions. Implementations MUST NOT make assumptions about values at these
+    keys.
+
+    Optional. Omitted and ``null`` are equivalent and mean no metadata.
+    """
 
 
 # -- The response ---------------------------------------------------------------------------------
@@ -338,6 +233,7 @@ class ElicitationAcceptAction:
 
     # spec ELICIT-21: absent (UNSET) and null (None) both mean no content.
     content: Dict[str, ElicitationContentValue] | None | Unset = field()
+    """The user-provided content, if any, as an object matching the requested schema."""
 
 
 @attrs.frozen(kw_only=True)
@@ -382,9 +278,17 @@ class CreateElicitationResponse:
     Spec: elicitation.mdx (Responses)
     """
 
-    #: The action with its own keys, flattened into this object.
     action: ElicitationAction = field(required=True, flatten=True)
+    """What the user did: ``accept`` (with the form's ``content``), ``decline`` or ``cancel``,
+    tagged by ``action``; an unknown action is kept raw. Its keys sit in the response object itself.
+    """
     meta: Meta | Unset = field(default_on_error=True)
+    """The _meta property is reserved by ACP to allow clients and agents to attach additional
+    metadata to their interactions. Implementations MUST NOT make assumptions about values at these
+    keys.
+
+    Optional. Omitted and ``null`` are equivalent and mean no metadata.
+    """
 
 
 @attrs.frozen(kw_only=True)
@@ -395,4 +299,11 @@ class CompleteElicitationNotification:
     """
 
     elicitation_id: ElicitationId = field(required=True)
+    """The ID of the elicitation that completed."""
     meta: Meta | Unset = field(default_on_error=True)
+    """The _meta property is reserved by ACP to allow clients and agents to attach additional
+    metadata to their interactions. Implementations MUST NOT make assumptions about values at these
+    keys.
+
+    Optional. Omitted and ``null`` are equivalent and mean no metadata.
+    """

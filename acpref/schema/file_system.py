@@ -25,9 +25,16 @@ class WriteTextFileRequest:
     """
 
     session_id: SessionId = field(required=True)
+    """The session ID for this request."""
     path: str = field(required=True)
+    """Absolute path to the file to write."""
     content: str = field(required=True)
+    """The text content to write to the file."""
     meta: Meta | Unset = field(default_on_error=True)
+    """The _meta property is reserved by ACP to allow clients and agents to attach additional
+    metadata to their interactions. Implementations MUST NOT make assumptions about values at these
+    keys.
+    """
 
 
 @attrs.frozen(kw_only=True)
@@ -38,11 +45,19 @@ class ReadTextFileRequest:
     """
 
     session_id: SessionId = field(required=True)
+    """The session ID for this request."""
     path: str = field(required=True)
+    """Absolute path to the file to read."""
     # spec SCHEMA-21: line and limit lost default-on-error: a wrong-typed value is -32602.
     line: int | None | Unset = field(fmt="uint32")
+    """Line number to start reading from (1-based)."""
     limit: int | None | Unset = field(fmt="uint32")
+    """Maximum number of lines to read."""
     meta: Meta | Unset = field(default_on_error=True)
+    """The _meta property is reserved by ACP to allow clients and agents to attach additional
+    metadata to their interactions. Implementations MUST NOT make assumptions about values at these
+    keys.
+    """
 
 
 @attrs.frozen(kw_only=True)
@@ -53,6 +68,10 @@ class WriteTextFileResponse:
     """
 
     meta: Meta | Unset = field(default_on_error=True)
+    """The _meta property is reserved by ACP to allow clients and agents to attach additional
+    metadata to their interactions. Implementations MUST NOT make assumptions about values at these
+    keys.
+    """
 
 
 @attrs.frozen(kw_only=True)
@@ -63,4 +82,9 @@ class ReadTextFileResponse:
     """
 
     content: str = field(required=True)
+    """Content payload returned by this response."""
     meta: Meta | Unset = field(default_on_error=True)
+    """The _meta property is reserved by ACP to allow clients and agents to attach additional
+    metadata to their interactions. Implementations MUST NOT make assumptions about values at these
+    keys.
+    """

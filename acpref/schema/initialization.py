@@ -12,32 +12,31 @@ import attrs
 
 from ._base import Meta, Unset, field
 from .authentication import AgentAuthCapabilities, AuthMethod
+from .elicitation import ElicitationCapabilities
 from .identifiers import ProtocolVersion
 from .plan_operations import PlanCapabilities
 from .session_compaction import CompactionCapabilities
+from .session_config_options import SessionConfigOptionsCapabilities
+from .session_delete import SessionDeleteCapabilities
+from .session_list import SessionListCapabilities
 from .session_notices import NoticeCapabilities
+from .session_setup import (
+    SessionAdditionalDirectoriesCapabilities,
+    SessionCloseCapabilities,
+    SessionResumeCapabilities,
+)
 from .subagents import SubagentCapabilities
 from .system_prompt import SessionSystemPromptCapabilities
 
 __all__ = [
     "McpCapabilities",
     "PromptCapabilities",
-    "SessionAdditionalDirectoriesCapabilities",
-    "SessionCloseCapabilities",
-    "SessionDeleteCapabilities",
-    "SessionListCapabilities",
-    "SessionResumeCapabilities",
     "SessionCapabilities",
     "AgentCapabilities",
     "Implementation",
     "InitializeResponse",
     "AuthCapabilities",
-    "BooleanConfigOptionCapabilities",
-    "SessionConfigOptionsCapabilities",
     "ClientSessionCapabilities",
-    "ElicitationFormCapabilities",
-    "ElicitationUrlCapabilities",
-    "ElicitationCapabilities",
     "FileSystemCapabilities",
     "ClientCapabilities",
     "InitializeRequest",
@@ -52,8 +51,14 @@ class McpCapabilities:
     """
 
     http: bool | Unset = field(default_on_error=True)
+    """Agent supports ``http`` MCP servers."""
     sse: bool | Unset = field(default_on_error=True)
+    """Agent supports ``sse`` MCP servers."""
     meta: Meta | Unset = field(default_on_error=True)
+    """The _meta property is reserved by ACP to allow clients and agents to attach additional
+    metadata to their interactions. Implementations MUST NOT make assumptions about values at these
+    keys.
+    """
 
 
 @attrs.frozen(kw_only=True)
@@ -64,59 +69,20 @@ class PromptCapabilities:
     """
 
     image: bool | Unset = field(default_on_error=True)
+    """Agent supports ``image`` content blocks."""
     audio: bool | Unset = field(default_on_error=True)
+    """Agent supports ``audio`` content blocks."""
     embedded_context: bool | Unset = field(default_on_error=True)
-    meta: Meta | Unset = field(default_on_error=True)
+    """Agent supports embedded context in ``session/prompt`` requests.
 
-
-@attrs.frozen(kw_only=True)
-class SessionAdditionalDirectoriesCapabilities:
-    """Present when the agent accepts `additionalDirectories`.
-
-    Spec: initialization.mdx
+    When enabled, the Client is allowed to include ``resource`` content blocks in prompt requests
+    for pieces of context that are referenced in the message.
     """
-
     meta: Meta | Unset = field(default_on_error=True)
-
-
-@attrs.frozen(kw_only=True)
-class SessionCloseCapabilities:
-    """Present when the agent supports `session/close`.
-
-    Spec: initialization.mdx
+    """The _meta property is reserved by ACP to allow clients and agents to attach additional
+    metadata to their interactions. Implementations MUST NOT make assumptions about values at these
+    keys.
     """
-
-    meta: Meta | Unset = field(default_on_error=True)
-
-
-@attrs.frozen(kw_only=True)
-class SessionDeleteCapabilities:
-    """Present when the agent supports `session/delete`.
-
-    Spec: initialization.mdx
-    """
-
-    meta: Meta | Unset = field(default_on_error=True)
-
-
-@attrs.frozen(kw_only=True)
-class SessionListCapabilities:
-    """Present when the agent supports `session/list`.
-
-    Spec: initialization.mdx
-    """
-
-    meta: Meta | Unset = field(default_on_error=True)
-
-
-@attrs.frozen(kw_only=True)
-class SessionResumeCapabilities:
-    """Present when the agent supports `session/resume`.
-
-    Spec: initialization.mdx
-    """
-
-    meta: Meta | Unset = field(default_on_error=True)
 
 
 @attrs.frozen(kw_only=True)
@@ -127,17 +93,57 @@ class SessionCapabilities:
     """
 
     list: SessionListCapabilities | None | Unset = field(default_on_error=True)
+    """Whether the agent supports ``session/list``.
+
+    Optional. Omitted or ``null`` both mean the agent does not advertise support. Supplying ``{}``
+    means the agent supports listing sessions.
+    """
     delete: SessionDeleteCapabilities | None | Unset = field(default_on_error=True)
+    """Whether the agent supports ``session/delete``.
+
+    Optional. Omitted or ``null`` both mean the agent does not advertise support. Supplying ``{}``
+    means the agent supports deleting sessions from ``session/list``.
+    """
     additional_directories: SessionAdditionalDirectoriesCapabilities | None | Unset = field(
         default_on_error=True
     )
+    """Whether the agent supports ``additionalDirectories`` on supported session lifecycle requests.
+
+    Optional. Omitted or ``null`` both mean the agent does not advertise support. Supplying ``{}``
+    means the agent supports ``additionalDirectories`` on supported session lifecycle requests.
+
+    Agents that also support ``session/list`` may return ``SessionInfo.additionalDirectories`` to
+    report the complete ordered additional-root list associated with a listed session.
+    """
     resume: SessionResumeCapabilities | None | Unset = field(default_on_error=True)
+    """Whether the agent supports ``session/resume``.
+
+    Optional. Omitted or ``null`` both mean the agent does not advertise support. Supplying ``{}``
+    means the agent supports resuming sessions.
+    """
     close: SessionCloseCapabilities | None | Unset = field(default_on_error=True)
+    """Whether the agent supports ``session/close``.
+
+    Optional. Omitted or ``null`` both mean the agent does not advertise support. Supplying ``{}``
+    means the agent supports closing sessions.
+    """
     # spec SYSPROMPT-01 (provisional): {} is append mode; mode.override: {} adds override.
     system_prompt: SessionSystemPromptCapabilities | None | Unset = field(
         default_on_error=True, provisional=True
     )
+    """UNSTABLE. This capability is not part of the spec yet, and may be removed or changed at any
+    point.
+
+    Whether the agent supports ``systemPrompt`` on session lifecycle requests.
+
+    Optional. Omitted or ``null`` both mean the agent does not advertise support. Supplying ``{}``
+    means the agent supports ``systemPrompt`` in ``append`` mode.
+    """
     meta: Meta | Unset = field(default_on_error=True)
+    """The _meta property is reserved by ACP to allow clients and agents to attach additional
+    metadata to their interactions. Implementations MUST NOT make assumptions about values at these
+    keys.
+    """
 
 
 @attrs.frozen(kw_only=True)
@@ -148,11 +154,20 @@ class AgentCapabilities:
     """
 
     load_session: bool | Unset = field(default_on_error=True)
+    """Whether the agent supports ``session/load``."""
     prompt_capabilities: PromptCapabilities | Unset = field(default_on_error=True)
+    """Prompt capabilities supported by the agent."""
     mcp_capabilities: McpCapabilities | Unset = field(default_on_error=True)
+    """MCP capabilities supported by the agent."""
     session_capabilities: SessionCapabilities | Unset = field(default_on_error=True)
+    """Session lifecycle and prompt capabilities advertised by the agent."""
     auth: AgentAuthCapabilities | Unset = field(default_on_error=True)
+    """Authentication-related capabilities supported by the agent."""
     meta: Meta | Unset = field(default_on_error=True)
+    """The _meta property is reserved by ACP to allow clients and agents to attach additional
+    metadata to their interactions. Implementations MUST NOT make assumptions about values at these
+    keys.
+    """
 
 
 @attrs.frozen(kw_only=True)
@@ -163,9 +178,24 @@ class Implementation:
     """
 
     name: str = field(required=True)
+    """Intended for programmatic or logical use, but can be used as a display name fallback if title
+    isn't present.
+    """
     title: str | None | Unset = field(default_on_error=True)
+    """Intended for UI and end-user contexts and optimized to be human-readable and easily
+    understood.
+
+    If not provided, the name should be used for display.
+    """
     version: str = field(required=True)
+    """Version of the implementation. Can be displayed to the user or used for debugging or metrics
+    purposes. (e.g. "1.0.0").
+    """
     meta: Meta | Unset = field(default_on_error=True)
+    """The _meta property is reserved by ACP to allow clients and agents to attach additional
+    metadata to their interactions. Implementations MUST NOT make assumptions about values at these
+    keys.
+    """
 
 
 @attrs.frozen(kw_only=True)
@@ -176,11 +206,26 @@ class InitializeResponse:
     """
 
     protocol_version: ProtocolVersion = field(required=True, fmt="uint16")
+    """The protocol version the client specified if supported by the agent, or the latest protocol
+    version supported by the agent.
+
+    The client should disconnect, if it doesn't support this version.
+    """
     agent_capabilities: AgentCapabilities | Unset = field(default_on_error=True)
+    """Capabilities supported by the agent."""
     # spec SCHEMA-14: omitted authMethods is [] (read so by ClientSideConnection.auth_methods).
     auth_methods: List[AuthMethod] | Unset = field(default_on_error=True, skip_invalid_items=True)
+    """Authentication methods supported by the agent."""
     agent_info: Implementation | None | Unset = field(default_on_error=True)
+    """Information about the Agent name and version sent to the Client.
+
+    Note: in future versions of the protocol, this will be required.
+    """
     meta: Meta | Unset = field(default_on_error=True)
+    """The _meta property is reserved by ACP to allow clients and agents to attach additional
+    metadata to their interactions. Implementations MUST NOT make assumptions about values at these
+    keys.
+    """
 
 
 @attrs.frozen(kw_only=True)
@@ -191,28 +236,17 @@ class AuthCapabilities:
     """
 
     terminal: bool | Unset = field(default_on_error=True)
-    meta: Meta | Unset = field(default_on_error=True)
+    """Whether the client supports ``terminal`` authentication methods.
 
-
-@attrs.frozen(kw_only=True)
-class BooleanConfigOptionCapabilities:
-    """Present when the client supports boolean config options.
-
-    Spec: initialization.mdx
+    The client should set this to ``true`` only when it can reproduce the configured agent
+    invocation in an interactive terminal. When ``true``, the agent may include ``terminal`` entries
+    in its authentication methods.
     """
-
     meta: Meta | Unset = field(default_on_error=True)
-
-
-@attrs.frozen(kw_only=True)
-class SessionConfigOptionsCapabilities:
-    """Config option kinds the client supports beyond select.
-
-    Spec: initialization.mdx
+    """The _meta property is reserved by ACP to allow clients and agents to attach additional
+    metadata to their interactions. Implementations MUST NOT make assumptions about values at these
+    keys.
     """
-
-    boolean: BooleanConfigOptionCapabilities | None | Unset = field(default_on_error=True)
-    meta: Meta | Unset = field(default_on_error=True)
 
 
 @attrs.frozen(kw_only=True)
@@ -223,43 +257,28 @@ class ClientSessionCapabilities:
     """
 
     config_options: SessionConfigOptionsCapabilities | None | Unset = field(default_on_error=True)
+    """Config option capabilities supported by the client.
+
+    Omitted or ``null`` both mean the client does not advertise support for any config option
+    extensions.
+    """
     # spec NOTICE-01: {} advertises live `notice` updates; omitted or null, it is not advertised.
     notices: NoticeCapabilities | None | Unset = field(default_on_error=True)
+    """Support for live user-facing ``notice`` session updates.
+
+    Optional. Omitted or ``null`` both mean the client does not advertise support. Supplying ``{}``
+    means the client can present notices to the user.
+    """
     # spec COMPACT-01: {} advertises the whole compaction contract; omitted or null, unsupported.
     compaction: CompactionCapabilities | None | Unset = field(default_on_error=True)
-    meta: Meta | Unset = field(default_on_error=True)
-
-
-@attrs.frozen(kw_only=True)
-class ElicitationFormCapabilities:
-    """Present when the client serves form-mode elicitation.
-
-    Spec: initialization.mdx
+    """Support for ID-addressed context compaction updates. Omitted or ``null`` means unsupported.
+    ``{}`` advertises the complete compaction contract.
     """
-
     meta: Meta | Unset = field(default_on_error=True)
-
-
-@attrs.frozen(kw_only=True)
-class ElicitationUrlCapabilities:
-    """Present when the client serves URL-mode elicitation.
-
-    Spec: initialization.mdx
+    """The _meta property is reserved by ACP to allow clients and agents to attach additional
+    metadata to their interactions. Implementations MUST NOT make assumptions about values at these
+    keys.
     """
-
-    meta: Meta | Unset = field(default_on_error=True)
-
-
-@attrs.frozen(kw_only=True)
-class ElicitationCapabilities:
-    """Elicitation modes the client serves (each: present and non-null means yes).
-
-    Spec: initialization.mdx
-    """
-
-    form: ElicitationFormCapabilities | None | Unset = field(default_on_error=True)
-    url: ElicitationUrlCapabilities | None | Unset = field(default_on_error=True)
-    meta: Meta | Unset = field(default_on_error=True)
 
 
 @attrs.frozen(kw_only=True)
@@ -270,8 +289,14 @@ class FileSystemCapabilities:
     """
 
     read_text_file: bool | Unset = field(default_on_error=True)
+    """Whether the Client supports ``fs/read_text_file`` requests."""
     write_text_file: bool | Unset = field(default_on_error=True)
+    """Whether the Client supports ``fs/write_text_file`` requests."""
     meta: Meta | Unset = field(default_on_error=True)
+    """The _meta property is reserved by ACP to allow clients and agents to attach additional
+    metadata to their interactions. Implementations MUST NOT make assumptions about values at these
+    keys.
+    """
 
 
 @attrs.frozen(kw_only=True)
@@ -282,15 +307,53 @@ class ClientCapabilities:
     """
 
     fs: FileSystemCapabilities | Unset = field(default_on_error=True)
+    """File system capabilities supported by the client. Determines which file operations the agent
+    can request.
+    """
     terminal: bool | Unset = field(default_on_error=True)
+    """Whether the Client support all ``terminal/*`` methods."""
     session: ClientSessionCapabilities | None | Unset = field(default_on_error=True)
+    """Session-related capabilities supported by the client.
+
+    Optional. Omitted or ``null`` both mean the client does not advertise any session-related
+    extensions.
+    """
     auth: AuthCapabilities | Unset = field(default_on_error=True)
+    """Authentication capabilities supported by the client. Determines which authentication method
+    types the agent may include in its ``InitializeResponse``.
+    """
     elicitation: ElicitationCapabilities | None | Unset = field(default_on_error=True)
+    """Elicitation capabilities supported by the client. Determines which elicitation modes the
+    agent may use.
+
+    Optional. Omitted or ``null`` both mean the client does not advertise elicitation support.
+    """
     # spec PLANOP-01 (provisional): {} opts in to plan_update and plan_removed.
     plan: PlanCapabilities | None | Unset = field(default_on_error=True, provisional=True)
+    """UNSTABLE. This capability is not part of the spec yet, and may be removed or changed at any
+    point.
+
+    Whether the client supports ``plan_update`` and ``plan_removed`` session updates.
+
+    Optional. Omitted or ``null`` both mean the client does not advertise support. Supplying ``{}``
+    means the client can receive both update types.
+    """
     # spec SUBAGENT-01 (provisional): {} opts in to subagent sessions and session messages.
     subagents: SubagentCapabilities | None | Unset = field(default_on_error=True, provisional=True)
+    """UNSTABLE. This capability is not part of the spec yet, and may be removed or changed at any
+    point.
+
+    Whether the client understands exposed subagent sessions.
+
+    Optional and nullable. Omitted or ``null`` both mean the client does not advertise support.
+    Supplying ``{}`` means the client understands child associations, work-state snapshots,
+    session-directed messages, and restricted-session semantics.
+    """
     meta: Meta | Unset = field(default_on_error=True)
+    """The _meta property is reserved by ACP to allow clients and agents to attach additional
+    metadata to their interactions. Implementations MUST NOT make assumptions about values at these
+    keys.
+    """
 
 
 @attrs.frozen(kw_only=True)
@@ -302,6 +365,16 @@ class InitializeRequest:
 
     # spec SCHEMA-12: an integer 0..65535 (uint16); ACP v1 is 1.
     protocol_version: ProtocolVersion = field(required=True, fmt="uint16")
+    """The latest protocol version supported by the client."""
     client_capabilities: ClientCapabilities | Unset = field(default_on_error=True)
+    """Capabilities supported by the client."""
     client_info: Implementation | None | Unset = field(default_on_error=True)
+    """Information about the Client name and version sent to the Agent.
+
+    Note: in future versions of the protocol, this will be required.
+    """
     meta: Meta | Unset = field(default_on_error=True)
+    """The _meta property is reserved by ACP to allow clients and agents to attach additional
+    metadata to their interactions. Implementations MUST NOT make assumptions about values at these
+    keys.
+    """

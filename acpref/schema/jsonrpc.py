@@ -45,15 +45,27 @@ class Error:
     # spec OVERVIEW-08: a failed response's error has an integer code and a string message.
     # spec-gap error-meta: no _meta here (custom data goes in data): the schema's Error has none.
     code: int = field(required=True, fmt="int32")  # spec RPC-09: an integer (int32, ErrorCode)
+    """A number indicating the error type that occurred. This must be an integer as defined in the
+    JSON-RPC specification.
+    """
     message: str = field(required=True)
+    """A string providing a short description of the error. The message should be limited to a
+    concise single sentence.
+    """
     data: JsonValue | Unset = field(default_on_error=True)
+    """Optional primitive or structured value that contains additional information about the error.
+    This may include debugging information or context-specific details.
+    """
 
 
 @attrs.frozen(kw_only=True)
 class _Request:
     id: RequestId = field(required=True, fmt="int64")  # spec RPC-02: integer ids are int64
+    """The request id used to correlate the matching response."""
     method: str = field(required=True)
+    """The method name to invoke."""
     params: JsonValue | Unset = field()
+    """Method-specific request parameters."""
 
 
 @attrs.frozen(kw_only=True)
@@ -75,7 +87,9 @@ class ClientRequest(_Request):
 @attrs.frozen(kw_only=True)
 class _Notification:
     method: str = field(required=True)
+    """The notification method name."""
     params: JsonValue | Unset = field()
+    """Method-specific notification parameters."""
 
 
 @attrs.frozen(kw_only=True)
@@ -99,7 +113,9 @@ class ResultResponse:
     """A successful response: the request's id and its ``result``. Spec: RPC-04, RPC-05."""
 
     id: RequestId = field(required=True, fmt="int64")  # spec RPC-02: integer ids are int64
+    """The id of the request this response answers."""
     result: JsonValue = field(required=True)
+    """Method-specific response data."""
 
 
 @attrs.frozen(kw_only=True)
@@ -110,7 +126,9 @@ class ErrorResponse:
     """
 
     id: RequestId = field(required=True, fmt="int64")  # spec RPC-02: integer ids are int64
+    """The id of the request this response answers."""
     error: Error = field(required=True)
+    """Method-specific error data."""
 
 
 #: A response the agent sends: exactly one of ``result`` / ``error``, told apart by which key is

@@ -51,6 +51,10 @@ class PlanCapabilities:
     """
 
     meta: Meta | Unset = field(default_on_error=True)
+    """The _meta property is reserved by ACP to allow clients and agents to attach additional
+    metadata to their interactions. Implementations MUST NOT make assumptions about values at these
+    keys.
+    """
 
 
 @attrs.frozen(kw_only=True)
@@ -65,8 +69,18 @@ class PlanItems:
     type: ClassVar[str] = "items"
 
     plan_id: PlanId = field(required=True)
+    """The plan ID to update."""
     entries: List[PlanEntry] = field(required=True, default_on_error=True, skip_invalid_items=True)
+    """The list of tasks to be accomplished.
+
+    When updating an item-based plan, the agent must send a complete list of all entries with their
+    current status. The client replaces that plan with each update.
+    """
     meta: Meta | Unset = field(default_on_error=True)
+    """The _meta property is reserved by ACP to allow clients and agents to attach additional
+    metadata to their interactions. Implementations MUST NOT make assumptions about values at these
+    keys.
+    """
 
 
 @attrs.frozen(kw_only=True)
@@ -82,10 +96,19 @@ class PlanMarkdown:
     type: ClassVar[str] = "markdown"
 
     plan_id: PlanId = field(required=True)
+    """The plan ID to update."""
     content: str = field(required=True)
+    """Markdown content for the plan."""
     # spec PLANOP-08 (provisional): an absolute path naming the plan's file; display needs none.
     path: str | Unset = field(provisional=True)
+    """The absolute path of the plan's Markdown file. Clients do not need the file to display the
+    plan (announcement of 2026-11-20).
+    """
     meta: Meta | Unset = field(default_on_error=True)
+    """The _meta property is reserved by ACP to allow clients and agents to attach additional
+    metadata to their interactions. Implementations MUST NOT make assumptions about values at these
+    keys.
+    """
 
 
 @attrs.frozen(kw_only=True)
@@ -100,8 +123,14 @@ class PlanFile:
     type: ClassVar[str] = "file"
 
     plan_id: PlanId = field(required=True)
+    """The plan ID to update."""
     uri: str = field(required=True)
+    """The URI of the file containing the plan."""
     meta: Meta | Unset = field(default_on_error=True)
+    """The _meta property is reserved by ACP to allow clients and agents to attach additional
+    metadata to their interactions. Implementations MUST NOT make assumptions about values at these
+    keys.
+    """
 
 
 #: Updated content for a plan, tagged by ``type``. Provisional. Spec: v1/plan-operations.md.
@@ -120,7 +149,12 @@ class PlanUpdate:
     session_update: ClassVar[str] = "plan_update"
 
     plan: PlanUpdateContent = field(required=True)
+    """The updated plan content."""
     meta: Meta | Unset = field(default_on_error=True)
+    """The _meta property is reserved by ACP to allow clients and agents to attach additional
+    metadata to their interactions. Implementations MUST NOT make assumptions about values at these
+    keys.
+    """
 
 
 @attrs.frozen(kw_only=True)
@@ -133,4 +167,9 @@ class PlanRemoved:
     session_update: ClassVar[str] = "plan_removed"
 
     plan_id: PlanId = field(required=True)
+    """The plan ID to remove."""
     meta: Meta | Unset = field(default_on_error=True)
+    """The _meta property is reserved by ACP to allow clients and agents to attach additional
+    metadata to their interactions. Implementations MUST NOT make assumptions about values at these
+    keys.
+    """

@@ -68,7 +68,12 @@ class PromptResponse:
     """
 
     stop_reason: StopReason = field(required=True)
+    """Indicates why the agent stopped processing the turn."""
     meta: Meta | Unset = field(default_on_error=True)
+    """The _meta property is reserved by ACP to allow clients and agents to attach additional
+    metadata to their interactions. Implementations MUST NOT make assumptions about values at these
+    keys.
+    """
 
 
 @attrs.frozen(kw_only=True)
@@ -80,8 +85,18 @@ class ContentChunk:
 
     # spec SCHEMA-02: one ContentBlock (not an array), and an optional messageId.
     content: ContentBlock = field(required=True)
+    """A single item of content."""
     message_id: MessageId | None | Unset = field(default_on_error=True)
+    """A unique identifier for the message this chunk belongs to.
+
+    All chunks belonging to the same message share the same ``messageId``. A change in ``messageId``
+    indicates a new message has started.
+    """
     meta: Meta | Unset = field(default_on_error=True)
+    """The _meta property is reserved by ACP to allow clients and agents to attach additional
+    metadata to their interactions. Implementations MUST NOT make assumptions about values at these
+    keys.
+    """
 
 
 @attrs.frozen(kw_only=True)
@@ -94,9 +109,17 @@ class Cost:
     """
 
     amount: float = field(required=True)
+    """Total cumulative cost for session."""
     # spec SCHEMA-22: the unit of amount: ISO 4217 for money, or another unit ("credits").
     currency: str = field(required=True)
+    """Unit of ``amount``: an ISO 4217 currency code (e.g., "USD", "EUR") for money, or another unit
+    such as "credits".
+    """
     meta: Meta | Unset = field(default_on_error=True)
+    """The _meta property is reserved by ACP to allow clients and agents to attach additional
+    metadata to their interactions. Implementations MUST NOT make assumptions about values at these
+    keys.
+    """
 
 
 @attrs.frozen(kw_only=True)
@@ -109,9 +132,16 @@ class UsageUpdate:
     session_update: ClassVar[str] = "usage_update"
 
     used: int = field(required=True, fmt="uint64")
+    """Tokens currently in context."""
     size: int = field(required=True, fmt="uint64")
+    """Total context window size in tokens."""
     cost: Cost | None | Unset = field(default_on_error=True)
+    """Cumulative session cost (optional)."""
     meta: Meta | Unset = field(default_on_error=True)
+    """The _meta property is reserved by ACP to allow clients and agents to attach additional
+    metadata to their interactions. Implementations MUST NOT make assumptions about values at these
+    keys.
+    """
 
 
 @attrs.frozen(kw_only=True)
@@ -185,8 +215,14 @@ class SessionNotification:
     """
 
     session_id: SessionId = field(required=True)
+    """The ID of the session this update pertains to."""
     update: SessionUpdate = field(required=True)
+    """The actual update content."""
     meta: Meta | Unset = field(default_on_error=True)
+    """The _meta property is reserved by ACP to allow clients and agents to attach additional
+    metadata to their interactions. Implementations MUST NOT make assumptions about values at these
+    keys.
+    """
 
 
 @attrs.frozen(kw_only=True)
@@ -198,8 +234,26 @@ class PromptRequest:
 
     # spec PROMPT-02: sessionId and prompt (an array of ContentBlock), both required.
     session_id: SessionId = field(required=True)
+    """The ID of the session to send this user message to."""
     prompt: List[ContentBlock] = field(required=True)
+    """The blocks of content that compose the user's message.
+
+    As a baseline, the Agent MUST support ``text`` and ``resource_link`` content blocks, while other
+    variants are optionally enabled via ``PromptCapabilities``.
+
+    The Client MUST adapt its interface according to ``PromptCapabilities``.
+
+    The client MAY include referenced pieces of context as either ``resource`` or ``resource_link``
+    content blocks.
+
+    When available, ``resource`` is preferred as it avoids extra round-trips and allows the message
+    to include pieces of context from sources the agent may not have access to.
+    """
     meta: Meta | Unset = field(default_on_error=True)
+    """The _meta property is reserved by ACP to allow clients and agents to attach additional
+    metadata to their interactions. Implementations MUST NOT make assumptions about values at these
+    keys.
+    """
 
 
 @attrs.frozen(kw_only=True)
@@ -210,4 +264,9 @@ class CancelNotification:
     """
 
     session_id: SessionId = field(required=True)
+    """The ID of the session to cancel operations for."""
     meta: Meta | Unset = field(default_on_error=True)
+    """The _meta property is reserved by ACP to allow clients and agents to attach additional
+    metadata to their interactions. Implementations MUST NOT make assumptions about values at these
+    keys.
+    """

@@ -65,18 +65,18 @@ class CompactionUpdate:
 
     session_update: ClassVar[str] = "compaction_update"
 
-    #: The Agent-owned ID of this compaction, unique within the session.
     compaction_id: CompactionId = field(required=True)
-    #: Current lifecycle status.
+    """The Agent-owned ID of this compaction, unique within the session."""
     status: CompactionStatus | str = field(required=True)
-    #: Complete replacement user-displayable summary content for the compaction.
+    """Current lifecycle status."""
     summary: List[ContentBlock] | None | Unset = field(
         default_on_error=True, skip_invalid_items=True
     )
-    #: Human-readable error details for the compaction.
+    """Complete replacement user-displayable summary content for the compaction."""
     error: str | None | Unset = field(default_on_error=True)
-    #: Extensible metadata patch for this compaction.
+    """Human-readable error details for the compaction."""
     meta: Meta | Unset = field(default_on_error=True)
+    """Extensible metadata patch for this compaction."""
 
 
 @attrs.frozen(kw_only=True)
@@ -90,9 +90,9 @@ class CompactionSummaryChunk:
 
     session_update: ClassVar[str] = "compaction_summary_chunk"
 
-    #: ID of the compaction whose summary receives this content.
     compaction_id: CompactionId = field(required=True)
-    #: One content block to append.
+    """ID of the compaction whose summary receives this content."""
     content: ContentBlock = field(required=True)
-    #: Metadata scoped to this chunk. Omission and ``null`` both mean absent.
+    """One content block to append."""
     meta: Meta | Unset = field(default_on_error=True)
+    """Metadata scoped to this chunk. Omission and ``null`` both mean absent."""

@@ -33,6 +33,8 @@ __all__ = [
     "SetSessionConfigOptionRequest",
     "SetSessionConfigOptionResponse",
     "ConfigOptionUpdate",
+    "BooleanConfigOptionCapabilities",
+    "SessionConfigOptionsCapabilities",
 ]
 
 
@@ -58,9 +60,16 @@ class SessionConfigSelectOption:
     """
 
     value: SessionConfigValueId = field(required=True)
+    """Unique identifier for this option value."""
     name: str = field(required=True)
+    """Human-readable label for this option value."""
     description: str | None | Unset = field(default_on_error=True)
+    """Optional description for this option value."""
     meta: Meta | Unset = field(default_on_error=True)
+    """The _meta property is reserved by ACP to allow clients and agents to attach additional
+    metadata to their interactions. Implementations MUST NOT make assumptions about values at these
+    keys.
+    """
 
 
 @attrs.frozen(kw_only=True)
@@ -71,11 +80,18 @@ class SessionConfigSelectGroup:
     """
 
     group: SessionConfigGroupId = field(required=True)
+    """Unique identifier for this group."""
     name: str = field(required=True)
+    """Human-readable label for this group."""
     options: List[SessionConfigSelectOption] = field(
         required=True, default_on_error=True, skip_invalid_items=True
     )
+    """The set of option values in this group."""
     meta: Meta | Unset = field(default_on_error=True)
+    """The _meta property is reserved by ACP to allow clients and agents to attach additional
+    metadata to their interactions. Implementations MUST NOT make assumptions about values at these
+    keys.
+    """
 
 
 #: The values of a select option: a flat list, or a list of groups (spec SCHEMA-07: clients
@@ -95,7 +111,9 @@ class SessionConfigSelect:
 
     # spec CONFIG-14: every option has a current value (required), so defaults always exist.
     current_value: SessionConfigValueId = field(required=True)
+    """The currently selected value."""
     options: SessionConfigSelectOptions = field(required=True)
+    """The set of selectable options."""
 
 
 @attrs.frozen(kw_only=True)
@@ -110,6 +128,7 @@ class SessionConfigBoolean:
 
     # spec CONFIG-14: every option has a current value (required), so defaults always exist.
     current_value: bool = field(required=True)
+    """The current value of the boolean option."""
 
 
 #: The typed part of a config option, tagged by ``type`` (not a ``$defs`` entry: the schema writes
@@ -127,13 +146,23 @@ class SessionConfigOption:
 
     # spec CONFIG-03: id, name, and (in kind) type with currentValue, required.
     id: SessionConfigId = field(required=True)
+    """Unique identifier for the configuration option."""
     name: str = field(required=True)
+    """Human-readable label for the option."""
     description: str | None | Unset = field(default_on_error=True)
+    """Optional description for the Client to display to the user."""
     # spec CONFIG-07: optional; one of the reserved categories or a custom "_" one (CONFIG-10).
     category: SessionConfigOptionCategory | str | None | Unset = field(default_on_error=True)
-    #: ``type`` with its ``currentValue`` (and ``options``), flattened into this object.
+    """Optional semantic category for this option (UX only)."""
     kind: SessionConfigKind = field(required=True, flatten=True)
+    """The option's type with its ``currentValue``: a select (``type: "select"``, with its
+    ``options``) or a boolean (``type: "boolean"``). Its keys sit in the option object itself.
+    """
     meta: Meta | Unset = field(default_on_error=True)
+    """The _meta property is reserved by ACP to allow clients and agents to attach additional
+    metadata to their interactions. Implementations MUST NOT make assumptions about values at these
+    keys.
+    """
 
 
 @attrs.frozen(kw_only=True)
@@ -147,9 +176,16 @@ class SetSessionConfigOptionRequest:
     """
 
     session_id: SessionId = field(required=True)
+    """The ID of the session to set the configuration option for."""
     config_id: SessionConfigId = field(required=True)
+    """The ID of the configuration option to set."""
     value: SessionConfigValueId | bool = field(required=True)
+    """The value ID. With ``type: "boolean"``, the boolean value."""
     meta: Meta | Unset = field(default_on_error=True)
+    """The _meta property is reserved by ACP to allow clients and agents to attach additional
+    metadata to their interactions. Implementations MUST NOT make assumptions about values at these
+    keys.
+    """
 
 
 @attrs.frozen(kw_only=True)
@@ -162,7 +198,12 @@ class SetSessionConfigOptionResponse:
     config_options: List[SessionConfigOption] = field(
         required=True, default_on_error=True, skip_invalid_items=True
     )
+    """The full set of configuration options and their current values."""
     meta: Meta | Unset = field(default_on_error=True)
+    """The _meta property is reserved by ACP to allow clients and agents to attach additional
+    metadata to their interactions. Implementations MUST NOT make assumptions about values at these
+    keys.
+    """
 
 
 @attrs.frozen(kw_only=True)
@@ -177,4 +218,44 @@ class ConfigOptionUpdate:
     config_options: List[SessionConfigOption] = field(
         required=True, default_on_error=True, skip_invalid_items=True
     )
+    """The full set of configuration options and their current values."""
     meta: Meta | Unset = field(default_on_error=True)
+    """The _meta property is reserved by ACP to allow clients and agents to attach additional
+    metadata to their interactions. Implementations MUST NOT make assumptions about values at these
+    keys.
+    """
+
+
+@attrs.frozen(kw_only=True)
+class BooleanConfigOptionCapabilities:
+    """Present when the client supports boolean config options.
+
+    Spec: session-config-options.mdx (Boolean Config Options), initialization.mdx
+    """
+
+    meta: Meta | Unset = field(default_on_error=True)
+    """The _meta property is reserved by ACP to allow clients and agents to attach additional
+    metadata to their interactions. Implementations MUST NOT make assumptions about values at these
+    keys.
+    """
+
+
+@attrs.frozen(kw_only=True)
+class SessionConfigOptionsCapabilities:
+    """Config option kinds the client supports beyond select.
+
+    Spec: session-config-options.mdx (Boolean Config Options), initialization.mdx
+    """
+
+    boolean: BooleanConfigOptionCapabilities | None | Unset = field(default_on_error=True)
+    """Whether the client supports boolean session configuration options.
+
+    Optional. Omitted or ``null`` both mean the client does not advertise support. Supplying ``{}``
+    means agents may include ``type: "boolean"`` entries in ``configOptions``, and the client may
+    send ``session/set_config_option`` requests with ``type: "boolean"`` and a boolean ``value``.
+    """
+    meta: Meta | Unset = field(default_on_error=True)
+    """The _meta property is reserved by ACP to allow clients and agents to attach additional
+    metadata to their interactions. Implementations MUST NOT make assumptions about values at these
+    keys.
+    """

@@ -11,6 +11,7 @@ from .identifiers import SessionId
 __all__ = [
     "DeleteSessionResponse",
     "DeleteSessionRequest",
+    "SessionDeleteCapabilities",
 ]
 
 
@@ -22,6 +23,10 @@ class DeleteSessionResponse:
     """
 
     meta: Meta | Unset = field(default_on_error=True)
+    """The _meta property is reserved by ACP to allow clients and agents to attach additional
+    metadata to their interactions. Implementations MUST NOT make assumptions about values at these
+    keys.
+    """
 
 
 @attrs.frozen(kw_only=True)
@@ -32,4 +37,23 @@ class DeleteSessionRequest:
     """
 
     session_id: SessionId = field(required=True)
+    """The ID of the session to delete."""
     meta: Meta | Unset = field(default_on_error=True)
+    """The _meta property is reserved by ACP to allow clients and agents to attach additional
+    metadata to their interactions. Implementations MUST NOT make assumptions about values at these
+    keys.
+    """
+
+
+@attrs.frozen(kw_only=True)
+class SessionDeleteCapabilities:
+    """Present when the agent supports `session/delete`.
+
+    Spec: session-delete.mdx, initialization.mdx
+    """
+
+    meta: Meta | Unset = field(default_on_error=True)
+    """The _meta property is reserved by ACP to allow clients and agents to attach additional
+    metadata to their interactions. Implementations MUST NOT make assumptions about values at these
+    keys.
+    """

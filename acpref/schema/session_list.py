@@ -17,6 +17,7 @@ __all__ = [
     "ListSessionsResponse",
     "SessionInfoUpdate",
     "ListSessionsRequest",
+    "SessionListCapabilities",
 ]
 
 
@@ -28,13 +29,26 @@ class SessionInfo:
     """
 
     session_id: SessionId = field(required=True)
+    """Unique identifier for the session."""
     cwd: str = field(required=True)
+    """The working directory for this session. Must be an absolute path."""
     additional_directories: List[str] | Unset = field(
         default_on_error=True, skip_invalid_items=True
     )
+    """Additional workspace roots reported for this session. Each path must be absolute.
+
+    When present, this is the complete ordered additional-root list reported by the Agent. Omitted
+    and empty values are equivalent: the response reports no additional roots.
+    """
     title: str | None | Unset = field(default_on_error=True)
+    """Human-readable title for the session."""
     updated_at: str | None | Unset = field(default_on_error=True)
+    """ISO 8601 timestamp of last activity."""
     meta: Meta | Unset = field(default_on_error=True)
+    """The _meta property is reserved by ACP to allow clients and agents to attach additional
+    metadata to their interactions. Implementations MUST NOT make assumptions about values at these
+    keys.
+    """
 
 
 @attrs.frozen(kw_only=True)
@@ -47,8 +61,16 @@ class ListSessionsResponse:
     sessions: List[SessionInfo] = field(
         required=True, default_on_error=True, skip_invalid_items=True
     )
+    """Array of session information objects."""
     next_cursor: str | None | Unset = field(default_on_error=True)
+    """Opaque cursor token. If present, pass this in the next request's cursor parameter to fetch
+    the next page. If absent, there are no more results.
+    """
     meta: Meta | Unset = field(default_on_error=True)
+    """The _meta property is reserved by ACP to allow clients and agents to attach additional
+    metadata to their interactions. Implementations MUST NOT make assumptions about values at these
+    keys.
+    """
 
 
 @attrs.frozen(kw_only=True)
@@ -61,8 +83,14 @@ class SessionInfoUpdate:
     session_update: ClassVar[str] = "session_info_update"
 
     title: str | None | Unset = field(default_on_error=True)
+    """Human-readable title for the session. Set to null to clear."""
     updated_at: str | None | Unset = field(default_on_error=True)
+    """ISO 8601 timestamp of last activity. Set to null to clear."""
     meta: Meta | Unset = field(default_on_error=True)
+    """The _meta property is reserved by ACP to allow clients and agents to attach additional
+    metadata to their interactions. Implementations MUST NOT make assumptions about values at these
+    keys.
+    """
 
 
 @attrs.frozen(kw_only=True)
@@ -73,5 +101,26 @@ class ListSessionsRequest:
     """
 
     cwd: str | None | Unset = field()
+    """Filter sessions by working directory. Must be an absolute path."""
     cursor: str | None | Unset = field()
+    """Opaque cursor token from a previous response's nextCursor field for cursor-based pagination.
+    """
     meta: Meta | Unset = field(default_on_error=True)
+    """The _meta property is reserved by ACP to allow clients and agents to attach additional
+    metadata to their interactions. Implementations MUST NOT make assumptions about values at these
+    keys.
+    """
+
+
+@attrs.frozen(kw_only=True)
+class SessionListCapabilities:
+    """Present when the agent supports `session/list`.
+
+    Spec: session-list.mdx (Checking for Support), initialization.mdx
+    """
+
+    meta: Meta | Unset = field(default_on_error=True)
+    """The _meta property is reserved by ACP to allow clients and agents to attach additional
+    metadata to their interactions. Implementations MUST NOT make assumptions about values at these
+    keys.
+    """

@@ -28,9 +28,16 @@ class SessionMode:
     """
 
     id: SessionModeId = field(required=True)
+    """Stable identifier used to refer to this protocol object in later messages."""
     name: str = field(required=True)
+    """Human-readable name shown for this protocol object."""
     description: str | None | Unset = field(default_on_error=True)
+    """Optional human-readable details shown with this protocol object."""
     meta: Meta | Unset = field(default_on_error=True)
+    """The _meta property is reserved by ACP to allow clients and agents to attach additional
+    metadata to their interactions. Implementations MUST NOT make assumptions about values at these
+    keys.
+    """
 
 
 @attrs.frozen(kw_only=True)
@@ -41,10 +48,16 @@ class SessionModeState:
     """
 
     current_mode_id: SessionModeId = field(required=True)
+    """The current mode the Agent is in."""
     available_modes: List[SessionMode] = field(
         required=True, default_on_error=True, skip_invalid_items=True
     )
+    """The set of modes that the Agent can operate in."""
     meta: Meta | Unset = field(default_on_error=True)
+    """The _meta property is reserved by ACP to allow clients and agents to attach additional
+    metadata to their interactions. Implementations MUST NOT make assumptions about values at these
+    keys.
+    """
 
 
 @attrs.frozen(kw_only=True)
@@ -55,6 +68,10 @@ class SetSessionModeResponse:
     """
 
     meta: Meta | Unset = field(default_on_error=True)
+    """The _meta property is reserved by ACP to allow clients and agents to attach additional
+    metadata to their interactions. Implementations MUST NOT make assumptions about values at these
+    keys.
+    """
 
 
 @attrs.frozen(kw_only=True)
@@ -68,7 +85,12 @@ class CurrentModeUpdate:
 
     # spec-gap mode-update-field: currentModeId (the schema), not the docs' modeId.
     current_mode_id: SessionModeId = field(required=True)
+    """The ID of the current mode."""
     meta: Meta | Unset = field(default_on_error=True)
+    """The _meta property is reserved by ACP to allow clients and agents to attach additional
+    metadata to their interactions. Implementations MUST NOT make assumptions about values at these
+    keys.
+    """
 
 
 @attrs.frozen(kw_only=True)
@@ -79,5 +101,11 @@ class SetSessionModeRequest:
     """
 
     session_id: SessionId = field(required=True)
+    """The ID of the session to set the mode for."""
     mode_id: SessionModeId = field(required=True)
+    """The ID of the mode to set."""
     meta: Meta | Unset = field(default_on_error=True)
+    """The _meta property is reserved by ACP to allow clients and agents to attach additional
+    metadata to their interactions. Implementations MUST NOT make assumptions about values at these
+    keys.
+    """

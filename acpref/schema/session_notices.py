@@ -50,11 +50,21 @@ class Notice:
 
     session_update: ClassVar[str] = "notice"
 
-    #: Presentation severity hint.
     severity: NoticeSeverity | str = field(required=True)
-    #: Required non-empty plain-text title that can stand alone. The schema's ``minLength: 1`` is
-    #: a rule of ``acpref._core`` (NOTICE-03), not of the codec: a receiver still reads "".
+    """Presentation severity hint."""
     title: str = field(required=True)
-    #: Optional plain-text detail or guidance; omitted and ``null`` both mean none.
+    """Required non-empty plain-text title that can stand alone.
+
+    The schema's ``minLength: 1`` is a rule of ``acpref._core`` (NOTICE-03), not of the codec: a
+    receiver still reads ``""``.
+    """
     description: str | None | Unset = field(default_on_error=True)
+    """Optional plain-text detail or guidance.
+
+    Omitted and ``null`` are equivalent and mean no description was supplied.
+    """
     meta: Meta | Unset = field(default_on_error=True)
+    """Metadata scoped to this notice.
+
+    Omitted and ``null`` are equivalent and mean no metadata was supplied.
+    """

@@ -30,6 +30,9 @@ __all__ = [
     "LoadSessionRequest",
     "ResumeSessionRequest",
     "CloseSessionRequest",
+    "SessionAdditionalDirectoriesCapabilities",
+    "SessionCloseCapabilities",
+    "SessionResumeCapabilities",
 ]
 
 
@@ -41,8 +44,14 @@ class EnvVariable:
     """
 
     name: str = field(required=True)
+    """The name of the environment variable."""
     value: str = field(required=True)
+    """The value to set for the environment variable."""
     meta: Meta | Unset = field(default_on_error=True)
+    """The _meta property is reserved by ACP to allow clients and agents to attach additional
+    metadata to their interactions. Implementations MUST NOT make assumptions about values at these
+    keys.
+    """
 
 
 @attrs.frozen(kw_only=True)
@@ -53,11 +62,21 @@ class NewSessionResponse:
     """
 
     session_id: SessionId = field(required=True)
+    """Unique identifier for the created session.
+
+    Used in all subsequent requests for this conversation.
+    """
     modes: SessionModeState | None | Unset = field(default_on_error=True)
+    """Initial mode state if supported by the Agent."""
     config_options: List[SessionConfigOption] | None | Unset = field(
         default_on_error=True, skip_invalid_items=True
     )
+    """Initial session configuration options if supported by the Agent."""
     meta: Meta | Unset = field(default_on_error=True)
+    """The _meta property is reserved by ACP to allow clients and agents to attach additional
+    metadata to their interactions. Implementations MUST NOT make assumptions about values at these
+    keys.
+    """
 
 
 @attrs.frozen(kw_only=True)
@@ -68,10 +87,16 @@ class LoadSessionResponse:
     """
 
     modes: SessionModeState | None | Unset = field(default_on_error=True)
+    """Initial mode state if supported by the Agent."""
     config_options: List[SessionConfigOption] | None | Unset = field(
         default_on_error=True, skip_invalid_items=True
     )
+    """Initial session configuration options if supported by the Agent."""
     meta: Meta | Unset = field(default_on_error=True)
+    """The _meta property is reserved by ACP to allow clients and agents to attach additional
+    metadata to their interactions. Implementations MUST NOT make assumptions about values at these
+    keys.
+    """
 
 
 @attrs.frozen(kw_only=True)
@@ -82,10 +107,16 @@ class ResumeSessionResponse:
     """
 
     modes: SessionModeState | None | Unset = field(default_on_error=True)
+    """Initial mode state if supported by the Agent."""
     config_options: List[SessionConfigOption] | None | Unset = field(
         default_on_error=True, skip_invalid_items=True
     )
+    """Initial session configuration options if supported by the Agent."""
     meta: Meta | Unset = field(default_on_error=True)
+    """The _meta property is reserved by ACP to allow clients and agents to attach additional
+    metadata to their interactions. Implementations MUST NOT make assumptions about values at these
+    keys.
+    """
 
 
 @attrs.frozen(kw_only=True)
@@ -96,6 +127,10 @@ class CloseSessionResponse:
     """
 
     meta: Meta | Unset = field(default_on_error=True)
+    """The _meta property is reserved by ACP to allow clients and agents to attach additional
+    metadata to their interactions. Implementations MUST NOT make assumptions about values at these
+    keys.
+    """
 
 
 @attrs.frozen(kw_only=True)
@@ -106,8 +141,14 @@ class HttpHeader:
     """
 
     name: str = field(required=True)
+    """The name of the HTTP header."""
     value: str = field(required=True)
+    """The value to set for the HTTP header."""
     meta: Meta | Unset = field(default_on_error=True)
+    """The _meta property is reserved by ACP to allow clients and agents to attach additional
+    metadata to their interactions. Implementations MUST NOT make assumptions about values at these
+    keys.
+    """
 
 
 @attrs.frozen(kw_only=True)
@@ -121,10 +162,17 @@ class McpServerHttp:
 
     # spec SETUP-33: type "http", name, url and headers (an array of {name, value}), required.
     name: str = field(required=True)
+    """Human-readable name identifying this MCP server."""
     url: str = field(required=True)
+    """URL to the MCP server."""
     # spec SCHEMA-18, SCHEMA-19: null reads as [], an omitted key is still an error.
     headers: List[HttpHeader] = field(required=True, default_on_null=True)
+    """HTTP headers to set when making requests to the MCP server."""
     meta: Meta | Unset = field(default_on_error=True)
+    """The _meta property is reserved by ACP to allow clients and agents to attach additional
+    metadata to their interactions. Implementations MUST NOT make assumptions about values at these
+    keys.
+    """
 
 
 @attrs.frozen(kw_only=True)
@@ -138,10 +186,17 @@ class McpServerSse:
 
     # spec SETUP-34: type "sse", name, url and headers (an array of {name, value}), required.
     name: str = field(required=True)
+    """Human-readable name identifying this MCP server."""
     url: str = field(required=True)
+    """URL to the MCP server."""
     # spec SCHEMA-18, SCHEMA-19: null reads as [], an omitted key is still an error.
     headers: List[HttpHeader] = field(required=True, default_on_null=True)
+    """HTTP headers to set when making requests to the MCP server."""
     meta: Meta | Unset = field(default_on_error=True)
+    """The _meta property is reserved by ACP to allow clients and agents to attach additional
+    metadata to their interactions. Implementations MUST NOT make assumptions about values at these
+    keys.
+    """
 
 
 @attrs.frozen(kw_only=True)
@@ -153,12 +208,20 @@ class McpServerStdio:
 
     # spec SETUP-32: name, command (absolute: the rules check it), args and env, required.
     name: str = field(required=True)
+    """Human-readable name identifying this MCP server."""
     command: str = field(required=True)
+    """Absolute path to the MCP server executable."""
     # spec SCHEMA-18, SCHEMA-19: null reads as [], an omitted key is still an error.
     args: List[str] = field(required=True, default_on_null=True)
+    """Command-line arguments to pass to the MCP server."""
     # spec-gap stdio-env: env is required, as in the schema ([] when empty).
     env: List[EnvVariable] = field(required=True, default_on_null=True)
+    """Environment variables to set when launching the MCP server."""
     meta: Meta | Unset = field(default_on_error=True)
+    """The _meta property is reserved by ACP to allow clients and agents to attach additional
+    metadata to their interactions. Implementations MUST NOT make assumptions about values at these
+    keys.
+    """
 
 
 #: An MCP server for the agent to connect to: stdio has no ``type``; http and sse are tagged.
@@ -175,12 +238,32 @@ class NewSessionRequest:
     """
 
     cwd: str = field(required=True)
+    """The working directory for this session. Must be an absolute path."""
     additional_directories: List[str] | Unset = field(default_on_null=True)
+    """Additional workspace roots for this session. Each path must be absolute.
+
+    These expand the session's filesystem scope without changing ``cwd``, which remains the base for
+    relative paths. When omitted or empty, no additional roots are activated for the new session.
+    """
     # spec SCHEMA-18 .. SCHEMA-21: null reads as []; omitted, or one malformed server, is -32602.
     mcp_servers: List[McpServer] = field(required=True, default_on_null=True)
+    """List of MCP (Model Context Protocol) servers the agent should connect to."""
     # spec SYSPROMPT-02 (provisional): only if the agent advertised the systemPrompt capability.
     system_prompt: SystemPrompt | None | Unset = field(provisional=True)
+    """UNSTABLE. This capability is not part of the spec yet, and may be removed or changed at any
+    point.
+
+    System-level instructions for the new session.
+
+    Optional. Omitted and ``null`` are equivalent and mean the Agent uses its own default
+    instructions. Clients MUST only send this when the Agent advertises
+    ``sessionCapabilities.systemPrompt``.
+    """
     meta: Meta | Unset = field(default_on_error=True)
+    """The _meta property is reserved by ACP to allow clients and agents to attach additional
+    metadata to their interactions. Implementations MUST NOT make assumptions about values at these
+    keys.
+    """
 
 
 @attrs.frozen(kw_only=True)
@@ -192,12 +275,35 @@ class LoadSessionRequest:
 
     # spec SCHEMA-18 .. SCHEMA-21: null reads as []; omitted, or one malformed server, is -32602.
     mcp_servers: List[McpServer] = field(required=True, default_on_null=True)
+    """List of MCP servers to connect to for this session."""
     cwd: str = field(required=True)
+    """The working directory for this session. Must be an absolute path."""
     additional_directories: List[str] | Unset = field(default_on_null=True)
+    """Additional workspace roots to activate for this session. Each path must be absolute.
+
+    When omitted or empty, no additional roots are activated. When non-empty, this is the complete
+    resulting additional-root list for the loaded session. It may differ from any previously used or
+    reported list as long as the request ``cwd`` matches the session's ``cwd``.
+    """
     session_id: SessionId = field(required=True)
+    """The ID of the session to load."""
     # spec SYSPROMPT-02 (provisional): only if the agent advertised the systemPrompt capability.
     system_prompt: SystemPrompt | None | Unset = field(provisional=True)
+    """UNSTABLE. This capability is not part of the spec yet, and may be removed or changed at any
+    point.
+
+    System-level instructions for the loaded session.
+
+    Optional. Omitted and ``null`` are equivalent. The Agent may then keep a system prompt it stored
+    with the session or use its default instructions. Clients MUST only send this when the Agent
+    advertises ``sessionCapabilities.systemPrompt``, and SHOULD send the same value they used when
+    the session was created.
+    """
     meta: Meta | Unset = field(default_on_error=True)
+    """The _meta property is reserved by ACP to allow clients and agents to attach additional
+    metadata to their interactions. Implementations MUST NOT make assumptions about values at these
+    keys.
+    """
 
 
 @attrs.frozen(kw_only=True)
@@ -208,12 +314,35 @@ class ResumeSessionRequest:
     """
 
     session_id: SessionId = field(required=True)
+    """The ID of the session to resume."""
     cwd: str = field(required=True)
+    """The working directory for this session. Must be an absolute path."""
     additional_directories: List[str] | Unset = field(default_on_null=True)
+    """Additional workspace roots to activate for this session. Each path must be absolute.
+
+    When omitted or empty, no additional roots are activated. When non-empty, this is the complete
+    resulting additional-root list for the resumed session. It may differ from any previously used
+    or reported list as long as the request ``cwd`` matches the session's ``cwd``.
+    """
     mcp_servers: List[McpServer] | Unset = field(default_on_null=True)
+    """List of MCP servers to connect to for this session."""
     # spec SYSPROMPT-02 (provisional): only if the agent advertised the systemPrompt capability.
     system_prompt: SystemPrompt | None | Unset = field(provisional=True)
+    """UNSTABLE. This capability is not part of the spec yet, and may be removed or changed at any
+    point.
+
+    System-level instructions for the resumed session.
+
+    Optional. Omitted and ``null`` are equivalent. The Agent may then keep a system prompt it stored
+    with the session or use its default instructions. Clients MUST only send this when the Agent
+    advertises ``sessionCapabilities.systemPrompt``, and SHOULD send the same value they used when
+    the session was created.
+    """
     meta: Meta | Unset = field(default_on_error=True)
+    """The _meta property is reserved by ACP to allow clients and agents to attach additional
+    metadata to their interactions. Implementations MUST NOT make assumptions about values at these
+    keys.
+    """
 
 
 @attrs.frozen(kw_only=True)
@@ -224,4 +353,51 @@ class CloseSessionRequest:
     """
 
     session_id: SessionId = field(required=True)
+    """The ID of the session to close."""
     meta: Meta | Unset = field(default_on_error=True)
+    """The _meta property is reserved by ACP to allow clients and agents to attach additional
+    metadata to their interactions. Implementations MUST NOT make assumptions about values at these
+    keys.
+    """
+
+
+@attrs.frozen(kw_only=True)
+class SessionAdditionalDirectoriesCapabilities:
+    """Present when the agent accepts `additionalDirectories`.
+
+    Spec: session-setup.mdx, initialization.mdx
+    """
+
+    meta: Meta | Unset = field(default_on_error=True)
+    """The _meta property is reserved by ACP to allow clients and agents to attach additional
+    metadata to their interactions. Implementations MUST NOT make assumptions about values at these
+    keys.
+    """
+
+
+@attrs.frozen(kw_only=True)
+class SessionCloseCapabilities:
+    """Present when the agent supports `session/close`.
+
+    Spec: session-setup.mdx, initialization.mdx
+    """
+
+    meta: Meta | Unset = field(default_on_error=True)
+    """The _meta property is reserved by ACP to allow clients and agents to attach additional
+    metadata to their interactions. Implementations MUST NOT make assumptions about values at these
+    keys.
+    """
+
+
+@attrs.frozen(kw_only=True)
+class SessionResumeCapabilities:
+    """Present when the agent supports `session/resume`.
+
+    Spec: session-setup.mdx, initialization.mdx
+    """
+
+    meta: Meta | Unset = field(default_on_error=True)
+    """The _meta property is reserved by ACP to allow clients and agents to attach additional
+    metadata to their interactions. Implementations MUST NOT make assumptions about values at these
+    keys.
+    """

@@ -25,7 +25,12 @@ class UnstructuredCommandInput:
     """
 
     hint: str = field(required=True)
+    """A hint to display when the input hasn't been provided yet."""
     meta: Meta | Unset = field(default_on_error=True)
+    """The _meta property is reserved by ACP to allow clients and agents to attach additional
+    metadata to their interactions. Implementations MUST NOT make assumptions about values at these
+    keys.
+    """
 
 
 #: What input a command takes; v1 defines only free text. Spec: slash-commands.mdx.
@@ -41,9 +46,16 @@ class AvailableCommand:
 
     # spec SLASH-02: name and description required; input {hint} optional.
     name: str = field(required=True)
+    """Command name (e.g., ``create_plan``, ``research_codebase``)."""
     description: str = field(required=True)
+    """Human-readable description of what the command does."""
     input: AvailableCommandInput | None | Unset = field(default_on_error=True)
+    """Input for the command if required."""
     meta: Meta | Unset = field(default_on_error=True)
+    """The _meta property is reserved by ACP to allow clients and agents to attach additional
+    metadata to their interactions. Implementations MUST NOT make assumptions about values at these
+    keys.
+    """
 
 
 @attrs.frozen(kw_only=True)
@@ -58,4 +70,9 @@ class AvailableCommandsUpdate:
     available_commands: List[AvailableCommand] = field(
         required=True, default_on_error=True, skip_invalid_items=True
     )
+    """Commands the agent can execute."""
     meta: Meta | Unset = field(default_on_error=True)
+    """The _meta property is reserved by ACP to allow clients and agents to attach additional
+    metadata to their interactions. Implementations MUST NOT make assumptions about values at these
+    keys.
+    """

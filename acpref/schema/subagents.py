@@ -54,6 +54,10 @@ class SubagentCapabilities:
     """
 
     meta: Meta | Unset = field(default_on_error=True)
+    """The _meta property is reserved by ACP to allow clients and agents to attach additional
+    metadata to their interactions. Implementations MUST NOT make assumptions about values at these
+    keys.
+    """
 
 
 @attrs.frozen(kw_only=True)
@@ -64,6 +68,10 @@ class SessionCancelCapabilities:
     """
 
     meta: Meta | Unset = field(default_on_error=True)
+    """The _meta property is reserved by ACP to allow clients and agents to attach additional
+    metadata to their interactions. Implementations MUST NOT make assumptions about values at these
+    keys.
+    """
 
 
 @attrs.frozen(kw_only=True)
@@ -74,7 +82,14 @@ class SubagentSessionCapabilities:
     """
 
     cancel: SessionCancelCapabilities | None | Unset = field(default_on_error=True)
+    """Permits the client to cancel this child's current work without ending the session. Omitted or
+    ``null`` means unsupported. An object (including ``{}``) means supported.
+    """
     meta: Meta | Unset = field(default_on_error=True)
+    """The _meta property is reserved by ACP to allow clients and agents to attach additional
+    metadata to their interactions. Implementations MUST NOT make assumptions about values at these
+    keys.
+    """
 
 
 @attrs.frozen(kw_only=True)
@@ -85,12 +100,22 @@ class Usage:
     """
 
     total_tokens: int = field(required=True, fmt="uint64")
+    """Sum of all token types across session."""
     input_tokens: int = field(required=True, fmt="uint64")
+    """Total input tokens across all turns."""
     output_tokens: int = field(required=True, fmt="uint64")
+    """Total output tokens across all turns."""
     thought_tokens: int | None | Unset = field(default_on_error=True, fmt="uint64")
+    """Total thought/reasoning tokens."""
     cached_read_tokens: int | None | Unset = field(default_on_error=True, fmt="uint64")
+    """Total cache read tokens."""
     cached_write_tokens: int | None | Unset = field(default_on_error=True, fmt="uint64")
+    """Total cache write tokens."""
     meta: Meta | Unset = field(default_on_error=True)
+    """The _meta property is reserved by ACP to allow clients and agents to attach additional
+    metadata to their interactions. Implementations MUST NOT make assumptions about values at these
+    keys.
+    """
 
 
 @attrs.frozen(kw_only=True)
@@ -102,6 +127,11 @@ class ErrorStopReason:
     """
 
     error: Error | None | Unset = field(default_on_error=True)
+    """The failure, as a JSON-RPC error object.
+
+    Optional. Omitted or ``null`` both mean the agent is not reporting failure details. Agents
+    SHOULD include it.
+    """
 
 
 @attrs.frozen(kw_only=True)
@@ -111,6 +141,10 @@ class RunningStateUpdate:
     state: ClassVar[str] = "running"
 
     meta: Meta | Unset = field(default_on_error=True)
+    """The _meta property is reserved by ACP for additional metadata. Implementations MUST NOT make
+    assumptions about values at these keys. Optional. Omitted and ``null`` mean no metadata for this
+    state snapshot.
+    """
 
 
 @attrs.frozen(kw_only=True)
@@ -125,9 +159,28 @@ class IdleStateUpdate:
     state: ClassVar[str] = "idle"
 
     stop_reason: str | None | Unset = field(default_on_error=True)
+    """Why foreground work stopped. The value selects one of this type's variants, which may add
+    fields of their own.
+
+    Optional. Omitted or ``null`` both mean the agent is not reporting a stop reason; a malformed
+    value is treated the same way.
+    """
     error: Error | None | Unset = field(default_on_error=True)
+    """The failure, as a JSON-RPC error object.
+
+    Optional. Omitted or ``null`` both mean the agent is not reporting failure details. Agents
+    SHOULD include it.
+    """
     usage: Usage | None | Unset = field(default_on_error=True)
+    """UNSTABLE. Token usage for completed foreground work.
+
+    Optional. Omitted or ``null`` means not reported.
+    """
     meta: Meta | Unset = field(default_on_error=True)
+    """The _meta property is reserved by ACP for additional metadata. Implementations MUST NOT make
+    assumptions about values at these keys. Optional. Omitted and ``null`` mean no metadata for this
+    state snapshot.
+    """
 
 
 @attrs.frozen(kw_only=True)
@@ -137,6 +190,10 @@ class RequiresActionStateUpdate:
     state: ClassVar[str] = "requires_action"
 
     meta: Meta | Unset = field(default_on_error=True)
+    """The _meta property is reserved by ACP for additional metadata. Implementations MUST NOT make
+    assumptions about values at these keys. Optional. Omitted and ``null`` mean no metadata for this
+    state snapshot.
+    """
 
 
 @attrs.frozen(kw_only=True)
@@ -149,6 +206,10 @@ class UnknownStateUpdate:
     state: ClassVar[str] = "unknown"
 
     meta: Meta | Unset = field(default_on_error=True)
+    """The _meta property is reserved by ACP for additional metadata. Implementations MUST NOT make
+    assumptions about values at these keys. Optional. Omitted and ``null`` mean no metadata for this
+    state snapshot.
+    """
 
 
 #: A child's work state, a whole-object snapshot tagged by ``state`` (SUBAGENT-27); an unknown
@@ -172,14 +233,56 @@ class SubagentUpdate:
     session_update: ClassVar[str] = "subagent_update"
 
     session_id: SessionId = field(required=True)
+    """The opaque session ID identifying the child in all ACP messages."""
     title: str | None | Unset = field(default_on_error=True)
+    """The parent's human-readable display title for this child. It need not be unique.
+
+    Omitted means unchanged. ``null`` clears it. If unset, the Client chooses a fallback
+    presentation.
+    """
     description: str | None | Unset = field(default_on_error=True)
+    """The parent's human-readable description of the child's role or purpose.
+
+    Omitted means unchanged. ``null`` clears it. If unset, the Client chooses a fallback
+    presentation. This is current display metadata, not the history of instructions sent to the
+    child.
+    """
     capabilities: SubagentSessionCapabilities | None | Unset = field(default_on_error=True)
+    """Client-initiated session mutations permitted for this subagent session.
+
+    Omitted means unchanged. ``null`` clears the capability set and disables child mutations. If
+    never supplied, no session mutations are permitted. Read-only operations retain their normal
+    protocol semantics and capability requirements. A concrete object replaces the whole capability
+    set.
+    """
     state: StateUpdate | None | Unset = field(default_on_error=True)
+    """Current state snapshot for the child session.
+
+    Omitted means unchanged. ``null`` clears the current activity without asserting idle or sending
+    an ``unknown`` snapshot. A concrete state replaces the previous state object wholesale. If never
+    supplied, the current activity is unset/unconfirmed.
+    """
     # spec SUBAGENT-16 (provisional): cwd and every additional directory are absolute.
     cwd: str | None | Unset = field()
+    """The child's working directory. Must be an absolute path.
+
+    Optional and nullable. Omitted means unchanged. ``null`` clears the reported value. While unset,
+    the child inherits its immediate parent's effective working directory. Clients use this value
+    for the child's root set and as the default terminal working directory.
+    """
     additional_directories: List[str] | None | Unset = field()
+    """Additional workspace roots for the child. Each path must be absolute.
+
+    Optional and nullable. Omitted means unchanged. ``null`` clears the reported value. While unset,
+    the child inherits its immediate parent's effective additional directories, independently of
+    ``cwd``. A concrete array replaces the whole list. ``[]`` reports no additional directories.
+    Clients use these values for the child's root set.
+    """
     meta: Meta | Unset = field(default_on_error=True)
+    """The _meta property is reserved by ACP to allow clients and agents to attach additional
+    metadata to their interactions. Implementations MUST NOT make assumptions about values at these
+    keys.
+    """
 
 
 @attrs.frozen(kw_only=True)
@@ -194,14 +297,42 @@ class SessionMessage:
     session_update: ClassVar[str] = "session_message"
 
     message_id: MessageId = field(required=True)
+    """Identifier of this message within the enclosing session's transcript."""
     sender_session_id: SessionId | None | Unset = field(default_on_error=True)
+    """The sending session.
+
+    Omitted leaves the stored value unchanged. ``null`` clears it. A value replaces it.
+    """
     recipient_session_id: SessionId | None | Unset = field(default_on_error=True)
+    """The receiving session.
+
+    Omitted leaves the stored value unchanged. ``null`` clears it. A value replaces it.
+    """
     sender_message_id: MessageId | None | Unset = field(default_on_error=True)
+    """On an incoming view, the ``messageId`` of the same message's outgoing view in the sender's
+    transcript.
+
+    Omitted leaves the stored value unchanged. ``null`` clears it. A value replaces it. It can
+    arrive after the message starts streaming.
+    """
     recipient_message_id: MessageId | None | Unset = field(default_on_error=True)
+    """On an outgoing view, the ``messageId`` of the same message's incoming view in the recipient's
+    transcript.
+
+    Omitted leaves the stored value unchanged. ``null`` clears it. A value replaces it. It can
+    arrive after the message starts streaming.
+    """
     content: List[ContentBlock] | None | Unset = field(
         default_on_error=True, skip_invalid_items=True
     )
+    """Omitted leaves content unchanged. ``null`` or ``[]`` clears it. A non-empty array replaces
+    all content.
+    """
     meta: Meta | Unset = field(default_on_error=True)
+    """Omitted leaves metadata unchanged. ``null`` removes it.
+
+    Implementations MUST NOT make assumptions about values in ``_meta``.
+    """
 
 
 @attrs.frozen(kw_only=True)
@@ -214,8 +345,14 @@ class SessionMessageChunk:
     session_update: ClassVar[str] = "session_message_chunk"
 
     message_id: MessageId = field(required=True)
+    """Identifier of this message within the enclosing session's transcript."""
     content: ContentBlock = field(required=True)
+    """A single content block appended to the message."""
     meta: Meta | Unset = field(default_on_error=True)
+    """Optional and nullable chunk-scoped metadata. Omitted or ``null`` means none.
+
+    Implementations MUST NOT make assumptions about values in ``_meta``.
+    """
 
 
 @attrs.frozen(kw_only=True)
@@ -231,4 +368,11 @@ class SessionReference:
     type: ClassVar[str] = "session"
 
     session_id: SessionId = field(required=True)
+    """The session referred to: one the client already knows. The reference only displays it; it
+    grants or changes nothing.
+    """
     meta: Meta | Unset = field(default_on_error=True)
+    """The _meta property is reserved by ACP to allow clients and agents to attach additional
+    metadata to their interactions. Implementations MUST NOT make assumptions about values at these
+    keys.
+    """

@@ -55,10 +55,28 @@ class SystemPrompt:
     """
 
     mode: SystemPromptMode | str = field(required=True)
+    """How the Agent combines ``content`` with its own instructions.
+
+    Required. Agents MUST return an error for a mode they do not support rather than treating it as
+    ``append`` or ``override``.
+    """
     # spec SYSPROMPT-06, SYSPROMPT-07, SYSPROMPT-09: text blocks, never an empty array (the rules
     # check it; the type stays permissive so that the oracle can read what a peer really sent).
     content: List[ContentBlock] = field(required=True)
+    """The system prompt content.
+
+    Agents advertising the capability MUST accept ``text`` content blocks. Clients MUST NOT send
+    other content block types until a future capability allows them, and Agents MUST return an error
+    for content blocks they do not support.
+
+    Clients MUST NOT send an empty array. Agents MAY reject one with ``-32602`` without creating,
+    loading, resuming, or forking the session.
+    """
     meta: Meta | Unset = field(default_on_error=True)
+    """The _meta property is reserved by ACP to allow clients and agents to attach additional
+    metadata to their interactions. Implementations MUST NOT make assumptions about values at these
+    keys.
+    """
 
 
 @attrs.frozen(kw_only=True)
@@ -69,6 +87,10 @@ class SessionSystemPromptOverrideCapabilities:
     """
 
     meta: Meta | Unset = field(default_on_error=True)
+    """The _meta property is reserved by ACP to allow clients and agents to attach additional
+    metadata to their interactions. Implementations MUST NOT make assumptions about values at these
+    keys.
+    """
 
 
 @attrs.frozen(kw_only=True)
@@ -81,7 +103,17 @@ class SessionSystemPromptModeCapabilities:
 
     # spec SYSPROMPT-01: omitted or null means override is not advertised.
     override: SessionSystemPromptOverrideCapabilities | None | Unset = field(default_on_error=True)
+    """Whether the agent supports ``override`` mode.
+
+    Optional. Omitted or ``null`` both mean the agent does not advertise support. Supplying ``{}``
+    means the agent supports replacing its built-in default instructions with the client-provided
+    system prompt.
+    """
     meta: Meta | Unset = field(default_on_error=True)
+    """The _meta property is reserved by ACP to allow clients and agents to attach additional
+    metadata to their interactions. Implementations MUST NOT make assumptions about values at these
+    keys.
+    """
 
 
 @attrs.frozen(kw_only=True)
@@ -92,4 +124,12 @@ class SessionSystemPromptCapabilities:
     """
 
     mode: SessionSystemPromptModeCapabilities | None | Unset = field(default_on_error=True)
+    """Delivery modes the agent supports in addition to ``append``.
+
+    Optional. Omitted or ``null`` both mean the agent supports only ``append``.
+    """
     meta: Meta | Unset = field(default_on_error=True)
+    """The _meta property is reserved by ACP to allow clients and agents to attach additional
+    metadata to their interactions. Implementations MUST NOT make assumptions about values at these
+    keys.
+    """

@@ -35,13 +35,30 @@ class CreateTerminalRequest:
     """
 
     session_id: SessionId = field(required=True)
+    """The session ID for this request."""
     command: str = field(required=True)
+    """The command to execute."""
     # spec SCHEMA-18, SCHEMA-20, SCHEMA-21: null reads as []; a malformed item or value is -32602.
     args: List[str] | Unset = field(default_on_null=True)
+    """Array of command arguments."""
     env: List[EnvVariable] | Unset = field(default_on_null=True)
+    """Environment variables for the command."""
     cwd: str | None | Unset = field()
+    """Working directory for the command. Must be an absolute path."""
     output_byte_limit: int | None | Unset = field(fmt="uint64")
+    """Maximum number of output bytes to retain.
+
+    When the limit is exceeded, the Client truncates from the beginning of the output to stay within
+    the limit.
+
+    The Client MUST ensure truncation happens at a character boundary to maintain valid string
+    output, even if this means the retained output is slightly less than the specified limit.
+    """
     meta: Meta | Unset = field(default_on_error=True)
+    """The _meta property is reserved by ACP to allow clients and agents to attach additional
+    metadata to their interactions. Implementations MUST NOT make assumptions about values at these
+    keys.
+    """
 
 
 @attrs.frozen(kw_only=True)
@@ -52,8 +69,14 @@ class TerminalOutputRequest:
     """
 
     session_id: SessionId = field(required=True)
+    """The session ID for this request."""
     terminal_id: TerminalId = field(required=True)
+    """The ID of the terminal to get output from."""
     meta: Meta | Unset = field(default_on_error=True)
+    """The _meta property is reserved by ACP to allow clients and agents to attach additional
+    metadata to their interactions. Implementations MUST NOT make assumptions about values at these
+    keys.
+    """
 
 
 @attrs.frozen(kw_only=True)
@@ -64,8 +87,14 @@ class ReleaseTerminalRequest:
     """
 
     session_id: SessionId = field(required=True)
+    """The session ID for this request."""
     terminal_id: TerminalId = field(required=True)
+    """The ID of the terminal to release."""
     meta: Meta | Unset = field(default_on_error=True)
+    """The _meta property is reserved by ACP to allow clients and agents to attach additional
+    metadata to their interactions. Implementations MUST NOT make assumptions about values at these
+    keys.
+    """
 
 
 @attrs.frozen(kw_only=True)
@@ -76,8 +105,14 @@ class WaitForTerminalExitRequest:
     """
 
     session_id: SessionId = field(required=True)
+    """The session ID for this request."""
     terminal_id: TerminalId = field(required=True)
+    """The ID of the terminal to wait for."""
     meta: Meta | Unset = field(default_on_error=True)
+    """The _meta property is reserved by ACP to allow clients and agents to attach additional
+    metadata to their interactions. Implementations MUST NOT make assumptions about values at these
+    keys.
+    """
 
 
 @attrs.frozen(kw_only=True)
@@ -88,8 +123,14 @@ class KillTerminalRequest:
     """
 
     session_id: SessionId = field(required=True)
+    """The session ID for this request."""
     terminal_id: TerminalId = field(required=True)
+    """The ID of the terminal to kill."""
     meta: Meta | Unset = field(default_on_error=True)
+    """The _meta property is reserved by ACP to allow clients and agents to attach additional
+    metadata to their interactions. Implementations MUST NOT make assumptions about values at these
+    keys.
+    """
 
 
 @attrs.frozen(kw_only=True)
@@ -100,7 +141,12 @@ class CreateTerminalResponse:
     """
 
     terminal_id: TerminalId = field(required=True)
+    """The unique identifier for the created terminal."""
     meta: Meta | Unset = field(default_on_error=True)
+    """The _meta property is reserved by ACP to allow clients and agents to attach additional
+    metadata to their interactions. Implementations MUST NOT make assumptions about values at these
+    keys.
+    """
 
 
 @attrs.frozen(kw_only=True)
@@ -113,8 +159,14 @@ class TerminalExitStatus:
     # spec SCHEMA-13, spec-gap exit-code-sign: a uint32; a negative code is a shape error
     # (strict) and reads as absent (lenient); a signal death is exitCode null plus signal.
     exit_code: int | None | Unset = field(default_on_error=True, fmt="uint32")
+    """The process exit code (may be null if terminated by signal)."""
     signal: str | None | Unset = field(default_on_error=True)
+    """The signal that terminated the process (may be null if exited normally)."""
     meta: Meta | Unset = field(default_on_error=True)
+    """The _meta property is reserved by ACP to allow clients and agents to attach additional
+    metadata to their interactions. Implementations MUST NOT make assumptions about values at these
+    keys.
+    """
 
 
 @attrs.frozen(kw_only=True)
@@ -125,9 +177,16 @@ class TerminalOutputResponse:
     """
 
     output: str = field(required=True)
+    """The terminal output captured so far."""
     truncated: bool = field(required=True)
+    """Whether the output was truncated due to byte limits."""
     exit_status: TerminalExitStatus | None | Unset = field(default_on_error=True)
+    """Exit status if the command has completed."""
     meta: Meta | Unset = field(default_on_error=True)
+    """The _meta property is reserved by ACP to allow clients and agents to attach additional
+    metadata to their interactions. Implementations MUST NOT make assumptions about values at these
+    keys.
+    """
 
 
 @attrs.frozen(kw_only=True)
@@ -138,6 +197,10 @@ class ReleaseTerminalResponse:
     """
 
     meta: Meta | Unset = field(default_on_error=True)
+    """The _meta property is reserved by ACP to allow clients and agents to attach additional
+    metadata to their interactions. Implementations MUST NOT make assumptions about values at these
+    keys.
+    """
 
 
 @attrs.frozen(kw_only=True)
@@ -148,8 +211,14 @@ class WaitForTerminalExitResponse:
     """
 
     exit_code: int | None | Unset = field(default_on_error=True, fmt="uint32")
+    """The process exit code (may be null if terminated by signal)."""
     signal: str | None | Unset = field(default_on_error=True)
+    """The signal that terminated the process (may be null if exited normally)."""
     meta: Meta | Unset = field(default_on_error=True)
+    """The _meta property is reserved by ACP to allow clients and agents to attach additional
+    metadata to their interactions. Implementations MUST NOT make assumptions about values at these
+    keys.
+    """
 
 
 @attrs.frozen(kw_only=True)
@@ -160,3 +229,7 @@ class KillTerminalResponse:
     """
 
     meta: Meta | Unset = field(default_on_error=True)
+    """The _meta property is reserved by ACP to allow clients and agents to attach additional
+    metadata to their interactions. Implementations MUST NOT make assumptions about values at these
+    keys.
+    """

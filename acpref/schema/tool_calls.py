@@ -61,9 +61,16 @@ class PermissionOption:
     """
 
     option_id: PermissionOptionId = field(required=True)
+    """Unique identifier for this permission option."""
     name: str = field(required=True)
+    """Human-readable label to display to the user."""
     kind: PermissionOptionKind = field(required=True)
+    """Hint about the nature of this permission option."""
     meta: Meta | Unset = field(default_on_error=True)
+    """The _meta property is reserved by ACP to allow clients and agents to attach additional
+    metadata to their interactions. Implementations MUST NOT make assumptions about values at these
+    keys.
+    """
 
 
 @attrs.frozen(kw_only=True)
@@ -76,7 +83,12 @@ class Content:
     type: ClassVar[str] = "content"
 
     content: ContentBlock = field(required=True)
+    """The actual content block."""
     meta: Meta | Unset = field(default_on_error=True)
+    """The _meta property is reserved by ACP to allow clients and agents to attach additional
+    metadata to their interactions. Implementations MUST NOT make assumptions about values at these
+    keys.
+    """
 
 
 @attrs.frozen(kw_only=True)
@@ -89,9 +101,16 @@ class Diff:
     type: ClassVar[str] = "diff"
 
     path: str = field(required=True)
+    """The absolute file path being modified."""
     old_text: str | None | Unset = field(default_on_error=True)
+    """The original content (omitted or ``null`` for new files)."""
     new_text: str = field(required=True)
+    """The new content after modification."""
     meta: Meta | Unset = field(default_on_error=True)
+    """The _meta property is reserved by ACP to allow clients and agents to attach additional
+    metadata to their interactions. Implementations MUST NOT make assumptions about values at these
+    keys.
+    """
 
 
 @attrs.frozen(kw_only=True)
@@ -104,7 +123,12 @@ class Terminal:
     type: ClassVar[str] = "terminal"
 
     terminal_id: TerminalId = field(required=True)
+    """Identifier of the terminal instance to embed in the content stream."""
     meta: Meta | Unset = field(default_on_error=True)
+    """The _meta property is reserved by ACP to allow clients and agents to attach additional
+    metadata to their interactions. Implementations MUST NOT make assumptions about values at these
+    keys.
+    """
 
 
 #: What a tool call produced, tagged by ``type``. Spec: tool-calls.mdx (Content); TOOL-12.
@@ -122,8 +146,14 @@ class ToolCallLocation:
     """
 
     path: str = field(required=True)
+    """The absolute file path being accessed or modified."""
     line: int | None | Unset = field(default_on_error=True, fmt="uint32")
+    """Optional 1-based line number within the file."""
     meta: Meta | Unset = field(default_on_error=True)
+    """The _meta property is reserved by ACP to allow clients and agents to attach additional
+    metadata to their interactions. Implementations MUST NOT make assumptions about values at these
+    keys.
+    """
 
 
 class ToolCallStatus(WireEnum):
@@ -168,22 +198,39 @@ class ToolCallUpdate:
     session_update: ClassVar[str] = "tool_call_update"
 
     tool_call_id: ToolCallId = field(required=True)
+    """The ID of the tool call being updated."""
     # spec TOOL-18: a string sets or replaces the name; omitted or null leaves it unchanged (v1
     # cannot clear a name).
     name: str | None | Unset = field(default_on_error=True)
+    """Update the programmatic name of the tool being invoked.
+
+    This field is optional. Omitting it or sending ``null`` both mean that the existing name is left
+    unchanged.
+    """
     kind: ToolKind | None | Unset = field(default_on_error=True)
+    """Update the tool kind."""
     status: ToolCallStatus | None | Unset = field(default_on_error=True)
+    """Update the execution status."""
     title: str | None | Unset = field(default_on_error=True)
+    """Update the human-readable title."""
     content: List[ToolCallContent] | None | Unset = field(
         default_on_error=True, skip_invalid_items=True
     )
+    """Replace the content collection."""
     locations: List[ToolCallLocation] | None | Unset = field(
         default_on_error=True, skip_invalid_items=True
     )
+    """Replace the locations collection."""
     # spec SCHEMA-15: rawInput and rawOutput are any JSON value, passed through untouched.
     raw_input: JsonValue | Unset = field(default_on_error=True)
+    """Update the raw input."""
     raw_output: JsonValue | Unset = field(default_on_error=True)
+    """Update the raw output."""
     meta: Meta | Unset = field(default_on_error=True)
+    """The _meta property is reserved by ACP to allow clients and agents to attach additional
+    metadata to their interactions. Implementations MUST NOT make assumptions about values at these
+    keys.
+    """
 
 
 @attrs.frozen(kw_only=True)
@@ -194,9 +241,16 @@ class RequestPermissionRequest:
     """
 
     session_id: SessionId = field(required=True)
+    """The session ID for this request."""
     tool_call: ToolCallUpdate = field(required=True)
+    """Details about the tool call requiring permission."""
     options: List[PermissionOption] = field(required=True)
+    """Available permission options for the user to choose from."""
     meta: Meta | Unset = field(default_on_error=True)
+    """The _meta property is reserved by ACP to allow clients and agents to attach additional
+    metadata to their interactions. Implementations MUST NOT make assumptions about values at these
+    keys.
+    """
 
 
 @attrs.frozen(kw_only=True)
@@ -209,18 +263,36 @@ class ToolCall:
     session_update: ClassVar[str] = "tool_call"
 
     tool_call_id: ToolCallId = field(required=True)
+    """Unique identifier for this tool call within the session."""
     title: str = field(required=True)
+    """Human-readable title describing what the tool is doing."""
     # spec TOOL-18: the programmatic tool name (``read_file``); omitted or null means none.
     name: str | None | Unset = field(default_on_error=True)
+    """Programmatic name of the tool being invoked.
+
+    This field is optional. Omitting it or sending ``null`` both mean that no tool name is
+    available.
+    """
     kind: ToolKind | Unset = field(default_on_error=True)
+    """The category of tool being invoked. Helps clients choose appropriate icons and UI treatment.
+    """
     status: ToolCallStatus | Unset = field(default_on_error=True)
+    """Current execution status of the tool call."""
     content: List[ToolCallContent] | Unset = field(default_on_error=True, skip_invalid_items=True)
+    """Content produced by the tool call."""
     locations: List[ToolCallLocation] | Unset = field(
         default_on_error=True, skip_invalid_items=True
     )
+    """File locations affected by this tool call. Enables "follow-along" features in clients."""
     raw_input: JsonValue | Unset = field(default_on_error=True)
+    """Raw input parameters sent to the tool."""
     raw_output: JsonValue | Unset = field(default_on_error=True)
+    """Raw output returned by the tool."""
     meta: Meta | Unset = field(default_on_error=True)
+    """The _meta property is reserved by ACP to allow clients and agents to attach additional
+    metadata to their interactions. Implementations MUST NOT make assumptions about values at these
+    keys.
+    """
 
 
 @attrs.frozen(kw_only=True)
@@ -233,7 +305,12 @@ class SelectedPermissionOutcome:
     outcome: ClassVar[str] = "selected"
 
     option_id: PermissionOptionId = field(required=True)
+    """The ID of the option the user selected."""
     meta: Meta | Unset = field(default_on_error=True)
+    """The _meta property is reserved by ACP to allow clients and agents to attach additional
+    metadata to their interactions. Implementations MUST NOT make assumptions about values at these
+    keys.
+    """
 
 
 @attrs.frozen(kw_only=True)
@@ -260,4 +337,9 @@ class RequestPermissionResponse:
     """
 
     outcome: RequestPermissionOutcome = field(required=True)
+    """The user's decision on the permission request."""
     meta: Meta | Unset = field(default_on_error=True)
+    """The _meta property is reserved by ACP to allow clients and agents to attach additional
+    metadata to their interactions. Implementations MUST NOT make assumptions about values at these
+    keys.
+    """

@@ -18,7 +18,7 @@ import time
 from typing import Any, Callable, Dict, List, Optional, Tuple
 
 from .. import schema as s
-from .._core.agent_sends import TURN_CONTENT
+from .._core.prompt_turn import TURN_CONTENT
 from ..errors import ConnectionClosed, ErrorCode, RequestTimeout, RpcError
 from ._check_agent import AUTH_HINT, BUSY_HINT, Scenario, ScenarioContext
 from ._driver import _TURN_CONTENT, PendingTurn

@@ -1,0 +1,181 @@
+"""elicitation.mdx: the agent asks the user for input, through the client.
+
+``elicitation/create`` comes in a mode the client advertised (ELICIT-06; else the client answers
+-32602, ELICIT-29) and is scoped to a known session or to a client request in flight
+(ELICIT-09). A *form* asks for flat fields (ELICIT-11), never for secrets (ELICIT-15) and shows
+no links (ELICIT-32). A *url* sends the user to a page (a URI, ELICIT-17; https outside
+development, ELICIT-31; no credentials in it, ELICIT-30) under an id unique among the outstanding
+ones (ELICIT-24), which ``elicitation/complete`` later names (ELICIT-27). The client answers
+accept, decline or cancel (ELICIT-20).
+"""
+
+from __future__ import annotations
+
+from typing import Any, Dict, Iterable
+
+from ..errors import ErrorCode
+from .book import Message, check, transition
+from .facts import ConnectionFacts
+from .findings import Finding, Party, finding
+from .values import has_link, is_development_url, names_a_secret, url_credentials
+
+A, C = Party.AGENT, Party.CLIENT
+INVALID = ErrorCode.INVALID_PARAMS
+NOT_FOUND = ErrorCode.RESOURCE_NOT_FOUND
+
+
+@check("request", A, "elicitation/create")
+def _elicit(state: ConnectionFacts, m: Message) -> Iterable[Finding]:
+    mode = m.params.get("mode")
+    if not (isinstance(mode, str) and state.gate_open(f"elicitation.{mode}", C)):
+        # spec ELICIT-06, ELICIT-08: only a mode the client advertised, always named (there is no
+        # default mode); ELICIT-29: answered -32602.
+        yield finding(
+            "ELICIT-06",
+            A,
+            f"elicitation mode {mode!r} was not advertised by the client",
+            m.index,
+            INVALID,
+        )
+    sid, request_id = m.params.get("sessionId"), m.params.get("requestId")
+    if sid is not None:
+        if state.session(sid) is None:
+            # spec ELICIT-09: a session-scoped elicitation names a known session.
+            yield finding(
+                "ELICIT-09", A, f"elicitation for unknown session {sid!r}", m.index, NOT_FOUND
+            )
+    elif not (isinstance(request_id, (str, int)) and request_id in state.outstanding[C]):
+        # spec ELICIT-09: otherwise it names a client request in flight.
+        yield finding(
+            "ELICIT-09",
+            A,
+            f"elicitation scoped to request {request_id!r}, not in flight",
+            m.index,
+            INVALID,
+        )
+    if mode == "form":
+        yield from _form(m)
+    elif mode == "url":
+        yield from _url(state, m)
+
+
+def _form(m: Message) -> Iterable[Finding]:
+    schema = m.params.get("requestedSchema")
+    props = schema.get("properties") if isinstance(schema, dict) else None
+    for name, prop in props.items() if isinstance(props, dict) else ():
+        if isinstance(prop, dict) and prop.get("type") == "object":
+            # spec ELICIT-11: the requested schema is flat: no nested object fields.
+            yield finding(
+                "ELICIT-11", A, f"form field {name!r} is a nested object", m.index, INVALID
+            )
+        title = prop.get("title") if isinstance(prop, dict) else None
+        if names_a_secret(name) or names_a_secret(title):
+            # spec ELICIT-15: form mode never asks for a secret or credential. Only the
+            # field's name is seen, not its purpose: a warning (spec-gap
+            # elicitation-secret-heuristics), never a refusal.
+            yield finding(
+                "spec-gap:elicitation-secret-heuristics",
+                A,
+                f"ELICIT-15: form field {name!r} looks like a secret or credential",
+                m.index,
+            )
+    linked = [where for where, text in _form_texts(m.params) if has_link(text)]
+    if linked:
+        # spec ELICIT-32: no URL meant to be clicked in any field of a form-mode request.
+        yield finding(
+            "ELICIT-32", A, f"form-mode request has a URL in {', '.join(linked)}", m.index
+        )
+
+
+def _form_texts(params: Dict[str, Any]) -> Iterable[Any]:
+    """``(where, text)`` for every text a form-mode request shows: message, titles, descriptions."""
+    yield "message", params.get("message")
+    schema = params.get("requestedSchema")
+    schema = schema if isinstance(schema, dict) else {}
+    for key in ("title", "description"):
+        yield f"the form's {key}", schema.get(key)
+    props = schema.get("properties")
+    for name, prop in props.items() if isinstance(props, dict) else ():
+        if not isinstance(prop, dict):
+            continue
+        items = prop.get("items")
+        choices = (prop.get("oneOf"), items.get("anyOf") if isinstance(items, dict) else None)
+        options = [o for c in choices if isinstance(c, list) for o in c if isinstance(o, dict)]
+        for holder in [prop, *options]:
+            for key in ("title", "description"):
+                yield f"field {name!r} {key}", holder.get(key)
+
+
+def _url(state: ConnectionFacts, m: Message) -> Iterable[Finding]:
+    eid = m.params.get("elicitationId")
+    if eid in state.url_elicitations:
+        # spec ELICIT-24: elicitation ids are unique among outstanding URL elicitations.
+        yield finding(
+            "ELICIT-24", A, f"elicitationId {eid!r} is already outstanding", m.index, INVALID
+        )
+    url = m.params.get("url")
+    if not (isinstance(url, str) and "://" in url):
+        # spec ELICIT-17: a URL-mode request carries a URI.
+        yield finding("ELICIT-17", A, f"url {url!r} is not a URI", m.index, INVALID)
+    for what in url_credentials(url):
+        # spec ELICIT-30: no credentials, personal data or pre-authenticated access in the
+        # URL. Recognised by name only (a token parameter, an email address, a user part):
+        # a warning (spec-gap elicitation-secret-heuristics).
+        yield finding(
+            "spec-gap:elicitation-secret-heuristics",
+            A,
+            f"ELICIT-30: the elicitation URL carries {what}",
+            m.index,
+        )
+    if isinstance(url, str) and "://" in url:
+        if not url.lower().startswith("https://") and not is_development_url(url):
+            # spec ELICIT-31: HTTPS outside development (this machine's URLs are exempt).
+            yield finding("ELICIT-31", A, f"elicitation URL {url!r} is not https", m.index)
+
+
+@transition("request", A, "elicitation/create")
+def _elicit_apply(state: ConnectionFacts, m: Message) -> None:
+    if m.params.get("mode") == "url":
+        eid = m.params.get("elicitationId")
+        if isinstance(eid, str):
+            state.url_elicitations[eid] = m.index
+
+
+@check("response", C, "elicitation/create")
+def _elicitation_answer(state: ConnectionFacts, m: Message) -> Iterable[Finding]:
+    assert m.request is not None
+    mode = m.request.params.get("mode")
+    advertised = isinstance(mode, str) and state.gate_open(f"elicitation.{mode}", C)
+    if not advertised and (not m.is_error or m.error.get("code") != ErrorCode.INVALID_PARAMS):
+        # spec ELICIT-29: a request in a mode the client did not advertise gets -32602.
+        yield finding(
+            "ELICIT-29",
+            C,
+            f"elicitation in unadvertised mode {mode!r} not answered -32602",
+            m.index,
+        )
+    action = m.result.get("action") if isinstance(m.result, dict) else None
+    if not m.is_error and action not in ("accept", "decline", "cancel"):
+        # spec ELICIT-20: the action is accept, decline or cancel.
+        yield finding("ELICIT-20", C, f"elicitation answered with action {action!r}", m.index)
+
+
+@transition("response", C, "elicitation/create")
+def _elicitation_answered(state: ConnectionFacts, m: Message) -> None:
+    assert m.request is not None
+    action = m.result.get("action") if isinstance(m.result, dict) else None
+    if m.is_error or action != "accept":
+        state.url_elicitations.pop(m.request.params.get("elicitationId"), None)
+
+
+@check("notification", A, "elicitation/complete")
+def _elicit_complete(state: ConnectionFacts, m: Message) -> Iterable[Finding]:
+    eid = m.params.get("elicitationId")
+    if eid not in state.url_elicitations:
+        # spec ELICIT-27: completion names a URL elicitation this client received.
+        yield finding("ELICIT-27", A, f"elicitation/complete for unknown id {eid!r}", m.index)
+
+
+@transition("notification", A, "elicitation/complete")
+def _elicit_complete_apply(state: ConnectionFacts, m: Message) -> None:
+    state.url_elicitations.pop(m.params.get("elicitationId"), None)

@@ -1,0 +1,160 @@
+"""What the rules know of one connection: the records they read and change.
+
+``ConnectionFacts`` holds the negotiated version and capabilities, the requests in flight, the
+sessions (``SessionState``: running turn, tool calls, modes and options), the terminals and the
+URL elicitations. The rule modules (see ``pages``) take it as their ``state`` argument; the
+machine that feeds them messages is ``state.ProtocolState``, which extends it. Nothing here
+checks anything: these are the nouns of the protocol.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any, Dict, FrozenSet, List, Mapping, Optional, Set, Tuple, AbstractSet
+
+import attrs
+
+from . import capabilities
+from .book import Outstanding
+from .compact import NO_IDS, NOTHING, AnsweredIds, SharedRecords, grow
+from .findings import Party
+
+__all__ = ["ConnectionFacts", "NO_TURN", "SessionState", "TerminalState"]
+
+
+class _NoTurn:
+    def __repr__(self) -> str:
+        return "NO_TURN"
+
+
+#: ``SessionState.turn`` when no turn is running.
+NO_TURN: Any = _NoTurn()
+
+
+@attrs.define(weakref_slot=False)
+class SessionState:
+    """What the rules know of one session on this connection (sets start shared: ``compact``)."""
+
+    id: str
+    cwd: Optional[str] = None
+    #: "loading" / "resuming" while that request is in flight, "active", or "closed".
+    status: str = "active"
+    #: What happened last: "new", "load", "resume" or "turn"; names the clause of a stray update.
+    last: str = "new"
+    #: The id of the running session/prompt request, or ``NO_TURN``: ``None`` is an id a request
+    #: may have (RPC-02, ``id: null``), so it cannot mean "no turn".
+    turn: Any = NO_TURN
+    #: Set when the turn was cancelled: the clause that makes "cancelled" due (PROMPT-23, SETUP-16).
+    cancel_clause: Optional[str] = None
+    #: True when, at cancel time, the agent was waiting on a request of its own for this session
+    #: (then it cannot have finished the turn before it saw the cancel).
+    cancel_certain: bool = False
+    tool_calls: AbstractSet[str] = NO_IDS
+    #: Message ids used by finished messages, and the one being streamed (SETUP-06, PROMPT-07).
+    old_message_ids: AbstractSet[str] = NO_IDS
+    message_id: Optional[str] = None
+    #: Mode, config option and permission option ids are kept as the wire gave them (a missing
+    #: one is None): these rules only compare them.
+    mode_ids: Optional[AbstractSet[Any]] = None
+    #: Config options by id, as wire dicts (CONFIG-17).
+    config: Mapping[Any, Dict[str, Any]] = NOTHING
+    #: Permission requests in flight for this session: request id -> offered option ids.
+    permissions: Mapping[Any, Set[Any]] = NOTHING
+    #: Permission requests that were in flight when the client cancelled (PROMPT-21).
+    cancelled_permissions: AbstractSet[Any] = NO_IDS
+    #: How many session/load and session/resume requests of the session are in flight, as
+    #: ``(loads, resumes)``; None when none is.
+    reopening: Optional[Tuple[int, int]] = None
+    #: True when this record was made by a load/resume (dropped again if that fails).
+    created_by_reopen: bool = False
+    #: Compactions of the session: compaction id -> its last status (COMPACT-04, COMPACT-10).
+    compactions: Mapping[str, Any] = NOTHING
+    #: Tool names as reported: tool call id -> name (TOOL-17).
+    tool_names: Mapping[str, str] = NOTHING
+
+    def finish_message(self) -> None:
+        """The message being streamed is over: its id may not name another one (SETUP-06)."""
+        if self.message_id is not None:
+            self.old_message_ids = grow(self.old_message_ids, self.message_id)
+            self.message_id = None
+
+    def forget_message_ids(self) -> None:
+        """A replay starts: it re-sends the messages with their own ids."""
+        self.old_message_ids = NO_IDS
+        self.message_id = None
+
+
+@attrs.define
+class TerminalState:
+    session_id: Any
+    created_index: Optional[int]
+    released: bool = False
+
+
+class ConnectionFacts:
+    """Everything the rules need to know about one ACP connection."""
+
+    def __init__(self) -> None:
+        # Initialization (initialization.mdx)
+        self.initialize_sent = False
+        self.initialized = False
+        self.requested_version: Any = None
+        self.version: Any = None
+        self.client_caps: Dict[str, Any] = {}
+        self.agent_caps: Dict[str, Any] = {}
+        self.auth_methods: List[Dict[str, Any]] = []
+        self.authenticated = False
+        # JSON-RPC bookkeeping: requests each party sent and that are not answered yet.
+        self.outstanding: Dict[Party, Dict[Any, Outstanding]] = {Party.AGENT: {}, Party.CLIENT: {}}
+        self.answered = {Party.AGENT: AnsweredIds(), Party.CLIENT: AnsweredIds()}
+        #: Requests that reused an id still in flight, by sender: each is owed one refusal,
+        #: which answers it and not the first request of that id (spec-gap duplicate-id).
+        self.duplicates: Dict[Party, Dict[Any, int]] = {Party.AGENT: {}, Party.CLIENT: {}}
+        # Sessions, listing, terminals, elicitations
+        self.sessions: Dict[Any, SessionState] = {}
+        self.deleted: Set[Any] = set()
+        self.cursors: Set[str] = set()
+        #: cwd of sessions seen in session/list results, for SETUP-22.
+        self.listed: Dict[Any, Any] = {}
+        self.terminals: Dict[Any, TerminalState] = {}
+        # spec ELICIT-10: outstanding URL elicitations belong to this connection's state (one
+        # ProtocolState per connection), never to a session id shared with other connections.
+        self.url_elicitations: Dict[Any, Optional[int]] = {}
+        #: The systemPrompt each session was set up with, as wire JSON (SYSPROMPT-11; provisional).
+        self.system_prompts: Dict[Any, Any] = {}
+        #: Announced child sessions: id -> subagents.ChildState (SUBAGENT-05; provisional).
+        self.children: Dict[Any, Any] = {}
+        #: Mode id sets and config option tables that sessions share.
+        self._shared = SharedRecords()
+
+    def caps_of(self, party: Party) -> Dict[str, Any]:
+        return self.agent_caps if party is Party.AGENT else self.client_caps
+
+    def gate_open(self, gate: Optional[str], receiver: Party) -> bool:
+        return capabilities.gate_open(gate, self.caps_of(receiver))
+
+    def session(self, session_id: Any) -> Optional[SessionState]:
+        """The session of that id set up on this connection, or None."""
+        s = self.sessions.get(session_id) if isinstance(session_id, str) else None
+        return s if s is not None and s.status != "closed" else None
+
+    def shared_mode_ids(self, modes: List[Any]) -> FrozenSet[Any]:
+        """The ids of ``availableModes``, as a set equal sessions share."""
+        ids = frozenset(x.get("id") for x in modes if isinstance(x, dict))
+        return self._shared.get(ids, ids)  # type: ignore[no-any-return]
+
+    def shared_config(self, options: List[Any]) -> Mapping[Any, Dict[str, Any]]:
+        """Config options by id, as a table equal sessions share."""
+        table = {o.get("id"): o for o in options if isinstance(o, dict)}
+        try:
+            key = json.dumps(options, sort_keys=True)
+        except (TypeError, ValueError):  # not JSON (only a caller's own bug): kept unshared
+            return table
+        return self._shared.get(table, ("config", key))  # type: ignore[no-any-return]
+
+    def waiting_on_agent_request(self, session_id: Any) -> bool:
+        """True when the agent has a request in flight to the client for this session."""
+        return any(
+            req.params.get("sessionId") == session_id
+            for req in self.outstanding[Party.AGENT].values()
+        )

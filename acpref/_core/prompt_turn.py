@@ -1,0 +1,206 @@
+"""prompt-turn.mdx: one exchange, from the user's prompt to the agent's stop reason.
+
+The client sends ``session/prompt`` to a session set up on this connection (PROMPT-01), with
+content blocks the agent accepts (PROMPT-02, PROMPT-03, CONTENT-04), one turn at a time
+(spec-gap concurrent-prompt). While the turn runs the agent streams ``session/update``s: message
+chunks (grouped by ``messageId``, PROMPT-07), tool calls (``tool_calls``), plans. The turn ends
+when the agent answers the prompt with a ``stopReason``; nothing of the turn comes after that
+(PROMPT-26). The client may cancel with ``session/cancel``: every permission request still open
+is then answered "cancelled" (PROMPT-21), and the turn ends with ``stopReason: "cancelled"``, not
+an error (PROMPT-23, PROMPT-24).
+"""
+
+from __future__ import annotations
+
+from typing import Iterable
+
+from ..errors import ErrorCode
+from .book import Message, check, transition, update_check, update_of, update_transition
+from .capabilities import prompt_block_gate
+from .compact import NO_IDS
+from .facts import NO_TURN, ConnectionFacts
+from .findings import Finding, Party, finding
+
+A, C = Party.AGENT, Party.CLIENT
+INVALID = ErrorCode.INVALID_PARAMS
+NOT_FOUND = ErrorCode.RESOURCE_NOT_FOUND
+
+CHUNKS = frozenset({"user_message_chunk", "agent_message_chunk", "agent_thought_chunk"})
+#: Updates that belong to a prompt turn (or to a load replay); the others may come at any time.
+TURN_CONTENT = CHUNKS | {
+    "tool_call",
+    "tool_call_update",
+    "plan",
+    # spec-gap plan-operations-turn: provisional plan operations are a turn's content too.
+    "plan_update",
+    "plan_removed",
+}
+
+
+# -- The client prompts ---------------------------------------------------------------------------
+
+
+@check("request", C, "session/prompt")
+def _prompt(state: ConnectionFacts, m: Message) -> Iterable[Finding]:
+    s = state.session(m.session_id)
+    if s is None:
+        # spec PROMPT-01: a prompt goes to a session set up on this connection.
+        yield finding(
+            "PROMPT-01",
+            C,
+            f"session/prompt for unknown session {m.session_id!r}",
+            m.index,
+            NOT_FOUND,
+        )
+    elif s.turn is not NO_TURN:
+        # spec-gap concurrent-prompt: one turn at a time per session.
+        yield finding(
+            "spec-gap:concurrent-prompt",
+            C,
+            f"a turn is already running in session {s.id!r}",
+            m.index,
+            -32600,
+        )
+    prompt = m.params.get("prompt")
+    if not isinstance(prompt, list):
+        # spec PROMPT-02: the prompt is an array of content blocks.
+        yield finding("PROMPT-02", C, "session/prompt has no prompt array", m.index, INVALID)
+    for block in prompt if isinstance(prompt, list) else []:
+        kind = block.get("type") if isinstance(block, dict) else None
+        gate = prompt_block_gate(kind)
+        if gate is not None and not state.gate_open(gate, A):
+            # spec PROMPT-03: only the content types the agent's promptCapabilities allow;
+            # spec CONTENT-04: image/audio/resource only when the agent accepts them.
+            yield finding(
+                "CONTENT-04",
+                C,
+                f"prompt has {'an' if str(kind)[:1] in 'aeiou' else 'a'} {kind} block but the agent "
+                f"did not advertise {gate}",
+                m.index,
+                INVALID,
+            )
+
+
+@transition("request", C, "session/prompt")
+def _turn_starts(state: ConnectionFacts, m: Message) -> None:
+    s = state.session(m.session_id)
+    if s is None or s.turn is not NO_TURN:
+        return
+    s.turn = m.id
+    s.last = "turn"
+    s.cancel_clause = None
+    s.cancel_certain = False
+    s.cancelled_permissions = NO_IDS
+
+
+# -- The agent streams the turn -------------------------------------------------------------------
+
+
+@update_check(*TURN_CONTENT)
+def _turn_content(state: ConnectionFacts, m: Message) -> Iterable[Finding]:
+    s = state.session(m.session_id)
+    if s is None:
+        return
+    kind = update_of(m).get("sessionUpdate")
+    if s.status == "resuming" and s.turn is NO_TURN:
+        # spec SETUP-12: no history replay before the session/resume response. Content while a
+        # turn of the session runs is that turn's (spec-gap reopen-in-flight): never refused.
+        yield finding("SETUP-12", A, f"{kind} sent while session/resume was in flight", m.index)
+    elif s.turn is NO_TURN and s.status != "loading":
+        if s.last == "turn":
+            # spec PROMPT-26: nothing of a turn after its session/prompt response.
+            yield finding("PROMPT-26", A, f"{kind} sent after the prompt turn ended", m.index)
+        elif s.last == "load":
+            # spec SETUP-07: the replay is over once session/load is answered.
+            yield finding("SETUP-07", A, f"{kind} sent after the session/load response", m.index)
+        else:
+            # spec-gap content-outside-turn: turn content belongs to a turn or a replay.
+            yield finding(
+                "spec-gap:content-outside-turn", A, f"{kind} sent outside any prompt turn", m.index
+            )
+
+
+@update_transition(*CHUNKS)
+def _chunk(state: ConnectionFacts, m: Message) -> None:
+    s = state.session(m.session_id)
+    message_id = update_of(m).get("messageId")
+    if s is not None and isinstance(message_id, str) and message_id != s.message_id:
+        s.finish_message()
+        s.message_id = message_id
+
+
+# -- The client cancels ---------------------------------------------------------------------------
+
+
+@transition("notification", C, "session/cancel")
+def _cancel(state: ConnectionFacts, m: Message) -> None:
+    s = state.session(m.session_id)
+    if s is not None and s.turn is not NO_TURN and s.cancel_clause is None:
+        s.cancel_clause = "PROMPT-23"
+        s.cancel_certain = state.waiting_on_agent_request(s.id)
+        # spec PROMPT-21: every permission request pending now is answered "cancelled".
+        s.cancelled_permissions = set(s.permissions)
+
+
+@check("response", C, "session/request_permission")
+def _permission_after_cancel(state: ConnectionFacts, m: Message) -> Iterable[Finding]:
+    assert m.request is not None
+    s = state.sessions.get(m.request.params.get("sessionId"))
+    if s is None or m.id not in s.cancelled_permissions:
+        return
+    outcome = m.result.get("outcome") if isinstance(m.result, dict) else None
+    kind = outcome.get("outcome") if isinstance(outcome, dict) else None
+    if kind != "cancelled":
+        # spec PROMPT-21: after session/cancel, pending permission requests are answered cancelled.
+        got = "an error" if m.is_error else f"outcome {kind!r}"
+        yield finding(
+            "PROMPT-21",
+            C,
+            f"permission request {m.id!r} answered {got} after session/cancel",
+            m.index,
+        )
+
+
+# -- The agent ends the turn ----------------------------------------------------------------------
+
+
+@check("response", A, "session/prompt")
+def _turn_ends(state: ConnectionFacts, m: Message) -> Iterable[Finding]:
+    assert m.request is not None
+    s = state.sessions.get(m.request.params.get("sessionId"))
+    if s is None or s.turn != m.id or s.cancel_clause is None:
+        return
+    if m.is_error:
+        # spec PROMPT-24: a cancelled turn ends with stopReason "cancelled", never an error.
+        yield finding("PROMPT-24", A, "prompt turn cancelled, but answered with an error", m.index)
+        return
+    stop = m.result.get("stopReason") if isinstance(m.result, dict) else None
+    if stop == "cancelled":
+        return
+    if s.cancel_certain:
+        # spec PROMPT-23 (SETUP-16 for close): the agent was waiting on us when we cancelled.
+        yield finding(s.cancel_clause, A, f"cancelled turn ended with stopReason {stop!r}", m.index)
+    else:
+        # spec-gap cancel-race: the turn may have ended before the agent saw the cancel.
+        yield finding(
+            "spec-gap:cancel-race",
+            A,
+            f"turn ended {stop!r} after session/cancel (possibly a race)",
+            m.index,
+        )
+
+
+@transition("response", A, "session/prompt")
+def _turn_over(state: ConnectionFacts, m: Message) -> None:
+    assert m.request is not None
+    s = state.sessions.get(m.request.params.get("sessionId"))
+    if s is not None and s.turn == m.id:
+        s.turn = NO_TURN
+        s.cancel_clause = None
+        s.last = "turn"
+        if s.status == "loading":
+            # The turn ran while a session/load was in flight: its message ids are not the
+            # replay's (SETUP-06 judges the replay's own), which may start now.
+            s.forget_message_ids()
+        else:
+            s.finish_message()

@@ -1,0 +1,365 @@
+"""session-setup.mdx: creating, loading, resuming and closing sessions.
+
+The client creates a session with ``session/new`` (an absolute ``cwd``, the MCP servers to
+connect, SETUP-01, SETUP-25, SETUP-32 .. SETUP-35; extra roots only when the agent offers them,
+SETUP-20, SETUP-24), and the agent answers with a fresh session id (SETUP-02). An existing session
+comes back with ``session/load`` (the agent replays its history first, then answers: SETUP-06,
+SETUP-07) or ``session/resume`` (no replay, SETUP-12), with the session's own cwd (SETUP-22).
+``session/close`` ends a session; a running turn is cancelled first (SETUP-16). Any other request
+that names a session names one set up on this connection (spec-gap unknown-session).
+
+The phases a session goes through (loading, resuming, active) are kept in ``facts.SessionState``.
+"""
+
+from __future__ import annotations
+
+import sys
+from typing import Any, Dict, Iterable, List, Optional
+
+from ..errors import ErrorCode
+from .book import Message, check, transition, update_check, update_of
+from .facts import NO_TURN, ConnectionFacts, SessionState
+from .findings import Finding, Party, finding
+from .session_modes import config_findings, modes_findings, remember_options
+from .values import is_absolute_path
+
+A, C = Party.AGENT, Party.CLIENT
+INVALID = ErrorCode.INVALID_PARAMS
+NOT_FOUND = ErrorCode.RESOURCE_NOT_FOUND
+SESSION_SETUP = ("session/new", "session/load", "session/resume")
+
+#: Requests that name a session set up before (session/prompt has its own clause, PROMPT-01;
+#: session/close its own, SETUP-15).
+_CLIENT_SCOPED = ("session/set_mode", "session/set_config_option")
+_AGENT_SCOPED = (
+    "session/request_permission",
+    "fs/read_text_file",
+    "fs/write_text_file",
+    "terminal/create",
+    "terminal/output",
+    "terminal/wait_for_exit",
+    "terminal/kill",
+    "terminal/release",
+)
+
+
+@check("request", C, *_CLIENT_SCOPED)
+@check("request", A, *_AGENT_SCOPED)
+def _known_session(state: ConnectionFacts, m: Message) -> Iterable[Finding]:
+    if state.session(m.session_id) is None:
+        # spec-gap unknown-session: a session not set up on this connection is unknown
+        # (RPC-17 suggests -32002 for a missing resource).
+        yield finding(
+            "spec-gap:unknown-session",
+            m.sender,
+            f"{m.method} for unknown session {m.session_id!r}",
+            m.index,
+            NOT_FOUND,
+        )
+
+
+@check("notification", A, "session/update")
+def _updated_session(state: ConnectionFacts, m: Message) -> Iterable[Finding]:
+    if state.session(m.session_id) is not None or m.session_id in state.children:
+        return  # a child's own traffic: the rules of subagents.py (SUBAGENT-29: any time)
+    if state.gate_open("subagents", C):
+        # spec SUBAGENT-05 (provisional): a child is announced before any of its traffic.
+        yield finding(
+            "SUBAGENT-05", A, f"session/update for unannounced session {m.session_id!r}", m.index
+        )
+    else:
+        # spec-gap unknown-session: updates name a session set up on this connection.
+        yield finding(
+            "spec-gap:unknown-session",
+            A,
+            f"session/update for unknown session {m.session_id!r}",
+            m.index,
+        )
+
+
+# -- What the client sends to set a session up ----------------------------------------------------
+
+
+@check("request", C, *SESSION_SETUP)
+def _setup_roots(state: ConnectionFacts, m: Message) -> Iterable[Finding]:
+    p = m.params
+    if "cwd" in p and not is_absolute_path(p.get("cwd")):
+        # spec SETUP-25, OVERVIEW-06: cwd is an absolute path.
+        yield finding(
+            "SETUP-25", C, f"cwd {p.get('cwd')!r} is not an absolute path", m.index, INVALID
+        )
+    if "additionalDirectories" not in p:
+        return
+    if not state.gate_open("sessionCapabilities.additionalDirectories", A):
+        # spec SETUP-24: only when the agent advertised additionalDirectories.
+        yield finding(
+            "SETUP-24",
+            C,
+            "additionalDirectories sent but not advertised by the agent",
+            m.index,
+            INVALID,
+        )
+    dirs = p.get("additionalDirectories")
+    for d in dirs if isinstance(dirs, list) else []:
+        if not is_absolute_path(d):
+            # spec SETUP-20: every additional directory is absolute.
+            yield finding(
+                "SETUP-20", C, f"additional directory {d!r} is not absolute", m.index, INVALID
+            )
+
+
+@check("request", C, *SESSION_SETUP)
+def _setup_mcp_servers(state: ConnectionFacts, m: Message) -> Iterable[Finding]:
+    p = m.params
+    servers = p.get("mcpServers")
+    if servers is None and "mcpServers" in p:
+        servers = []  # spec SCHEMA-18: an explicit null is the empty list
+    if m.method == "session/resume" and "mcpServers" not in p:
+        # spec SETUP-11 (spec-gap resume-mcp-servers): resume carries mcpServers too (the
+        # docs list it, the schema leaves it optional: reported as a spec-gap, never refused).
+        yield finding("SETUP-11", C, "session/resume without mcpServers", m.index)
+    elif m.method in ("session/new", "session/load") and not isinstance(servers, list):
+        # spec SETUP-01, SETUP-04: mcpServers is an array, possibly empty.
+        yield finding(
+            "SETUP-01" if m.method == "session/new" else "SETUP-04",
+            C,
+            "mcpServers missing",
+            m.index,
+            INVALID,
+        )
+    for server in servers if isinstance(servers, list) else []:
+        if isinstance(server, dict):
+            yield from _mcp_server(state, server, m)
+
+
+def _mcp_server(state: ConnectionFacts, server: Dict[str, Any], m: Message) -> Iterable[Finding]:
+    kind = server.get("type")
+    missing = _mcp_entry_missing(server)
+    if missing:
+        # spec SETUP-32, SETUP-33, SETUP-34: every key an entry's schema requires is sent
+        # (env and headers [] when empty). spec SCHEMA-20: since the schema of 2026-11-02 a
+        # malformed entry is no longer dropped: the whole request is invalid params.
+        yield finding(
+            "SETUP-34" if kind == "sse" else "SETUP-33" if kind == "http" else "SETUP-32",
+            C,
+            f"MCP server {server.get('name')!r} lacks {', '.join(missing)}",
+            m.index,
+            INVALID,
+        )
+    if kind in ("http", "sse") and not state.gate_open(f"mcpCapabilities.{kind}", A):
+        # spec SETUP-35: http/sse servers only when the agent advertised that transport.
+        yield finding(
+            "SETUP-35",
+            C,
+            f"MCP server {server.get('name')!r} uses {kind}, which the agent did not advertise",
+            m.index,
+            INVALID,
+        )
+    elif "command" not in missing and kind is None and not is_absolute_path(server["command"]):
+        # spec SETUP-32: a stdio server's command is an absolute path.
+        yield finding(
+            "SETUP-32",
+            C,
+            f"MCP server command {server.get('command')!r} is not absolute",
+            m.index,
+            INVALID,
+        )
+
+
+def _mcp_entry_missing(server: Dict[str, Any]) -> List[str]:
+    """The required keys of an ``mcpServers`` entry that are absent or of the wrong JSON type."""
+    if server.get("type") in ("http", "sse"):
+        wanted = {"name": str, "url": str, "headers": list}
+    else:
+        wanted = {"name": str, "command": str, "args": list, "env": list}
+    # spec SCHEMA-18, SCHEMA-19: args, env and headers may be null (empty), never omitted.
+    return [
+        key
+        for key, kind in wanted.items()
+        if not isinstance(server.get(key), kind)
+        and not (kind is list and key in server and server[key] is None)
+    ]
+
+
+@check("request", C, "session/load", "session/resume")
+def _reopen(state: ConnectionFacts, m: Message) -> Iterable[Finding]:
+    sid = m.params.get("sessionId")
+    if m.method == "session/load" and not ("sessionId" in m.params and "cwd" in m.params):
+        # spec SETUP-04: session/load names the session and its cwd.
+        yield finding("SETUP-04", C, "session/load needs sessionId and cwd", m.index, INVALID)
+    known = state.sessions.get(sid) if isinstance(sid, str) else None
+    known_cwd = known.cwd if known is not None else state.listed.get(sid)
+    cwd = m.params.get("cwd")
+    if known_cwd is not None and isinstance(cwd, str) and _norm(cwd) != _norm(known_cwd):
+        # spec SETUP-22: load/resume name the session's own cwd.
+        yield finding(
+            "SETUP-22", C, f"cwd {cwd!r} is not the session's cwd {known_cwd!r}", m.index, INVALID
+        )
+
+
+def _norm(path: str) -> str:
+    return path.rstrip("/\\") or path
+
+
+@transition("request", C, "session/load", "session/resume")
+def _reopening(state: ConnectionFacts, m: Message) -> None:
+    sid = m.params.get("sessionId")
+    if not isinstance(sid, str):
+        return
+    load = m.method == "session/load"
+    existing = state.sessions.get(sid)
+    if existing is not None and existing.status != "closed":
+        # Loads and resumes of one session may overlap: each is counted, and a load in flight
+        # keeps the session "loading" (its replay may go on) until the last one is answered.
+        loads, resumes = existing.reopening or (0, 0)
+        loads, resumes = (loads + 1, resumes) if load else (loads, resumes + 1)
+        existing.reopening = (loads, resumes)
+        existing.status = "loading" if loads else "resuming"
+        # A replay re-sends the messages with their own ids: uniqueness is checked within it.
+        existing.forget_message_ids()
+        return
+    state.sessions[sid] = SessionState(
+        id=sid,
+        cwd=m.params.get("cwd"),
+        status="loading" if load else "resuming",
+        reopening=(1, 0) if load else (0, 1),
+        created_by_reopen=True,
+    )
+
+
+@check("request", C, "session/close")
+def _close(state: ConnectionFacts, m: Message) -> Iterable[Finding]:
+    if state.session(m.session_id) is None:
+        # spec SETUP-15, SETUP-18: close names an active session; the agent answers -32002.
+        yield finding(
+            "SETUP-15", C, f"session/close of unknown session {m.session_id!r}", m.index, NOT_FOUND
+        )
+
+
+@transition("request", C, "session/close")
+def _closing(state: ConnectionFacts, m: Message) -> None:
+    s = state.session(m.session_id)
+    if s is not None and s.turn is not NO_TURN and s.cancel_clause is None:
+        # spec SETUP-16: close cancels a running turn as if session/cancel arrived.
+        s.cancel_clause = "SETUP-16"
+        s.cancel_certain = state.waiting_on_agent_request(s.id)
+        s.cancelled_permissions = set(s.permissions)
+
+
+# -- What the agent answers -----------------------------------------------------------------------
+
+
+@check("response", A, *SESSION_SETUP)
+def _setup_result(state: ConnectionFacts, m: Message) -> Iterable[Finding]:
+    if m.is_error or not isinstance(m.result, dict):
+        return
+    if m.method == "session/new":
+        sid = m.result.get("sessionId")
+        if sid in state.sessions or sid in state.deleted:
+            # spec SETUP-02: every new session id is unique.
+            yield finding("SETUP-02", A, f"session id {sid!r} was already used", m.index)
+    yield from modes_findings(m.result.get("modes"), m)
+    yield from config_findings(state, m.result.get("configOptions"), m)
+
+
+@transition("response", A, "session/new")
+def _session_created(state: ConnectionFacts, m: Message) -> None:
+    assert m.request is not None
+    if (
+        m.is_error
+        or not isinstance(m.result, dict)
+        or not isinstance(m.result.get("sessionId"), str)
+    ):
+        return
+    cwd = m.request.params.get("cwd")
+    # Sessions mostly share a few cwds: one string each, not one a session.
+    s = SessionState(id=m.result["sessionId"], cwd=sys.intern(cwd) if type(cwd) is str else cwd)
+    remember_options(state, s, m.result)
+    state.sessions[s.id] = s
+
+
+@transition("response", A, "session/load", "session/resume")
+def _session_reopened(state: ConnectionFacts, m: Message) -> None:
+    assert m.request is not None
+    s = state.sessions.get(m.request.params.get("sessionId"))
+    if s is None:
+        return
+    if m.is_error:
+        if _reopened_one(s, m.method):
+            return
+        if s.created_by_reopen:
+            del state.sessions[s.id]
+        else:
+            s.status = "active"
+        return
+    still = _reopened_one(s, m.method)  # another load or resume is still in flight
+    if not still:
+        s.status = "active"
+    s.created_by_reopen = False
+    s.last = "load" if m.method == "session/load" else "resume"
+    s.cwd = m.request.params.get("cwd", s.cwd)
+    if still:  # the next replay re-sends the messages with their own ids
+        s.forget_message_ids()
+    else:
+        s.finish_message()
+    if isinstance(m.result, dict):
+        remember_options(state, s, m.result)
+
+
+def _reopened_one(s: SessionState, method: Optional[str]) -> bool:
+    """Count one load or resume of ``s`` answered; True while others are still in flight."""
+    loads, resumes = s.reopening or (0, 0)
+    if method == "session/load":
+        loads = max(loads - 1, 0)
+    else:
+        resumes = max(resumes - 1, 0)
+    s.reopening = (loads, resumes) if loads or resumes else None
+    if s.reopening is None:
+        return False
+    s.status = "loading" if loads else "resuming"  # a load in flight may still replay
+    return True
+
+
+@update_check("user_message_chunk", "agent_message_chunk", "agent_thought_chunk")
+def _replayed_message_id(state: ConnectionFacts, m: Message) -> Iterable[Finding]:
+    s = state.session(m.session_id)
+    message_id = update_of(m).get("messageId")
+    if (
+        s is not None
+        and s.status == "loading"
+        and s.turn is NO_TURN  # spec-gap reopen-in-flight: a turn's chunks interleave the replay
+        and isinstance(message_id, str)
+        and message_id != s.message_id
+        and message_id in s.old_message_ids
+    ):
+        # spec SETUP-06: replayed message ids are unique to their message.
+        yield finding(
+            "SETUP-06", A, f"messageId {message_id!r} reused for another message", m.index
+        )
+
+
+@check("response", A, "session/close")
+def _closed(state: ConnectionFacts, m: Message) -> Iterable[Finding]:
+    assert m.request is not None
+    s = state.session(m.request.params.get("sessionId"))
+    if not m.is_error and s is not None and s.turn is not NO_TURN and s.cancel_clause is not None:
+        # spec-gap close-order: SETUP-16 says the close cancels the running turn (which must
+        # still end "cancelled"), not which of the two answers comes first; acpref answers the
+        # prompt first, and reports the other order as its reading, never as a MUST. A turn
+        # without a cancel clause began after the close was sent (spec-gap close-in-flight).
+        yield finding(
+            "spec-gap:close-order",
+            A,
+            "session/close answered before the prompt turn it cancelled",
+            m.index,
+        )
+
+
+@transition("response", A, "session/close")
+def _closed_apply(state: ConnectionFacts, m: Message) -> None:
+    assert m.request is not None
+    s = state.session(m.request.params.get("sessionId"))
+    if s is not None and not m.is_error:
+        # Nothing is kept of a closed session: to the rules it is unknown from now on, as a
+        # record marked "closed" was, and a session/load or session/resume sets it up anew.
+        del state.sessions[s.id]

@@ -1,0 +1,162 @@
+"""tool-calls.mdx: what the agent reports of the tools it runs, and the permission it asks.
+
+A tool call is announced once with ``tool_call`` (its id unique in the session, TOOL-02) and
+then changed with ``tool_call_update``s that name it (TOOL-05); a name once reported stays
+(TOOL-17, TOOL-18). Its content may carry diffs and locations with absolute paths and 1-based
+lines (TOOL-13, TOOL-15, OVERVIEW-07) and live terminals (TOOL-14). Before a sensitive step the
+agent may send ``session/request_permission`` with options of distinct ids (TOOL-10); the client
+selects one of those options (TOOL-08) or, after a cancel, answers "cancelled" (PROMPT-21, in
+``prompt_turn``).
+"""
+
+from __future__ import annotations
+
+from typing import Any, Dict, Iterable, List
+
+from ..errors import ErrorCode
+from .book import Message, check, transition, update_check, update_of, update_transition
+from .compact import NOTHING, grow, put
+from .facts import ConnectionFacts
+from .findings import Finding, Party, finding
+from .values import is_absolute_path, is_one_based
+
+A, C = Party.AGENT, Party.CLIENT
+INVALID = ErrorCode.INVALID_PARAMS
+
+
+@update_check("tool_call", "tool_call_update")
+def _tool_call(state: ConnectionFacts, m: Message) -> Iterable[Finding]:
+    s = state.session(m.session_id)
+    if s is None:
+        return
+    update = update_of(m)
+    tool_call_id = update.get("toolCallId")
+    if update.get("sessionUpdate") == "tool_call":
+        if tool_call_id in s.tool_calls and s.status != "loading":
+            # spec TOOL-02: tool call ids are unique within the session.
+            yield finding("TOOL-02", A, f"tool call id {tool_call_id!r} used twice", m.index)
+    else:
+        if tool_call_id not in s.tool_calls:
+            # spec TOOL-05: an update names a tool call the client knows.
+            yield finding(
+                "TOOL-05", A, f"tool_call_update for unknown tool call {tool_call_id!r}", m.index
+            )
+        name = update.get("name")
+        before = s.tool_names.get(tool_call_id) if isinstance(tool_call_id, str) else None
+        if isinstance(name, str) and before is not None and name != before:
+            # spec TOOL-17: a reported tool name is not changed later (but to correct it).
+            yield finding(
+                "TOOL-17", A, f"tool call {tool_call_id!r} renamed {before!r} to {name!r}", m.index
+            )
+    yield from _tool_call_body(state, update, m)
+
+
+def _tool_call_body(state: ConnectionFacts, body: Dict[str, Any], m: Message) -> Iterable[Finding]:
+    content = body.get("content")
+    for item in content if isinstance(content, list) else []:
+        if not isinstance(item, dict):
+            continue
+        if item.get("type") == "diff" and not is_absolute_path(item.get("path")):
+            # spec TOOL-13: a diff's path is absolute.
+            yield finding("TOOL-13", A, f"diff path {item.get('path')!r} is not absolute", m.index)
+        if item.get("type") == "terminal":
+            term = state.terminals.get(item.get("terminalId"))
+            if term is None or term.released:
+                # spec TOOL-14: embedded terminals come from terminal/create and are not released.
+                state_word = "released" if term is not None else "unknown"
+                yield finding(
+                    "TOOL-14",
+                    A,
+                    f"tool call embeds {state_word} terminal {item.get('terminalId')!r}",
+                    m.index,
+                )
+    locations = body.get("locations")
+    for loc in locations if isinstance(locations, list) else []:
+        if not isinstance(loc, dict):
+            continue
+        if not is_absolute_path(loc.get("path")):
+            # spec TOOL-15: locations have absolute paths.
+            yield finding(
+                "TOOL-15", A, f"location path {loc.get('path')!r} is not absolute", m.index
+            )
+        if loc.get("line") is not None and not is_one_based(loc.get("line")):
+            # spec OVERVIEW-07: line numbers are 1-based.
+            yield finding(
+                "OVERVIEW-07", A, f"location line {loc.get('line')!r} is not 1-based", m.index
+            )
+
+
+@update_transition("tool_call", "tool_call_update")
+def _tool_call_apply(state: ConnectionFacts, m: Message) -> None:
+    s = state.session(m.session_id)
+    update = update_of(m)
+    tool_call_id = update.get("toolCallId")
+    if s is None or not isinstance(tool_call_id, str):
+        return
+    if update.get("sessionUpdate") == "tool_call":
+        s.tool_calls = grow(s.tool_calls, tool_call_id)
+    # spec TOOL-18: a string name sets or replaces it; omitted or null leaves it.
+    if isinstance(update.get("name"), str) and tool_call_id in s.tool_calls:
+        s.tool_names = put(s.tool_names, tool_call_id, update["name"])
+
+
+# -- Permission ------------------------------------------------------------------------------------
+
+
+@check("request", A, "session/request_permission")
+def _permission(state: ConnectionFacts, m: Message) -> Iterable[Finding]:
+    options = m.params.get("options")
+    ids: List[Any] = (
+        [o.get("optionId") for o in options if isinstance(o, dict)]
+        if isinstance(options, list)
+        else []
+    )
+    if len(ids) != len(set(ids)):
+        # spec TOOL-10: optionIds are unique within the request.
+        yield finding("TOOL-10", A, "permission options repeat an optionId", m.index, INVALID)
+    tool_call = m.params.get("toolCall")
+    if isinstance(tool_call, dict):
+        yield from _tool_call_body(state, tool_call, m)
+
+
+@transition("request", A, "session/request_permission")
+def _permission_apply(state: ConnectionFacts, m: Message) -> None:
+    s = state.session(m.session_id)
+    if s is None:
+        return
+    options = m.params.get("options")
+    offered = (
+        {o.get("optionId") for o in options if isinstance(o, dict)}
+        if isinstance(options, list)
+        else set()
+    )
+    s.permissions = {**s.permissions, m.id: offered}
+    tool_call = m.params.get("toolCall")
+    if isinstance(tool_call, dict) and isinstance(tool_call.get("toolCallId"), str):
+        s.tool_calls = grow(s.tool_calls, tool_call["toolCallId"])
+
+
+@check("response", C, "session/request_permission")
+def _permission_answer(state: ConnectionFacts, m: Message) -> Iterable[Finding]:
+    assert m.request is not None
+    outcome = m.result.get("outcome") if isinstance(m.result, dict) else None
+    if not (isinstance(outcome, dict) and outcome.get("outcome") == "selected"):
+        return
+    options = m.request.params.get("options")
+    offered = {o.get("optionId") for o in options or [] if isinstance(o, dict)}
+    if outcome.get("optionId") not in offered:
+        # spec TOOL-08: the selected optionId is one of the offered options.
+        yield finding(
+            "TOOL-08", C, f"selected option {outcome.get('optionId')!r} was not offered", m.index
+        )
+
+
+@transition("response", C, "session/request_permission")
+def _permission_answered(state: ConnectionFacts, m: Message) -> None:
+    assert m.request is not None
+    s = state.sessions.get(m.request.params.get("sessionId"))
+    if s is not None:
+        s.permissions = {k: v for k, v in s.permissions.items() if k != m.id} or NOTHING
+        cancelled = s.cancelled_permissions
+        if m.id in cancelled and isinstance(cancelled, set):  # then it is a set of its own
+            cancelled.discard(m.id)
