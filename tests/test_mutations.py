@@ -30,7 +30,7 @@ REPO = Path(__file__).resolve().parent.parent
 # all of them: a rule that lives twice (the live rules refuse a request before the handler's own
 # check can) is what issue 15's single protocol core removes, and this list shows where it does.
 SAMPLE: List[Tuple[str, Tuple[str, ...]]] = [
-    ("RPC-16", ("acpref/agent/_connection.py",)),  # session methods before authenticate
+    ("RPC-16", ("acpref/_core/authentication.py",)),  # session methods before authenticate
     ("RPC-12", ("acpref/_inbound.py",)),  # an unknown method
     ("MODES-04", ("acpref/_core/session_modes.py",)),
     ("PROMPT-26", ("acpref/_core/prompt_turn.py",)),

@@ -15,8 +15,9 @@ What ``AgentSideConnection`` does around the implementer's ``Agent`` methods:
 * **initialize**: decoded here, so that any requested ``protocolVersion`` (even one of the wrong
   shape) negotiates: 1 answers 1, anything else our newest, 1; never an error (INIT-07, INIT-08).
   The client's capabilities are remembered on ``ClientHandle``; ours on ``Agent.advertised``.
-* **authentication**: with ``Agent.auth_required``, session methods answer -32000 until
-  ``authenticate`` succeeds, and again after ``logout`` (RPC-16, AUTH-10, AUTH-17).
+* **authentication**: the agent declares its policy (``Agent.auth_required``) to the protocol
+  core, which answers session methods -32000 until ``authenticate`` succeeds, and again after
+  ``logout`` (RPC-16, AUTH-10, AUTH-17).
 * **turns** (``_slots.TurnSlots``): one turn per session, claimed as the prompt is read; a second
   concurrent prompt gets -32600 (spec-gap concurrent-prompt). ``session/cancel``,
   ``$/cancel_request`` on the prompt, ``session/close`` and ``session/delete`` set the turn's
@@ -60,21 +61,6 @@ from ._turn import PromptTurn
 __all__ = ["AgentSideConnection", "serve_stdio"]
 
 log = logging.getLogger("acpref.agent")
-
-#: Methods that need a successful ``authenticate`` first when the agent requires it (RPC-16).
-_AUTH_GATED = frozenset(
-    {
-        "session/new",
-        "session/load",
-        "session/resume",
-        "session/list",
-        "session/delete",
-        "session/close",
-        "session/set_mode",
-        "session/set_config_option",
-        "session/prompt",
-    }
-)
 
 #: How long session/close and session/delete wait for a cancelled turn to end (SETUP-16), and
 #: for the session's other requests (spec-gap close-in-flight).
@@ -147,7 +133,9 @@ class AgentSideConnection:
             self.agent = agent
         else:
             self.agent = agent(self.client)
-        self._authenticated = False
+        # The agent's authentication policy, which the protocol core applies as each request
+        # is read (RPC-16, AUTH-10, AUTH-17: acpref/_core/authentication.py).
+        self.state.requires_auth = lambda: bool(self.agent.auth_required)
         # spec OVERVIEW-02: a handler for every agent method (the optional ones are answered
         # -32601 by the rules unless advertised, OVERVIEW-03).
         for method in AGENT_METHODS:
@@ -206,12 +194,9 @@ class AgentSideConnection:
     def _guard(
         self, method: str, handler: Callable[[Any, RequestContext], Any]
     ) -> Callable[[Any, RequestContext], Any]:
-        """Wrap a handler: the authentication gate first; our own broken rules become -32603."""
+        """Wrap a handler: after the session's reopening; our own broken rules become -32603."""
 
         def handle(params: Any, ctx: RequestContext) -> Any:
-            if method in _AUTH_GATED and self.agent.auth_required and not self._authenticated:
-                # spec RPC-16, AUTH-17: authentication first (again after logout).
-                raise RpcError.auth_required(f"{method} needs authentication first")
             if method in _SESSION_METHODS and method not in _ENDING:
                 # spec-gap reopen-in-flight: after the loads and resumes read before it; a
                 # session whose reopening failed meanwhile is unknown (spec-gap unknown-session).
@@ -261,20 +246,6 @@ class AgentSideConnection:
             caps_out if isinstance(caps_out, s.AgentCapabilities) else s.AgentCapabilities()
         )
         return codec.encode(response)
-
-    def _on_authenticate(
-        self, params: s.AuthenticateRequest, ctx: RequestContext
-    ) -> s.AuthenticateResponse:
-        response = self.agent.authenticate(params)
-        self._authenticated = True  # spec AUTH-10
-        return response
-
-    def _on_logout(self, params: s.LogoutRequest, ctx: RequestContext) -> s.LogoutResponse:
-        response = self.agent.logout(params)
-        # spec AUTH-17, AUTH-18, spec-gap logout-sessions: sessions stay in the registry; every
-        # session method answers -32000 again until the next authenticate (see _guard).
-        self._authenticated = False
-        return response
 
     def _opened(self, ctx: RequestContext, session_id: str) -> None:
         self._after.schedule(ctx.id, lambda: self.agent.session_opened(session_id))
