@@ -58,7 +58,7 @@ def _needs_authentication(state: ConnectionFacts, m: Message) -> Iterable[Findin
     requires = state.requires_auth
     if requires is not None and not state.authenticated and requires():
         # spec RPC-16, AUTH-17: authentication first (again after logout): -32000.
-        # spec-gap logout-sessions: the sessions set up before a logout as well.
+        # spec AUTH-18, spec-gap logout-sessions: the sessions set up before a logout as well.
         yield finding(
             "RPC-16",
             C,
