@@ -18,8 +18,8 @@ What ``AgentSideConnection`` does around the implementer's ``Agent`` methods:
 * **authentication**: the agent declares its policy (``Agent.auth_required``) to the protocol
   core, which answers session methods -32000 until ``authenticate`` succeeds, and again after
   ``logout`` (RPC-16, AUTH-10, AUTH-17).
-* **turns** (``_slots.TurnSlots``): one turn per session, claimed as the prompt is read; a second
-  concurrent prompt gets -32600 (spec-gap concurrent-prompt). ``session/cancel``,
+* **turns** (``_slots.TurnSlots``): one turn per session, claimed as the prompt is read; the core
+  answers a second concurrent prompt -32600 (spec-gap concurrent-prompt). ``session/cancel``,
   ``$/cancel_request`` on the prompt, ``session/close`` and ``session/delete`` set the turn's
   ``cancelled`` flag as they are read; a cancelled turn is answered ``stopReason: "cancelled"``
   whatever the agent returned or raised (PROMPT-23, PROMPT-24); the turn is closed before its

@@ -21,7 +21,7 @@ import threading
 from typing import Any, Callable, Dict, Optional, Tuple
 
 from .._core import RulesObserver
-from ..errors import ConnectionClosed, ErrorCode, LocalProtocolError, RpcError
+from ..errors import ConnectionClosed, LocalProtocolError, RpcError
 from ..methods import CANCEL_REQUEST
 from ._slots import TurnSlots
 
@@ -220,14 +220,10 @@ class _AgentObserver:
         sid = params.get("sessionId")
         is_request = "id" in message
         if method == "session/prompt" and is_request and isinstance(sid, str):
-            if not self._slots.claim(sid, message["id"]):
-                # spec-gap concurrent-prompt: one turn at a time per session; the second is refused.
-                return RpcError(
-                    ErrorCode.INVALID_REQUEST,
-                    f"a prompt turn is already running in session {sid!r} "
-                    "[spec-gap concurrent-prompt]",
-                    {"clause": "spec-gap:concurrent-prompt"},
-                )
+            # A second prompt while the session's turn runs was refused by the protocol core
+            # above (spec-gap concurrent-prompt, acpref/_core/prompt_turn.py): this one is the
+            # session's only turn.
+            self._slots.claim(sid, message["id"])
             if self._requests.closing(sid):
                 # spec-gap close-in-flight: the session is being closed; the turn is cancelled
                 # at once, as a running one was (SETUP-16).

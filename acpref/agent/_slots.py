@@ -5,10 +5,11 @@ spec-gap concurrent-prompt, cancel-request-prompt (spec_notes/decisions.md).
 
 A slot is claimed when the ``session/prompt`` is *read* (by the thread reading the stream, so in
 wire order) and freed when its response is *written*. Claiming in wire order is what makes the
-rules hold under races: a second prompt for a busy session is refused even if its handler thread
-starts first, and a ``session/cancel`` that follows a prompt on the wire always finds the
+rules hold under races: a ``session/cancel`` that follows a prompt on the wire always finds the
 prompt's slot, even when the prompt's handler has not started yet (cancel before the first
-update). Each slot carries the turn's ``cancelled`` flag, which ``PromptTurn`` reads.
+update). Whether a prompt may start at all is the protocol core's decision, taken just before
+(a second one while a turn runs is refused, spec-gap concurrent-prompt). Each slot carries the
+turn's ``cancelled`` flag, which ``PromptTurn`` reads.
 """
 
 from __future__ import annotations
@@ -46,15 +47,18 @@ class TurnSlots:
         self._by_session: Dict[str, _Slot] = {}
         self._by_request: Dict[Any, _Slot] = {}
 
-    def claim(self, session_id: str, request_id: Any) -> bool:
-        """Take the session's slot for this prompt; False if a turn is running there already."""
+    def claim(self, session_id: str, request_id: Any) -> None:
+        """Take the session's slot for this prompt.
+
+        The protocol core refuses a prompt while the session has a turn (spec-gap
+        concurrent-prompt) before this runs; a slot still taken is a bug of ours, and raises.
+        """
         with self._lock:
             if session_id in self._by_session:
-                return False
+                raise RuntimeError(f"session {session_id!r} has a turn already")
             slot = _Slot(session_id=session_id, request_id=request_id)
             self._by_session[session_id] = slot
             self._by_request[request_id] = slot
-            return True
 
     def attach(self, request_id: Any, make_turn: Any) -> Optional[PromptTurn]:
         """Build the prompt's turn with ``make_turn(cancelled_event)`` and attach it to its slot."""
