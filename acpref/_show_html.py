@@ -24,6 +24,7 @@ import os
 import re
 from typing import Any, Dict, List, Optional, Sequence, Tuple
 
+from ._show_assets import COLOURS, LEGEND, SCRIPT, STYLE
 from ._spec_index import repo_root
 from .oracle._show import LEVELS, Layout, build_layout
 from .oracle._validate import Report
@@ -32,8 +33,6 @@ __all__ = ["render_html", "spec_link", "write_report", "SPEC_SITE"]
 
 #: The public pages of the spec, for a report written where no carried copy can be linked.
 SPEC_SITE = "https://agentclientprotocol.com/protocol/"
-
-_COLOURS = {"MUST": "#c62828", "SHOULD": "#e65100", "spec-gap": "#6a1b9a", "warning": "#00796b"}
 
 
 def spec_link(page: str, out_path: Optional[str], root: Optional[str]) -> str:
@@ -106,7 +105,7 @@ def _json_for_script(value: Any) -> str:
 
 
 def _data(layout: Layout, links: List[str], root: Optional[str]) -> Dict[str, Any]:
-    """The layout as compact arrays for the script (see the field order in _SCRIPT)."""
+    """The layout as compact arrays for the script (see the field order in _show_assets.SCRIPT)."""
     rows = [
         [
             round(r.ts * 1000, 1),
@@ -256,299 +255,6 @@ def _summary_html(layout: Layout, index: int, links: List[str], root: Optional[s
     )
 
 
-_LEGEND = """<details class="legend" open><summary>How to read the diagram</summary>
-<p>One row per message, top to bottom in the order it travelled; time since the first message
-on the left. <svg width="44" height="12"><line x1="2" y1="6" x2="36" y2="6" class="a-request"/>
-<path d="M36 2 L43 6 L36 10 z" class="h-request"/></svg> a request,
-<svg width="44" height="12"><line x1="2" y1="6" x2="36" y2="6" class="a-response"/>
-<path d="M36 2 L43 6 L36 10" class="h-open"/></svg> its answer (the label links the pair),
-<svg width="44" height="12"><line x1="2" y1="6" x2="36" y2="6" class="a-error"/>
-<path d="M36 2 L43 6 L36 10" class="h-open"/></svg> an error answer,
-<svg width="44" height="12"><line x1="2" y1="6" x2="36" y2="6" class="a-notification"/>
-<path d="M36 2 L43 6 L36 10" class="h-open"/></svg> a notification,
-<svg width="44" height="12"><line x1="2" y1="6" x2="36" y2="6" class="a-invalid"/>
-<path d="M36 2 L43 6 L36 10" class="h-open"/></svg> a line the receiver could not read.
-A row with a finding is drawn in its level's colour, and the finding is written under it.
-<b>▸</b> rows fold a run of updates: click to open them. Click a turn's bar to fold the turn,
-and <b>raw</b> to see a message's line as it travelled.</p></details>"""
-
-_STYLE = """
-body{font:14px/1.4 system-ui,-apple-system,"Segoe UI",sans-serif;margin:0;color:#1b1b1b;
-background:#fafafa}
-header{padding:12px 20px;background:#fff;border-bottom:1px solid #ddd}
-h1{font-size:18px;margin:0 0 6px}h2{font-size:15px;margin:12px 0 4px}
-.headline{font-size:17px;font-weight:600;margin:6px 0;padding:6px 10px;border-radius:4px;
-border-left:6px solid #2e7d32;background:#e8f5e9}
-.headline.lv-MUST{border-color:#c62828;background:#ffebee}
-.headline.lv-SHOULD{border-color:#e65100;background:#fff3e0}
-.headline.lv-spec-gap{border-color:#6a1b9a;background:#f3e5f5}
-.headline.lv-warning{border-color:#00796b;background:#e0f2f1}
-.chip{display:inline-block;padding:0 6px;border-radius:3px;color:#fff;font-size:12px;
-font-weight:600;background:#777;white-space:nowrap}
-.chip.lv-MUST{background:#c62828}.chip.lv-SHOULD{background:#e65100}
-.chip.lv-spec-gap{background:#6a1b9a}.chip.lv-warning{background:#00796b}
-.facts{border-collapse:collapse;margin:6px 0}.facts th{text-align:left;padding:0 12px 0 0;
-font-weight:500;color:#555}.facts td{padding:0}
-.findings{margin:4px 0;padding-left:22px}.findings li{margin:3px 0}
-q{color:#333;font-style:italic}.rule{color:#555}.rule::before{content:"rule: ";font-weight:600}
-a.spec{margin-left:6px;font-size:12px}
-.tabs{margin:8px 0}.tabs button{margin:0 4px 4px 0;font:inherit;padding:2px 8px;cursor:pointer}
-.tabs button.on{font-weight:700;border:2px solid #333}
-.legend{font-size:13px;color:#333;margin-top:8px}.legend svg{vertical-align:middle}
-#lanes{position:sticky;top:0;z-index:2;background:#fafafaf0;border-bottom:1px solid #ccc;
-height:26px;font-weight:600}
-#lanes span{position:absolute;top:3px;transform:translateX(-50%);padding:1px 8px;
-border:1px solid #888;border-radius:4px;background:#fff;white-space:nowrap}
-#board{position:relative;padding-bottom:40px}
-.life{position:absolute;top:0;bottom:0;width:0;border-left:1px dashed #aaa}
-.row{position:relative;display:flex;align-items:center;min-height:22px;white-space:nowrap}
-.row:hover{background:#eef3ff}.row.flash{background:#fff59d}
-.ts{width:84px;flex:none;text-align:right;padding-right:8px;color:#777;font:12px monospace}
-.ar{flex:none;overflow:visible}
-.lb{padding-left:8px;overflow:hidden;text-overflow:ellipsis;font-size:13px}
-.ix{color:#888;font:11px monospace;margin-right:4px}
-.row.k-notification .lb{color:#33475b}.row.k-error .lb{color:#b71c1c}
-.row.k-invalid .lb{color:#b71c1c;font-weight:600}.row.k-event .lb{color:#666;font-style:italic}
-.pr{font-size:11px;margin-left:6px;color:#1565c0}
-.rawb{font-size:11px;margin-left:6px;padding:0 4px;cursor:pointer}
-.fold{cursor:pointer;color:#0d47a1}.fold .lb{font-weight:600}
-.turn{display:flex;align-items:center;height:20px;margin-top:4px;cursor:pointer;
-background:#e3eaf5;border-top:1px solid #b0bfd8;font-size:12px;font-weight:600}
-.turn .tt{padding-left:8px}
-.fd{margin:1px 0 4px var(--lw);padding:3px 8px;border-left:4px solid;background:#fff;
-font-size:13px;white-space:normal;max-width:900px}
-.fd.lv-MUST{border-color:#c62828;background:#ffebee}.fd.lv-SHOULD{border-color:#e65100;
-background:#fff3e0}.fd.lv-spec-gap{border-color:#6a1b9a;background:#f3e5f5}
-.fd.lv-warning{border-color:#00796b;background:#e0f2f1}
-pre.raw{margin:2px 0 6px var(--lw);padding:6px;background:#263238;color:#eceff1;
-font-size:12px;white-space:pre-wrap;word-break:break-all;max-width:1000px;max-height:400px;
-overflow:auto}
-line.a-request,line.a-response,line.a-error,line.a-notification,line.a-invalid{stroke-width:1.6}
-.a-request{stroke:#1b1b1b}.h-request{fill:#1b1b1b;stroke:#1b1b1b}
-.a-response{stroke:#1b1b1b;stroke-dasharray:5 3}.h-open{fill:none;stroke:#1b1b1b;stroke-width:1.6}
-.a-error{stroke:#b71c1c;stroke-dasharray:5 3}
-.a-notification{stroke:#5c7a99;stroke-dasharray:1.5 2.5}
-.a-invalid{stroke:#b71c1c;stroke-width:2.4}
-#more{padding:10px 20px;color:#777}
-"""
-
-_SCRIPT = r"""
-(function () {
-"use strict";
-// A row: [ms, from, to, kind, label, pair, turn, findings, index, size]; a finding:
-// [clause, level, class, blame, message, row, requirement, page, section, link, quoted].
-var COLOURS = %(colours)s, TS = 84, LW = 180, PAD = 70, CHUNK = 300, FOLD_CHUNK = 500;
-var parts = document.querySelectorAll("script.acpref-data"), cache = {};
-var board = document.getElementById("board"), lanesBar = document.getElementById("lanes");
-var more = document.getElementById("more"), style = document.createElement("style");
-document.head.appendChild(style);
-var D, X, W, next, itemOfRow, turnAt, shown = -1;
-
-function esc(s) {
-  return String(s).replace(/[&<>"']/g, function (c) {
-    return {"&": "&amp;", "<": "&lt;", ">": "&gt;", '"': "&quot;", "'": "&#39;"}[c];
-  });
-}
-function secs(ms) { return "+" + (ms / 1000).toFixed(3); }
-function worst(ids) {
-  var order = ["MUST", "SHOULD", "spec-gap", "warning"], best = 9;
-  ids.forEach(function (i) { best = Math.min(best, order.indexOf(D.findings[i][2])); });
-  return best < 9 ? order[best] : null;
-}
-function arrow(r, lvl) {
-  var x1 = X[r[1]], x2 = X[r[2]], k = r[3], c = lvl ? COLOURS[lvl] : null, y = 11, s;
-  var paint = c ? ' style="stroke:' + c + (k === "request" ? ";fill:" + c : "") + '"' : "";
-  if (k === "event") {
-    return '<svg class="ar" width="' + W + '" height="22"><rect x="' + (x1 - 5) +
-      '" y="6" width="10" height="10" fill="#888"' + paint + '/></svg>';
-  }
-  var dir = x2 > x1 ? 1 : -1, tip = x2 - dir * 3, back = tip - dir * 8;
-  s = '<svg class="ar" width="' + W + '" height="22"><line x1="' + (x1 + dir * 3) + '" y1="' +
-    y + '" x2="' + tip + '" y2="' + y + '" class="a-' + k + '"' + paint + '/>';
-  var head = "M" + back + " " + (y - 4.5) + " L" + tip + " " + y + " L" + back + " " +
-    (y + 4.5);
-  s += k === "request" ? '<path d="' + head + ' z" class="h-request"' + paint + '/>'
-                       : '<path d="' + head + '" class="h-open"' + paint + '/>';
-  if (k === "invalid") {
-    s += '<path d="M' + (x1 + dir * 10 - 4) + ' 7 l8 8 m0 -8 l-8 8" stroke="#b71c1c" ' +
-      'stroke-width="2"/>';
-  }
-  return s + "</svg>";
-}
-function turnClass(r, n) {
-  if (r[6] < 0) return "";
-  var t = D.turns[r[6]];
-  return " t" + r[6] + (n === t[2] || n === t[3] ? "" : " in");
-}
-function rowHtml(n) {
-  var r = D.rows[n], lvl = worst(r[7]), tc = turnClass(r, n);
-  var h = '<div class="row k-' + esc(r[3]) + tc + '" id="r' + n + '" data-n="' + n + '">' +
-    '<span class="ts">' + secs(r[0]) + "</span>" + arrow(r, lvl) + '<span class="lb">';
-  if (r[8] >= 0) h += '<span class="ix">#' + r[8] + "</span>";
-  r[7].forEach(function (i) {
-    var f = D.findings[i];
-    h += '<span class="chip lv-' + esc(f[2]) + '">' + esc(f[2]) + " " +
-      esc(f[0].replace(/^spec-gap:/, "")) + "</span> ";
-  });
-  h += esc(r[4]);
-  if (r[5] >= 0) {
-    var p = D.rows[r[5]];
-    h += '<a class="pr" href="#r' + r[5] + '" data-row="' + r[5] + '">' +
-      (r[5] > n ? "answered by #" : "answers #") + p[8] + " (" +
-      Math.abs(p[0] - r[0]).toFixed(1) + " ms)</a>";
-  }
-  if (r[8] >= 0) h += '<button class="rawb" data-raw="' + n + '">raw</button>';
-  h += "</span></div>";
-  r[7].forEach(function (i) {
-    var f = D.findings[i], link = f[9] ?
-      ' <a class="spec" href="' + esc(f[9]) + '">' + esc(f[7] || "decisions.md") +
-      (f[8] ? " · " + esc(f[8]) : "") + "</a>" : "";
-    h += '<div class="fd lv-' + esc(f[2]) + tc + '"><span class="chip lv-' + esc(f[2]) + '">' +
-      esc(f[1]) + "</span> <code>" + esc(f[0]) + "</code> · the " + esc(f[3]) + ": " +
-      esc(f[4]) + (f[6] ? (f[10] ? "<br><q>" + esc(f[6]) + "</q>" :
-      '<br><span class="rule">' + esc(f[6]) + "</span>") : "") + link + "</div>";
-  });
-  return h;
-}
-function foldHtml(first, last, label, turn) {
-  var r = D.rows[first], lvl = null, tc = turnClass(r, first);
-  return '<div class="row fold k-notification' + tc + '" data-first="' + first +
-    '" data-last="' + last + '"><span class="ts">' + secs(r[0]) + "</span>" +
-    arrow(r, lvl) + '<span class="lb">▸ ' + esc(label) + " <span class=\"ix\">#" + r[8] +
-    "–#" + D.rows[last][8] + "</span></span></div>";
-}
-function turnHtml(t) {
-  var T = D.turns[t], end = T[3] >= 0 ? D.rows[T[3]] : null, first = D.rows[T[2]];
-  var label = "▾ turn " + T[0] + " · session " + T[1] + " · prompt " + T[4] + " → " + T[5] +
-    (end ? " · " + ((end[0] - first[0]) / 1000).toFixed(3) + " s" : "");
-  return '<div class="turn" data-turn="' + t + '"><span class="ts">' + secs(first[0]) +
-    '</span><span class="tt">' + esc(label) + "</span></div>";
-}
-function renderMore() {
-  var html = [], end = Math.min(D.items.length, next + CHUNK);
-  for (; next < end; next++) {
-    var it = D.items[next];
-    if (typeof it === "number") {
-      if (turnAt[it] !== undefined) html.push(turnHtml(turnAt[it]));
-      html.push(rowHtml(it));
-    } else {
-      html.push(foldHtml(it[0], it[1], it[2]));
-    }
-  }
-  board.insertAdjacentHTML("beforeend", html.join(""));
-  more.textContent = next < D.items.length ? "… scroll for more (" + next + " of " +
-    D.items.length + " rows drawn)" : "end of transcript";
-}
-function fill() {
-  while (next < D.items.length && more.getBoundingClientRect().top < innerHeight + 2500) {
-    renderMore();
-  }
-}
-function openFold(el) {
-  var first = +el.dataset.first, last = +el.dataset.last, stop = Math.min(last, first +
-    FOLD_CHUNK - 1), html = [];
-  for (var n = first; n <= stop; n++) html.push(rowHtml(n));
-  if (stop < last) {
-    html.push(foldHtml(stop + 1, last, (last - stop) + " more session/update", null));
-  }
-  el.insertAdjacentHTML("afterend", html.join(""));
-  el.remove();
-}
-function goto(n) {
-  while (!document.getElementById("r" + n) && next < D.items.length) renderMore();
-  var el = document.getElementById("r" + n), guard = 0;
-  while (!el && guard++ < 1000) {
-    var folds = board.querySelectorAll(".fold"), hit = null;
-    for (var i = 0; i < folds.length; i++) {
-      if (+folds[i].dataset.first <= n && n <= +folds[i].dataset.last) { hit = folds[i]; break; }
-    }
-    if (!hit) break;
-    openFold(hit);
-    el = document.getElementById("r" + n);
-  }
-  if (!el) return;
-  var r = D.rows[n];
-  if (r[6] >= 0) setTurn(r[6], true);
-  el.scrollIntoView({block: "center"});
-  el.classList.add("flash");
-  setTimeout(function () { el.classList.remove("flash"); }, 1600);
-}
-var closed = {};
-function setTurn(t, open) {
-  closed[t] = !open;
-  style.textContent = Object.keys(closed).filter(function (k) { return closed[k]; })
-    .map(function (k) { return ".t" + k + ".in{display:none}"; }).join("\n");
-  var bar = board.querySelector('.turn[data-turn="' + t + '"] .tt');
-  if (bar) bar.textContent = (open ? "▾" : "▸") + bar.textContent.slice(1);
-}
-function show(i) {
-  if (i === shown) return;
-  shown = i;
-  if (!cache[i]) cache[i] = JSON.parse(parts[i].textContent);
-  D = cache[i];
-  X = {};
-  D.lanes.forEach(function (l, k) { X[l] = PAD + k * LW; });
-  W = PAD * 2 + (D.lanes.length - 1) * LW;
-  document.documentElement.style.setProperty("--lw", (TS + W + 8) + "px");
-  itemOfRow = null;
-  turnAt = {};
-  D.turns.forEach(function (t, k) { turnAt[t[2]] = k; });
-  board.innerHTML = D.lanes.map(function (l) {
-    return '<div class="life" style="left:' + (TS + X[l]) + 'px"></div>';
-  }).join("");
-  lanesBar.innerHTML = D.lanes.map(function (l) {
-    return '<span style="left:' + (TS + X[l]) + 'px">' + esc(l) + "</span>";
-  }).join("");
-  closed = {};
-  style.textContent = "";
-  next = 0;
-  document.querySelectorAll("section.part").forEach(function (s, k) { s.hidden = k !== i; });
-  document.querySelectorAll(".tabs button").forEach(function (b, k) {
-    b.classList.toggle("on", k === i);
-  });
-  renderMore();
-  fill();
-}
-document.addEventListener("click", function (ev) {
-  var t = ev.target, el;
-  if ((el = t.closest(".tabs button"))) { show(+el.dataset.part); return; }
-  if ((el = t.closest("a.goto, a.pr"))) {
-    ev.preventDefault();
-    if (el.dataset.part !== undefined) show(+el.dataset.part);
-    goto(+el.dataset.row);
-    return;
-  }
-  if ((el = t.closest(".rawb"))) {
-    var row = el.closest(".row"), shownRaw = row.nextElementSibling;
-    while (shownRaw && shownRaw.classList.contains("fd")) shownRaw = shownRaw.nextElementSibling;
-    if (shownRaw && shownRaw.tagName === "PRE" && shownRaw.dataset.of === el.dataset.raw) {
-      shownRaw.remove();
-      return;
-    }
-    var pre = document.createElement("pre"), n = +el.dataset.raw, text = D.raw[n];
-    pre.className = "raw" + turnClass(D.rows[n], n);
-    pre.dataset.of = el.dataset.raw;
-    try { text += "\n\n" + JSON.stringify(JSON.parse(text), null, 2); } catch (e) {}
-    if (D.rows[n][9] > text.length) text += "\n(" + D.rows[n][9] + " bytes; cut here)";
-    pre.textContent = text;
-    row.parentNode.insertBefore(pre, shownRaw);
-    return;
-  }
-  if ((el = t.closest(".fold"))) { openFold(el); fill(); return; }
-  if ((el = t.closest(".turn"))) { var k = +el.dataset.turn; setTurn(k, !!closed[k]); fill(); }
-});
-var pending = false;
-addEventListener("scroll", function () {
-  if (pending) return;
-  pending = true;
-  requestAnimationFrame(function () { pending = false; fill(); });
-});
-addEventListener("resize", fill);
-show(+document.body.dataset.first || 0);
-})();
-"""
-
-
 def render_html(
     parts: Sequence[Tuple[str, Layout]],
     *,
@@ -593,13 +299,13 @@ def render_html(
         if notes
         else ""
     )
-    script = _SCRIPT % {"colours": json.dumps(_COLOURS)}
+    script = SCRIPT % {"colours": json.dumps(COLOURS)}
     return (
         "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">"
         f"<title>{e(title)}</title><meta name=\"viewport\" content=\"width=device-width\">"
-        f'<style>{_STYLE}</style></head><body data-first="{first}"><header><h1>{e(title)}</h1>'
+        f'<style>{STYLE}</style></head><body data-first="{first}"><header><h1>{e(title)}</h1>'
         f"{tab_bar}"
-        f"{''.join(sections)}{notes_html}{_LEGEND}</header>"
+        f"{''.join(sections)}{notes_html}{LEGEND}</header>"
         '<noscript><p>The diagram is drawn by the page\'s script; the findings above are '
         "complete without it.</p></noscript>"
         '<div id="lanes"></div><div id="board"></div><div id="more"></div>'

@@ -1,4 +1,4 @@
-"""Where each clause is enforced and tested, found from the code's own comments.
+"""Where each clause is enforced, checked, exercised and tested, found from the code's comments.
 
 Spec: spec_notes/README.md (the comment forms). The code cites a clause on the line that
 enforces it: ``# spec SETUP-05: ...`` (several ids may share one comment:
@@ -6,6 +6,20 @@ enforces it: ``# spec SETUP-05: ...`` (several ids may share one comment:
 ``# spec-gap <name>: ...``. Tests prove a clause by name (``def test_SETUP_05_...``) or by the same
 comment. This module reads those, so that ``acpref spec`` and the guard test never depend on a
 hand-kept list.
+
+Where a citation sits says what that code does for its clause (``ROLES``, ``role_of``):
+
+* *enforced*: the code a live peer runs, the protocol core (``acpref/_core``), the two sides
+  (``acpref/agent``, ``acpref/client``, ``acpref/connection.py``) and the wire layer under them
+  (schema models, codec, method table, errors, threads, transport, the agent's MCP client):
+  everything in the package but the three roles below and the tools (``_TOOLS``);
+* *checked*: the oracle (``acpref/oracle``) and the conformance scenarios (``acpref/testing``),
+  which judge a peer that is not acpref;
+* *exercised*: the echo agent (``acpref/echo``) and the CLI (``acpref/_cli``), applications built
+  on the sides that show the clause happening.
+
+A clause the live sides leave to the application (what a client's UI shows, what an agent chooses
+to send) is exercised or checked only; the register's ``reason`` says so (``NOT_ENFORCED``).
 """
 
 from __future__ import annotations
@@ -19,9 +33,17 @@ from typing import Dict, Iterable, List, Optional, Tuple
 
 import attrs
 
-__all__ = ["Citation", "scan_code", "scan_tests", "repo_root", "read_register"]
+__all__ = [
+    "Citation",
+    "scan_code",
+    "scan_tests",
+    "repo_root",
+    "read_register",
+    "role_of",
+    "says_not_enforced",
+]
 
-# A citation may open the comment or follow other text in it (``# noqa: BLE001 - spec RPC-14``).
+# A citation may open the comment or follow other text in it, such as a ``noqa`` marker.
 _COMMENT = re.compile(r"(?:#|\s|^)spec\s+((?:[A-Z]+-\d+)(?:\s*(?:,|/|and|\(|\))\s*[A-Z]+-\d+)*)")
 _ID = re.compile(r"[A-Z]+-\d+")
 _GAP = re.compile(r"spec-gap[\s:]+([a-z0-9][a-z0-9-]*)")
@@ -185,9 +207,45 @@ def read_register(path: Optional[str] = None) -> List[Dict[str, str]]:
     return rows
 
 
+# -- Roles ----------------------------------------------------------------------------------------
+
+#: What a citation's code does for its clause, in the order ``acpref spec`` prints them.
+ROLES = ("enforced", "checked", "exercised")
+#: Path prefixes (relative to the repository) of the roles that are not ``enforced``.
+_CHECKED = ("acpref/oracle/", "acpref/testing/")
+_EXERCISED = ("acpref/echo/", "acpref/_cli/")
+#: Tools about the spec and transcripts, not protocol code: a citation there has no role.
+_TOOLS = ("acpref/_spec_index.py", "acpref/_spec_diff.py", "acpref/_show_html.py")
+#: How the register's ``reason`` of an implemented clause says that no live side enforces it:
+#: ``exercised only: ...`` (left to the application, shown by the echo agent or the CLI) or
+#: ``checked only: ...`` (a rule only an observer of both peers can judge).
+NOT_ENFORCED = ("exercised only:", "checked only:")
+
+
+def role_of(path: str) -> Optional[str]:
+    """``enforced``, ``checked`` or ``exercised`` for a citation at ``path``; None for a tool's.
+
+    Everything in the package that is not the oracle, the scenarios, the echo agent, the CLI or
+    a tool is code a live peer runs: the core, the sides, the connection and the wire layer.
+    """
+    path = path.replace(os.sep, "/")
+    if path.startswith(_CHECKED):
+        return "checked"
+    if path.startswith(_EXERCISED):
+        return "exercised"
+    if path.startswith(_TOOLS) or not path.startswith("acpref/"):
+        return None
+    return "enforced"
+
+
+def says_not_enforced(reason: str) -> bool:
+    """The register's reason says why no live side enforces the clause."""
+    return any(marker in reason for marker in NOT_ENFORCED)
+
+
 # -- The register ---------------------------------------------------------------------------------
 
-#: The columns of spec_notes/clauses.tsv: the shared register's seven, then acpref's four.
+#: The columns of spec_notes/clauses.tsv: the shared register's seven, then acpref's six.
 REGISTER_COLUMNS = (
     "id",
     "page",
@@ -198,53 +256,60 @@ REGISTER_COLUMNS = (
     "test_hint",
     "status",
     "enforced_in",
+    "checked_in",
+    "exercised_in",
     "tested_by",
     "reason",
 )
+#: The columns ``acpref spec --update-register`` writes; the others are kept as they are.
+COMPUTED_COLUMNS = ("enforced_in", "checked_in", "exercised_in", "tested_by")
 #: ``open``: work under way; its reason says what is missing (the guard test lists every one).
 STATUSES = ("implemented", "not applicable", "deviation", "open")
 
 
 def computed_columns(root: Optional[str] = None) -> Dict[str, Dict[str, str]]:
-    """For each clause cited anywhere: ``enforced_in`` and ``tested_by`` as the code says them.
+    """For each clause cited anywhere: where it is enforced, checked, exercised, and its tests.
 
-    ``enforced_in`` is ``path:function`` of each citation in the package (lines are left out:
-    they move with every edit; ``acpref spec ID`` prints them); ``tested_by`` the test ids.
-    ``root`` is a checkout to read (its ``acpref/`` and ``tests/``); by default the package
-    this module was imported from, and the checkout it sits in, if any.
+    ``enforced_in``, ``checked_in`` and ``exercised_in`` list ``path:function`` of each citation
+    in the package, by role (lines are left out: they move with every edit; ``acpref spec ID``
+    prints them); ``tested_by`` the test ids. ``root`` is a checkout to read (its ``acpref/`` and
+    ``tests/``); by default the package this module was imported from, and the checkout it sits
+    in, if any.
     """
-    out: Dict[str, Dict[str, str]] = {}
-    enforced: Dict[str, List[str]] = {}
+    places: Dict[str, Dict[str, List[str]]] = {}
     code_dir = os.path.join(root, "acpref") if root is not None else None
     tests_dir = os.path.join(root, "tests") if root is not None else None
     for c in scan_code(code_dir):
+        role = role_of(c.path)
+        if role is None:
+            continue  # test_every_citation_has_a_role names it
         where = f"{c.path}:{c.function}"
-        places = enforced.setdefault(c.clause, [])
-        if where not in places:
-            places.append(where)
+        found = places.setdefault(c.clause, {}).setdefault(role, [])
+        if where not in found:
+            found.append(where)
     tests = scan_tests(tests_dir)
-    for clause in set(enforced) | set(tests):
-        out[clause] = {
-            "enforced_in": "; ".join(sorted(enforced.get(clause, []))),
-            "tested_by": "; ".join(sorted(tests.get(clause, []))),
-        }
+    out: Dict[str, Dict[str, str]] = {}
+    for clause in set(places) | set(tests):
+        by_role = places.get(clause, {})
+        out[clause] = {f"{role}_in": "; ".join(sorted(by_role.get(role, []))) for role in ROLES}
+        out[clause]["tested_by"] = "; ".join(sorted(tests.get(clause, [])))
     return out
 
 
 def build_register(
     rows: List[Dict[str, str]], root: Optional[str] = None
 ) -> List[Dict[str, str]]:
-    """The register with ``enforced_in`` and ``tested_by`` recomputed; status and reason kept.
+    """The register with its place and test columns recomputed; status and reason kept.
 
-    A clause without a status gets ``implemented`` when it is both cited and tested. ``root``:
+    A clause without a status gets ``implemented`` when it is both enforced and tested. ``root``:
     the checkout to read, as for ``computed_columns``.
     """
     computed = computed_columns(root)
+    empty = {column: "" for column in COMPUTED_COLUMNS}
     out = []
     for row in rows:
-        found = computed.get(row["id"], {"enforced_in": "", "tested_by": ""})
         new = {column: row.get(column, "") for column in REGISTER_COLUMNS}
-        new.update(found)
+        new.update(computed.get(row["id"], empty))
         if not new["status"] and new["enforced_in"] and new["tested_by"]:
             new["status"] = "implemented"
         out.append(new)

@@ -76,6 +76,8 @@ _SMALL_READ = 64 * 1024
 _LARGE_READ = 1024 * 1024
 
 
+# spec TRANSPORT-11, TRANSPORT-12: any bidirectional byte channel is a transport; the connection
+# over it frames and speaks the same JSON-RPC, with the same lifecycle, as over stdio.
 class Stream(Protocol):
     """What a connection needs: blocking reads that return ``b""`` at the end, whole writes.
 
@@ -494,6 +496,8 @@ class MemoryStream:
 
 def memory_pipe() -> "tuple[MemoryStream, MemoryStream]":
     """Two connected in-memory streams: what one writes, the other reads, in the same pieces."""
+    # spec TRANSPORT-13: this custom transport's setup and exchange are documented here and in
+    # spec_notes/transports.md (Other transports).
     a_to_b, b_to_a = _MemoryPipeEnd(), _MemoryPipeEnd()
     return MemoryStream(b_to_a, a_to_b), MemoryStream(a_to_b, b_to_a)
 

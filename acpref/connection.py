@@ -241,7 +241,7 @@ class Connection(Inbound):
             # refused by a peer like us, and the request it answers left waiting. Refused here,
             # measured as encoded (a control character is six bytes there).
             raise _too_large("message", len(data), self._max_line_bytes)
-        data += b"\n"
+        data += b"\n"  # spec TRANSPORT-04: one message per line, ended by a newline
         if self._closed.is_set() or self._closing:
             raise ConnectionClosed(f"connection {self.name} is closed")
         try:
@@ -284,6 +284,7 @@ class Connection(Inbound):
             if self._no_responses is not None:
                 raise ConnectionClosed(self._no_responses)
             self._pending[request_id] = pending
+        # spec OVERVIEW-11: the JSON-RPC 2.0 members, under their own names and meanings.
         message: Dict[str, Any] = {"jsonrpc": "2.0", "id": request_id, "method": method}
         # spec RPC-19: methods with no required params are sent {} rather than no params.
         message["params"] = wire_params if wire_params is not None else {}
@@ -344,6 +345,7 @@ class Connection(Inbound):
                     self._inbound_lock.notify_all()
 
     def _write_response(self, ctx: RequestContext, result: Any, error: Optional[RpcError]) -> None:
+        # spec RPC-04: the request's id exactly as it was read, the same value and JSON type.
         message: Dict[str, Any] = {"jsonrpc": "2.0", "id": ctx.id}
         if error is not None:
             message["error"] = error.to_wire()

@@ -1,12 +1,14 @@
 """The guard: the clause register, the code's citations and the tests cannot drift apart.
 
 spec_notes/clauses.tsv is the register of the 459 clauses of ACP v1 (from the carried
-``spec_notes/spec/clauses.tsv``) with acpref's columns: ``status``, ``enforced_in``, ``tested_by``
-and ``reason``. ``enforced_in`` and ``tested_by`` are written by ``acpref spec --update-register``
-from the code's own ``# spec ID`` comments and the tests' names; this test recomputes them and
-fails when the file is stale, when a clause marked implemented is not cited in ``acpref/`` or not
-tested, when a clause that is not implemented gives no reason, and when code or tests cite an id
-or a decision the register and ``decisions.md`` do not know.
+``spec_notes/spec/clauses.tsv``) with acpref's columns: ``status``, ``enforced_in`` (the protocol
+core and the live sides), ``checked_in`` (the oracle and the conformance scenarios),
+``exercised_in`` (the echo agent and the CLI), ``tested_by`` and ``reason``. The place and test
+columns are written by ``acpref spec --update-register`` from the code's own ``# spec ID``
+comments and the tests' names; this test recomputes them and fails when the file is stale, when
+a clause marked implemented is not cited in ``acpref/`` or not tested, or is enforced by no live
+side without the reason saying why, when a clause that is not implemented gives no reason, and
+when code or tests cite an id or a decision the register and ``decisions.md`` do not know.
 """
 
 from __future__ import annotations
@@ -21,10 +23,14 @@ from pathlib import Path
 import pytest
 
 from acpref._spec_index import (
+    COMPUTED_COLUMNS,
     REGISTER_COLUMNS,
+    ROLES,
     STATUSES,
     build_register,
     read_register,
+    role_of,
+    says_not_enforced,
     scan_code,
     scan_tests,
 )
@@ -70,7 +76,7 @@ def test_register_is_up_to_date_with_the_code_and_tests(rows):
     stale = [
         f"{old['id']}: {column}"
         for old, new in zip(rows, fresh)
-        for column in ("enforced_in", "tested_by")
+        for column in COMPUTED_COLUMNS
         if old[column] != new[column]
     ]
     assert not stale, (
@@ -84,13 +90,57 @@ def test_every_clause_has_a_known_status(rows):
     assert not unknown, unknown
 
 
+def _cited(row):
+    return any(row[f"{role}_in"] for role in ROLES)
+
+
 def test_implemented_clauses_are_cited_in_the_code_and_tested(rows):
     missing = [
-        f"{r['id']} ({'code' if not r['enforced_in'] else 'tests'})"
+        f"{r['id']} ({'code' if not _cited(r) else 'tests'})"
         for r in rows
-        if r["status"] == "implemented" and not (r["enforced_in"] and r["tested_by"])
+        if r["status"] == "implemented" and not (_cited(r) and r["tested_by"])
     ]
     assert not missing, missing
+
+
+def test_implemented_clauses_name_where_they_are_enforced(rows):
+    # An implemented clause is enforced by the protocol core or a live side, or its reason says
+    # why none does ("exercised only: ..." for what is left to the application, such as a
+    # client's UI; "checked only: ..." for what only an observer of both peers can judge).
+    unexplained = [
+        r["id"]
+        for r in rows
+        if r["status"] == "implemented"
+        and not r["enforced_in"]
+        and not says_not_enforced(r["reason"])
+    ]
+    assert not unexplained, f"implemented, enforced nowhere, no reason why: {unexplained}"
+    # And the reason never says so of a clause a live side does enforce.
+    stale = [r["id"] for r in rows if r["enforced_in"] and says_not_enforced(r["reason"])]
+    assert not stale, f"enforced, but the reason says it is not: {stale}"
+
+
+def test_every_citation_has_a_role():
+    # Every cited place is enforcing, checking or exercising code: a citation in a tool (the
+    # spec index, spec-diff, the transcript viewer) would vanish from the register's columns.
+    orphans = sorted({c.path for c in scan_code(CODE) if role_of(c.path) is None})
+    assert not orphans, orphans
+
+
+def test_places_are_filed_by_role(rows):
+    examples = {
+        "enforced": "acpref/agent/_interface.py",
+        "checked": "acpref/oracle/_validate.py",
+        "exercised": "acpref/echo/_agent.py",
+    }
+    assert {role: role_of(path) for role, path in examples.items()} == {r: r for r in ROLES}
+    for row in rows:
+        for role in ROLES:
+            for place in filter(None, row[f"{role}_in"].split("; ")):
+                assert role_of(place.split(":", 1)[0]) == role, (row["id"], role, place)
+    # The history replay of session/load is enforced by the agent side, not only checked.
+    (load,) = [r for r in rows if r["id"] == "SETUP-05"]
+    assert "acpref/agent/" in load["enforced_in"], load["enforced_in"]
 
 
 def test_clauses_not_implemented_give_a_reason(rows):

@@ -7,26 +7,22 @@ like the rest of ``acpref demo``.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
-
 from .. import schema as s
-
-if TYPE_CHECKING:  # pragma: no cover
-    from .demo import _Demo
+from ._demo_narrator import Demo
 
 __all__ = ["run_provisional_steps"]
 
 TIMEOUT = 30.0
 
 
-def run_provisional_steps(demo: "_Demo") -> None:
+def run_provisional_steps(demo: Demo) -> None:
     """A client system prompt, plan operations, then a subagent session."""
     system_prompt(demo)
     plan_operations(demo)
     subagent_session(demo)
 
 
-def system_prompt(demo: "_Demo") -> None:
+def system_prompt(demo: Demo) -> None:
     conn = demo.conn
     assert conn is not None
     demo.heading("a client system prompt, re-sent on resume (provisional shape)")
@@ -53,7 +49,7 @@ def system_prompt(demo: "_Demo") -> None:
         demo.session_id = main
 
 
-def plan_operations(demo: "_Demo") -> None:
+def plan_operations(demo: Demo) -> None:
     demo.heading("plan operations: plans by id, replaced and removed (provisional shape)")
     demo.prompt("/plans")
     plans = demo.client.view(demo.session_id).plans.plans
@@ -64,7 +60,7 @@ def plan_operations(demo: "_Demo") -> None:
     )
 
 
-def subagent_session(demo: "_Demo") -> None:
+def subagent_session(demo: Demo) -> None:
     demo.heading("a subagent: a child session announced, messaged and idle (provisional shape)")
     demo.prompt("/subagent find the failing test")
     parent = demo.client.view(demo.session_id)
@@ -86,6 +82,6 @@ def subagent_session(demo: "_Demo") -> None:
     demo.check(answers == ["find the failing test"], "the child's answer reached the parent")
 
 
-def _last_text(demo: "_Demo") -> str:
+def _last_text(demo: Demo) -> str:
     messages = demo.client.view(demo.session_id).messages
     return messages[-1].text if messages else ""

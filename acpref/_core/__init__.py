@@ -1,14 +1,43 @@
-"""The protocol's rules (layer L2): capability gates, phases, ordering, id bookkeeping.
+"""The protocol core of acpref: ACP's rules as plain state over wire JSON (layer L2).
 
-Pure state and functions over wire JSON: no I/O. Used by the agent side, the client side and the
-oracle alike (see ``state`` for the contract). The rules live in one module per spec page, both
-directions together, listed in protocol order in ``pages``; ``facts`` holds what they know of a
-connection, ``book`` how they are keyed.
+No threads, no I/O, no sockets: the core is told every message of one connection, in wire
+order, by whoever holds it (the agent side, the client side, the oracle), and says what each
+message breaks. The live sides and the oracle use the very same object, so they cannot disagree.
+
+**Where to start reading** (an afternoon, in this order):
+
+1. ``state`` — the contract (Rule 1 .. Rule 3): ``ProtocolState.check``, ``apply``,
+   ``observe``, ``finish``; and the JSON-RPC envelope every message obeys whatever its method
+   (which messages are requests, notifications and responses, ids in flight, unknown and
+   ungated methods: RPC-*, OVERVIEW-01, EXT-05, INIT-01).
+2. ``facts`` — what the rules know of a connection: capabilities, requests in flight, sessions
+   (``SessionState``), terminals. ``findings`` and ``register`` say how a broken rule is named,
+   graded (MUST fails, SHOULD/MAY are reported, spec-gaps fail only when strict) and quoted.
+3. ``lifecycle`` — a session's phases and a prompt turn's, as tables: one row per transition
+   with its clause (drawn in spec_notes/lifecycles.md). The rules change a phase only there.
+4. The pages, in protocol order (``pages``): ``initialization``, ``authentication``,
+   ``session_setup``, ``session_list``, ``session_modes``, ``prompt_turn``, ``tool_calls``,
+   ``file_system``, ``elicitation``, ``cancellation``, ``session_notices``,
+   ``session_compaction``, ``results``; then the provisional features, ``plan_operations``,
+   ``subagents``, ``system_prompt``. Each opens with the spec page it implements and holds its
+   rules in both directions; the line that enforces a rule cites its clause id in a comment.
+   ``book`` is how they are keyed; ``capabilities`` and ``values`` are the small readers they
+   share; ``compact`` holds the memory-bounded containers behind ``SessionState``.
+
+**Why the shell around it looks the way it does.** ACP runs over blocking pipes, and acpref is
+synchronous and threaded, not asyncio. ``acpref/_transport.py`` frames lines and serialises
+writes; ``acpref/connection.py`` runs one reader thread that hands messages over in wire order
+(notifications are handled in that order) and runs request handlers on worker threads
+(``acpref/_threads.py``), so that a prompt handler that waits on the client for a permission does
+not block the reader that will deliver the answer. Because several threads send while the
+reader records, the one lock sits in ``acpref/_observer.RulesObserver`` (check and record a
+message in one step), not in the core: the core stays plain state that a single-threaded user
+(the oracle replaying a transcript) pays nothing for. Cleverness for speed lives in that shell,
+behind this boundary, and only where a measurement (benchmarks/README.md) shows it pays.
 """
 
 from .capabilities import elicitation_modes, gate_open, prompt_block_gate, wire_caps
 from .findings import Finding, Party, other
-from .observer import RulesObserver
 from .register import clauses, level_of
 from .state import ProtocolState, SessionState, classify
 
@@ -16,7 +45,6 @@ __all__ = [
     "Finding",
     "Party",
     "ProtocolState",
-    "RulesObserver",
     "SessionState",
     "classify",
     "clauses",

@@ -14,6 +14,7 @@ from ..errors import ErrorCode
 from ..methods import CANCEL_REQUEST
 from .book import Message, check, transition
 from .facts import ConnectionFacts
+from .lifecycle import TurnPhase
 from .findings import Finding, Party, finding
 
 A, C = Party.AGENT, Party.CLIENT
@@ -45,7 +46,7 @@ def _cancel_request_apply(state: ConnectionFacts, m: Message) -> None:
 def _cancelled_prompt(state: ConnectionFacts, m: Message) -> Iterable[Finding]:
     assert m.request is not None
     s = state.sessions.get(m.request.params.get("sessionId"))
-    if s is None or s.turn != m.id or s.cancel_clause is not None:
+    if s is None or s.turn_phase is not TurnPhase.RUNNING or s.turn != m.id:
         return  # a turn cancelled by session/cancel has its own rules (PROMPT-23, PROMPT-24)
     if (
         m.request.cancel_requested

@@ -52,8 +52,9 @@ def gate_open(gate: Optional[str], caps: Any) -> bool:
 #: Which prompt capability each content block type needs (spec PROMPT-03, CONTENT-04); text and
 #: resource_link are baseline (INIT-15, CONTENT-09).
 PROMPT_BLOCK_GATES: Dict[str, Optional[str]] = {
-    "text": None,  # spec CONTENT-02: every agent accepts text in prompts
-    # spec-gap resource-link-baseline: resource_link is baseline too (INIT-15, the schema).
+    "text": None,  # spec CONTENT-02, INIT-15: every agent accepts text in prompts
+    # spec INIT-15, CONTENT-09, spec-gap resource-link-baseline: resource_link is baseline too
+    # (the initialization page and the schema; not on the content page).
     "resource_link": None,
     "image": "promptCapabilities.image",
     "audio": "promptCapabilities.audio",

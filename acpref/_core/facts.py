@@ -18,17 +18,9 @@ from . import capabilities
 from .book import Outstanding
 from .compact import NO_IDS, NOTHING, AnsweredIds, SharedRecords, grow
 from .findings import Party
+from .lifecycle import SessionPhase, TurnPhase
 
-__all__ = ["ConnectionFacts", "NO_TURN", "SessionState", "TerminalState"]
-
-
-class _NoTurn:
-    def __repr__(self) -> str:
-        return "NO_TURN"
-
-
-#: ``SessionState.turn`` when no turn is running.
-NO_TURN: Any = _NoTurn()
+__all__ = ["ConnectionFacts", "SessionState", "TerminalState"]
 
 
 @attrs.define(weakref_slot=False)
@@ -37,13 +29,16 @@ class SessionState:
 
     id: str
     cwd: Optional[str] = None
-    #: "loading" / "resuming" while that request is in flight, "active", or "closed".
-    status: str = "active"
+    #: Where the session is in its lifecycle (``lifecycle.SESSION``; never UNKNOWN: an unknown
+    #: session has no record).
+    phase: SessionPhase = SessionPhase.ACTIVE
     #: What happened last: "new", "load", "resume" or "turn"; names the clause of a stray update.
     last: str = "new"
-    #: The id of the running session/prompt request, or ``NO_TURN``: ``None`` is an id a request
-    #: may have (RPC-02, ``id: null``), so it cannot mean "no turn".
-    turn: Any = NO_TURN
+    #: Where the session's prompt turn is (``lifecycle.TURN``).
+    turn_phase: TurnPhase = TurnPhase.NO_TURN
+    #: The id of the running session/prompt request (meaningless when there is no turn: ``None``
+    #: is an id a request may have, RPC-02).
+    turn: Any = None
     #: Set when the turn was cancelled: the clause that makes "cancelled" due (PROMPT-23, SETUP-16).
     cancel_clause: Optional[str] = None
     #: True when, at cancel time, the agent was waiting on a request of its own for this session
@@ -139,8 +134,11 @@ class ConnectionFacts:
 
     def session(self, session_id: Any) -> Optional[SessionState]:
         """The session of that id set up on this connection, or None."""
-        s = self.sessions.get(session_id) if isinstance(session_id, str) else None
-        return s if s is not None and s.status != "closed" else None
+        return self.sessions.get(session_id) if isinstance(session_id, str) else None
+
+    def session_phase(self, session_id: Any) -> SessionPhase:
+        s = self.session(session_id)
+        return s.phase if s is not None else SessionPhase.UNKNOWN
 
     def shared_mode_ids(self, modes: List[Any]) -> FrozenSet[Any]:
         """The ids of ``availableModes``, as a set equal sessions share."""

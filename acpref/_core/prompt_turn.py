@@ -18,7 +18,8 @@ from ..errors import ErrorCode
 from .book import Message, check, transition, update_check, update_of, update_transition
 from .capabilities import prompt_block_gate
 from .compact import NO_IDS
-from .facts import NO_TURN, ConnectionFacts
+from .facts import ConnectionFacts, SessionState
+from .lifecycle import TURN, SessionPhase, TurnEvent, TurnPhase
 from .findings import Finding, Party, finding
 
 A, C = Party.AGENT, Party.CLIENT
@@ -52,7 +53,7 @@ def _prompt(state: ConnectionFacts, m: Message) -> Iterable[Finding]:
             m.index,
             NOT_FOUND,
         )
-    elif s.turn is not NO_TURN:
+    elif not TURN.allows(s.turn_phase, TurnEvent.PROMPT_SENT):
         # spec-gap concurrent-prompt: one turn at a time per session.
         yield finding(
             "spec-gap:concurrent-prompt",
@@ -84,8 +85,9 @@ def _prompt(state: ConnectionFacts, m: Message) -> Iterable[Finding]:
 @transition("request", C, "session/prompt")
 def _turn_starts(state: ConnectionFacts, m: Message) -> None:
     s = state.session(m.session_id)
-    if s is None or s.turn is not NO_TURN:
+    if s is None or not TURN.allows(s.turn_phase, TurnEvent.PROMPT_SENT):
         return
+    s.turn_phase = TURN.step(s.turn_phase, TurnEvent.PROMPT_SENT)
     s.turn = m.id
     s.last = "turn"
     s.cancel_clause = None
@@ -102,11 +104,12 @@ def _turn_content(state: ConnectionFacts, m: Message) -> Iterable[Finding]:
     if s is None:
         return
     kind = update_of(m).get("sessionUpdate")
-    if s.status == "resuming" and s.turn is NO_TURN:
+    no_turn = s.turn_phase is TurnPhase.NO_TURN
+    if s.phase is SessionPhase.RESUMING and no_turn:
         # spec SETUP-12: no history replay before the session/resume response. Content while a
         # turn of the session runs is that turn's (spec-gap reopen-in-flight): never refused.
         yield finding("SETUP-12", A, f"{kind} sent while session/resume was in flight", m.index)
-    elif s.turn is NO_TURN and s.status != "loading":
+    elif not TURN.allows(s.turn_phase, TurnEvent.CONTENT) and s.phase is not SessionPhase.LOADING:
         if s.last == "turn":
             # spec PROMPT-26: nothing of a turn after its session/prompt response.
             yield finding("PROMPT-26", A, f"{kind} sent after the prompt turn ended", m.index)
@@ -135,11 +138,22 @@ def _chunk(state: ConnectionFacts, m: Message) -> None:
 @transition("notification", C, "session/cancel")
 def _cancel(state: ConnectionFacts, m: Message) -> None:
     s = state.session(m.session_id)
-    if s is not None and s.turn is not NO_TURN and s.cancel_clause is None:
-        s.cancel_clause = "PROMPT-23"
+    if s is not None:
+        cancel_turn(state, s, TurnEvent.CANCEL_SENT)
+
+
+def cancel_turn(state: ConnectionFacts, s: SessionState, event: TurnEvent) -> None:
+    """``session/cancel`` or ``session/close`` (``event``) reaches the session's turn."""
+    row = TURN.row(s.turn_phase, event)
+    if row is None:
+        return
+    if s.turn_phase is TurnPhase.RUNNING:
+        # The row's clause makes "cancelled" due: PROMPT-23, or SETUP-16 for a close.
+        s.cancel_clause = row.clause
         s.cancel_certain = state.waiting_on_agent_request(s.id)
         # spec PROMPT-21: every permission request pending now is answered "cancelled".
         s.cancelled_permissions = set(s.permissions)
+    s.turn_phase = row.target
 
 
 @check("response", C, "session/request_permission")
@@ -168,7 +182,7 @@ def _permission_after_cancel(state: ConnectionFacts, m: Message) -> Iterable[Fin
 def _turn_ends(state: ConnectionFacts, m: Message) -> Iterable[Finding]:
     assert m.request is not None
     s = state.sessions.get(m.request.params.get("sessionId"))
-    if s is None or s.turn != m.id or s.cancel_clause is None:
+    if s is None or s.turn_phase is not TurnPhase.CANCEL_REQUESTED or s.turn != m.id:
         return
     if m.is_error:
         # spec PROMPT-24: a cancelled turn ends with stopReason "cancelled", never an error.
@@ -179,7 +193,7 @@ def _turn_ends(state: ConnectionFacts, m: Message) -> Iterable[Finding]:
         return
     if s.cancel_certain:
         # spec PROMPT-23 (SETUP-16 for close): the agent was waiting on us when we cancelled.
-        yield finding(s.cancel_clause, A, f"cancelled turn ended with stopReason {stop!r}", m.index)
+        yield finding(s.cancel_clause or "PROMPT-23", A, f"cancelled turn ended with stopReason {stop!r}", m.index)
     else:
         # spec-gap cancel-race: the turn may have ended before the agent saw the cancel.
         yield finding(
@@ -194,11 +208,12 @@ def _turn_ends(state: ConnectionFacts, m: Message) -> Iterable[Finding]:
 def _turn_over(state: ConnectionFacts, m: Message) -> None:
     assert m.request is not None
     s = state.sessions.get(m.request.params.get("sessionId"))
-    if s is not None and s.turn == m.id:
-        s.turn = NO_TURN
+    if s is not None and s.turn_phase is not TurnPhase.NO_TURN and s.turn == m.id:
+        s.turn_phase = TURN.step(s.turn_phase, TurnEvent.ANSWERED)
+        s.turn = None
         s.cancel_clause = None
         s.last = "turn"
-        if s.status == "loading":
+        if s.phase is SessionPhase.LOADING:
             # The turn ran while a session/load was in flight: its message ids are not the
             # replay's (SETUP-06 judges the replay's own), which may start now.
             s.forget_message_ids()

@@ -14,6 +14,7 @@ from typing import Iterable
 from ..errors import ErrorCode
 from .book import Message, check, transition, update_check, update_of
 from .facts import ConnectionFacts
+from .lifecycle import SESSION, SessionEvent, SessionPhase
 from .findings import Finding, Party, finding
 from .values import is_absolute_path, is_iso8601
 
@@ -105,6 +106,7 @@ def _deleted(state: ConnectionFacts, m: Message) -> None:
         sid = m.request.params.get("sessionId")
         state.deleted.add(sid)
         state.listed.pop(sid, None)
-        # Only the id is kept (SETUP-02, DELETE-03 need no more): a long connection that creates
-        # and deletes sessions holds no state for them.
-        state.sessions.pop(sid, None)
+        if SESSION.step(state.session_phase(sid), SessionEvent.DELETED) is SessionPhase.UNKNOWN:
+            # Only the id is kept (SETUP-02, DELETE-03 need no more): a long connection that
+            # creates and deletes sessions holds no state for them.
+            state.sessions.pop(sid, None)

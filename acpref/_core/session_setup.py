@@ -18,7 +18,9 @@ from typing import Any, Dict, Iterable, List, Optional
 
 from ..errors import ErrorCode
 from .book import Message, check, transition, update_check, update_of
-from .facts import NO_TURN, ConnectionFacts, SessionState
+from .facts import ConnectionFacts, SessionState
+from .lifecycle import SESSION, SessionEvent, SessionPhase, TurnEvent, TurnPhase
+from .prompt_turn import cancel_turn
 from .findings import Finding, Party, finding
 from .session_modes import config_findings, modes_findings, remember_options
 from .values import is_absolute_path
@@ -46,7 +48,7 @@ _AGENT_SCOPED = (
 @check("request", C, *_CLIENT_SCOPED)
 @check("request", A, *_AGENT_SCOPED)
 def _known_session(state: ConnectionFacts, m: Message) -> Iterable[Finding]:
-    if state.session(m.session_id) is None:
+    if not SESSION.allows(state.session_phase(m.session_id), SessionEvent.NAMED):
         # spec-gap unknown-session: a session not set up on this connection is unknown
         # (RPC-17 suggests -32002 for a missing resource).
         yield finding(
@@ -61,7 +63,8 @@ def _known_session(state: ConnectionFacts, m: Message) -> Iterable[Finding]:
 @check("notification", A, "session/update")
 def _updated_session(state: ConnectionFacts, m: Message) -> Iterable[Finding]:
     if state.session(m.session_id) is not None or m.session_id in state.children:
-        return  # a child's own traffic: the rules of subagents.py (SUBAGENT-29: any time)
+        # spec SUBAGENT-29: a child's own traffic may come at any time (rules: subagents.py).
+        return
     if state.gate_open("subagents", C):
         # spec SUBAGENT-05 (provisional): a child is announced before any of its traffic.
         yield finding(
@@ -207,21 +210,21 @@ def _reopening(state: ConnectionFacts, m: Message) -> None:
     if not isinstance(sid, str):
         return
     load = m.method == "session/load"
+    event = SessionEvent.LOAD_SENT if load else SessionEvent.RESUME_SENT
     existing = state.sessions.get(sid)
-    if existing is not None and existing.status != "closed":
+    if existing is not None:
         # Loads and resumes of one session may overlap: each is counted, and a load in flight
-        # keeps the session "loading" (its replay may go on) until the last one is answered.
+        # keeps the session LOADING (its replay may go on) until the last one is answered.
         loads, resumes = existing.reopening or (0, 0)
-        loads, resumes = (loads + 1, resumes) if load else (loads, resumes + 1)
-        existing.reopening = (loads, resumes)
-        existing.status = "loading" if loads else "resuming"
+        existing.reopening = (loads + 1, resumes) if load else (loads, resumes + 1)
+        existing.phase = SESSION.step(existing.phase, event)
         # A replay re-sends the messages with their own ids: uniqueness is checked within it.
         existing.forget_message_ids()
         return
     state.sessions[sid] = SessionState(
         id=sid,
         cwd=m.params.get("cwd"),
-        status="loading" if load else "resuming",
+        phase=SESSION.step(SessionPhase.UNKNOWN, event),
         reopening=(1, 0) if load else (0, 1),
         created_by_reopen=True,
     )
@@ -229,7 +232,7 @@ def _reopening(state: ConnectionFacts, m: Message) -> None:
 
 @check("request", C, "session/close")
 def _close(state: ConnectionFacts, m: Message) -> Iterable[Finding]:
-    if state.session(m.session_id) is None:
+    if not SESSION.allows(state.session_phase(m.session_id), SessionEvent.CLOSE_SENT):
         # spec SETUP-15, SETUP-18: close names an active session; the agent answers -32002.
         yield finding(
             "SETUP-15", C, f"session/close of unknown session {m.session_id!r}", m.index, NOT_FOUND
@@ -239,11 +242,9 @@ def _close(state: ConnectionFacts, m: Message) -> Iterable[Finding]:
 @transition("request", C, "session/close")
 def _closing(state: ConnectionFacts, m: Message) -> None:
     s = state.session(m.session_id)
-    if s is not None and s.turn is not NO_TURN and s.cancel_clause is None:
+    if s is not None:
         # spec SETUP-16: close cancels a running turn as if session/cancel arrived.
-        s.cancel_clause = "SETUP-16"
-        s.cancel_certain = state.waiting_on_agent_request(s.id)
-        s.cancelled_permissions = set(s.permissions)
+        cancel_turn(state, s, TurnEvent.CLOSE_SENT)
 
 
 # -- What the agent answers -----------------------------------------------------------------------
@@ -273,7 +274,11 @@ def _session_created(state: ConnectionFacts, m: Message) -> None:
         return
     cwd = m.request.params.get("cwd")
     # Sessions mostly share a few cwds: one string each, not one a session.
-    s = SessionState(id=m.result["sessionId"], cwd=sys.intern(cwd) if type(cwd) is str else cwd)
+    s = SessionState(
+        id=m.result["sessionId"],
+        cwd=sys.intern(cwd) if type(cwd) is str else cwd,
+        phase=SESSION.step(SessionPhase.UNKNOWN, SessionEvent.NEW_ANSWERED),
+    )
     remember_options(state, s, m.result)
     state.sessions[s.id] = s
 
@@ -284,17 +289,16 @@ def _session_reopened(state: ConnectionFacts, m: Message) -> None:
     s = state.sessions.get(m.request.params.get("sessionId"))
     if s is None:
         return
-    if m.is_error:
-        if _reopened_one(s, m.method):
-            return
-        if s.created_by_reopen:
-            del state.sessions[s.id]
-        else:
-            s.status = "active"
-        return
     still = _reopened_one(s, m.method)  # another load or resume is still in flight
+    if m.is_error:
+        if not still:
+            failed = SessionEvent.REOPEN_FAILED if s.created_by_reopen else SessionEvent.REOPENED
+            s.phase = SESSION.step(s.phase, failed)
+            if s.phase is SessionPhase.UNKNOWN:
+                del state.sessions[s.id]  # the record was the failed reopen's own
+        return
     if not still:
-        s.status = "active"
+        s.phase = SESSION.step(s.phase, SessionEvent.REOPENED)
     s.created_by_reopen = False
     s.last = "load" if m.method == "session/load" else "resume"
     s.cwd = m.request.params.get("cwd", s.cwd)
@@ -316,7 +320,9 @@ def _reopened_one(s: SessionState, method: Optional[str]) -> bool:
     s.reopening = (loads, resumes) if loads or resumes else None
     if s.reopening is None:
         return False
-    s.status = "loading" if loads else "resuming"  # a load in flight may still replay
+    # A load still in flight may still replay: the session stays LOADING.
+    left = SessionEvent.ANSWERED_LOAD_LEFT if loads else SessionEvent.ANSWERED_RESUME_LEFT
+    s.phase = SESSION.step(s.phase, left)
     return True
 
 
@@ -326,8 +332,8 @@ def _replayed_message_id(state: ConnectionFacts, m: Message) -> Iterable[Finding
     message_id = update_of(m).get("messageId")
     if (
         s is not None
-        and s.status == "loading"
-        and s.turn is NO_TURN  # spec-gap reopen-in-flight: a turn's chunks interleave the replay
+        and s.phase is SessionPhase.LOADING
+        and s.turn_phase is TurnPhase.NO_TURN  # spec-gap reopen-in-flight: a turn's chunks interleave the replay
         and isinstance(message_id, str)
         and message_id != s.message_id
         and message_id in s.old_message_ids
@@ -342,7 +348,7 @@ def _replayed_message_id(state: ConnectionFacts, m: Message) -> Iterable[Finding
 def _closed(state: ConnectionFacts, m: Message) -> Iterable[Finding]:
     assert m.request is not None
     s = state.session(m.request.params.get("sessionId"))
-    if not m.is_error and s is not None and s.turn is not NO_TURN and s.cancel_clause is not None:
+    if not m.is_error and s is not None and s.turn_phase is TurnPhase.CANCEL_REQUESTED:
         # spec-gap close-order: SETUP-16 says the close cancels the running turn (which must
         # still end "cancelled"), not which of the two answers comes first; acpref answers the
         # prompt first, and reports the other order as its reading, never as a MUST. A turn
@@ -360,6 +366,8 @@ def _closed_apply(state: ConnectionFacts, m: Message) -> None:
     assert m.request is not None
     s = state.session(m.request.params.get("sessionId"))
     if s is not None and not m.is_error:
-        # Nothing is kept of a closed session: to the rules it is unknown from now on, as a
-        # record marked "closed" was, and a session/load or session/resume sets it up anew.
-        del state.sessions[s.id]
+        s.phase = SESSION.step(s.phase, SessionEvent.CLOSED)
+        if s.phase is SessionPhase.UNKNOWN:
+            # Nothing is kept of a closed session: to the rules it is unknown from now on, and
+            # a session/load or session/resume sets it up anew.
+            del state.sessions[s.id]

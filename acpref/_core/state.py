@@ -23,20 +23,18 @@ the rules read raw wire dicts defensively and never fail on malformed input.
 
 from __future__ import annotations
 
-import threading
 from typing import Any, Callable, Dict, Iterable, List, Optional
 
 from ..methods import CANCEL_REQUEST, METHODS, is_extension
 from . import envelope
 from .book import Message, Outstanding, params_of
 from .compact import AnsweredIds
-from .facts import NO_TURN, ConnectionFacts, SessionState, TerminalState
+from .facts import ConnectionFacts, SessionState, TerminalState
 from .findings import Finding, Party, finding, other
 from .pages import RULES
 
 __all__ = [
     "AnsweredIds",
-    "NO_TURN",
     "ProtocolState",
     "SessionState",
     "TerminalState",
@@ -51,11 +49,11 @@ classify = envelope.kind_of
 
 class ProtocolState(ConnectionFacts):
     """Everything the rules need to know about one ACP connection, and the machine that feeds
-    them its messages (Rule 1 .. Rule 3 above). Thread-safe."""
+    them its messages (Rule 1 .. Rule 3 above).
 
-    def __init__(self) -> None:
-        super().__init__()
-        self._lock = threading.RLock()
+    Not thread-safe, on purpose: it is plain state. A live connection, which touches it from its
+    reader thread and its senders' threads, holds the lock of ``acpref._observer.RulesObserver``.
+    """
 
     # -- The public face -------------------------------------------------------------------------
 
@@ -70,32 +68,29 @@ class ProtocolState(ConnectionFacts):
         """Check a message, then record it; returns the findings (Rule 2).
 
         ``refuse(findings)``, when given, decides between the two: if it says True, the message
-        is not recorded (a live side will not send it). One look at the message serves both steps,
-        which matters for a side that sends thousands of updates a second.
+        is not recorded (a live side will not send it). One look at the message serves both
+        steps.
         """
-        with self._lock:
-            m = self._message(sender, raw, index)
-            if m is None:
-                return []
-            findings = list(self._check(m))
-            if not findings or refuse is None or not refuse(findings):
-                self._apply(m)
-            return findings
+        m = self._message(sender, raw, index)
+        if m is None:
+            return []
+        findings = list(self._check(m))
+        if not findings or refuse is None or not refuse(findings):
+            self._apply(m)
+        return findings
 
     def check(
         self, sender: Party, raw: Dict[str, Any], index: Optional[int] = None
     ) -> List[Finding]:
         """The findings a message would cause; changes nothing."""
-        with self._lock:
-            m = self._message(sender, raw, index)
-            return [] if m is None else list(self._check(m))
+        m = self._message(sender, raw, index)
+        return [] if m is None else list(self._check(m))
 
     def apply(self, sender: Party, raw: Dict[str, Any], index: Optional[int] = None) -> None:
         """Record a message without checking it."""
-        with self._lock:
-            m = self._message(sender, raw, index)
-            if m is not None:
-                self._apply(m)
+        m = self._message(sender, raw, index)
+        if m is not None:
+            self._apply(m)
 
     def finish(self, *, complete: bool = True) -> List[Finding]:
         """Findings that only the end of a transcript shows.
@@ -106,28 +101,27 @@ class ProtocolState(ConnectionFacts):
         out: List[Finding] = []
         if not complete:
             return out
-        with self._lock:
-            for party, table in self.outstanding.items():
-                for request_id, req in table.items():
-                    # spec RPC-06: every request is answered, the failed and cancelled ones too.
-                    out.append(
-                        finding(
-                            "RPC-06",
-                            other(party),
-                            f"{req.method} request {request_id!r} was never answered",
-                            req.index,
-                        )
+        for party, table in self.outstanding.items():
+            for request_id, req in table.items():
+                # spec RPC-06: every request is answered, the failed and cancelled ones too.
+                out.append(
+                    finding(
+                        "RPC-06",
+                        other(party),
+                        f"{req.method} request {request_id!r} was never answered",
+                        req.index,
                     )
-            for terminal_id, term in self.terminals.items():
-                if not term.released:
-                    out.append(
-                        finding(
-                            "TERM-07",
-                            Party.AGENT,
-                            f"terminal {terminal_id!r} was never released",
-                            term.created_index,
-                        )
+                )
+        for terminal_id, term in self.terminals.items():
+            if not term.released:
+                out.append(
+                    finding(
+                        "TERM-07",
+                        Party.AGENT,
+                        f"terminal {terminal_id!r} was never released",
+                        term.created_index,
                     )
+                )
         return out
 
     # -- Internals --------------------------------------------------------------------------------
@@ -180,7 +174,7 @@ class ProtocolState(ConnectionFacts):
                 except TypeError:
                     # A list or an object where the rule expects an id or a name (unhashable):
                     # the message is ill-formed, which the codec reports (-32602, SCHEMA-*);
-                    # the protocol rules have nothing to say about it. Found by tests/test_fuzz.py.
+                    # the protocol rules have nothing to say about it.
                     return
 
     def _check_call(self, m: Message) -> Iterable[Finding]:

@@ -17,6 +17,7 @@ from ..errors import ErrorCode
 from .book import Message, check, transition, update_check, update_of, update_transition
 from .compact import NOTHING, grow, put
 from .facts import ConnectionFacts
+from .lifecycle import SessionPhase
 from .findings import Finding, Party, finding
 from .values import is_absolute_path, is_one_based
 
@@ -32,7 +33,7 @@ def _tool_call(state: ConnectionFacts, m: Message) -> Iterable[Finding]:
     update = update_of(m)
     tool_call_id = update.get("toolCallId")
     if update.get("sessionUpdate") == "tool_call":
-        if tool_call_id in s.tool_calls and s.status != "loading":
+        if tool_call_id in s.tool_calls and s.phase is not SessionPhase.LOADING:
             # spec TOOL-02: tool call ids are unique within the session.
             yield finding("TOOL-02", A, f"tool call id {tool_call_id!r} used twice", m.index)
     else:

@@ -24,7 +24,8 @@ import typing
 from typing import Any, Dict, Optional
 
 from .. import schema as s
-from .._core import RulesObserver, gate_open
+from .._core import gate_open
+from .._observer import RulesObserver
 from ..connection import Connection, PendingRequest
 
 __all__ = ["ClientHandle"]
@@ -67,6 +68,8 @@ class ClientHandle:
         ``"elicitation.form"``, ``"session.configOptions.boolean"``, ``"auth.terminal"``.
         Omitted, null or false anywhere on the path means unsupported (INIT-11, INIT-13).
         """
+        # spec ELICIT-07, CONFIG-06: asked before sending, so that the agent can fall back (a
+        # select for a boolean option, another mode) instead of being refused.
         return gate_open(gate, self._observer.state.client_caps)
 
     @property

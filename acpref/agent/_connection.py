@@ -44,7 +44,8 @@ import attrs
 
 from .. import _groups, codec
 from .. import schema as s
-from .._core import Party, RulesObserver
+from .._core import Party
+from .._observer import RulesObserver
 from .._core.findings import Finding
 from .._core.state import ProtocolState
 from .._transport import FdStream, Stream
@@ -398,7 +399,8 @@ def serve_stdio(
     """
     # spec TRANSPORT-02: the agent speaks stdio: messages on stdin and on the original stdout.
     protocol_out = os.dup(1)
-    # spec TRANSPORT-06: anything printed or logged goes to stderr (UTF-8 text), never stdout.
+    # spec TRANSPORT-06, TRANSPORT-08: anything printed or logged goes to stderr (UTF-8 text),
+    # never stdout: only the connection writes to the original stdout.
     os.dup2(2, 1)
     sys.stdout = sys.stderr
     stream = FdStream(0, protocol_out, write_timeout=None)

@@ -76,8 +76,11 @@ class Agent:
         # spec AUTH-02: logout is implemented, so it is advertised (an object) when there is
         # something to log out of.
         logout = s.LogoutCapabilities() if self.auth_methods() else UNSET
+        # spec INIT-14: every capability stated, loadSession, prompt, MCP, session and auth.
         return s.AgentCapabilities(
+            # spec INIT-19: load support is the top-level loadSession, never in sessionCapabilities.
             load_session=True,
+            # spec INIT-16: image, audio and embedded context are opt-in; this agent takes none.
             prompt_capabilities=s.PromptCapabilities(
                 image=False, audio=False, embedded_context=False
             ),
@@ -113,7 +116,7 @@ class Agent:
         return s.InitializeResponse(
             protocol_version=PROTOCOL_VERSION,
             agent_capabilities=self.capabilities(),
-            auth_methods=self.auth_methods(),
+            auth_methods=self.auth_methods(),  # spec AUTH-01: the methods, each with id and name
             agent_info=self.info,
         )
 
@@ -187,6 +190,7 @@ class Agent:
         """Reopen a session and replay its whole history before answering (SETUP-05, SETUP-07)."""
         session = self._reopen(params)
         plans_ok = self.client.supports(PLAN_OPERATIONS)
+        # spec SETUP-05: the whole conversation, as session/update notifications, in order.
         for update in session.replay():
             if not plans_ok and getattr(update, "session_update", None) in PLAN_OPERATION_KINDS:
                 continue  # spec PLANOP-01 (provisional): not to a client without the capability
@@ -253,7 +257,7 @@ class Agent:
         except InvalidCursor as exc:
             # spec LIST-12, spec-gap invalid-cursor: a cursor we did not issue is -32602.
             raise RpcError.invalid_params(str(exc)) from None
-        return s.ListSessionsResponse(
+        return s.ListSessionsResponse(  # spec LIST-09: no match is an empty page, not an error
             sessions=infos, next_cursor=next_cursor if next_cursor else UNSET
         )
 
@@ -263,6 +267,7 @@ class Agent:
         if session is not None:
             self._disconnect_mcp(session)
         # spec DELETE-05: a hard delete: a later load or resume of the id is -32002.
+        # spec DELETE-04: a session already gone, or never known, is deleted silently.
         self.sessions.delete(params.session_id)
         return s.DeleteSessionResponse()  # spec DELETE-02: an empty object
 
@@ -322,11 +327,13 @@ class Agent:
         ``announce_mode``, the complete ``config_option_update`` (CONFIG-21) when
         ``announce_options`` and the option changed.
         """
+        # spec CONFIG-22, CONFIG-24: the legacy modes and the mode option move together.
         modes = session.modes
         if modes is not None and mode_id in {m.id for m in modes.available_modes}:
             if modes.current_mode_id != mode_id:
                 self.sessions.set_modes(session, attrs.evolve(modes, current_mode_id=mode_id))
             if announce_mode:
+                # spec MODES-06: the agent's own change, told with currentModeId.
                 send(s.CurrentModeUpdate(current_mode_id=mode_id))
         option = session.mode_option()
         if option is None or not isinstance(option.kind, s.SessionConfigSelect):
@@ -393,7 +400,7 @@ class Agent:
             http_allowed=gate_open("mcpCapabilities.http", self.advertised),
             sse_allowed=gate_open("mcpCapabilities.sse", self.advertised),
             timeout=self.mcp_connect_timeout,
-            cwd=session.cwd,
+            cwd=session.cwd,  # spec SETUP-26: the session's cwd, not this process's directory
         )
         # spec-gap mcp-failure: the session exists without the servers that failed.
         failures = [str(o) for o in outcomes if isinstance(o, McpFailure)]

@@ -20,7 +20,7 @@ import queue
 import threading
 from typing import Any, Callable, Dict, Optional, Tuple
 
-from .._core import RulesObserver
+from .._observer import RulesObserver
 from ..errors import ConnectionClosed, LocalProtocolError, RpcError
 from ..methods import CANCEL_REQUEST
 from ._slots import TurnSlots

@@ -182,6 +182,7 @@ class SessionRegistry:
                 self._append_history(session, [update])
                 return
             if isinstance(update, s.SessionInfoUpdate):
+                # spec LIST-14: the agent's own session_info_update changes what list reports.
                 if update.title is not UNSET:
                     session.title = update.title
             elif isinstance(update, s.CurrentModeUpdate) and session.modes is not None:

@@ -102,7 +102,7 @@ class TerminalHandle:
     def release(self) -> None:
         """Release the terminal (killing a running command); idempotent (TERM-07)."""
         if not self.released:
-            self.released = True
+            self.released = True  # spec TERM-07: released once, killed or not
             self.turn._call(
                 "terminal/release", self._params(s.ReleaseTerminalRequest), cascade=False
             )
@@ -186,7 +186,7 @@ class PromptTurn:
             # content and tool call updates may still go out until the prompt is answered. One
             # sent after the answer is refused by the protocol core (PROMPT-26, acpref/_core):
             # LocalProtocolError, and nothing is sent or recorded.
-            self.client.update(self.session_id, update)
+            self.client.update(self.session_id, update)  # spec PROMPT-06: as session/update
             if self.session is not None and self._registry is not None:
                 self._registry.record(self.session, update)
 
@@ -199,7 +199,7 @@ class PromptTurn:
         (NOTICE-05).
         """
         if not self.client.supports("session.notices"):
-            return False
+            return False  # spec NOTICE-02: nothing sent; the caller may say it in a message
         detail: Any = s.UNSET if description is None else description
         notice = s.Notice(severity=severity, title=title, description=detail)
         with self._lock:

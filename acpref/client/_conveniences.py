@@ -141,6 +141,7 @@ class Conveniences:
         """Cancel the session's running turn (``session/cancel``, spec PROMPT-19); the turn
         still answers, with ``stopReason: "cancelled"``.
         """
+        # spec PROMPT-19: any time during the turn, a notification naming the session.
         self.session_cancel(s.CancelNotification(session_id=session_id))
 
     def set_mode(

@@ -25,7 +25,7 @@ from typing import Any, Callable, Dict, List, Optional, Set, Tuple
 
 from .. import codec
 from .. import schema as s
-from .._core import RulesObserver
+from .._observer import RulesObserver
 from ..errors import RpcError
 from ..methods import lookup
 from .permissions import cancelled

@@ -16,9 +16,8 @@ The typed calls are named after meta.json's ``agentMethods`` keys (``session_new
 ``session_prompt``...) and take the schema's request models; beside them are keyword
 conveniences (``_conveniences``: ``new_session(cwd)``, ``prompt(session_id, "text")``...).
 
-Threads: the connection's reader, notification and worker threads, plus one *asker* per pending
-permission request (see ``_desk``). ``close()`` stops all of them and shuts the agent process down
-in a ladder (close stdin, SIGTERM, SIGKILL; each step bounded).
+Threads: the connection's, plus one *asker* per pending permission request (``_desk``).
+``close()`` stops all of them and shuts the agent down in a bounded ladder (stdin, TERM, KILL).
 """
 
 from __future__ import annotations
@@ -30,7 +29,8 @@ from typing import Any, Callable, Dict, List, Optional, Sequence
 
 from .. import codec
 from .. import schema as s
-from .._core import Party, RulesObserver
+from .._core import Party
+from .._observer import RulesObserver
 from .._transport import FdStream, Process, StderrBuffer, Stream, spawn
 from ..connection import DEFAULT_MAX_ITEMS, DEFAULT_MAX_LINE_BYTES, Connection, Handler
 from ..connection import Recorder, RequestContext
@@ -104,10 +104,8 @@ class ClientSideConnection(Conveniences):
     def _handlers(self) -> Dict[str, Handler]:
         """The agent's requests and notifications, each to the ``Client`` method serving it."""
         c = self.client
-        # spec-gap request-after-updates: an agent request is served after every update received
-        # before it. Nothing to do here: the connection runs each notification on the reading
-        # thread before it reads the next message, so a permission dialog finds its tool call
-        # already reported.
+        # spec-gap request-after-updates: an agent request is served after every update read
+        # before it (the connection runs notifications on the reading thread, in wire order).
         return {
             "session/request_permission": self._on_permission,
             "session/update": self._on_update,
@@ -164,6 +162,8 @@ class ClientSideConnection(Conveniences):
             pass_stderr=pass_stderr,
         )
         assert process.popen.stdout is not None and process.popen.stdin is not None
+        # spec TRANSPORT-09: the agent's stdin is the connection's alone: nothing but its
+        # messages is ever written there.
         stream = FdStream(
             process.popen.stdout.fileno(),
             process.popen.stdin.fileno(),

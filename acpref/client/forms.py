@@ -41,6 +41,7 @@ class Field:
 
     @property
     def default(self) -> Any:
+        # spec ELICIT-14: the schema's default, for the front end to pre-fill.
         value = getattr(self.prop, "default", UNSET)
         return None if value is UNSET else value
 
@@ -139,6 +140,7 @@ def _check(field: Field, value: Any) -> Optional[str]:
 
 def validate(schema: s.ElicitationSchema, content: Dict[str, Any]) -> Dict[str, str]:
     """Problems of an answer, by field name (empty: it conforms, spec ELICIT-12, ELICIT-22)."""
+    # spec ELICIT-12, ELICIT-22: the answer is checked against requestedSchema before it is sent.
     problems: Dict[str, str] = {}
     for field in fields_of(schema):
         if field.name not in content:

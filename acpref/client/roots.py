@@ -123,7 +123,7 @@ class Roots:
             ) from None
         if size > MAX_PATH_BYTES:
             # spec-gap path-too-long: no file has a longer path, and resolving one costs time
-            # quadratic in its length (a 1 MB path of "a/" held a handler for a minute).
+            # quadratic in its length.
             raise RpcError(
                 ErrorCode.INVALID_PARAMS,
                 f"path of {size} bytes is longer than {MAX_PATH_BYTES}",

@@ -91,7 +91,7 @@ class OutputBuffer:
     @property
     def truncated(self) -> bool:
         """True exactly when bytes were dropped because of the limit (spec TERM-06)."""
-        return self.total > self.limit
+        return self.total > self.limit  # spec TERM-06: dropped bytes, and only those
 
     @property
     def retained(self) -> int:
@@ -115,6 +115,7 @@ class OutputBuffer:
         character boundary (a character split by it is dropped whole, leaving fewer bytes than
         the limit). Until ``final``, a character still being written is held back.
         """
+        # spec TERM-04: the last `limit` bytes are kept; the oldest go first.
         data = (
             bytes(self._buf[-self.limit :])
             if self.limit and len(self._buf) > self.limit

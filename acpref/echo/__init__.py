@@ -4,7 +4,9 @@ Run it with ``acpref echo`` or ``python -m acpref.echo``; ``--help`` lists the o
 slash commands, and spec_notes/echo-agent.md says what each command exercises in a client.
 
 Modules: ``_agent`` (``EchoAgent``: capabilities, authentication, modes and config options,
-echoing), ``_commands`` (the slash commands). The command line lives in ``acpref._cli.echo``.
+echoing), ``_commands`` (the slash commands' registry and what they share), and the commands by
+what they exercise: ``_prompt``, ``_tools``, ``_elicitation``, ``_session``, ``_mcp``,
+``_plans``, ``_subagents``, ``_system_prompt``. The command line lives in ``acpref._cli.echo``.
 """
 
 from ._agent import AUTH_METHOD_ID, PING_METHOD, EchoAgent

@@ -12,8 +12,8 @@ is a boolean for clients that advertise ``session.configOptions.boolean`` and an
 for the others (CONFIG-05, CONFIG-06). In ``ask`` mode, unless brave mode is on, ``/write`` and
 ``/run`` ask permission first.
 
-What must not live here: the commands themselves (``_commands``), the command line
-(``acpref._cli.echo``).
+What must not live here: the commands themselves (``_commands`` and the modules that register
+them), the command line (``acpref._cli.echo``).
 """
 
 from __future__ import annotations
@@ -28,10 +28,15 @@ from .. import __version__
 from .. import schema as s
 from ..agent import Agent, ClientHandle, PromptTurn, Session, SessionRegistry
 from ..errors import RpcError
+# The command modules register their commands with ``_commands.command`` when imported.
+from . import _elicitation  # noqa: F401 - registers /form, /url
 from . import _mcp  # noqa: F401 - registers the /mcp command
 from . import _plans  # noqa: F401 - registers /plans (provisional)
+from . import _prompt  # noqa: F401 - registers /stream, /wait, /error, /refuse
+from . import _session  # noqa: F401 - registers /ext, /notice, /compact
 from . import _subagents  # noqa: F401 - registers /subagent (provisional)
 from . import _system_prompt  # registers /system (provisional)
+from . import _tools  # noqa: F401 - registers /tool, /read, /write, /run, /mode
 from ._commands import COMMANDS, Invocation, available_commands
 
 __all__ = ["EchoAgent", "AUTH_METHOD_ID", "PING_METHOD"]

@@ -10,7 +10,7 @@ client as a tool call with its result.
 from __future__ import annotations
 
 import json
-from typing import Any
+from typing import Any, Dict, Optional, Tuple
 
 from .. import schema as s
 from ._commands import (
@@ -37,21 +37,10 @@ def _mcp(inv: Invocation) -> s.StopReason:
     manager = inv.agent.mcp(inv.session)
     if not inv.args.strip():
         return _list(inv, manager)
-    server, rest = _split_first(inv.args)
-    tool, rest = _split_first(rest)
-    if not server or not tool:
-        inv.say(
-            '/mcp takes a server, a tool and JSON arguments: /mcp time get_current_time {"timezone": "UTC"}'
-        )
+    parsed = _parse_call(inv)
+    if parsed is None:
         return END
-    try:
-        arguments = json.loads(rest) if rest.strip() else {}
-    except ValueError as exc:
-        inv.say(f"The arguments of /mcp are not JSON: {exc}.")
-        return END
-    if not isinstance(arguments, dict):
-        inv.say("The arguments of /mcp are a JSON object.")
-        return END
+    server, tool, arguments = parsed
     if manager is None or server not in manager.servers:
         inv.say(f"This session has no connected MCP server named {server!r}; /mcp lists them.")
         return END
@@ -95,6 +84,26 @@ def _mcp(inv: Invocation) -> s.StopReason:
     )
     inv.say(f"{title} {'failed' if result.is_error else 'answered'}:\n{result.text()}")
     return END
+
+
+def _parse_call(inv: Invocation) -> Optional[Tuple[str, str, Dict[str, Any]]]:
+    """``SERVER TOOL {json}`` from the command's text, or None (and the reason said)."""
+    server, rest = _split_first(inv.args)
+    tool, rest = _split_first(rest)
+    if not server or not tool:
+        inv.say(
+            '/mcp takes a server, a tool and JSON arguments: /mcp time get_current_time {"timezone": "UTC"}'
+        )
+        return None
+    try:
+        arguments = json.loads(rest) if rest.strip() else {}
+    except ValueError as exc:
+        inv.say(f"The arguments of /mcp are not JSON: {exc}.")
+        return None
+    if not isinstance(arguments, dict):
+        inv.say("The arguments of /mcp are a JSON object.")
+        return None
+    return server, tool, arguments
 
 
 def _list(inv: Invocation, manager: Any) -> s.StopReason:

@@ -69,6 +69,57 @@ def _answer_ping(params: Any, ctx: RequestContext) -> Any:
     return answer["result"]
 
 
+def _spawn(
+    server: McpServerStdio,
+    *,
+    env: Dict[str, str],
+    cwd: Optional[str],
+    label: str,
+    redact: Redactor,
+) -> Process:
+    """Start the server in a session of its own, its stderr drained into the log."""
+
+    def on_line(line: str) -> None:
+        log.debug("%s stderr: %s", label, redact(line))
+
+    try:
+        # spec-gap mcp-process-group: a session of its own, so the group can be signalled.
+        return spawn(
+            # spec-gap mcp-command-path: a bare command is looked up on the server's PATH.
+            [server.command, *server.args],
+            env=env,
+            # spec-gap mcp-cwd: the server starts in the session's cwd (when given).
+            cwd=cwd,
+            # spec TRANSPORT-07 (as for an agent): stderr is drained and logged, never parsed.
+            stderr=StderrBuffer(_STDERR_KEEP, on_line),
+            new_session=True,
+        )
+    except OSError as exc:
+        where = f" in {cwd!r}" if cwd and exc.filename == cwd else ""
+        raise McpError(f"cannot start {server.command!r}{where}: {exc.strerror or exc}") from None
+    except ValueError as exc:  # an argument with a NUL byte
+        raise McpError(f"cannot start {server.command!r}: {redact(str(exc))}") from None
+
+
+def _connect(process: Process, label: str) -> Connection:
+    """A JSON-RPC connection over the server's pipes, not yet started."""
+    assert process.popen.stdout is not None and process.popen.stdin is not None
+    stream = FdStream(
+        process.popen.stdout.fileno(), process.popen.stdin.fileno(), write_timeout=10.0
+    )
+    return Connection(
+        stream,
+        # MCP utilities: answer ping; anything else a server asks gets -32601 (we
+        # declared no client capabilities); notifications we do not use are ignored.
+        {"ping": _answer_ping},
+        name=label,
+        max_handlers=4,
+        drain_timeout=0.5,
+        methods={},
+        cancel_method=None,
+    )
+
+
 class StdioChannel:
     """A running stdio MCP server and the JSON-RPC connection on its pipes.
 
@@ -113,44 +164,9 @@ class StdioChannel:
             cwd or "(the agent's)",
         )
 
-        def on_line(line: str) -> None:
-            log.debug("%s stderr: %s", label, redact(line))
-
+        process = _spawn(server, env=env, cwd=cwd, label=label, redact=redact)
         try:
-            # spec-gap mcp-process-group: a session of its own, so the group can be signalled.
-            process = spawn(
-                # spec-gap mcp-command-path: a bare command is looked up on the server's PATH.
-                [server.command, *server.args],
-                env=env,
-                # spec-gap mcp-cwd: the server starts in the session's cwd (when given).
-                cwd=cwd,
-                # spec TRANSPORT-07 (as for an agent): stderr is drained and logged, never parsed.
-                stderr=StderrBuffer(_STDERR_KEEP, on_line),
-                new_session=True,
-            )
-        except OSError as exc:
-            where = f" in {cwd!r}" if cwd and exc.filename == cwd else ""
-            raise McpError(
-                f"cannot start {server.command!r}{where}: {exc.strerror or exc}"
-            ) from None
-        except ValueError as exc:  # an argument with a NUL byte
-            raise McpError(f"cannot start {server.command!r}: {redact(str(exc))}") from None
-        try:
-            assert process.popen.stdout is not None and process.popen.stdin is not None
-            stream = FdStream(
-                process.popen.stdout.fileno(), process.popen.stdin.fileno(), write_timeout=10.0
-            )
-            connection = Connection(
-                stream,
-                # MCP utilities: answer ping; anything else a server asks gets -32601 (we
-                # declared no client capabilities); notifications we do not use are ignored.
-                {"ping": _answer_ping},
-                name=label,
-                max_handlers=4,
-                drain_timeout=0.5,
-                methods={},
-                cancel_method=None,
-            )
+            connection = _connect(process, label)
         except BaseException:
             process.shutdown(grace=0.0, term_grace=0.5)  # out of descriptors, say: no orphan
             raise

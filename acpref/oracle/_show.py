@@ -28,13 +28,23 @@ bidirectional overrides are shown as escapes, never passed on. HTML escaping is 
 from __future__ import annotations
 
 import json
-import re
 from typing import Any, Dict, Iterable, List, Optional, Sequence, Tuple, Union
 
 import attrs
 
 from .._core import Finding
 from .._core.register import clauses, quote_of
+from ._show_labels import (
+    SNIPPET,
+    answer_label,
+    as_list,
+    inert,
+    obj,
+    request_label,
+    snippet,
+    text_of,
+    update_label,
+)
 from ._transcript import Record, read_transcript
 from ._validate import Report, Validator
 
@@ -44,25 +54,8 @@ __all__ = ["Layout", "Row", "Fold", "Turn", "Shown", "build_layout", "level_clas
 FOLD_MIN = 8
 #: Characters of a raw line kept for "show the raw line"; the transcript keeps all of it.
 RAW_LIMIT = 65536
-#: Characters of peer text in a one-line label.
-SNIPPET = 72
 
 LEVELS = ("MUST", "SHOULD", "spec-gap", "warning")
-
-# C0 and C1 controls, DEL, and the bidirectional embeddings, overrides and isolates: text that
-# could move or hide what a person reads.
-_UNSAFE = re.compile("[\x00-\x1f\x7f-\x9f\u200e\u200f\u202a-\u202e\u2066-\u2069]")
-
-
-def inert(text: str) -> str:
-    """``text`` with every control or bidi character replaced by a visible escape."""
-    return _UNSAFE.sub(lambda m: f"\\u{ord(m.group()):04x}", text)
-
-
-def _snippet(text: str, limit: int = SNIPPET) -> str:
-    flat = " ".join(text.split())
-    return inert(flat if len(flat) <= limit else flat[: limit - 1] + "…")
-
 
 def level_class(f: Finding) -> str:
     """The colour a finding is drawn in: ``MUST``, ``SHOULD``, ``spec-gap`` or ``warning``."""
@@ -156,97 +149,6 @@ def _session_of(message: Dict[str, Any]) -> Optional[str]:
     return None
 
 
-def _obj(value: Any) -> Dict[str, Any]:
-    """``value`` if it is a JSON object, else an empty one: peers send anything."""
-    return value if isinstance(value, dict) else {}
-
-
-def _list(value: Any) -> List[Any]:
-    return value if isinstance(value, list) else []
-
-
-def _text_of(block: Any) -> str:
-    if isinstance(block, dict):
-        if isinstance(block.get("text"), str):
-            return block["text"]
-        if block.get("type") in ("resource_link", "image", "audio"):
-            return f"[{block.get('type')} {block.get('uri') or block.get('mimeType') or ''}]"
-    return ""
-
-
-def _request_label(method: str, params: Any) -> str:
-    p = _obj(params)
-    detail = ""
-    if method == "initialize":
-        info = _obj(p.get("clientInfo"))
-        detail = f"v{p.get('protocolVersion')} {info.get('name', '')}"
-    elif method == "session/prompt" and isinstance(p.get("prompt"), list):
-        detail = "“" + _snippet(" ".join(_text_of(b) for b in p["prompt"]), 48) + "”"
-    elif method in ("session/new", "session/load", "session/resume") and "cwd" in p:
-        detail = str(p.get("cwd"))
-    elif method in ("fs/read_text_file", "fs/write_text_file"):
-        detail = str(p.get("path", ""))
-    elif method == "terminal/create":
-        args = _list(p.get("args"))
-        detail = " ".join(str(a) for a in [p.get("command", ""), *args])
-    elif method == "session/request_permission":
-        call = _obj(p.get("toolCall"))
-        detail = str(call.get("title") or call.get("toolCallId") or "")
-    elif method in ("session/set_mode",):
-        detail = str(p.get("modeId", ""))
-    elif method == "session/set_config_option":
-        detail = f"{p.get('configId', '')} = {p.get('value', '')}"
-    elif method == "elicitation/create":
-        detail = str(p.get("message", ""))
-    return f"{method} {_snippet(detail, 48)}".rstrip()
-
-
-def _update_label(params: Any) -> Tuple[Optional[str], str]:
-    update = params.get("update") if isinstance(params, dict) else None
-    if not isinstance(update, dict):
-        return None, "session/update"
-    kind = update.get("sessionUpdate")
-    kind = kind if isinstance(kind, str) else None
-    detail = ""
-    if kind in ("agent_message_chunk", "user_message_chunk", "agent_thought_chunk"):
-        detail = "“" + _snippet(_text_of(update.get("content")), 48) + "”"
-    elif kind in ("tool_call", "tool_call_update"):
-        detail = " ".join(str(update.get(k)) for k in ("title", "status") if update.get(k))
-    elif kind == "plan" and isinstance(update.get("entries"), list):
-        detail = f"{len(update['entries'])} entries"
-    elif kind == "current_mode_update":
-        detail = str(update.get("currentModeId", ""))
-    return kind, f"{_snippet(kind or '?', 32)} {_snippet(detail, 56)}".rstrip()
-
-
-def _answer_label(method: Optional[str], message: Dict[str, Any], unreadable: bool) -> str:
-    if method is not None:
-        name = method
-    elif unreadable:
-        name = "(to the unreadable line)"
-    else:
-        name = f"(no request has id {_snippet(json.dumps(message.get('id')), 24)})"
-    if "error" in message:
-        error = _obj(message["error"])
-        text = _snippet(str(error.get("message", "")), 48)
-        return f"{name} error {error.get('code', '?')} {text}"
-    r = _obj(message.get("result"))
-    detail = ""
-    if method == "session/prompt":
-        detail = str(r.get("stopReason", ""))
-    elif method == "session/new":
-        detail = str(r.get("sessionId", ""))
-    elif method == "initialize":
-        info = _obj(r.get("agentInfo"))
-        detail = f"v{r.get('protocolVersion')} {info.get('name', '')}"
-    elif method == "session/request_permission":
-        outcome = _obj(r.get("outcome"))
-        detail = str(outcome.get("optionId") or outcome.get("outcome") or "")
-    elif method == "fs/read_text_file" and isinstance(r.get("content"), str):
-        detail = f"{len(r['content'])} characters"
-    return f"{name} result {_snippet(detail, 48)}".rstrip()
-
-
 def _lane(method: Optional[str], party: str) -> str:
     """The terminals the agent asks for run on the client's side: their own lane."""
     if method is not None and method.startswith("terminal/") and party == "client":
@@ -282,7 +184,7 @@ class _Builder:
                 if record.event == "eof"
                 else f"a line over the bound ({record.size or '?'} bytes), not kept"
                 if record.event == "oversize"
-                else f"event {_snippet(record.event, 32)}"
+                else f"event {snippet(record.event, 32)}"
             )
             self.rows.append(
                 Row(n=n, index=None, ts=ts, sender=record.sender, receiver=record.sender,
@@ -308,7 +210,7 @@ class _Builder:
             what = what if utf8 else "not UTF-8"
             self.unreadable[sender].append(n)
             row = Row(sender=sender, receiver=receiver, kind="invalid", method=None,
-                      label=f"unreadable line ({what}): {_snippet(raw, 48)}", **base)
+                      label=f"unreadable line ({what}): {snippet(raw, 48)}", **base)
             self.rows.append(row)
             return
         method = message.get("method") if isinstance(message.get("method"), str) else None
@@ -328,25 +230,25 @@ class _Builder:
         turn = self.open_turn.get(session) if session is not None else None
         update = None
         if method is None:
-            label = f"method {_snippet(repr(message.get('method')), 32)} (not a string)"
+            label = f"method {snippet(repr(message.get('method')), 32)} (not a string)"
         elif method == "session/update":
-            update, label = _update_label(params)
+            update, label = update_label(params)
             if update in ("agent_message_chunk", "agent_thought_chunk", "user_message_chunk"):
-                self.texts[n] = _text_of(_obj(_obj(params).get("update")).get("content"))[:SNIPPET]
+                self.texts[n] = text_of(obj(obj(params).get("update")).get("content"))[:SNIPPET]
         elif is_request:
-            label = _request_label(method, params)
+            label = request_label(method, params)
         else:
             label = method
         if method == "initialize" and isinstance(params, dict):
             info = params.get("clientInfo")
             if isinstance(info, dict) and isinstance(info.get("name"), str):
-                self.names["client"] = _snippet(info["name"], 48)
+                self.names["client"] = snippet(info["name"], 48)
         if is_request and method == "session/prompt" and sender == "client" and session:
             turn = len(self.turns)
-            text = " ".join(_text_of(b) for b in _list(_obj(params).get("prompt")))
+            text = " ".join(text_of(b) for b in as_list(obj(params).get("prompt")))
             self.turns.append(
                 {"session": session, "request": n, "answer": None,
-                 "label": "“" + _snippet(text, 60) + "”", "outcome": "never answered"}
+                 "label": "“" + snippet(text, 60) + "”", "outcome": "never answered"}
             )
             self.open_turn[session] = turn
         if is_request:
@@ -381,9 +283,9 @@ class _Builder:
             self.turns[turn]["answer"] = n
             result = message.get("result")
             self.turns[turn]["outcome"] = (
-                f"error {_snippet(str(message['error'].get('code')), 12)}"
+                f"error {snippet(str(message['error'].get('code')), 12)}"
                 if isinstance(message.get("error"), dict)
-                else _snippet(str(result.get("stopReason")), 24)
+                else snippet(str(result.get("stopReason")), 24)
                 if isinstance(result, dict)
                 else "?"
             )
@@ -391,13 +293,13 @@ class _Builder:
         if method == "initialize" and isinstance(message.get("result"), dict):
             info = message["result"].get("agentInfo")
             if isinstance(info, dict) and isinstance(info.get("name"), str):
-                self.names["agent"] = _snippet(info["name"], 48)
+                self.names["agent"] = snippet(info["name"], 48)
         kind = "error" if "error" in message else "response"
         if session is None and found is not None:
             session = self.rows[found[0]].session
         self.rows.append(
             Row(sender=_lane(method, sender), receiver=_lane(method, receiver), kind=kind,
-                method=method, label=_answer_label(method, message, answers_unreadable), turn=turn,
+                method=method, label=answer_label(method, message, answers_unreadable), turn=turn,
                 session=session, **base)
         )
 
@@ -434,7 +336,7 @@ def _fold_label(rows: Sequence[Row], texts: Dict[int, str]) -> str:
         if len(preview) > SNIPPET:
             break
         preview += texts.get(r.n, "")
-    said = f": “{_snippet(preview)}”" if preview.strip() else ""
+    said = f": “{snippet(preview)}”" if preview.strip() else ""
     return f"{len(rows)} session/update ({kinds}){said}"
 
 

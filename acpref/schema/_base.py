@@ -78,6 +78,8 @@ class WireEnum(str, enum.Enum):
 
 #: The ``_meta`` extension object (spec extensibility.mdx): ``None`` when sent as ``null``.
 # spec EXT-01: every schema object has an optional ``meta`` field of this type (``_meta``).
+# spec EXT-02: any JSON object, never interpreted; every ``meta`` field is marked
+# ``default_on_error``, so a malformed ``_meta`` reads as absent and never fails a message.
 Meta = Optional[JsonObject]
 
 #: attrs metadata key under which the codec finds its per-field wire rules.

@@ -39,7 +39,7 @@ class WriteTextFileRequest:
 
 @attrs.frozen(kw_only=True)
 class ReadTextFileRequest:
-    """Params of `fs/read_text_file`: read a text file, optionally from a 1-based line and a line limit.
+    """Params of `fs/read_text_file`: a text file, optionally from a 1-based line, up to a limit.
 
     Spec: file-system.mdx
     """

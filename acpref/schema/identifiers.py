@@ -45,7 +45,8 @@ TerminalId = str
 PermissionOptionId = str
 
 
-#: Id of a URL-mode elicitation, unique among those outstanding on a connection. Spec: elicitation.mdx
+#: Id of a URL-mode elicitation, unique among those outstanding on a connection.
+#: Spec: elicitation.mdx
 ElicitationId = str
 
 

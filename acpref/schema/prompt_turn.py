@@ -47,6 +47,7 @@ __all__ = [
 ]
 
 
+# spec PROMPT-17: a turn ends with one of these, and with nothing else.
 class StopReason(WireEnum):
     """Why a prompt turn ended.
 
@@ -131,6 +132,7 @@ class UsageUpdate:
 
     session_update: ClassVar[str] = "usage_update"
 
+    # spec PROMPT-10: used and size are required, non-null, non-negative integers.
     used: int = field(required=True, fmt="uint64")
     """Tokens currently in context."""
     size: int = field(required=True, fmt="uint64")
@@ -214,6 +216,7 @@ class SessionNotification:
     Spec: prompt-turn.mdx
     """
 
+    # spec SCHEMA-01: {sessionId, update}, the update tagged by sessionUpdate.
     session_id: SessionId = field(required=True)
     """The ID of the session this update pertains to."""
     update: SessionUpdate = field(required=True)

@@ -6,7 +6,7 @@ On the wire a config option is one flat object: common keys (``id``, ``name``, `
 plus a ``type`` that brings its own keys (``currentValue`` and, for a select, ``options``). Here
 the common part is ``SessionConfigOption`` and the typed part is its ``kind`` field, a
 ``SessionConfigSelect`` or a ``SessionConfigBoolean``; the codec flattens ``kind`` into the
-enclosing object.
+enclosing object. The client's capability for boolean options is here too.
 """
 
 from typing import ClassVar, List, Union

@@ -1,4 +1,4 @@
-"""``session/delete``: remove a session from ``session/list`` results.
+"""``session/delete`` and its capability: remove a session from ``session/list`` results.
 
 Spec: session-delete.mdx; clauses DELETE-01 .. DELETE-05.
 """

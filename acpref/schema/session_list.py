@@ -1,4 +1,4 @@
-"""``session/list`` and the ``session_info_update`` notification.
+"""``session/list``, its capability, and the ``session_info_update`` notification.
 
 Spec: session-list.mdx; clauses LIST-01 .. LIST-17. Cursors are opaque (LIST-11). In a
 ``SessionInfoUpdate`` an absent field means "unchanged" and ``null`` means "clear" (LIST-15):

@@ -83,7 +83,7 @@ class CurrentModeUpdate:
 
     session_update: ClassVar[str] = "current_mode_update"
 
-    # spec-gap mode-update-field: currentModeId (the schema), not the docs' modeId.
+    # spec SCHEMA-03, spec-gap mode-update-field: currentModeId (the schema), not the docs' modeId.
     current_mode_id: SessionModeId = field(required=True)
     """The ID of the current mode."""
     meta: Meta | Unset = field(default_on_error=True)

@@ -1,8 +1,9 @@
-"""Session setup: ``session/new``, ``session/load``, ``session/resume``, ``session/close``, MCP servers.
+"""Session setup: ``session/new``, ``load``, ``resume`` and ``close``, and the MCP servers.
 
 Spec: session-setup.mdx; clauses SETUP-01 .. SETUP-36, SCHEMA-06. ``cwd`` and every additional
 directory are absolute paths. A stdio MCP server has no ``type`` key; http and sse servers are
-tagged and allowed only when the agent advertised the transport (SETUP-35).
+tagged and allowed only when the agent advertised the transport (SETUP-35). The capabilities
+of resume, close and additional directories are here too; ``initialization`` gathers them.
 """
 
 from typing import ClassVar, List, Union

@@ -336,6 +336,7 @@ class RequestPermissionResponse:
     Spec: tool-calls.mdx
     """
 
+    # spec SCHEMA-04: the outcome nests under result.outcome, tagged by its own "outcome" key.
     outcome: RequestPermissionOutcome = field(required=True)
     """The user's decision on the permission request."""
     meta: Meta | Unset = field(default_on_error=True)

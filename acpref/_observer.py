@@ -1,6 +1,12 @@
 """The live sides' use of the rules: refuse what we must not send, answer what the peer broke.
 
-Spec: see ``state``. Plugged into ``Connection`` as its ``observer``.
+Spec: see ``acpref._core.state``. Plugged into ``Connection`` as its ``observer``.
+
+This is the threaded shell's side of the boundary: the protocol core (``acpref._core``) is plain
+state with no lock, and a live connection touches it from several threads at once (its reader
+thread records what arrives, handler and caller threads check what they send). The observer
+serialises every look at the core through one lock, so that checking and recording a message is
+one step that no other message can interleave.
 
 * A message **we** send is checked first; a finding acpref enforces at MUST strength
   (``Finding.binding``: a MUST clause, or one of acpref's decisions enforced so) raises
@@ -16,11 +22,11 @@ Spec: see ``state``. Plugged into ``Connection`` as its ``observer``.
 from __future__ import annotations
 
 import logging
+import threading
 from typing import Any, Callable, Dict, List, Optional
 
-from ..errors import LocalProtocolError, RpcError
-from .findings import Finding, Party, other
-from .state import ProtocolState
+from ._core import Finding, Party, ProtocolState, other
+from .errors import LocalProtocolError, RpcError
 
 __all__ = ["RulesObserver"]
 
@@ -41,12 +47,16 @@ class RulesObserver:
         self._on_finding = on_finding
         #: Every finding seen on this connection, both ways.
         self.findings: List[Finding] = []
+        #: Held for every look at ``state`` (it has no lock of its own), never while a callback
+        #: runs: ``on_finding`` may send, and sending takes it again.
+        self._lock = threading.Lock()
 
     def _report(self, findings: List[Finding]) -> None:
-        for f in findings:
-            self.findings.append(f)
+        with self._lock:
+            self.findings.extend(findings)
             if len(self.findings) > 10_000:
                 del self.findings[:5_000]
+        for f in findings:
             log.log(
                 logging.WARNING if f.binding else logging.INFO,
                 "%s broke %s: %s",
@@ -63,16 +73,18 @@ class RulesObserver:
     def is_refusal(self, message: Dict[str, Any]) -> bool:
         """True when our error ``message`` answers a peer's request that reused a busy id."""
         request_id = message.get("id")
-        return isinstance(request_id, (str, int)) and bool(
-            self.state.duplicates[self.peer].get(request_id)
-        )
+        if not isinstance(request_id, (str, int)):
+            return False
+        with self._lock:
+            return bool(self.state.duplicates[self.peer].get(request_id))
 
     def on_send(self, message: Dict[str, Any]) -> None:
         is_error_response = "error" in message and "method" not in message
         # Checked and recorded in one step, unless a MUST rule stops the message (not recorded).
-        findings = self.state.observe(
-            self.me, message, refuse=None if is_error_response else self._stops
-        )
+        with self._lock:
+            findings = self.state.observe(
+                self.me, message, refuse=None if is_error_response else self._stops
+            )
         if not findings:
             return  # the common case: nothing to refuse, nothing to report
         must = [f for f in findings if f.binding and f.blame is self.me]
@@ -88,7 +100,8 @@ class RulesObserver:
         return any(f.binding and f.blame is self.me for f in findings)
 
     def on_receive(self, message: Dict[str, Any]) -> Optional[RpcError]:
-        findings = self.state.observe(self.peer, message)
+        with self._lock:
+            findings = self.state.observe(self.peer, message)
         self._report(findings)
         if "method" in message and "id" in message:
             for f in findings:

@@ -1,0 +1,119 @@
+"""The lifecycle tables of acpref/_core/lifecycle.py: the rules follow them, and the committed
+diagrams (spec_notes/lifecycles.md) are drawn from them."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any, Dict, List
+
+import pytest
+
+from acpref._core import Party, ProtocolState
+from acpref._core.lifecycle import SESSION, TURN, SessionEvent, SessionPhase, TurnEvent, TurnPhase
+
+REPO = Path(__file__).resolve().parent.parent
+A, C = Party.AGENT, Party.CLIENT
+CWD = "/work/project"
+
+
+def _req(i: Any, method: str, params: Dict[str, Any]) -> Dict[str, Any]:
+    return {"jsonrpc": "2.0", "id": i, "method": method, "params": params}
+
+
+def _note(method: str, params: Dict[str, Any]) -> Dict[str, Any]:
+    return {"jsonrpc": "2.0", "method": method, "params": params}
+
+
+def _ok(i: Any, result: Any) -> Dict[str, Any]:
+    return {"jsonrpc": "2.0", "id": i, "result": result}
+
+
+def _state() -> ProtocolState:
+    state = ProtocolState()
+    state.observe(C, _req(0, "initialize", {"protocolVersion": 1, "clientCapabilities": {}}))
+    caps = {"loadSession": True, "sessionCapabilities": {"resume": {}, "close": {}}}
+    state.observe(A, _ok(0, {"protocolVersion": 1, "agentCapabilities": caps}))
+    return state
+
+
+def _clauses(findings: List[Any]) -> List[str]:
+    return [f.clause for f in findings]
+
+
+def test_the_committed_diagrams_are_drawn_from_the_tables() -> None:
+    drawn = subprocess.run(
+        [sys.executable, "-m", "acpref", "spec", "--lifecycles"],
+        capture_output=True, text=True, timeout=60, check=True, cwd=REPO,
+    ).stdout
+    committed = (REPO / "spec_notes" / "lifecycles.md").read_text(encoding="utf-8")
+    assert drawn == committed, "run: acpref spec --lifecycles > spec_notes/lifecycles.md"
+    for table in (SESSION, TURN):
+        for row in table.rows:
+            assert f"| {row.source.value} | {row.event.value} | {row.target.value} |" in drawn
+
+
+def test_every_phase_is_reachable_and_every_row_is_unique() -> None:
+    for table, phases in ((SESSION, SessionPhase), (TURN, TurnPhase)):
+        reached = {table.initial}
+        for _ in phases:
+            reached |= {r.target for r in table.rows if r.source in reached}
+        assert reached == set(phases), table.name
+        keys = [(r.source, r.event) for r in table.rows]
+        assert len(keys) == len(set(keys))
+
+
+def test_a_session_walks_its_table_through_load_resume_and_close() -> None:
+    state = _state()
+    state.observe(C, _req(1, "session/load", {"sessionId": "s", "cwd": CWD, "mcpServers": []}))
+    assert state.sessions["s"].phase is SessionPhase.LOADING
+    state.observe(C, _req(2, "session/resume", {"sessionId": "s", "cwd": CWD, "mcpServers": []}))
+    assert state.sessions["s"].phase is SessionPhase.LOADING  # the load may still replay
+    state.observe(A, _ok(1, {}))
+    assert state.sessions["s"].phase is SessionPhase.RESUMING
+    state.observe(A, _ok(2, {}))
+    assert state.sessions["s"].phase is SessionPhase.ACTIVE
+    state.observe(C, _req(3, "session/close", {"sessionId": "s"}))
+    state.observe(A, _ok(3, {}))
+    assert "s" not in state.sessions  # UNKNOWN: no record
+    assert SESSION.row(SessionPhase.ACTIVE, SessionEvent.CLOSED).target is SessionPhase.UNKNOWN
+
+
+def test_an_event_with_no_row_is_what_a_rule_reports() -> None:
+    state = _state()
+    assert not SESSION.allows(SessionPhase.UNKNOWN, SessionEvent.CLOSE_SENT)
+    found = state.observe(C, _req(1, "session/close", {"sessionId": "nope"}))
+    assert _clauses(found) == ["SETUP-15"]
+    state.observe(C, _req(2, "session/new", {"cwd": CWD, "mcpServers": []}))
+    state.observe(A, _ok(2, {"sessionId": "s"}))
+    prompt = {"sessionId": "s", "prompt": [{"type": "text", "text": "hi"}]}
+    assert state.observe(C, _req(3, "session/prompt", prompt)) == []
+    assert state.sessions["s"].turn_phase is TurnPhase.RUNNING
+    assert not TURN.allows(TurnPhase.RUNNING, TurnEvent.PROMPT_SENT)
+    found = state.observe(C, _req(4, "session/prompt", prompt))
+    assert _clauses(found) == ["spec-gap:concurrent-prompt"]
+
+
+@pytest.mark.parametrize(
+    "cancel,clause",
+    [
+        (_note("session/cancel", {"sessionId": "s"}), "PROMPT-23"),
+        (_req(9, "session/close", {"sessionId": "s"}), "SETUP-16"),
+    ],
+)
+def test_a_cancelled_turn_owes_the_clause_of_its_row(cancel: Dict[str, Any], clause: str) -> None:
+    state = _state()
+    state.observe(C, _req(1, "session/new", {"cwd": CWD, "mcpServers": []}))
+    state.observe(A, _ok(1, {"sessionId": "s"}))
+    state.observe(C, _req(2, "session/prompt", {"sessionId": "s", "prompt": []}))
+    # the agent is waiting on the client when the cancel comes: "cancelled" is certainly due
+    state.observe(A, _req(50, "fs/read_text_file", {"sessionId": "s", "path": "/etc/hosts"}))
+    state.observe(C, cancel)
+    s = state.sessions["s"]
+    assert s.turn_phase is TurnPhase.CANCEL_REQUESTED
+    assert s.cancel_clause == clause
+    state.observe(C, _ok(50, {"content": ""}))
+    found = state.observe(A, _ok(2, {"stopReason": "end_turn"}))
+    assert clause in _clauses(found)
+    assert s.turn_phase is TurnPhase.NO_TURN
