@@ -209,6 +209,25 @@ def response_faults(raw: Any) -> Tuple[Fault, ...]:
 
 def inspect(value: Any) -> Envelope:
     """What ``value`` (one decoded line) is, and everything wrong with its envelope."""
+    if type(value) is dict and value.get("jsonrpc") == "2.0":
+        # The sound messages, as nearly all are, first: they have no fault to look for.
+        method = value.get("method")
+        if type(method) is str:
+            params = value.get("params")
+            if params is None or type(params) is dict:
+                request_id = value.get("id", NO_ID)
+                if request_id is NO_ID:
+                    return Envelope(NOTIFICATION, NO_ID, method, _NO_FAULTS)
+                if type(request_id) is int or type(request_id) is str:
+                    return Envelope(REQUEST, request_id, method, _NO_FAULTS)
+        elif "result" in value and "error" not in value and "method" not in value:
+            request_id = value.get("id", NO_ID)
+            if type(request_id) is int or type(request_id) is str:
+                return Envelope(RESPONSE, request_id, None, _NO_FAULTS)
+    return _inspect(value)
+
+
+def _inspect(value: Any) -> Envelope:
     if not isinstance(value, dict):
         if isinstance(value, list):
             # spec RPC-20, OVERVIEW-01: ACP's schema defines no batches; supporting them is
