@@ -8,11 +8,12 @@ line whole:
   (``{}`` is 2 bytes and a 64-byte dict; ``[{},{},...]`` costs 24 times its size), so the number
   of values, not the bytes, bounds what a message costs after ``json.loads``. Counted before
   decoding: a refused line never costs more than its own bytes.
-* ``peek_envelope(head)``: the ``id`` and kind (request or response) of a line from its first
-  bytes, so that a line refused unread (over the line bound, or over the item bound) can still
-  fail the request it belonged to. Writers put the envelope first (acpref writes ``jsonrpc``,
-  ``id``, then ``method``/``params`` or ``result``/``error``); a line whose ``id`` comes after
-  its payload cannot be matched, and is answered with ``id: null``.
+* ``peek_envelope(head, tail)``: the ``id`` and kind (request or response) of a line from its
+  first and last bytes, so that a line refused unread (over the line bound, or over the item
+  bound) can still fail the request it belonged to. Most writers put the envelope first (acpref
+  writes ``jsonrpc``, ``id``, then ``method``/``params`` or ``result``/``error``); some put
+  ``id`` after the payload, where the tail shows it: read backwards from the closing ``}``, the
+  scalar members at the end of the object are top-level members whatever the payload holds.
 
 See spec_notes/threat-model.md (the bounds) and spec_notes/reliability.md.
 """
@@ -20,7 +21,7 @@ See spec_notes/threat-model.md (the bounds) and spec_notes/reliability.md.
 from __future__ import annotations
 
 import json
-from typing import Any, Tuple
+from typing import Any, Dict, Tuple
 
 __all__ = ["count_items", "peek_envelope", "NO_ID"]
 
@@ -29,6 +30,8 @@ NO_ID: Any = object()
 
 _DECODER = json.JSONDecoder()
 _WS = " \t\r\n"
+_WS_BYTES = b" \t\r\n"
+_SCALAR = b"-+.0123456789eEtruefalsn"
 
 
 def count_items(line: bytes, limit: int) -> int:
@@ -59,13 +62,28 @@ def count_items(line: bytes, limit: int) -> int:
         pos = close + 1
 
 
-def peek_envelope(head: bytes) -> Tuple[Any, str]:
-    """``(id, kind)`` read from the first bytes of a JSON-RPC line, without its payload.
+def peek_envelope(head: bytes, tail: bytes = b"") -> Tuple[Any, str]:
+    """``(id, kind)`` read from the first and last bytes of a JSON-RPC line, without its payload.
 
     ``kind`` is ``"request"`` (a ``method`` or ``params`` member was seen), ``"response"``
-    (``result`` or ``error``), or ``""`` (neither, before the head ended). ``id`` is ``NO_ID``
-    when no top-level ``id`` came before the head ended or before the payload began.
+    (``result`` or ``error``), or ``""`` (neither). ``id`` is ``NO_ID`` when no top-level ``id``
+    came before the payload began in ``head``, nor among the scalar members that end ``tail``.
     """
+    request_id, kind = _peek_head(head)
+    if tail and (request_id is NO_ID or not kind):
+        members = _peek_tail(tail)
+        if request_id is NO_ID:
+            request_id = members.get("id", NO_ID)
+        if not kind:
+            if "method" in members or "params" in members:
+                kind = "request"
+            elif "result" in members or "error" in members:
+                kind = "response"
+    return request_id, kind
+
+
+def _peek_head(head: bytes) -> Tuple[Any, str]:
+    """``(id, kind)`` from the members before the payload, read forwards."""
     text = head.decode("utf-8", "replace")
     request_id: Any = NO_ID
     kind = ""
@@ -97,6 +115,69 @@ def peek_envelope(head: bytes) -> Tuple[Any, str]:
     except (ValueError, RecursionError):  # the head ended inside a value
         pass
     return request_id, kind
+
+
+def _peek_tail(tail: bytes) -> Dict[str, Any]:
+    """The scalar members that end the object whose last bytes are ``tail``, read backwards.
+
+    Backwards from the final ``}``, each member is ``"key": value`` preceded by ``,``; the scan
+    stops at the first value that is not a string, number, ``true``, ``false`` or ``null`` (the
+    payload), or at anything it cannot read (the tail began inside it). A string is read back
+    to the first ``"`` not escaped (preceded by an even number of backslashes): inside a JSON
+    string every ``"`` is escaped, so that one opens it.
+    """
+    members: Dict[str, Any] = {}
+    pos = _skip_back(tail, len(tail))
+    if not tail[:pos].endswith(b"}"):
+        return members
+    pos = _skip_back(tail, pos - 1)
+    try:
+        while pos > 0:
+            value, pos = _scalar_back(tail, pos)
+            pos = _skip_back(tail, pos)
+            if not tail[:pos].endswith(b":"):
+                break
+            key, pos = _scalar_back(tail, _skip_back(tail, pos - 1))
+            if not isinstance(key, str):
+                break
+            members.setdefault(key, value)
+            pos = _skip_back(tail, pos)
+            if not tail[:pos].endswith(b","):
+                break
+            pos = _skip_back(tail, pos - 1)
+    except ValueError:  # not a scalar, or cut: the payload, or the tail's start
+        pass
+    return members
+
+
+def _scalar_back(data: bytes, end: int) -> Tuple[Any, int]:
+    """The scalar JSON value that ends at ``data[end]`` and where it starts; ValueError if none."""
+    if data[end - 1 : end] == b'"':
+        start = end - 1
+        while True:
+            start = data.rfind(b'"', 0, start)
+            if start < 0:
+                raise ValueError("string cut")
+            slashes = start
+            while slashes > 0 and data[slashes - 1] == 0x5C:  # a backslash
+                slashes -= 1
+            if slashes == 0 and start > 0:
+                raise ValueError("string cut")  # backslashes back to the tail's start
+            if (start - slashes) % 2 == 0:
+                break
+    else:
+        start = end
+        while start > 0 and data[start - 1] in _SCALAR:
+            start -= 1
+    if start == end or start == 0:
+        raise ValueError("no scalar, or cut")
+    return json.loads(data[start:end]), start
+
+
+def _skip_back(data: bytes, pos: int) -> int:
+    while pos > 0 and data[pos - 1] in _WS_BYTES:
+        pos -= 1
+    return pos
 
 
 def _skip(text: str, pos: int) -> int:

@@ -109,21 +109,22 @@ class Inbound:
             self._recorder("in", b"")  # keep message indices aligned with the peer's view
         self._refuse_unread(
             event.head,
+            event.tail,
             f"message of {event.size} bytes exceeds the line limit of "
             f"{self._max_line_bytes} bytes",
             {"size": event.size, "limit": self._max_line_bytes},
         )
 
-    def _refuse_unread(self, head: bytes, why: str, data: Dict[str, Any]) -> None:
+    def _refuse_unread(self, head: bytes, tail: bytes, why: str, data: Dict[str, Any]) -> None:
         """A line refused before decoding (over a bound): fail what it belonged to, if known.
 
-        spec-gap oversize-line: the envelope is read from the line's first bytes
+        spec-gap oversize-line: the envelope is read from the line's first and last bytes
         (``acpref._bounds.peek_envelope``). A request is answered -32600 under its id; a
         response to one of our requests fails that request (-32603 with the figures), so its
         caller never waits for an answer that was dropped; anything else is answered -32600
         with ``id: null``, and the connection goes on.
         """
-        request_id, kind = peek_envelope(head)
+        request_id, kind = peek_envelope(head, tail)
         valid = request_id is not NO_ID and _valid_id(request_id)
         if kind == "response" and valid:
             with self._pending_lock:
@@ -151,6 +152,7 @@ class Inbound:
                 # What a line costs decoded is bounded as well as its bytes: refused unread.
                 self._refuse_unread(
                     line[:OVERSIZE_HEAD],
+                    line[-OVERSIZE_HEAD:],
                     f"message of about {items} JSON values exceeds the limit of "
                     f"{self._max_items} values",
                     {"items": items, "limit": self._max_items},

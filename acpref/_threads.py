@@ -17,9 +17,9 @@ Reading is a *role* that one thread holds at a time:
   that response's caller gets it.
 
 Why not one dedicated reader thread that hands everything on (DESIGN.md's first sketch)? A
-hand-off between threads costs a wake-up and a GIL transfer: about 30 us on the reference
-machine, more than a whole request/response exchange between two processes. A response read by
-its own caller, and a request run by the host that read it, need no hand-off at all.
+hand-off between threads costs a wake-up and a GIL transfer, more than a whole request/response
+exchange between two processes (benchmarks/README.md, "The wire alone"). A response read by its
+own caller, and a request run by the host that read it, need no hand-off at all.
 
 What this guarantees, and what it asks:
 
@@ -317,9 +317,7 @@ class Crew:
                 self._ensure_watcher()  # it will keep watch once we let go
                 return True
             # Waiting means beyond the free handler slots: a request queued while a slot is free
-            # is taken by an idle host at once. (Bug found by tests/test_load.py: counting the
-            # whole queue refused requests while handlers were free, whenever a caller was
-            # reading faster than the idle hosts took the queue.)
+            # is taken by an idle host at once, so it does not count against max_queued.
             free = max(0, self._max_handlers - self._running)
             if len(self._queue) >= self._max_queued + free:
                 return False  # spec RPC-15: the connection answers -32800

@@ -459,3 +459,68 @@ def test_repeated_warnings_are_counted_not_repeated(tmp_path):
     warnings = [line for line in result.stderr.decode().splitlines() if "dropped" in line]
     assert len(warnings) == 6, warnings
     assert "1,000 warnings like:" in warnings[-1]
+
+
+def _screen_rows(data: bytes, columns: int) -> list:
+    """The rows a terminal of ``columns`` shows after ``data`` (text, CR, LF, BS; wraps at the
+    edge; escape sequences ignored): enough to see what a redraw leaves behind."""
+    import re
+
+    text = re.sub(r"\x1b\[[0-9;?]*[A-Za-z]", "", data.decode("utf-8", "replace"))
+    rows, row, col = [[]], 0, 0
+    for ch in text:
+        if ch == "\r":
+            col = 0
+        elif ch == "\n":
+            row += 1
+            rows += [[] for _ in range(row + 1 - len(rows))]
+        elif ch == "\b":
+            col = max(0, col - 1)
+        elif ch.isprintable():
+            if col == columns:  # the wrap is deferred until the next character
+                row, col = row + 1, 0
+                rows += [[] for _ in range(row + 1 - len(rows))]
+            line = rows[row]
+            line += [" "] * (col + 1 - len(line))
+            line[col] = ch
+            col += 1
+    return ["".join(r).rstrip() for r in rows]
+
+
+def test_output_at_a_prompt_wider_than_the_terminal_leaves_no_blank_row_or_fragment(tmp_path):
+    # The agent's command list arrives while a prompt wider than the terminal (a long title)
+    # is shown. Cleared with spaces as if it were one row, the spaces wrapped into a blank row
+    # (and, where the terminal wraps the prompt, left its first rows as a fragment).
+    import fcntl as _fcntl
+    import struct
+
+    title = "A Scripted Agent With A Long Title"
+    fifo = tmp_path / "go"
+    os.mkfifo(fifo)
+    t = Terminal([], tmp_path, agent=[sys.executable, str(AGENT_SCRIPT), "--title", title])
+    try:
+        t.expect(f"{title}> ")
+        commands = {
+            "sessionUpdate": "available_commands_update",
+            "availableCommands": [{"name": "web", "description": "search the web"}],
+        }
+        t.send(script({"later": str(fifo), "update": commands}).replace(b"\n", b"\r"))
+        t.expect("[null]")
+        t.expect(f"{title}> ")
+        _fcntl.ioctl(t.master, termios.TIOCSWINSZ, struct.pack("HHHH", 24, 20, 0, 0))
+        t.send(b"hi")
+        t.expect("hi")
+        with open(fifo, "wb") as f:  # now the agent sends the command list
+            f.write(b"go")
+        shown = t.expect("[commands]")
+        shown += t.expect(f"{title}> hi")
+        t.send(b"\x15\x04")
+        assert t.wait() == 0
+    finally:
+        t.close()
+    rows = _screen_rows(shown.encode(), 20)
+    at = next(i for i, r in enumerate(rows) if r.startswith("[commands]"))
+    assert at > 0 and rows[at - 1].endswith("hi"), rows  # the prompt left whole above
+    prompt = f"{title}> hi"
+    assert "".join(rows[at + 1 :]) == prompt, rows  # and drawn again below, as it wraps
+    assert all(r.strip() for r in rows[: at + 1]), rows  # no blank row

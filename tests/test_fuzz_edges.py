@@ -438,15 +438,22 @@ def test_oversize_line_is_answered_and_the_connection_kept(make: Any, kind: str)
     assert error_code(refusal) == INVALID_REQUEST
     assert refusal["error"]["data"] == {"size": len(data) - 1, "limit": bound}
     assert answers_to(side, None) == []
-    # An id after the payload cannot be read: -32600 with id null.
+    # An id after the payload is read from the line's last bytes: -32600 under it.
     late = {k: v for k, v in valid_request(side, 23).items() if k != "id"}
     late["_meta"] = {"pad": "z" * (2 * bound)}
     late["id"] = 23
     side.send(json.dumps(late).encode() + b"\n")
     side.probe()
+    (refusal,) = answers_to(side, 23)
+    assert refusal["error"]["data"]["limit"] == bound
+    # An id only inside the payload is no id: -32600 with id null.
+    inner = {k: v for k, v in valid_request(side, 24).items() if k != "id"}
+    inner["_meta"] = {"pad": "w" * (2 * bound), "id": 24}
+    side.send(json.dumps(inner).encode() + b"\n")
+    side.probe()
     (refusal,) = answers_to(side, None)
     assert refusal["error"]["data"]["limit"] == bound
-    assert answers_to(side, 23) == []
+    assert answers_to(side, 24) == []
 
 
 # -- The shapes of issue 17: many tiny values, escapes that grow a line, lines without end --------

@@ -23,7 +23,7 @@ import pytest
 from peers.reliability_sides import WAIT, RawSide, Watch, encode_line
 
 from acpref import schema as s
-from acpref._bounds import count_items, peek_envelope
+from acpref._bounds import NO_ID, count_items, peek_envelope
 from acpref.client import Allow, ClientSideConnection, ReferenceClient
 from acpref.errors import ErrorCode, RpcError
 
@@ -153,6 +153,104 @@ def test_client_side_fails_its_request_when_the_answer_is_over_its_line_bound(
         side.probe()
     finally:
         side.close()
+
+
+def _id_last(envelope: str, payload_key: str, payload: Any, request_id: Any) -> bytes:
+    """A line whose ``id`` comes after its payload: ``{"jsonrpc":..,payload_key:..,"id":..}``."""
+    body = json.dumps(payload, separators=(",", ":"))
+    return (
+        f'{{"jsonrpc":"2.0",{envelope}"{payload_key}":{body},"id":{json.dumps(request_id)}}}\n'
+    ).encode()
+
+
+def test_client_side_fails_its_request_when_an_oversize_answer_puts_its_id_last(
+    clean: Watch, tmp_path: Path
+) -> None:
+    # The line is dropped unread, but its tail shows the id: the prompt fails at once with the
+    # figures, instead of waiting for its own timeout.
+    side = RawSide("client", tmp_path, max_line_bytes=64 * 1024)
+    try:
+        sid = side.setup()
+        box: Dict[str, Any] = {}
+        done = threading.Event()
+
+        def prompt() -> None:
+            try:
+                side.client_side.prompt(sid, "hi", timeout=30 * WAIT)
+            except BaseException as exc:  # noqa: BLE001 - handed to the test thread
+                box["error"] = exc
+            done.set()
+
+        threading.Thread(target=prompt, daemon=True).start()
+        request = side.out.request("session/prompt")
+        # a payload that holds an "id" of its own, and quotes, near its end
+        pad = {"stopReason": "end_turn", "_meta": {"pad": "x" * 100_000, "id": 99, "q": 'a"}'}}
+        side.send(_id_last("", "result", pad, request["id"]))
+        side.probe()  # the line was handled before this answer was read
+        assert done.wait(WAIT), "the prompt still waits for an answer that was dropped"
+        error = box["error"]
+        assert isinstance(error, RpcError) and error.data["limit"] == 64 * 1024, error
+        assert error.code == ErrorCode.INTERNAL_ERROR
+    finally:
+        side.close()
+
+
+def test_agent_side_answers_an_oversize_request_whose_id_comes_last_under_its_id(
+    clean: Watch, tmp_path: Path
+) -> None:
+    side = RawSide("agent", tmp_path, max_line_bytes=64 * 1024)
+    try:
+        sid = side.setup()
+        params = {"sessionId": sid, "prompt": [{"type": "text", "text": "x" * 100_000}]}
+        line = _id_last('"method":"session/prompt",', "params", params, "late-1")
+        side.send(line)
+        answer = side.out.response("late-1")
+        assert answer["error"]["code"] == ErrorCode.INVALID_REQUEST, answer
+        assert answer["error"]["data"] == {"size": len(line) - 1, "limit": 65536}
+        side.probe()
+    finally:
+        side.close()
+
+
+def test_peek_envelope_reads_an_id_that_comes_after_the_payload() -> None:
+    head = b'{"jsonrpc":"2.0","result":{"huge":"'
+    assert peek_envelope(head, b'xxx"},"id":7}') == (7, "response")
+    assert peek_envelope(head, b'x"} ,\n "id" : "a\\"b" , "jsonrpc":"2.0" }  ') == ('a"b', "response")
+    assert peek_envelope(b'{"params":{"a":"', b'b"},"method":"m","id":3}') == (3, "request")
+    # an id inside the payload, or a key or value the tail may have cut, is no id
+    assert peek_envelope(b'{"params":{', b'"a":{"id":5}}}')[0] is NO_ID
+    assert peek_envelope(b'{"params":{', b'"id":5}')[0] is NO_ID  # the key's quote may be escaped
+    assert peek_envelope(b'{"params":{', b'"id":\\"a"}')[0] is NO_ID  # how many backslashes?
+    # a string read back to its first unescaped quote
+    assert peek_envelope(b'{"params":{', b'x","id":"a\\"b"}') == ('a"b', "request")
+    assert peek_envelope(b'{"params":{', b'x","id":"a\\\\"}') == ("a\\", "request")
+    assert peek_envelope(b'{"params":{', b'x\\\\"},"id":5}') == (5, "request")
+    assert peek_envelope(b'{"params":{', b'x"},"id":5')[0] is NO_ID  # no closing brace
+    # the head wins when it shows the id
+    assert peek_envelope(b'{"id":1,"params":{', b'x"},"id":5}') == (1, "request")
+
+
+def test_an_oversize_line_keeps_its_first_and_last_bytes_however_it_was_cut() -> None:
+    # Lines of every size around the bound and around the 4 KiB kept, cut anywhere: each line
+    # over the bound comes out as its size, its first and its last 4 KiB, nothing of the lines
+    # beside it (a head once ran past the line's newline into the next lines).
+    import random
+
+    from acpref._framing import OVERSIZE_HEAD, LineSplitter, Oversize
+
+    rng = random.Random(17)
+    sizes = [0, 1, 5, 99, 100, 101, 4095, 4096, 4097, 9000, 13000]
+    for _ in range(400):
+        bound = rng.choice([1, 10, 100, 5000, 9000])
+        lines = [rng.randbytes(rng.choice(sizes)).replace(b"\n", b"n") for _ in range(4)]
+        data = b"\n".join(lines) + b"\n"
+        cuts = sorted(rng.sample(range(1, len(data)), min(len(data) - 1, rng.randrange(30))))
+        reads = iter(data[a:b] for a, b in zip([0] + cuts, cuts + [len(data)]))
+        got = list(LineSplitter(lambda size: next(reads, b""), bound))
+        assert got == [
+            Oversize(len(x), x[:OVERSIZE_HEAD], x[-OVERSIZE_HEAD:]) if len(x) > bound else x
+            for x in lines
+        ]
 
 
 # -- 2. What a line may cost once decoded ------------------------------------------------------
@@ -551,8 +649,10 @@ def test_nothing_of_a_closed_session_is_held_by_the_rules(clean: Watch, tmp_path
 
 def test_memory_per_ended_session_of_a_real_agent_process(tmp_path: Path) -> None:
     # Sessions opened and closed through a real echo agent: what each leaves behind is the
-    # registry's record of it (it stays listable and loadable, SETUP-17), a few hundred bytes.
-    # Measured 816 B of RSS each before the rules stopped keeping closed sessions, 534 B after.
+    # registry's record of it (it stays listable and loadable, SETUP-17), a few hundred bytes:
+    # the Session (about 150 B), its id and updated_at strings, its config options list, its
+    # slot in the registry, the rules' system prompt entry. The echo agent's per-session
+    # announcement event (about 1.2 KiB, never freed) is gone once the commands are sent.
     side = ClientSideConnection.spawn(ReferenceClient(), [sys.executable, "-m", "acpref.echo"])
     try:
         side.initialize(timeout=WAIT)
@@ -569,6 +669,6 @@ def test_memory_per_ended_session_of_a_real_agent_process(tmp_path: Path) -> Non
         cycle(n)
         per = (_status(side.process.pid)["VmRSS"] - before) / n
         print(f"\nRSS per session opened and closed: {per:.0f} B")
-        assert per < 2048, f"{per:.0f} B of RSS per ended session"
+        assert per < 800, f"{per:.0f} B of RSS per ended session"
     finally:
         side.close()

@@ -13,6 +13,7 @@ every wait is on a process's exit, a pipe or a FIFO, with a timeout.
 
 from __future__ import annotations
 
+import json
 import os
 import select
 import signal
@@ -370,3 +371,64 @@ def test_client_proxy_agent_stopped_by_sigterm_stop_the_whole_chain(
     assert "acpref proxy: " in text and "status -9" not in text
     [child] = pids(piddir)
     assert_none_running([child])
+
+
+def _descendants(root: int) -> List[int]:
+    """Every live process below ``root`` (by parent pid, read from /proc), deepest last."""
+    parents = {}
+    for entry in Path("/proc").iterdir():
+        if entry.name.isdigit():
+            try:
+                stat = (entry / "stat").read_text()
+            except OSError:
+                continue
+            fields = stat[stat.rindex(")") + 2 :].split()
+            parents[int(entry.name)] = int(fields[1])
+    found, frontier = [], [root]
+    while frontier:
+        frontier = [pid for pid, ppid in parents.items() if ppid in frontier]
+        found += frontier
+    return [pid for pid in found if is_running(pid)]
+
+
+@pytest.mark.parametrize("stop", ["SIGTERM", "SIGINT", "end-of-input"])
+def test_proxy_proxy_agent_stopped_at_the_outer_proxy_leaves_no_process(
+    piddir: Path, stop: str
+) -> None:
+    # acpref proxy -- acpref proxy -- AGENT: each proxy stops what it started, so stopping the
+    # outer one ends the inner proxy, both judges, the agent and the child the agent left.
+    outer = subprocess.Popen(
+        [*ACPREF, "proxy", "--", *ACPREF, "proxy", "--", *LEAKY, str(piddir)],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+    )
+    chain: List[int] = []
+    try:
+        assert outer.stdin is not None and outer.stdout is not None
+        init = {"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {"protocolVersion": 1}}
+        outer.stdin.write(json.dumps(init).encode() + b"\n")
+        outer.stdin.flush()
+        # The answer came through both proxies: every process of the chain runs.
+        assert select.select([outer.stdout], [], [], WAIT)[0]
+        assert b'"id": 1' in outer.stdout.readline().replace(b'"id":1', b'"id": 1')
+        chain = _descendants(outer.pid)
+        [child] = pids(piddir)
+        assert child in chain and len(chain) >= 5, chain  # inner proxy, 2 judges, agent, child
+        # Our end of its stdin stays open until it has exited, unless that is how it stops.
+        drained: List[bytes] = []
+        drain = threading.Thread(target=lambda: drained.append(outer.stderr.read()))
+        drain.start()
+        if stop == "end-of-input":
+            outer.stdin.close()
+        else:
+            outer.send_signal(getattr(signal, stop))
+        outer.wait(WAIT)
+        drain.join(WAIT)
+        err = drained[0]
+    finally:
+        if outer.poll() is None:
+            outer.kill()
+            outer.wait(WAIT)
+    assert b"acpref proxy:" in err, err
+    assert_none_running(chain)

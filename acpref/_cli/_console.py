@@ -9,7 +9,8 @@
   writes; the main thread then ends the command quietly (status 141, ``_status``).
 * **Output while the user types.** Updates arrive at any time (the agent's command list right
   after the session starts, typically while the prompt is already shown): the prompt line is
-  cleared, the output written, and the prompt redrawn with what was typed so far.
+  cleared (or, when it spans several rows of the terminal, left above), the output written, and
+  the prompt redrawn with what was typed so far.
 * **Log lines.** Warnings of the library (a dropped malformed notification, a broken rule) are
   shown on stderr; the same warning repeated is shown three times, then counted at 10, 100,
   1,000... and summed up when the command ends.
@@ -23,6 +24,7 @@ import queue
 import select
 import sys
 import threading
+import unicodedata
 from typing import Any, Callable, Dict, Optional
 
 from ..client import Renderer
@@ -99,8 +101,7 @@ class Console:
                 return
             typed = _line_buffer()
             if self._drawn:
-                # Clear the prompt line with spaces (no escape sequence: any terminal).
-                self._out("\r" + " " * (len(prompt) + len(typed)) + "\r")
+                self._out(_away_from_prompt(prompt + typed))
                 self._drawn = False
             self._out(text)
             if text.endswith("\n"):
@@ -161,6 +162,37 @@ def _same_terminal() -> bool:
         return os.fstat(sys.stdout.fileno()).st_rdev == os.fstat(sys.stderr.fileno()).st_rdev
     except (OSError, ValueError):
         return False
+
+
+def _away_from_prompt(shown: str) -> str:
+    """What to write, at the end of the prompt line ``shown``, before output goes above it.
+
+    A prompt line that fits on one row of the terminal is cleared with spaces (no escape
+    sequence: any terminal), and the output takes its row. A longer one (a long agent title, a
+    long line typed) spans several rows, or is scrolled sideways by readline: ``\r`` reaches
+    only its last row, and clearing it without moving the cursor up (an escape sequence) would
+    leave the rows above as a fragment, and spaces beyond the row's width would wrap into a
+    blank row. So the output starts on the next row instead, the prompt left whole above it.
+    Either way the prompt is drawn again below the output (``Console._screen``).
+    """
+    width = _display_width(shown)
+    if width < _columns():
+        return "\r" + " " * width + "\r"
+    return "\n"
+
+
+def _columns() -> int:
+    try:
+        return os.get_terminal_size(sys.stdout.fileno()).columns or 80
+    except (OSError, ValueError):
+        return 80
+
+
+def _display_width(text: str) -> int:
+    """Columns ``text`` takes on a terminal: wide (East Asian) characters take two."""
+    if text.isascii():
+        return len(text)
+    return sum(2 if unicodedata.east_asian_width(c) in "WF" else 1 for c in text)
 
 
 def _line_buffer() -> str:

@@ -18,18 +18,88 @@ import tempfile
 from typing import Any
 
 from ..testing import AgentCheckOptions, check_agent
+from ..testing._agent_scenarios import SCENARIOS
+
+SCENARIO_NAMES = [scenario.name for scenario in SCENARIOS]
+
+
+_DESCRIPTION = """\
+Grade an ACP agent clause by clause: start it, drive it through scripted scenarios
+(a handshake, prompts, a cancel, sessions loaded, listed, closed...), judge everything
+it says, and print what it got wrong, with the spec's sentence and the evidence.
+
+Each scenario runs against a fresh process of AGENT_CMD, given after --. The scenarios:
+""" + ", ".join(SCENARIO_NAMES) + "."
+
+_EPILOG = """\
+examples:
+  grade the echo agent:
+  $ acpref check-agent -- acpref echo
+  two scenarios only, with the full table by clause:
+  $ acpref check-agent --only handshake --only prompt --table -- acpref echo
+  keep the transcripts and write them as an HTML page of sequence diagrams:
+  $ acpref check-agent --only prompt --record runs --report report.html -- acpref echo
+
+exit status:
+  0  no MUST-level clause failed (with --strict-gaps: and no spec-gap)
+  1  a MUST-level clause failed (with --strict-gaps: or a spec-gap was found)
+  2  bad usage: no agent command, an unknown scenario, a report that cannot be written
+"""
 
 
 def register(sub: Any, name: str, help_text: str) -> None:
-    p = sub.add_parser(name, help=help_text, description=__doc__.split("\n\n")[0])
+    p = sub.add_parser(
+        name,
+        help=help_text,
+        usage="acpref check-agent [options] -- AGENT_CMD [ARGS...]",
+        description=_DESCRIPTION,
+        epilog=_EPILOG,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
     p.add_argument("--json", action="store_true", help="print the report as JSON")
-    p.add_argument("--table", action="store_true", help="also print the full table by clause")
+    p.add_argument(
+        "--table", action="store_true", help="also print every clause checked, passed or not"
+    )
     p.add_argument(
         "--strict-gaps",
         action="store_true",
-        help="fail on spec-gap findings too (acpref's readings where the spec is silent)",
+        help="a spec-gap finding (acpref's reading where the spec is silent) fails too",
     )
-    p.add_argument("--prompt", help="the text of an ordinary prompt")
+    p.add_argument("--prompt", help="the text of an ordinary prompt (default: a greeting)")
+    _add_waits(p)
+    p.add_argument(
+        "--auth", metavar="METHOD_ID", help="authenticate with this method before sessions"
+    )
+    p.add_argument(
+        "--timeout",
+        type=float,
+        default=30.0,
+        metavar="S",
+        help="seconds to wait for each answer (default 30)",
+    )
+    p.add_argument("--cwd", help="directory to open sessions in (default: a temporary directory)")
+    p.add_argument(
+        "--record", metavar="DIR", help="keep one transcript per scenario in DIR (see validate)"
+    )
+    p.add_argument(
+        "--report", metavar="REPORT.html", help="write the transcripts as an HTML page too"
+    )
+    p.add_argument(
+        "--only",
+        action="append",
+        default=[],
+        metavar="SCENARIO",
+        help="run only this scenario (repeatable; the names are listed above)",
+    )
+    p.add_argument("-v", "--verbose", action="store_true", help="log the connections' warnings")
+    p.add_argument(
+        "agent", nargs=argparse.REMAINDER, metavar="-- AGENT_CMD", help="the agent command"
+    )
+    p.set_defaults(func=run)
+
+
+def _add_waits(p: argparse.ArgumentParser) -> None:
+    """The options of the cancellation and MCP checks: what to ask, how long to wait."""
     p.add_argument(
         "--cancel-prompt",
         help="a prompt that keeps the agent busy, for the cancellation checks (default: a long "
@@ -56,29 +126,20 @@ def register(sub: Any, name: str, help_text: str) -> None:
         metavar="S",
         help="seconds to wait for the agent to initialize the MCP servers it is given (default 5)",
     )
-    p.add_argument(
-        "--auth", metavar="METHOD_ID", help="authenticate with this method before sessions"
-    )
-    p.add_argument(
-        "--timeout", type=float, default=30.0, help="seconds to wait for each answer (default 30)"
-    )
-    p.add_argument("--cwd", help="directory to open sessions in (default: a temporary directory)")
-    p.add_argument("--record", metavar="DIR", help="keep one transcript per scenario in DIR")
-    p.add_argument(
-        "--report", metavar="REPORT.html", help="write the transcripts as an HTML report too"
-    )
-    p.add_argument(
-        "--only", action="append", default=[], metavar="SCENARIO", help="run only this scenario"
-    )
-    p.add_argument("-v", "--verbose", action="store_true", help="log the connections' warnings")
-    p.add_argument("agent", nargs=argparse.REMAINDER, help="-- the agent command")
-    p.set_defaults(func=run)
 
 
 def run(args: argparse.Namespace) -> int:
     argv = args.agent[1:] if args.agent[:1] == ["--"] else args.agent
     if not argv:
         print("acpref check-agent: give the agent command after --", file=sys.stderr)
+        return 2
+    unknown = [name for name in args.only if name not in SCENARIO_NAMES]
+    if unknown:
+        print(
+            f"acpref check-agent: no scenario {', '.join(unknown)}; "
+            f"the scenarios: {', '.join(SCENARIO_NAMES)}",
+            file=sys.stderr,
+        )
         return 2
     if not args.verbose:
         logging.getLogger("acpref").setLevel(logging.CRITICAL)

@@ -2,9 +2,10 @@
 
 Spec: every page a client acts on; the client side is ``acpref.client`` (see its docs). This
 module is the front end only: it parses options, prints what the agent streams (``Renderer``),
-asks the user for permissions and elicitations on the terminal, and turns Ctrl-C into
-``session/cancel``. Where each kind of output goes (stdout for the answer, stderr for the rest
-with ``-p``) is ``_console``; exit statuses are ``_status``.
+asks the user for permissions and elicitations on the terminal (``_questions``), runs the local
+``/commands`` (``_commands``), and watches each turn, turning Ctrl-C into ``session/cancel``
+(``_turn``). Where each kind of output goes (stdout for the answer, stderr for the rest with
+``-p``) is ``_console``; exit statuses are ``_status``.
 
 Threads: the main thread reads the user's lines and answers questions; the connection's threads
 render updates as they arrive. A question (a permission, a form) asked on a connection thread is
@@ -17,8 +18,6 @@ import argparse
 import json
 import logging
 import os
-import queue
-import signal
 import sys
 import threading
 import time
@@ -28,13 +27,15 @@ from .. import _groups
 from .. import schema as s
 from .._core import Party
 from ..client import ClientSideConnection, ReferenceClient, display_name, policy_named
-from ..client.forms import fields_of, parse, validate
-from ..client.render import describe_options, describe_url, inert, permission_lines
+from ..client.render import inert
 from ..codec import DecodeError
 from ..errors import ConnectionClosed, ErrorCode, ProtocolError, RequestTimeout, RpcError
 from . import _status
+from ._commands import LocalCommands, Quit, Timeout
 from ._console import Console, LogSummary
-from ._mentions import mention_help, prompt_blocks
+from ._mentions import prompt_blocks
+from ._questions import elicit, permission
+from ._turn import run_turn
 
 log = logging.getLogger("acpref.client")
 
@@ -54,10 +55,6 @@ agent (//help runs the agent's /help, //mode the agent's /mode). A word @PATH na
 of the session brings it along (embedded when the agent takes embedded context, else as a
 link). Ctrl-C cancels the running turn; a second Ctrl-C quits; Ctrl-D at the prompt quits.
 """
-
-#: After a cancel, how long the turn may take to end before the user is told it still runs.
-_CANCEL_PATIENCE = 3.0
-
 
 def register(subparsers: Any, name: str, help_text: str) -> None:
     p = subparsers.add_parser(
@@ -156,140 +153,6 @@ def _install_stop_signals() -> List[int]:
     return stopping
 
 
-class _Quit(Exception):
-    """The user asked to quit: /quit and Ctrl-D (status 0), a second Ctrl-C (130)."""
-
-    def __init__(self, status: int) -> None:
-        super().__init__(status)
-        self.status = status
-
-
-class _Timeout(Exception):
-    """The --timeout deadline of a one-shot run passed."""
-
-
-# -- Questions (they run on the main thread) ------------------------------------------------------
-
-
-def _permission(
-    console: Console,
-    request: s.RequestPermissionRequest,
-    cancelled: threading.Event,
-    title: Optional[str],
-) -> Optional[str]:
-    for line in permission_lines(request, title):
-        console.say(line)
-    while not cancelled.is_set():
-        answer = console.read_line(f"choose 1-{len(request.options)} (Enter: reject): ", cancelled)
-        if answer is None:
-            return None
-        answer = answer.strip()
-        if not answer:
-            rejects = [
-                o for o in request.options if "reject" in str(getattr(o.kind, "value", o.kind))
-            ]
-            return rejects[0].option_id if rejects else None
-        if answer.isdigit() and 1 <= int(answer) <= len(request.options):
-            return request.options[int(answer) - 1].option_id
-        console.say("  please type the number of an option")
-    return None
-
-
-def _elicit(
-    console: Console, agent: str, request: s.CreateElicitationRequest, cancelled: threading.Event
-) -> Any:
-    # spec ELICIT-01, ELICIT-04: who asks, and what for; decline and cancel are always offered.
-    # spec ELICIT-37: the message is plain text: no URL in it is made clickable (no hyperlink).
-    console.say(f"[question from {agent}] {inert(request.message)}")
-    mode = request.mode
-    if isinstance(mode, s.ElicitationUrlMode):
-        # spec ELICIT-03: the whole URL and its host are shown, and consent asked, before anything.
-        for line in describe_url(mode.url):
-            console.say(line)
-        # spec ELICIT-35: acpref opens nothing: the user opens the URL in their own browser, out
-        # of sight of acpref and of the agent's model.
-        console.say(
-            "  acpref never opens it for you: if you accept, open it yourself in your browser."
-        )
-        answer = console.read_line("accept (a), decline (d) or cancel (Enter)? ", cancelled)
-        return _action((answer or "").strip().lower())
-    assert isinstance(mode, s.ElicitationFormMode)  # registered for form and url; url returned
-    # spec ELICIT-01: the way out is named before the first field is asked.
-    console.say("  answer each field; then send, edit, decline or cancel (Ctrl-C cancels now)")
-    content: dict = {}
-    while True:
-        filled = _fill_form(console, mode.requested_schema, content, cancelled)
-        if filled is None:
-            return s.ElicitationCancelAction()
-        content = filled
-        problems = validate(mode.requested_schema, content)  # spec ELICIT-12
-        for name, problem in problems.items():
-            console.say(f"  {name} {problem}")
-        # spec ELICIT-02: the answers are shown, and can be edited, before they are sent.
-        console.say(f"  your answers: {json.dumps(content, ensure_ascii=False)}")
-        # Enter takes the first choice: send (or, with problems, edit); giving the answers up
-        # is always a word typed, never a bare Enter.
-        choices = (
-            "edit (e), decline (d) or cancel (c); Enter edits"
-            if problems
-            else "send (s), edit (e), decline (d) or cancel (c); Enter sends"
-        )
-        while True:
-            typed = console.read_line(f"{choices}? ", cancelled)
-            if typed is None:
-                return s.ElicitationCancelAction()
-            answer = typed.strip().lower() or ("e" if problems else "s")
-            if answer in ("e", "edit", "d", "decline", "c", "cancel"):
-                break
-            if answer in ("s", "send") and not problems:
-                # spec ELICIT-22: accepted form content is sent only once it fits the schema.
-                return s.ElicitationAcceptAction(content=content)
-            console.say("  please type one of the letters shown")
-        if answer not in ("e", "edit"):
-            return _action(answer)
-
-
-def _fill_form(
-    console: Console, schema: Any, previous: dict, cancelled: threading.Event
-) -> Optional[dict]:
-    """Ask each field in turn; defaults are the schema's or the previous answers (ELICIT-14)."""
-    content: dict = {}
-    for field in fields_of(schema):
-        if not field.supported:
-            console.say(f"  ({field.name}: a field type acpref does not know; left empty)")
-            continue
-        choices = field.choices()
-        hint = f" [{'/'.join(choices)}]" if choices else ""
-        default = previous.get(field.name, field.default)
-        shown = f" (default {default})" if default is not None else ""  # spec ELICIT-14
-        optional = "" if field.required else " (optional)"
-        while True:
-            text = console.read_line(f"  {field.label}{hint}{shown}{optional}: ", cancelled)
-            if text is None:
-                return None
-            if not text.strip():
-                if default is not None:
-                    content[field.name] = default
-                break
-            try:
-                content[field.name] = parse(field, text)
-                break
-            except ValueError as exc:
-                console.say(f"  {exc}")
-    return content
-
-
-def _action(answer: str) -> Any:
-    if answer in ("c", "cancel"):
-        return s.ElicitationCancelAction()
-    if answer in ("a", "accept", "y", "yes"):
-        # spec ELICIT-22: a URL-mode accept carries no content.
-        return s.ElicitationAcceptAction()
-    if answer in ("d", "decline", "n", "no"):
-        return s.ElicitationDeclineAction()
-    return s.ElicitationCancelAction()
-
-
 # -- The session ----------------------------------------------------------------------------------
 
 
@@ -307,7 +170,7 @@ class _Client(ReferenceClient):
         super().ext_notification(method, params)
 
 
-class _App:
+class _App(LocalCommands):
     def __init__(self, args: argparse.Namespace, console: Console) -> None:
         self.args = args
         self.console = console
@@ -334,15 +197,6 @@ class _App:
         self.cwd = os.path.abspath(args.cwd)
         self._close_record: Optional[Callable[[], None]] = None
 
-    def timeout(self) -> float:
-        """How long to wait for a setup answer: until the deadline, else --timeout, else 30 s."""
-        if self.deadline is not None:
-            remaining = self.deadline - time.monotonic()
-            if remaining <= 0:
-                raise _Timeout()
-            return remaining
-        return self.args.timeout if self.args.timeout is not None else 30.0
-
     def _on_update(self, session_id: str, update: Any) -> None:
         if isinstance(update, s.CurrentModeUpdate) and self.client.view(session_id).config_options:
             # spec CONFIG-23: a session with config options shows its mode through them (the
@@ -356,12 +210,12 @@ class _App:
         call = self.client.tool_call(request.session_id, request.tool_call.tool_call_id)
         title = call.title if call is not None and call.title else None
         return self.console.ask_on_main(
-            lambda: _permission(self.console, request, cancelled, title), cancelled
+            lambda: permission(self.console, request, cancelled, title), cancelled
         )
 
     def _elicit(self, request: s.CreateElicitationRequest, cancelled: threading.Event) -> Any:
         answer = self.console.ask_on_main(
-            lambda: _elicit(self.console, self.agent_name, request, cancelled), cancelled
+            lambda: elicit(self.console, self.agent_name, request, cancelled), cancelled
         )
         return answer if answer is not None else s.ElicitationCancelAction()
 
@@ -415,221 +269,25 @@ class _App:
         )
         self.show_state()
 
-    def show_state(self) -> None:
-        view = self.client.view(self.session_id)
-        if view.config_options:
-            # spec CONFIG-23: acpref's CLI knows config options: when a session has them, they
-            # are its settings, modes included (the agent mirrors them, CONFIG-22), and the
-            # older modes are ignored.
-            for line in describe_options(view.config_options):
-                self.console.say(f"[config] {line}")
-        elif view.modes is not None:
-            # spec CONFIG-23: a session without config options falls back to modes.
-            marks = [
-                m.id + ("*" if m.id == view.current_mode else "")
-                for m in view.modes.available_modes
-            ]
-            self.console.say(f"[modes] {' '.join(marks)}")
-
-    def set_option(self, option: s.SessionConfigOption, value: str) -> None:
-        """Set a config option from the user's text (on/off, true/false... for a boolean)."""
-        assert self.conn is not None
-        typed: Any = value
-        if isinstance(option.kind, s.SessionConfigBoolean):
-            word = value.strip().lower()
-            if word not in _BOOLEAN_WORDS:
-                # Refused here: "maybe" is not "off".
-                self.console.say(f"[config] {option.id} is on or off; {value!r} is neither")
-                return
-            typed = _BOOLEAN_WORDS[word]
-        result = self.conn.set_config_option(
-            self.session_id, option.id, typed, timeout=self.timeout()
-        )
-        for text in describe_options(result.config_options):
-            self.console.say(f"[config] {text}")
-
-    def shortcut(self, category: str, value: str) -> None:
-        """``/mode V`` and ``/model V``: set the session's selector of that category."""
-        assert self.conn is not None
-        view = self.client.view(self.session_id)
-        if not view.config_options and category == "mode":
-            # spec CONFIG-23: no config options: the older modes API.
-            self.conn.set_mode(self.session_id, value, timeout=self.timeout())
-            self.console.say(f"[mode] now {value}")
-            return
-        # spec CONFIG-12: of several options of one category, the first in the agent's array
-        # gets the shortcut. spec CONFIG-08: a category is only a hint: without one, say so
-        # (/config ID VALUE sets any option).
-        chosen = next((o for o in view.config_options if _category(o) == category), None)
-        if chosen is None:
-            self.console.say(f"[config] this agent has no {category} option; see /config")
-            return
-        # spec CONFIG-23: with config options, a mode is set through them, never set_mode.
-        self.set_option(chosen, value)
-
-    def authenticate(self, method_id: str) -> None:
-        """``/auth [METHOD]``: list the agent's methods, or authenticate with one."""
-        assert self.conn is not None
-        methods = self.conn.auth_methods
-        if not method_id:
-            for m in methods:
-                about = f": {m.description}" if isinstance(m.description, str) else ""
-                self.console.say(f"[auth] {m.id} ({m.name}){about}")
-            if not methods:
-                self.console.say("[auth] the agent offers no authentication method")
-            return
-        self.conn.authenticate(s.AuthenticateRequest(method_id=method_id), timeout=self.timeout())
-        self.console.say(f"[auth] authenticated with {method_id}")
-
-    def auth_hint(self, at_startup: bool = False) -> str:
-        """What to tell the user when the agent answered auth_required (-32000)."""
-        ids = [m.id for m in self.conn.auth_methods] if self.conn is not None else []
-        method = ids[0] if len(ids) == 1 else "METHOD"
-        how = f"rerun with --auth {method}" if at_startup else f"run /auth {method}"
-        offered = f" (the agent offers: {', '.join(ids)})" if ids else ""
-        return f"authentication required: {how}{offered}"
-
     def turn(self, text: str) -> Tuple[str, bool]:
-        """Run one prompt turn; return its stop reason, and whether the user cancelled it.
-
-        Ctrl-C cancels, a second one quits. During a turn SIGINT only counts presses (no
-        KeyboardInterrupt can land in the middle of sending a message); the loop below acts on
-        them. With a deadline (-p --timeout) the turn is cancelled when it passes.
-        """
+        """Run one prompt turn (``_turn.run_turn``): its stop reason, and whether the user
+        cancelled it. The text's @PATH mentions become blocks first (``_mentions``)."""
         assert self.conn is not None
-        console = self.console
-        console.interrupts = console.acted = 0
-
-        def on_sigint(signum: int, frame: Any) -> None:
-            console.interrupts += 1
-
         blocks, notes = prompt_blocks(
             text, self.cwd, self.client.roots(self.session_id), self.conn.supports
         )
         for note in notes:
-            console.say(f"[mention] {note}")
-        previous = signal.signal(signal.SIGINT, on_sigint)
-        cancelled_at: Optional[float] = None
-        told_waiting = timed_out = False
-        try:
-            turn = self.conn.prompt_async(self.session_id, blocks)
-            while not turn.done:
-                if console.stdout_gone.is_set():
-                    self.conn.cancel(self.session_id)
-                    raise BrokenPipeError()
-                if console.interrupts > console.acted:
-                    console.acted += 1
-                    if console.acted > 1:
-                        raise _Quit(_status.INTERRUPTED)
-                    console.say("[cancelling the turn; Ctrl-C again quits]")
-                    self.conn.cancel(self.session_id)  # spec PROMPT-19, PROMPT-21
-                    cancelled_at = time.monotonic()
-                if (
-                    self.deadline is not None
-                    and cancelled_at is None
-                    and time.monotonic() >= self.deadline
-                ):
-                    console.say(f"[the --timeout of {self.args.timeout:g}s passed: cancelling]")
-                    self.conn.cancel(self.session_id)  # spec PROMPT-19
-                    cancelled_at, timed_out = time.monotonic(), True
-                if (
-                    cancelled_at is not None
-                    and not told_waiting
-                    and time.monotonic() - cancelled_at >= _CANCEL_PATIENCE
-                ):
-                    # spec PROMPT-23: the agent must end a cancelled turn; this one has not.
-                    told_waiting = True
-                    console.say(
-                        "[the agent has not ended the cancelled turn yet; still waiting"
-                        + ("; Ctrl-C quits]" if not timed_out else "]")
-                    )
-                    if timed_out:
-                        raise _Timeout()
-                try:
-                    question = console.questions.get(timeout=0.1)
-                except queue.Empty:
-                    continue
-                if not question.cancelled.is_set() and console.interrupts == console.acted:
-                    question.answer = question.ask()
-                question.done.set()
-        finally:
-            signal.signal(signal.SIGINT, previous)
-        console.render.flush_terminals()
-        console.render.end()
-        answer = turn.result()
-        reason = str(getattr(answer.stop_reason, "value", answer.stop_reason))
-        if cancelled_at is not None:
-            view = self.client.view(self.session_id)
-            with view.lock:
-                left = [c.tool_call_id for c in view.tool_calls.values() if c.cancelled]
-                for call in view.tool_calls.values():
-                    call.cancelled = False  # shown once
-            for tool_call_id in left:
-                if not view.tool_calls[tool_call_id].finished:
-                    console.render.tool_cancelled(tool_call_id)  # spec PROMPT-20
-        if timed_out:
-            raise _Timeout()
-        return reason, cancelled_at is not None
-
-    def command(self, line: str) -> bool:
-        """A local /command; True if it was one."""
-        assert self.conn is not None
-        name, _, rest = line[1:].partition(" ")
-        view = self.client.view(self.session_id)
-        if name == "help":
-            self.console.say(
-                "local: /help /modes (show the settings) /mode ID /model ID /config [ID VALUE]"
-                " /auth [METHOD] /logout /quit"
-            )
-            # spec PROMPT-04: what @PATH becomes follows the agent's promptCapabilities.
-            self.console.say(mention_help(self.conn.supports))
-            if view.commands:
-                self.console.say(
-                    "the agent's commands (// sends one whose name a local command has):"
-                )
-            for c in view.commands:
-                hint = (
-                    f" <{c.input.hint}>" if isinstance(c.input, s.UnstructuredCommandInput) else ""
-                )
-                # spec SLASH-05: a command is sent as prompt text; one named like a local
-                # command is reached with //.
-                slash = "//" if c.name in _LOCAL_COMMANDS else "/"
-                self.console.say(f"  {slash}{c.name}{hint}  {c.description}")
-        elif name in ("quit", "exit"):
-            raise _Quit(_status.OK)
-        elif name == "modes":
-            self.show_state()
-        elif name in ("mode", "model") and rest:
-            self.shortcut(name, rest.strip())
-        elif name == "config" and rest:
-            config_id, _, value = rest.strip().partition(" ")
-            option = view.config_option(config_id)
-            if option is None:
-                self.console.say(f"[config] no option {config_id!r}; see /config")
-            else:
-                self.set_option(option, value)
-        elif name == "config":
-            self.show_state()
-        elif name == "auth":
-            self.authenticate(rest.strip())
-        elif name == "logout":
-            self.conn.logout(timeout=self.timeout())  # refused unless auth.logout (AUTH-03)
-            self.console.say("[auth] logged out; /auth METHOD authenticates again")
-        else:
-            return False
-        return True
-
-    def completer(self, text: str, state: int) -> Optional[str]:
-        names = ["/help", "/modes", "/mode ", "/model ", "/config ", "/auth ", "/logout", "/quit"]
-        try:
-            names += [
-                ("//" if c.name in _LOCAL_COMMANDS else "/") + c.name
-                for c in self.client.view(self.session_id).commands
-            ]
-        except KeyError:
-            pass
-        matches = [n for n in names if n.startswith(text)]
-        return matches[state] if state < len(matches) else None
+            self.console.say(f"[mention] {note}")
+        timeout_text = f"{self.args.timeout:g}" if self.args.timeout is not None else ""
+        return run_turn(
+            self.conn,
+            self.client,
+            self.console,
+            self.session_id,
+            blocks,
+            deadline=self.deadline,
+            timeout_text=timeout_text,
+        )
 
     def interactive(self) -> int:
         _setup_readline(self.completer)
@@ -704,27 +362,6 @@ REFUSAL_NOTE = (
     "not be part of the next turn's context"
 )
 
-#: The local commands: an agent command of the same name is sent with ``//``.
-_LOCAL_COMMANDS = frozenset(
-    {"help", "modes", "mode", "model", "config", "auth", "logout", "quit", "exit"}
-)
-_BOOLEAN_WORDS = {
-    "on": True,
-    "true": True,
-    "yes": True,
-    "1": True,
-    "off": False,
-    "false": False,
-    "no": False,
-    "0": False,
-}
-
-
-def _category(option: s.SessionConfigOption) -> Optional[str]:
-    category = option.category
-    return str(getattr(category, "value", category)) if isinstance(category, str) else None
-
-
 def _note(text: str) -> None:
     """A line on stderr, for the user (inert: it may quote the agent)."""
     try:
@@ -772,42 +409,10 @@ def run(args: argparse.Namespace) -> int:
         if args.prompt is not None:
             return app.one_shot(args.prompt)
         return app.interactive()
-    except _Quit as quit:
-        return quit.status
-    except _Stopped as stop:
-        _note(f"stopped by {_groups.signal_name(stop.signum)}")
-        return 128 + stop.signum
-    except KeyboardInterrupt:
-        return _status.INTERRUPTED
-    except _Timeout:
-        _note(f"the --timeout of {args.timeout:g}s passed")
-        return _status.TIMEOUT
-    except RequestTimeout as exc:
-        if app.deadline is not None:
-            # The deadline of the run passed while a setup answer was awaited.
-            _note(f"the --timeout of {args.timeout:g}s passed: {exc}")
-            return _status.TIMEOUT
-        _note(str(exc))
-        return _status.ERROR
-    except BrokenPipeError:
-        _status.stdout_closed()
-        return _status.STDOUT_CLOSED
-    except RpcError as exc:
-        if exc.code == ErrorCode.AUTH_REQUIRED:
-            _note(f"{exc}; {app.auth_hint(at_startup=True)}")
-        else:
-            _note(f"the agent answered an error: {exc}")
-        return _status.ERROR
-    except ProtocolError as exc:
-        # An answer that does not fit its schema, a message that breaks a rule: one line.
-        _note(str(exc))
-        return _status.ERROR
-    except DecodeError as exc:
-        _note(f"the agent's answer does not fit its schema: {exc}")
-        return _status.ERROR
-    except (ConnectionClosed, OSError) as exc:
-        _note(str(exc))
-        return _status.ERROR
+    except (Quit, _Stopped, KeyboardInterrupt, Timeout, BrokenPipeError) as exc:
+        return _stop_status(exc, args)
+    except (RequestTimeout, RpcError, ProtocolError, DecodeError, ConnectionClosed, OSError) as exc:
+        return _error_status(exc, app)
     finally:
         stopping.append(0)  # from here on a signal shortens the shutdown, never cuts it
         app.close()
@@ -815,3 +420,38 @@ def run(args: argparse.Namespace) -> int:
         summary.summary()
         if console.stdout_gone.is_set():
             _status.stdout_closed()
+
+
+def _stop_status(exc: BaseException, args: argparse.Namespace) -> int:
+    """The exit status of a run the user (or a signal, or a deadline) stopped."""
+    if isinstance(exc, Quit):
+        return exc.status
+    if isinstance(exc, _Stopped):
+        _note(f"stopped by {_groups.signal_name(exc.signum)}")
+        return 128 + exc.signum
+    if isinstance(exc, Timeout):
+        _note(f"the --timeout of {args.timeout:g}s passed")
+        return _status.TIMEOUT
+    if isinstance(exc, BrokenPipeError):
+        _status.stdout_closed()
+        return _status.STDOUT_CLOSED
+    return _status.INTERRUPTED  # KeyboardInterrupt
+
+
+def _error_status(exc: Exception, app: _App) -> int:
+    """The exit status of a run that failed, the failure said in one line."""
+    if isinstance(exc, RequestTimeout) and app.deadline is not None:
+        # The deadline of the run passed while a setup answer was awaited.
+        _note(f"the --timeout of {app.args.timeout:g}s passed: {exc}")
+        return _status.TIMEOUT
+    if isinstance(exc, RpcError) and exc.code == ErrorCode.AUTH_REQUIRED:
+        _note(f"{exc}; {app.auth_hint(at_startup=True)}")
+    elif isinstance(exc, RpcError):
+        _note(f"the agent answered an error: {exc}")
+    elif isinstance(exc, DecodeError):
+        _note(f"the agent's answer does not fit its schema: {exc}")
+    else:
+        # A timeout, an answer that does not fit its schema or a message that breaks a rule
+        # (ProtocolError), a closed connection: one line.
+        _note(str(exc))
+    return _status.ERROR

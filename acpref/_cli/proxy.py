@@ -273,29 +273,77 @@ def _write_all(fd: int, data: bytes) -> None:
         view = view[os.write(fd, view) :]
 
 
+_DESCRIPTION = """\
+Sit between an ACP client and its agent, forward every byte unchanged, and judge the
+traffic against the spec as it goes: findings on stderr live, a summary at the end.
+
+The client starts `acpref proxy [options] -- AGENT_CMD` where it would start AGENT_CMD:
+the proxy's stdin and stdout are the client's pipes, the agent is spawned behind it.
+Forwarding never waits for judging (a process of its own)."""
+
+_EPILOG = """\
+examples:
+  a client of acpref's own, the echo agent behind the proxy, the traffic recorded:
+  $ acpref client -p hello -- acpref proxy --record traffic.jsonl -- acpref echo
+  then judge the recording again, or draw it:
+  $ acpref validate traffic.jsonl
+  in an editor's agent settings, the command becomes:
+  acpref proxy --strict --record /tmp/agent.jsonl -- my-agent --its-flags
+
+exit status:
+  the agent's own status when it failed (128+N when signal N ended it);
+  else, with --strict: 1 when a MUST-level rule was broken or judging fell behind
+  (with --strict-gaps: or a spec-gap was found), else 0;
+  2 bad usage (no agent command).
+  SIGTERM, SIGHUP, Ctrl-C and the end of the client's input stop the agent (its whole
+  process group) and end the run with the summary.
+"""
+
+
 def register(sub: Any, name: str, help_text: str) -> None:
-    p = sub.add_parser(name, help=help_text, description=__doc__.split("\n\n")[0])
-    p.add_argument("--record", metavar="FILE.jsonl", help="record the traffic as a transcript")
+    p = sub.add_parser(
+        name,
+        help=help_text,
+        usage="acpref proxy [options] -- AGENT_CMD [ARGS...]",
+        description=_DESCRIPTION,
+        epilog=_EPILOG,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
     p.add_argument(
-        "--strict", action="store_true", help="exit non-zero when a MUST rule was broken"
+        "--record",
+        metavar="FILE.jsonl",
+        help="write the traffic, both ways, as a transcript (for acpref validate, show, diff)",
+    )
+    p.add_argument(
+        "--strict",
+        action="store_true",
+        help="exit 1 when a MUST-level rule was broken (default: 0, findings only reported)",
     )
     p.add_argument(
         "--strict-gaps",
         action="store_true",
-        help="with --strict: a spec-gap finding (acpref's reading) fails too",
+        help="with --strict: a spec-gap finding (acpref's reading where the spec is silent) "
+        "fails too",
     )
-    p.add_argument("--quiet", action="store_true", help="no live findings; the summary only")
     p.add_argument(
-        "--report", metavar="REPORT.html", help="at the end, write the traffic as an HTML report"
+        "--quiet", action="store_true", help="no findings while it runs; the summary only"
+    )
+    p.add_argument(
+        "--report",
+        metavar="REPORT.html",
+        help="at the end, write the traffic as an HTML page of sequence diagrams",
     )
     p.add_argument(
         "--judge-buffer",
         type=int,
         default=DEFAULT_JUDGE_BUFFER,
         metavar="BYTES",
-        help="traffic held for judging at most; beyond, the rest is forwarded unjudged",
+        help="traffic held for judging at most (default 64 MiB); past it, the rest is "
+        "forwarded unjudged and the summary says so",
     )
-    p.add_argument("agent", nargs=argparse.REMAINDER, help="-- the agent command")
+    p.add_argument(
+        "agent", nargs=argparse.REMAINDER, metavar="-- AGENT_CMD", help="the agent command"
+    )
     p.set_defaults(func=run)
 
 

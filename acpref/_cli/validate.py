@@ -16,14 +16,48 @@ from typing import Any
 from ..oracle import validate
 
 
+_DESCRIPTION = """\
+Judge a recorded ACP session against the spec, message by message, in both directions.
+
+The transcript is what travelled between a client and an agent, as written by
+`acpref client --record`, `acpref proxy --record` or acpref.oracle.TranscriptRecorder
+(format acpref-transcript/1, one JSON object a line). Every finding names the message,
+the clause, its level (MUST, SHOULD, spec-gap, warning), who broke it, and quotes the
+spec's sentence for a MUST."""
+
+_EPILOG = """\
+examples:
+  record a session with the echo agent, then judge it:
+  $ acpref client -p hello --record session.jsonl -- acpref echo
+  $ acpref validate session.jsonl
+  the same report as JSON, and spec-gaps failing too:
+  $ acpref validate --json --strict-gaps session.jsonl
+
+exit status:
+  0  no MUST-level rule was broken (with --strict-gaps: and no spec-gap found)
+  1  a MUST-level rule was broken (with --strict-gaps: or a spec-gap was found)
+  2  the transcript cannot be read (missing, not a transcript)
+"""
+
+
 def register(sub: Any, name: str, help_text: str) -> None:
-    p = sub.add_parser(name, help=help_text, description=__doc__.split("\n\n")[0])
-    p.add_argument("transcript", metavar="FILE.jsonl", help="a transcript (acpref-transcript/1)")
-    p.add_argument("--json", action="store_true", help="print the report as JSON")
+    p = sub.add_parser(
+        name,
+        help=help_text,
+        description=_DESCRIPTION,
+        epilog=_EPILOG,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    p.add_argument(
+        "transcript", metavar="FILE.jsonl", help="the recorded session (acpref-transcript/1)"
+    )
+    p.add_argument(
+        "--json", action="store_true", help="print the report as JSON instead of text"
+    )
     p.add_argument(
         "--strict-gaps",
         action="store_true",
-        help="exit 1 on spec-gap findings too (acpref's readings where the spec is silent)",
+        help="a spec-gap finding (acpref's reading where the spec is silent) fails too",
     )
     p.set_defaults(func=run)
 

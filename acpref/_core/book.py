@@ -50,6 +50,8 @@ class Message:
     params: Dict[str, Any] = attrs.Factory(dict)
     #: For a response: the request it answers (None if there is none).
     request: Optional[Outstanding] = None
+    #: For a session/update notification: its ``update`` object, when it is one.
+    update: Optional[Dict[str, Any]] = None
 
     @property
     def is_error(self) -> bool:
@@ -81,6 +83,9 @@ class RuleBook:
     def __init__(self, modules: Sequence[ModuleType] = ()) -> None:
         self.checks: DefaultDict[_Key, List[CheckFn]] = defaultdict(list)
         self.transitions: DefaultDict[_Key, List[TransitionFn]] = defaultdict(list)
+        #: A session/update's functions by (table, sender, update kind): a method's own followed
+        #: by its update kind's, joined once (updates are most of the traffic).
+        self._joined: Dict[Tuple[int, Party, str], List[Any]] = {}
         for module in modules:
             for fn in list(vars(module).values()):
                 if getattr(fn, "__module__", None) != module.__name__:
@@ -95,17 +100,20 @@ class RuleBook:
     def transitions_for(self, m: Message) -> List[TransitionFn]:
         return self._lookup(self.transitions, m)
 
-    @staticmethod
-    def _lookup(table: Dict[_Key, List[Any]], m: Message) -> List[Any]:
+    def _lookup(self, table: Dict[_Key, List[Any]], m: Message) -> List[Any]:
         found = table.get((m.kind, m.sender, m.method or ""), [])
-        if m.method == UPDATE:
-            update = m.params.get("update")
-            kind = update.get("sessionUpdate") if isinstance(update, dict) else None
-            if isinstance(kind, str):
-                by_kind = table.get((m.kind, m.sender, f"{UPDATE}#{kind}"))
-                if by_kind:
-                    found = found + by_kind
-        return found
+        if m.method != UPDATE or m.kind != "notification":
+            return found
+        kind = m.update.get("sessionUpdate") if m.update is not None else None
+        if not isinstance(kind, str):
+            return found
+        key = (id(table), m.sender, kind)
+        joined = self._joined.get(key)
+        if joined is None:
+            joined = found + table.get((m.kind, m.sender, f"{UPDATE}#{kind}"), [])
+            if len(self._joined) < 1024:  # update kinds are few; a peer's inventions are not kept
+                self._joined[key] = joined
+        return joined
 
 
 def _mark(role: str, kind: str, senders: Tuple[Party, ...], methods: Tuple[str, ...]) -> Any:
@@ -150,8 +158,7 @@ def update_transition(*kinds: str) -> Callable[[TransitionFn], TransitionFn]:
 
 def update_of(m: Message) -> Dict[str, Any]:
     """The ``update`` object of a ``session/update`` (looked up by kind, so it is a dict)."""
-    update = m.params.get("update")
-    return update if isinstance(update, dict) else {}
+    return m.update if m.update is not None else {}
 
 
 def params_of(raw: Dict[str, Any]) -> Dict[str, Any]:

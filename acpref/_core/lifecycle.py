@@ -33,7 +33,13 @@ __all__ = [
 ]
 
 
-class SessionPhase(enum.Enum):
+class _Member(enum.Enum):
+    """A phase or an event: a singleton, hashed by identity (as it compares) for the tables."""
+
+    __hash__ = object.__hash__
+
+
+class SessionPhase(_Member):
     UNKNOWN = "unknown"
     #: A session/load is in flight: the agent replays the history (SETUP-05).
     LOADING = "loading"
@@ -42,7 +48,7 @@ class SessionPhase(enum.Enum):
     ACTIVE = "active"
 
 
-class SessionEvent(enum.Enum):
+class SessionEvent(_Member):
     NEW_ANSWERED = "session/new answered"
     LOAD_SENT = "session/load sent"
     RESUME_SENT = "session/resume sent"
@@ -60,13 +66,13 @@ class SessionEvent(enum.Enum):
     DELETED = "session/delete answered"
 
 
-class TurnPhase(enum.Enum):
+class TurnPhase(_Member):
     NO_TURN = "no turn"
     RUNNING = "running"
     CANCEL_REQUESTED = "cancel requested"
 
 
-class TurnEvent(enum.Enum):
+class TurnEvent(_Member):
     PROMPT_SENT = "session/prompt sent"
     #: A turn's content arrives (a message chunk, a tool call, a plan).
     CONTENT = "turn content sent"

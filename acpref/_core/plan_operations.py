@@ -21,7 +21,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Iterable
 
-from .book import Message, check
+from .book import Message, update_check
 from .findings import Finding, Party, finding
 from .values import is_absolute_path
 
@@ -38,13 +38,11 @@ CAPABILITY = "plan"
 KINDS = frozenset({"plan_update", "plan_removed"})
 
 
-@check("notification", A, "session/update")
+@update_check(*KINDS)
 def _plan_operation(state: "ProtocolState", m: Message) -> Iterable[Finding]:
     update = m.params.get("update")
-    kind = update.get("sessionUpdate") if isinstance(update, dict) else None
-    if kind not in KINDS:
-        return
-    assert isinstance(update, dict)
+    assert isinstance(update, dict)  # looked up by its kind
+    kind = update.get("sessionUpdate")
     if not state.gate_open(CAPABILITY, Party.CLIENT):
         # spec PLANOP-01: only to a client that advertised clientCapabilities.plan (PLANOP-02:
         # the others get the legacy plan update).

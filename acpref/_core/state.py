@@ -27,7 +27,7 @@ from typing import Any, Callable, Dict, Iterable, List, Optional
 
 from ..methods import CANCEL_REQUEST, METHODS, is_extension
 from . import envelope
-from .book import Message, Outstanding, params_of
+from .book import UPDATE, Message, Outstanding, params_of
 from .compact import AnsweredIds
 from .facts import ConnectionFacts, SessionState, TerminalState
 from .findings import Finding, Party, finding, other
@@ -150,6 +150,8 @@ class ProtocolState(ConnectionFacts):
                 id=request_id,
                 request=req,
             )
+        params = params_of(raw)
+        update = params.get("update") if raw["method"] == UPDATE else None
         return Message(
             sender=sender,
             raw=raw,
@@ -157,7 +159,8 @@ class ProtocolState(ConnectionFacts):
             kind=kind,
             method=raw["method"],
             id=raw.get("id"),
-            params=params_of(raw),
+            params=params,
+            update=update if isinstance(update, dict) else None,
         )
 
     def _check(self, m: Message) -> Iterable[Finding]:

@@ -209,14 +209,19 @@ class EchoAgent(Agent):
         self._fit_options(params.session_id)
         return super().session_resume(params)
 
-    def _announcement(self, session_id: str) -> threading.Event:
+    def _announcement(self, session_id: str, *, opening: bool = False) -> threading.Event:
+        """The flag a first turn waits on: set once the session's command list is sent. An
+        event exists only while a list is on its way; after, one shared set event stands in."""
         with self._announced_lock:
-            return self._announced.setdefault(session_id, threading.Event())
+            event = self._announced.get(session_id)
+            if event is None or (opening and event is _ANNOUNCED):
+                event = self._announced[session_id] = threading.Event()
+            return event
 
     def session_opened(self, session_id: str) -> None:
         # spec SLASH-01, SLASH-03: the commands, right after the session is set up, and again
         # (a new list) after every load or resume.
-        announced = self._announcement(session_id)
+        announced = self._announcement(session_id, opening=True)
         announced.clear()
         try:
             self.client.update(
@@ -224,6 +229,21 @@ class EchoAgent(Agent):
             )
         finally:
             announced.set()
+            with self._announced_lock:
+                if self._announced.get(session_id) is announced:
+                    self._announced[session_id] = _ANNOUNCED
+
+    def session_close(self, params: s.CloseSessionRequest) -> s.CloseSessionResponse:
+        answer = super().session_close(params)
+        with self._announced_lock:
+            self._announced.pop(params.session_id, None)  # a load announces it again
+        return answer
+
+    def session_delete(self, params: s.DeleteSessionRequest) -> s.DeleteSessionResponse:
+        answer = super().session_delete(params)
+        with self._announced_lock:
+            self._announced.pop(params.session_id, None)
+        return answer
 
     # -- the prompt turn -------------------------------------------------------------------------
 
@@ -273,6 +293,9 @@ class EchoAgent(Agent):
 
 #: How long a turn waits for its session's command list to be sent (it normally is already).
 _ANNOUNCE_WAIT = 5.0
+#: The announcement of a session whose command list has been sent: set, shared by all.
+_ANNOUNCED = threading.Event()
+_ANNOUNCED.set()
 
 
 def _plain(block: Any) -> Any:

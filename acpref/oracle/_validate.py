@@ -85,7 +85,7 @@ class Validator:
                 self._eof.add(record.sender)
             elif record.event == "oversize":
                 # spec-gap oversize-line: the receiver answers -32600, under the line's id if it
-                # could read it from the line's head, else with id null.
+                # could read it from the line's first or last bytes, else with id null.
                 self._owed_oversize[other(Party(record.sender))] += 1
             return []
         index = self.messages

@@ -57,9 +57,6 @@ _PAGES: Dict[str, Tuple[str, ...]] = {
         "ContentBlock",
     ),
     "elicitation": (
-        "ElicitationFormCapabilities",
-        "ElicitationUrlCapabilities",
-        "ElicitationCapabilities",
         "ElicitationSessionScope",
         "ElicitationRequestScope",
         "ElicitationScope",
@@ -120,12 +117,13 @@ _PAGES: Dict[str, Tuple[str, ...]] = {
     "initialization": (
         "McpCapabilities",
         "PromptCapabilities",
-        "SessionCapabilities",
         "AgentCapabilities",
         "Implementation",
         "InitializeResponse",
         "AuthCapabilities",
-        "ClientSessionCapabilities",
+        "ElicitationFormCapabilities",
+        "ElicitationUrlCapabilities",
+        "ElicitationCapabilities",
         "FileSystemCapabilities",
         "ClientCapabilities",
         "InitializeRequest",
@@ -166,6 +164,17 @@ _PAGES: Dict[str, Tuple[str, ...]] = {
         "PromptRequest",
         "CancelNotification",
     ),
+    "session_capabilities": (
+        "SessionListCapabilities",
+        "SessionDeleteCapabilities",
+        "SessionResumeCapabilities",
+        "SessionCloseCapabilities",
+        "SessionAdditionalDirectoriesCapabilities",
+        "SessionCapabilities",
+        "BooleanConfigOptionCapabilities",
+        "SessionConfigOptionsCapabilities",
+        "ClientSessionCapabilities",
+    ),
     "session_compaction": (
         "CompactionCapabilities",
         "CompactionStatus",
@@ -184,20 +193,16 @@ _PAGES: Dict[str, Tuple[str, ...]] = {
         "SetSessionConfigOptionRequest",
         "SetSessionConfigOptionResponse",
         "ConfigOptionUpdate",
-        "BooleanConfigOptionCapabilities",
-        "SessionConfigOptionsCapabilities",
     ),
     "session_delete": (
         "DeleteSessionResponse",
         "DeleteSessionRequest",
-        "SessionDeleteCapabilities",
     ),
     "session_list": (
         "SessionInfo",
         "ListSessionsResponse",
         "SessionInfoUpdate",
         "ListSessionsRequest",
-        "SessionListCapabilities",
     ),
     "session_modes": (
         "SessionMode",
@@ -226,9 +231,6 @@ _PAGES: Dict[str, Tuple[str, ...]] = {
         "LoadSessionRequest",
         "ResumeSessionRequest",
         "CloseSessionRequest",
-        "SessionAdditionalDirectoriesCapabilities",
-        "SessionCloseCapabilities",
-        "SessionResumeCapabilities",
     ),
     "slash_commands": (
         "UnstructuredCommandInput",
@@ -346,6 +348,7 @@ if TYPE_CHECKING:  # for type checkers and editors: every name, as if imported e
     from .plan_operations import *  # noqa: F403
     from .prompt_turn import *  # noqa: F403
     from .session_compaction import *  # noqa: F403
+    from .session_capabilities import *  # noqa: F403
     from .session_config_options import *  # noqa: F403
     from .session_delete import *  # noqa: F403
     from .session_list import *  # noqa: F403

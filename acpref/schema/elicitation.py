@@ -22,9 +22,6 @@ from .elicitation_form import ElicitationSchema
 from .identifiers import ElicitationId, RequestId, SessionId, ToolCallId
 
 __all__ = [
-    "ElicitationFormCapabilities",
-    "ElicitationUrlCapabilities",
-    "ElicitationCapabilities",
     "ElicitationSessionScope",
     "ElicitationRequestScope",
     "ElicitationScope",
@@ -40,69 +37,6 @@ __all__ = [
     "CreateElicitationResponse",
     "CompleteElicitationNotification",
 ]
-
-
-# -- Capabilities ---------------------------------------------------------------------------------
-
-
-@attrs.frozen(kw_only=True)
-class ElicitationFormCapabilities:
-    """Present when the client serves form-mode elicitation.
-
-    Spec: elicitation.mdx (Capabilities), initialization.mdx
-    """
-
-    meta: Meta | Unset = field(default_on_error=True)
-    """The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Implementations MUST NOT make assumptions about values at these
-    keys.
-
-    Optional. Omitted and ``null`` are equivalent and mean no metadata.
-    """
-
-
-@attrs.frozen(kw_only=True)
-class ElicitationUrlCapabilities:
-    """Present when the client serves URL-mode elicitation.
-
-    Spec: elicitation.mdx (Capabilities), initialization.mdx
-    """
-
-    meta: Meta | Unset = field(default_on_error=True)
-    """The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Implementations MUST NOT make assumptions about values at these
-    keys.
-
-    Optional. Omitted and ``null`` are equivalent and mean no metadata.
-    """
-
-
-@attrs.frozen(kw_only=True)
-class ElicitationCapabilities:
-    """Elicitation modes the client serves (each: present and non-null means yes).
-
-    Spec: elicitation.mdx (Capabilities), initialization.mdx
-    """
-
-    form: ElicitationFormCapabilities | None | Unset = field(default_on_error=True)
-    """Whether the client supports form-based elicitation.
-
-    Optional. Omitted and ``null`` are equivalent and mean form support is not advertised. Supplying
-    ``{}`` explicitly advertises form support.
-    """
-    url: ElicitationUrlCapabilities | None | Unset = field(default_on_error=True)
-    """Whether the client supports URL-based elicitation.
-
-    Optional. Omitted or ``null`` both mean the client does not advertise support. Supplying ``{}``
-    means the client supports URL-based elicitation.
-    """
-    meta: Meta | Unset = field(default_on_error=True)
-    """The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Implementations MUST NOT make assumptions about values at these
-    keys.
-
-    Optional. Omitted and ``null`` are equivalent and mean no metadata.
-    """
 
 
 # -- Scope ----------------------------------------------------------------------------------------

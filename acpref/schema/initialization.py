@@ -12,31 +12,21 @@ import attrs
 
 from ._base import Meta, Unset, field
 from .authentication import AgentAuthCapabilities, AuthMethod
-from .elicitation import ElicitationCapabilities
 from .identifiers import ProtocolVersion
 from .plan_operations import PlanCapabilities
-from .session_compaction import CompactionCapabilities
-from .session_config_options import SessionConfigOptionsCapabilities
-from .session_delete import SessionDeleteCapabilities
-from .session_list import SessionListCapabilities
-from .session_notices import NoticeCapabilities
-from .session_setup import (
-    SessionAdditionalDirectoriesCapabilities,
-    SessionCloseCapabilities,
-    SessionResumeCapabilities,
-)
+from .session_capabilities import ClientSessionCapabilities, SessionCapabilities
 from .subagents import SubagentCapabilities
-from .system_prompt import SessionSystemPromptCapabilities
 
 __all__ = [
     "McpCapabilities",
     "PromptCapabilities",
-    "SessionCapabilities",
     "AgentCapabilities",
     "Implementation",
     "InitializeResponse",
     "AuthCapabilities",
-    "ClientSessionCapabilities",
+    "ElicitationFormCapabilities",
+    "ElicitationUrlCapabilities",
+    "ElicitationCapabilities",
     "FileSystemCapabilities",
     "ClientCapabilities",
     "InitializeRequest",
@@ -77,67 +67,6 @@ class PromptCapabilities:
 
     When enabled, the Client is allowed to include ``resource`` content blocks in prompt requests
     for pieces of context that are referenced in the message.
-    """
-    meta: Meta | Unset = field(default_on_error=True)
-    """The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Implementations MUST NOT make assumptions about values at these
-    keys.
-    """
-
-
-@attrs.frozen(kw_only=True)
-class SessionCapabilities:
-    """Optional session methods the agent supports (each: an object means yes).
-
-    Spec: initialization.mdx
-    """
-
-    list: SessionListCapabilities | None | Unset = field(default_on_error=True)
-    """Whether the agent supports ``session/list``.
-
-    Optional. Omitted or ``null`` both mean the agent does not advertise support. Supplying ``{}``
-    means the agent supports listing sessions.
-    """
-    delete: SessionDeleteCapabilities | None | Unset = field(default_on_error=True)
-    """Whether the agent supports ``session/delete``.
-
-    Optional. Omitted or ``null`` both mean the agent does not advertise support. Supplying ``{}``
-    means the agent supports deleting sessions from ``session/list``.
-    """
-    additional_directories: SessionAdditionalDirectoriesCapabilities | None | Unset = field(
-        default_on_error=True
-    )
-    """Whether the agent supports ``additionalDirectories`` on supported session lifecycle requests.
-
-    Optional. Omitted or ``null`` both mean the agent does not advertise support. Supplying ``{}``
-    means the agent supports ``additionalDirectories`` on supported session lifecycle requests.
-
-    Agents that also support ``session/list`` may return ``SessionInfo.additionalDirectories`` to
-    report the complete ordered additional-root list associated with a listed session.
-    """
-    resume: SessionResumeCapabilities | None | Unset = field(default_on_error=True)
-    """Whether the agent supports ``session/resume``.
-
-    Optional. Omitted or ``null`` both mean the agent does not advertise support. Supplying ``{}``
-    means the agent supports resuming sessions.
-    """
-    close: SessionCloseCapabilities | None | Unset = field(default_on_error=True)
-    """Whether the agent supports ``session/close``.
-
-    Optional. Omitted or ``null`` both mean the agent does not advertise support. Supplying ``{}``
-    means the agent supports closing sessions.
-    """
-    # spec SYSPROMPT-01 (provisional): {} is append mode; mode.override: {} adds override.
-    system_prompt: SessionSystemPromptCapabilities | None | Unset = field(
-        default_on_error=True, provisional=True
-    )
-    """UNSTABLE. This capability is not part of the spec yet, and may be removed or changed at any
-    point.
-
-    Whether the agent supports ``systemPrompt`` on session lifecycle requests.
-
-    Optional. Omitted or ``null`` both mean the agent does not advertise support. Supplying ``{}``
-    means the agent supports ``systemPrompt`` in ``append`` mode.
     """
     meta: Meta | Unset = field(default_on_error=True)
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
@@ -250,34 +179,62 @@ class AuthCapabilities:
 
 
 @attrs.frozen(kw_only=True)
-class ClientSessionCapabilities:
-    """Session-related client capabilities.
+class ElicitationFormCapabilities:
+    """Present when the client serves form-mode elicitation.
 
-    Spec: initialization.mdx
+    Spec: initialization.mdx, elicitation.mdx (Capabilities)
     """
 
-    config_options: SessionConfigOptionsCapabilities | None | Unset = field(default_on_error=True)
-    """Config option capabilities supported by the client.
+    meta: Meta | Unset = field(default_on_error=True)
+    """The _meta property is reserved by ACP to allow clients and agents to attach additional
+    metadata to their interactions. Implementations MUST NOT make assumptions about values at these
+    keys.
 
-    Omitted or ``null`` both mean the client does not advertise support for any config option
-    extensions.
+    Optional. Omitted and ``null`` are equivalent and mean no metadata.
     """
-    # spec NOTICE-01: {} advertises live `notice` updates; omitted or null, it is not advertised.
-    notices: NoticeCapabilities | None | Unset = field(default_on_error=True)
-    """Support for live user-facing ``notice`` session updates.
+
+
+@attrs.frozen(kw_only=True)
+class ElicitationUrlCapabilities:
+    """Present when the client serves URL-mode elicitation.
+
+    Spec: initialization.mdx, elicitation.mdx (Capabilities)
+    """
+
+    meta: Meta | Unset = field(default_on_error=True)
+    """The _meta property is reserved by ACP to allow clients and agents to attach additional
+    metadata to their interactions. Implementations MUST NOT make assumptions about values at these
+    keys.
+
+    Optional. Omitted and ``null`` are equivalent and mean no metadata.
+    """
+
+
+@attrs.frozen(kw_only=True)
+class ElicitationCapabilities:
+    """Elicitation modes the client serves (each: present and non-null means yes).
+
+    Spec: initialization.mdx, elicitation.mdx (Capabilities)
+    """
+
+    form: ElicitationFormCapabilities | None | Unset = field(default_on_error=True)
+    """Whether the client supports form-based elicitation.
+
+    Optional. Omitted and ``null`` are equivalent and mean form support is not advertised. Supplying
+    ``{}`` explicitly advertises form support.
+    """
+    url: ElicitationUrlCapabilities | None | Unset = field(default_on_error=True)
+    """Whether the client supports URL-based elicitation.
 
     Optional. Omitted or ``null`` both mean the client does not advertise support. Supplying ``{}``
-    means the client can present notices to the user.
-    """
-    # spec COMPACT-01: {} advertises the whole compaction contract; omitted or null, unsupported.
-    compaction: CompactionCapabilities | None | Unset = field(default_on_error=True)
-    """Support for ID-addressed context compaction updates. Omitted or ``null`` means unsupported.
-    ``{}`` advertises the complete compaction contract.
+    means the client supports URL-based elicitation.
     """
     meta: Meta | Unset = field(default_on_error=True)
     """The _meta property is reserved by ACP to allow clients and agents to attach additional
     metadata to their interactions. Implementations MUST NOT make assumptions about values at these
     keys.
+
+    Optional. Omitted and ``null`` are equivalent and mean no metadata.
     """
 
 

@@ -6,7 +6,7 @@ On the wire a config option is one flat object: common keys (``id``, ``name``, `
 plus a ``type`` that brings its own keys (``currentValue`` and, for a select, ``options``). Here
 the common part is ``SessionConfigOption`` and the typed part is its ``kind`` field, a
 ``SessionConfigSelect`` or a ``SessionConfigBoolean``; the codec flattens ``kind`` into the
-enclosing object. The client's capability for boolean options is here too.
+enclosing object.
 """
 
 from typing import ClassVar, List, Union
@@ -33,8 +33,6 @@ __all__ = [
     "SetSessionConfigOptionRequest",
     "SetSessionConfigOptionResponse",
     "ConfigOptionUpdate",
-    "BooleanConfigOptionCapabilities",
-    "SessionConfigOptionsCapabilities",
 ]
 
 
@@ -225,37 +223,3 @@ class ConfigOptionUpdate:
     keys.
     """
 
-
-@attrs.frozen(kw_only=True)
-class BooleanConfigOptionCapabilities:
-    """Present when the client supports boolean config options.
-
-    Spec: session-config-options.mdx (Boolean Config Options), initialization.mdx
-    """
-
-    meta: Meta | Unset = field(default_on_error=True)
-    """The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Implementations MUST NOT make assumptions about values at these
-    keys.
-    """
-
-
-@attrs.frozen(kw_only=True)
-class SessionConfigOptionsCapabilities:
-    """Config option kinds the client supports beyond select.
-
-    Spec: session-config-options.mdx (Boolean Config Options), initialization.mdx
-    """
-
-    boolean: BooleanConfigOptionCapabilities | None | Unset = field(default_on_error=True)
-    """Whether the client supports boolean session configuration options.
-
-    Optional. Omitted or ``null`` both mean the client does not advertise support. Supplying ``{}``
-    means agents may include ``type: "boolean"`` entries in ``configOptions``, and the client may
-    send ``session/set_config_option`` requests with ``type: "boolean"`` and a boolean ``value``.
-    """
-    meta: Meta | Unset = field(default_on_error=True)
-    """The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Implementations MUST NOT make assumptions about values at these
-    keys.
-    """

@@ -1,4 +1,4 @@
-"""``session/delete`` and its capability: remove a session from ``session/list`` results.
+"""``session/delete``: remove a session from ``session/list`` results.
 
 Spec: session-delete.mdx; clauses DELETE-01 .. DELETE-05.
 """
@@ -11,7 +11,6 @@ from .identifiers import SessionId
 __all__ = [
     "DeleteSessionResponse",
     "DeleteSessionRequest",
-    "SessionDeleteCapabilities",
 ]
 
 
@@ -44,16 +43,3 @@ class DeleteSessionRequest:
     keys.
     """
 
-
-@attrs.frozen(kw_only=True)
-class SessionDeleteCapabilities:
-    """Present when the agent supports `session/delete`.
-
-    Spec: session-delete.mdx, initialization.mdx
-    """
-
-    meta: Meta | Unset = field(default_on_error=True)
-    """The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Implementations MUST NOT make assumptions about values at these
-    keys.
-    """

@@ -1,4 +1,4 @@
-"""``session/list``, its capability, and the ``session_info_update`` notification.
+"""``session/list`` and the ``session_info_update`` notification.
 
 Spec: session-list.mdx; clauses LIST-01 .. LIST-17. Cursors are opaque (LIST-11). In a
 ``SessionInfoUpdate`` an absent field means "unchanged" and ``null`` means "clear" (LIST-15):
@@ -17,7 +17,6 @@ __all__ = [
     "ListSessionsResponse",
     "SessionInfoUpdate",
     "ListSessionsRequest",
-    "SessionListCapabilities",
 ]
 
 
@@ -111,16 +110,3 @@ class ListSessionsRequest:
     keys.
     """
 
-
-@attrs.frozen(kw_only=True)
-class SessionListCapabilities:
-    """Present when the agent supports `session/list`.
-
-    Spec: session-list.mdx (Checking for Support), initialization.mdx
-    """
-
-    meta: Meta | Unset = field(default_on_error=True)
-    """The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Implementations MUST NOT make assumptions about values at these
-    keys.
-    """

@@ -2,8 +2,7 @@
 
 Spec: session-setup.mdx; clauses SETUP-01 .. SETUP-36, SCHEMA-06. ``cwd`` and every additional
 directory are absolute paths. A stdio MCP server has no ``type`` key; http and sse servers are
-tagged and allowed only when the agent advertised the transport (SETUP-35). The capabilities
-of resume, close and additional directories are here too; ``initialization`` gathers them.
+tagged and allowed only when the agent advertised the transport (SETUP-35).
 """
 
 from typing import ClassVar, List, Union
@@ -31,9 +30,6 @@ __all__ = [
     "LoadSessionRequest",
     "ResumeSessionRequest",
     "CloseSessionRequest",
-    "SessionAdditionalDirectoriesCapabilities",
-    "SessionCloseCapabilities",
-    "SessionResumeCapabilities",
 ]
 
 
@@ -361,44 +357,3 @@ class CloseSessionRequest:
     keys.
     """
 
-
-@attrs.frozen(kw_only=True)
-class SessionAdditionalDirectoriesCapabilities:
-    """Present when the agent accepts `additionalDirectories`.
-
-    Spec: session-setup.mdx, initialization.mdx
-    """
-
-    meta: Meta | Unset = field(default_on_error=True)
-    """The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Implementations MUST NOT make assumptions about values at these
-    keys.
-    """
-
-
-@attrs.frozen(kw_only=True)
-class SessionCloseCapabilities:
-    """Present when the agent supports `session/close`.
-
-    Spec: session-setup.mdx, initialization.mdx
-    """
-
-    meta: Meta | Unset = field(default_on_error=True)
-    """The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Implementations MUST NOT make assumptions about values at these
-    keys.
-    """
-
-
-@attrs.frozen(kw_only=True)
-class SessionResumeCapabilities:
-    """Present when the agent supports `session/resume`.
-
-    Spec: session-setup.mdx, initialization.mdx
-    """
-
-    meta: Meta | Unset = field(default_on_error=True)
-    """The _meta property is reserved by ACP to allow clients and agents to attach additional
-    metadata to their interactions. Implementations MUST NOT make assumptions about values at these
-    keys.
-    """

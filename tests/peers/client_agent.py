@@ -1,7 +1,7 @@
 """A scripted ACP agent for the client's tests: obeys what each prompt tells it to do.
 
 Run as ``python client_agent.py [--version N] [--caps JSON] [--flood-stderr BYTES]
-[--load-null] [--modes-only] [--options JSON]`` (``--modes-only``: sessions have modes and no
+[--load-null] [--modes-only] [--options JSON] [--title TITLE]`` (``--modes-only``: sessions have modes and no
 config options; ``--options``: the sessions' config options, instead of a ``model`` select) (an agent on stdin/stdout), or use ``ScriptedAgent`` in-process over any stream.
 It uses a plain ``acpref.connection.Connection`` *without* the protocol's rules, so a test can
 make it misbehave.
@@ -15,6 +15,9 @@ prompt is echoed back as one agent_message_chunk. Steps:
 * ``{"wait_cancel": seconds}``: wait until session/cancel arrives (recorded: true/false).
 * ``{"poll_output": TERMINAL_ID, "until": TEXT, "timeout": seconds}``: poll terminal/output.
 * ``{"sleep": seconds}``: do nothing, even if cancelled. ``{"die": CODE}``: exit at once, mid-turn. ``{"stderr": BYTES}``: write that many ``e`` and a newline to stderr.
+* ``{"later": FIFO, "update": {...}}``: the turn goes on; the session/update is sent after it,
+  once the test has written to the named pipe FIFO and closed it (an update that arrives while
+  the user types at the prompt, at a moment the test chooses).
 * ``{"stop": REASON}``: the stop reason to answer with (default end_turn; cancelled if cancelled).
 
 In params, the string ``"$sid"`` is the session id and ``"$rN.key"`` the ``key`` of step N's
@@ -63,8 +66,10 @@ class ScriptedAgent:
         flood_stderr: int = 0,
         modes_only: bool = False,
         options: Optional[List[Dict[str, Any]]] = None,
+        title: str = "Scripted Agent",
     ) -> None:
         self.version = version
+        self.title = title
         self.caps = DEFAULT_CAPS if caps is None else caps
         self.load_null = load_null
         self.flood_stderr = flood_stderr
@@ -110,7 +115,7 @@ class ScriptedAgent:
         return {
             "protocolVersion": self.version,
             "agentCapabilities": self.caps,
-            "agentInfo": {"name": "scripted-agent", "title": "Scripted Agent", "version": "0.0.1"},
+            "agentInfo": {"name": "scripted-agent", "title": self.title, "version": "0.0.1"},
             "authMethods": [],
         }
 
@@ -247,6 +252,12 @@ class ScriptedAgent:
             stop = "cancelled"
         return {"stopReason": stop}
 
+    def _later(self, sid: str, fifo: str, update: Dict[str, Any]) -> None:
+        """Send ``update`` once the test has written to (and closed) the named pipe ``fifo``."""
+        with open(fifo, "rb") as f:
+            f.read()
+        self.update(sid, update)
+
     def _step(self, sid: str, step: Dict[str, Any], results: List[Any]) -> Any:
         assert self.conn is not None
         params = _substitute(step.get("params", {}), sid, results)
@@ -257,6 +268,12 @@ class ScriptedAgent:
                 return {"error": exc.to_wire()}
         if "notify" in step:
             self.conn.notify(step["notify"], params)
+            return None
+        if "later" in step:
+            update = _substitute(step["update"], sid, results)
+            threading.Thread(
+                target=self._later, args=(sid, step["later"], update), daemon=True
+            ).start()
             return None
         if "update" in step:
             self.update(sid, _substitute(step["update"], sid, results))
@@ -321,6 +338,7 @@ def main() -> None:
     parser.add_argument("--flood-stderr", type=int, default=0)
     parser.add_argument("--modes-only", action="store_true")
     parser.add_argument("--options", type=json.loads, default=None)
+    parser.add_argument("--title", default="Scripted Agent")
     args = parser.parse_args()
     agent = ScriptedAgent(
         version=args.version,
@@ -329,6 +347,7 @@ def main() -> None:
         flood_stderr=args.flood_stderr,
         modes_only=args.modes_only,
         options=args.options,
+        title=args.title,
     )
     conn = agent.serve(FdStream(sys.stdin.fileno(), sys.stdout.fileno()))
     conn.wait_closed()

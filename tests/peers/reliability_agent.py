@@ -8,7 +8,8 @@ Modes:
 
 * ``die-mid-line``: answers ``session/new`` with half a line, then exits with status 3.
 * ``die-mid-turn``: a prompt streams 20 updates, then the process exits with status 4.
-* ``die-while-waited``: a prompt is read and never answered; the process exits 0.3 s later.
+* ``die-while-waited``: a prompt is read and never answered; the agent asks the client an
+  extension request and exits with status 5 once the client has answered it.
 * ``close-stdout``: a prompt closes the agent's stdout; the process keeps running (and
   ignores the end of its stdin).
 * ``stop-reading``: after ``session/new``, never reads stdin again; sleeps.
@@ -60,7 +61,12 @@ def on_prompt(request: dict) -> None:
             update(sid, f"u{i} ")
         os._exit(4)
     if MODE == "die-while-waited":
-        time.sleep(0.3)
+        # Asks the client something and exits once it is answered: the client read it after
+        # sending the prompt, so its prompt is in flight, waited for, when this process ends.
+        send({"jsonrpc": "2.0", "id": "are-you-there", "method": "_acme/ping", "params": {}})
+        for line in sys.stdin.buffer:
+            if json.loads(line).get("id") == "are-you-there" and "method" not in json.loads(line):
+                break
         os._exit(5)
     if MODE == "close-stdout":
         update(sid, "closing my stdout")

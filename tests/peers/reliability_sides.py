@@ -366,12 +366,12 @@ def expected_answers(
     ``id`` is a request (well formed or not): it gets exactly one response under its id
     (spec RPC-06, RPC-11). A null id shares its key with the answers to unparseable lines, so
     it is left out (``null`` key). A line over ``max_line_bytes`` is answered under its id when
-    its first 4 KiB show it is a request (spec-gap oversize-line), else with ``id: null``.
+    its first or last 4 KiB show it is a request (spec-gap oversize-line), else ``id: null``.
     """
     counts: Dict[str, int] = {}
     for line in lines:
         if max_line_bytes is not None and len(line) > max_line_bytes:
-            request_id, kind = peek_envelope(line[:OVERSIZE_HEAD])
+            request_id, kind = peek_envelope(line[:OVERSIZE_HEAD], line[-OVERSIZE_HEAD:])
             if kind == "request" and request_id is not None and type(request_id) in (str, int):
                 key = id_key(request_id)
                 counts[key] = counts.get(key, 0) + 1
