@@ -183,7 +183,6 @@ class ProtocolState(ConnectionFacts):
     def _check_call(self, m: Message) -> Iterable[Finding]:
         """Rules every request and notification obeys, whatever its method."""
         method = m.method or ""
-        receiver = other(m.sender)
         row = METHODS.get(method)
         if row is None:
             if not (is_extension(method) or method.startswith("$/")):
@@ -196,7 +195,7 @@ class ProtocolState(ConnectionFacts):
                     -32601,
                 )
             return
-        if row.receiver not in (receiver.value, "both"):
+        if row.receiver not in (other(m.sender).value, "both"):
             # spec RPC-12: a method the receiver does not implement.
             yield finding(
                 "RPC-12",
@@ -219,6 +218,12 @@ class ProtocolState(ConnectionFacts):
                 m.index,
                 -32600,
             )
+        yield from self._check_phase_and_gate(m, row)
+
+    def _check_phase_and_gate(self, m: Message, row: Any) -> Iterable[Finding]:
+        """A known method, sent the right way: may it be sent now, to this receiver?"""
+        method = m.method or ""
+        receiver = other(m.sender)
         if (
             m.sender is Party.CLIENT
             and method not in ("initialize", CANCEL_REQUEST)
