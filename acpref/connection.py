@@ -20,13 +20,18 @@ How the threads divide the work (``acpref._threads`` explains why, with measurem
   handler may call the peer, but must not block on anything else.
 * Writes take one lock around the write of an already encoded line.
 
+The parts: this module holds the connection's lifecycle, its writing half and its ending;
+``acpref._inbound`` its reading half (the reader and dispatch); ``acpref._calls`` a request as
+each end holds it (``RequestContext``, ``PendingRequest``, re-exported here).
+
 Bad input never stops the connection: an unparseable line is answered -32700 (``id: null``), an
 invalid envelope -32600, an oversize line -32600, an unknown method -32601, a handler's crash
 -32603; a notification is never answered, whatever its state (OVERVIEW-09). End of input, a dead
 peer, or ``close()`` fail every pending request at once with ``ConnectionClosed``.
 
-This layer knows JSON-RPC and the methods table, not the protocol's rules: the agent and client
-sides wrap their handlers with those (``acpref._core``).
+This layer knows JSON-RPC and the methods table, not the protocol's rules: what a line is comes
+from the protocol core (``acpref._core.envelope``), and the agent and client sides plug the
+rules in as the observer (``acpref._core``).
 """
 
 from __future__ import annotations
@@ -36,28 +41,14 @@ import json
 import logging
 import threading
 import time
-from typing import Any, Callable, Dict, Iterator, Mapping, Optional, Protocol
+from typing import Any, Callable, Dict, Iterator, Mapping, Optional
 
 from . import codec
-from ._bounds import NO_ID, count_items, peek_envelope
-from ._threads import READ_EOF, READ_INTERRUPTED, READ_MORE, Crew, Flag, Waiter
-from ._transport import (
-    INTERRUPTED,
-    OVERSIZE_HEAD,
-    LineSplitter,
-    Oversize,
-    Stream,
-    read_accepts_timeout,
-)
-from .errors import (
-    ConnectionClosed,
-    ErrorCode,
-    LocalProtocolError,
-    ProtocolError,
-    RemoteProtocolError,
-    RequestTimeout,
-    RpcError,
-)
+from ._calls import Handler, Observer, PendingRequest, Recorder, RequestContext
+from ._inbound import Inbound, _short
+from ._threads import Crew
+from ._transport import LineSplitter, Stream, read_accepts_timeout
+from .errors import ConnectionClosed, ErrorCode, LocalProtocolError, RpcError
 from .methods import CANCEL_REQUEST, METHODS, Method
 
 __all__ = [
@@ -80,36 +71,8 @@ DEFAULT_MAX_LINE_BYTES = 64 * 1024 * 1024
 #: line of 64 MiB could cost 1.5 GiB.
 DEFAULT_MAX_ITEMS = 1_000_000
 
-#: ``handler(params, ctx) -> result``: params and result are models for table methods, raw JSON
-#: for extension methods. A notification handler's return value is ignored.
-Handler = Callable[[Any, "RequestContext"], Any]
-#: ``recorder(direction, line)``: direction is ``"in"`` or ``"out"``; ``line`` the exact bytes.
-Recorder = Callable[[str, bytes], None]
-
-
-class Observer(Protocol):
-    """Sees every well-formed message in wire order, both ways: where the protocol rules plug in.
-
-    ``on_receive`` runs on the reading thread before a message is dispatched; for a request, a
-    returned ``RpcError`` is the answer and the handler never runs. ``on_send`` runs under the
-    write lock just before a message is written, so its view of the order is the wire's; raising
-    ``LocalProtocolError`` stops the message (a response is then replaced by a -32603 error).
-    """
-
-    def on_receive(self, message: Dict[str, Any]) -> Optional[RpcError]: ...
-
-    def on_send(self, message: Dict[str, Any]) -> None: ...
-
-
-_NO_ID = object()  # a message without an "id" key (a notification), apart from "id": null
-
-
-def _reject_constant(name: str) -> Any:
-    raise ValueError(f"{name} is not valid JSON")
-
-
-# Built once: json.dumps/json.loads with options build a new encoder/decoder on every call.
-# NaN and Infinity are not JSON: never written, and a line holding one is a parse error.
+# Built once: json.dumps with options builds a new encoder on every call. NaN and Infinity are
+# not JSON: never written (and a line holding one is a parse error, ``envelope.decode``).
 # check_circular=False: a message is a tree made by the codec or a handler; a handler's circular
 # value still fails (RecursionError, answered -32603 like any value that is not JSON), without a
 # check that costs every message a seventh of its encoding.
@@ -119,159 +82,9 @@ _ENCODER = json.JSONEncoder(
 _ASCII_ENCODER = json.JSONEncoder(
     ensure_ascii=True, separators=(",", ":"), allow_nan=False, check_circular=False
 )
-_DECODER = json.JSONDecoder(parse_constant=_reject_constant)
 
 
-def _valid_id(value: Any) -> bool:
-    # spec RPC-02: a string, an integer or null. Floats and booleans are not ids.
-    return value is None or type(value) is str or type(value) is int
-
-
-class _NeverSet(Flag):
-    """The ``cancelled`` flag of every notification: nothing cancels a notification.
-
-    One shared instance, so that a notification (thousands a second in a busy turn) does not
-    build a flag of its own.
-    """
-
-    def set(self) -> None:
-        raise RuntimeError("a notification cannot be cancelled")
-
-
-_NOT_CANCELLABLE = _NeverSet()
-
-
-class RequestContext:
-    """What a handler knows about the message it handles.
-
-    ``cancelled`` (a ``Flag``: ``is_set()`` and ``wait(timeout)``, like a ``threading.Event``)
-    is set when the peer cancels the request (``$/cancel_request``), or when the connection
-    closes; for a notification it is never set. Handlers poll it or wait on it; cancellation is
-    cooperative (a flag), never a thread kill.
-    """
-
-    __slots__ = (
-        "id",
-        "method",
-        "connection",
-        "cancelled",
-        "answer_on_cancel",
-        "is_notification",
-        "_responded",
-        "_lock",
-    )
-
-    def __init__(self, connection: "Connection", method: str, request_id: Any) -> None:
-        self.connection = connection
-        self.method = method
-        #: The request id, or ``None`` for a notification (see ``is_notification``).
-        self.id = None if request_id is _NO_ID else request_id
-        #: True for a notification; a request may have ``id: null`` (spec RPC-02).
-        self.is_notification = request_id is _NO_ID
-        self.cancelled = _NOT_CANCELLABLE if self.is_notification else Flag()
-        #: When True (the default), ``$/cancel_request`` answers the request -32800 at once and
-        #: the handler's later result is dropped. A handler that answers a cancellation itself
-        #: (a prompt turn ends with ``stopReason: "cancelled"``) sets it to False.
-        self.answer_on_cancel = True
-        self._responded = request_id is _NO_ID
-        self._lock = threading.Lock()
-
-    def _claim_response(self) -> bool:
-        """True exactly once: the right to send this request's one response (RPC-06)."""
-        with self._lock:
-            if self._responded:
-                return False
-            self._responded = True
-            return True
-
-
-class PendingRequest:
-    """An outgoing request waiting for its response."""
-
-    __slots__ = ("id", "method", "_connection", "_result_type", "_waiter", "_response", "_error")
-
-    def __init__(
-        self, connection: "Connection", request_id: int, method: str, result_type: Any
-    ) -> None:
-        self.id = request_id
-        self.method = method
-        self._connection = connection
-        self._result_type = result_type
-        self._waiter = Waiter()
-        self._response: Optional[Dict[str, Any]] = None
-        self._error: Optional[BaseException] = None
-
-    def _resolve(self, response: Dict[str, Any]) -> None:
-        self._response = response
-        self._waiter.finish()
-
-    def _fail(self, error: BaseException) -> None:
-        self._error = error
-        self._waiter.finish()
-
-    @property
-    def done(self) -> bool:
-        return self._waiter.done
-
-    def wait(self, timeout: Optional[float] = None) -> bool:
-        """Wait for the response without giving up on it (no cancel); True once it came.
-
-        Like ``result``, the calling thread reads the stream itself meanwhile.
-        """
-        if not self._waiter.done:
-            deadline = None if timeout is None else time.monotonic() + timeout
-            self._connection._crew.wait(self._waiter, deadline)
-        return self._waiter.done
-
-    def result(self, timeout: Optional[float] = None) -> Any:
-        """Wait for the response; return the typed result or raise ``RpcError`` & co.
-
-        While it waits, the calling thread reads the stream itself whenever no other thread
-        does (``acpref._threads``). On timeout the request is cancelled with
-        ``$/cancel_request`` and ``RequestTimeout`` is raised; its late response, if any, is
-        logged and dropped (spec RPC-08).
-        """
-        deadline = None if timeout is None else time.monotonic() + timeout
-        if not self._waiter.done:
-            self._connection._crew.wait(self._waiter, deadline)
-        if not self._waiter.done:
-            if self._connection._abandon(self):
-                raise RequestTimeout(
-                    f"{self.method} (id {self.id}) got no response within {timeout}s"
-                )
-            self._connection._crew.wait(self._waiter, None)  # it was answered meanwhile
-        if self._error is not None:
-            raise self._error
-        response = self._response
-        assert response is not None
-        if "error" in response:
-            raise RpcError.from_wire(response["error"])
-        result = response["result"]
-        if self._result_type is None:
-            return result
-        if result is None:
-            # spec-gap result-null: the docs show `result: null` for session/load and
-            # fs/write_text_file where the schema has an object (SETUP-09, FS-08): accept both.
-            result = {}
-        try:
-            return codec.decode(result, self._result_type, root="result")
-        except codec.DecodeError as exc:
-            raise RemoteProtocolError(
-                "OVERVIEW-01",
-                f"the {self.method} result does not fit its schema: {exc}",
-                data={"errors": exc.errors},
-            ) from None
-
-    def cancel(self) -> None:
-        """Ask the peer to cancel this request (``$/cancel_request``, spec CANCEL-01).
-
-        The request still gets its one response (a result, or error -32800) through ``result()``.
-        """
-        if not self.done:
-            self._connection._send_cancel_request(self.id)
-
-
-class Connection:
+class Connection(Inbound):
     """A JSON-RPC 2.0 peer over a byte stream: ACP's newline-delimited framing.
 
     ``handlers`` maps method names to ``handler(params, ctx)``; table methods get decoded params
@@ -324,11 +137,7 @@ class Connection:
         #: ``_pending_lock``, when the pending requests are failed; new requests then fail at once.
         self._no_responses: Optional[str] = None
         self._pending_lock = threading.Lock()
-        self._inbound: Dict[Any, RequestContext] = {}
-        self._inbound_lock = threading.Condition()  # notified when a request is answered
-        #: Answers being written now (their requests already left ``_inbound``, so that the peer
-        #: may reuse the id as soon as it reads the answer); guarded by ``_inbound_lock``.
-        self._answers_writing = 0
+        self._init_inbound()
         self._write_lock = threading.Lock()
         self._state_lock = threading.Lock()
         self._closing = False
@@ -572,370 +381,6 @@ class Connection:
         except ConnectionClosed:
             pass
 
-    def _send_error_raw(self, request_id: Any, error: RpcError, *, observe: bool = False) -> None:
-        """Answer a line at the connection level (unparseable, invalid, refused by the rules).
-
-        ``observe`` is False for lines the rules never saw (they could not be read as a
-        message): their answer is not matched against any request there either.
-        """
-        try:
-            self._write(
-                {"jsonrpc": "2.0", "id": request_id, "error": error.to_wire()}, observe=observe
-            )
-        except ConnectionClosed:
-            pass
-        except LocalProtocolError as exc:  # pragma: no cover - an error answer breaks no rule
-            log.error("%s: error answer refused: %s", self.name, exc)
-        except (TypeError, ValueError, RecursionError) as exc:
-            # Its data is not JSON (a value of the peer's echoed back): the answer goes without.
-            log.error("%s: error data is not JSON: %s", self.name, _short(exc))
-            self._send_error_raw(request_id, RpcError(error.code, error.message), observe=observe)
-
-    # -- Receiving -------------------------------------------------------------------------------
-
-    def _read_chunk(self, size: int) -> Optional[bytes]:
-        # A caller that reads for its own answer may not block past its own timeout.
-        if self._read_takes_timeout:
-            return self._stream.read(size, self._crew.read_timeout())
-        return self._stream.read(size)  # a stream of our user's that cannot wait with a timeout
-
-    def _read_step(self) -> str:
-        """Read one line (or event) and dispatch it; run by whichever thread holds the role."""
-        assert self._lines is not None
-        try:
-            line = next(self._lines)
-        except StopIteration:
-            self._on_end_of_input("end of input")
-            return READ_EOF
-        except Exception as exc:  # noqa: BLE001 - a broken stream must still fail pending calls
-            log.exception("%s: reading failed", self.name)
-            self._on_end_of_input(f"reading failed: {exc}")
-            return READ_EOF
-        if line is INTERRUPTED:
-            return READ_INTERRUPTED
-        if isinstance(line, Oversize):
-            self._on_oversize(line)
-            return READ_MORE
-        if self._recorder is not None:
-            self._recorder("in", line)
-        try:
-            self._on_line(line)
-        except Exception:  # noqa: BLE001 - one bad line must not stop the connection
-            log.exception("%s: dispatching a line failed", self.name)
-        return READ_MORE
-
-    def _on_oversize(self, event: Oversize) -> None:
-        if self._recorder is not None:
-            self._recorder("in", b"")  # keep message indices aligned with the peer's view
-        self._refuse_unread(
-            event.head,
-            event.tail,
-            f"message of {event.size} bytes exceeds the line limit of "
-            f"{self._max_line_bytes} bytes",
-            {"size": event.size, "limit": self._max_line_bytes},
-        )
-
-    def _refuse_unread(self, head: bytes, tail: bytes, why: str, data: Dict[str, Any]) -> None:
-        """A line refused before decoding (over a bound): fail what it belonged to, if known.
-
-        spec-gap oversize-line: the envelope is read from the line's first and last bytes
-        (``acpref._bounds.peek_envelope``). A request is answered -32600 under its id; a
-        response to one of our requests fails that request (-32603 with the figures), so its
-        caller never waits for an answer that was dropped; anything else is answered -32600
-        with ``id: null``, and the connection goes on.
-        """
-        request_id, kind = peek_envelope(head, tail)
-        valid = request_id is not NO_ID and _valid_id(request_id)
-        if kind == "response" and valid:
-            with self._pending_lock:
-                pending = self._pending.pop(request_id, None)
-            if pending is not None:
-                log.warning("%s: the answer to %s (id %r) refused: %s",
-                            self.name, pending.method, request_id, why)
-                pending._fail(RpcError(ErrorCode.INTERNAL_ERROR, f"the answer was refused: {why}", data))
-                return
-        if kind == "request" and valid:
-            with self._inbound_lock:
-                in_use = request_id in self._inbound
-            if not in_use:
-                self._send_error_raw(request_id, RpcError(ErrorCode.INVALID_REQUEST, why, data))
-                return
-        self._send_error_raw(None, RpcError(ErrorCode.INVALID_REQUEST, why, data))
-
-    def _on_line(self, line: bytes) -> None:
-        if not line or line.isspace():
-            return  # blank lines between messages carry nothing
-        if len(line) > self._max_items:
-            items = count_items(line, self._max_items)
-            if items > self._max_items:
-                # What a line costs decoded is bounded as well as its bytes: refused unread.
-                self._refuse_unread(
-                    line[:OVERSIZE_HEAD],
-                    line[-OVERSIZE_HEAD:],
-                    f"message of about {items} JSON values exceeds the limit of "
-                    f"{self._max_items} values",
-                    {"items": items, "limit": self._max_items},
-                )
-                return
-        try:
-            # spec TRANSPORT-01: messages are UTF-8; decoding is strict.
-            message = _DECODER.decode(line.decode("utf-8"))
-        except (UnicodeDecodeError, ValueError, RecursionError) as exc:
-            # spec RPC-10: an unparseable line gets -32700 with id null.
-            self._send_error_raw(
-                None, RpcError(ErrorCode.PARSE_ERROR, f"Parse error: {_short(exc)}")
-            )
-            return
-        if isinstance(message, dict):
-            self._on_message(message)
-        elif isinstance(message, list):
-            # spec RPC-20: ACP's schema defines no batches; supporting them is optional.
-            # spec-gap batch: a batch is refused as a whole, with one -32600 (id null).
-            self._send_error_raw(
-                None,
-                RpcError(ErrorCode.INVALID_REQUEST, "JSON-RPC batches are not supported by ACP"),
-            )
-        else:
-            # spec RPC-11: valid JSON that is not a request object.
-            self._send_error_raw(
-                None, RpcError(ErrorCode.INVALID_REQUEST, "a message must be a JSON object")
-            )
-
-    def _on_message(self, message: Dict[str, Any]) -> None:
-        method = message.get("method")
-        request_id = message.get("id", _NO_ID)
-        if "method" not in message:
-            if request_id is not _NO_ID and (
-                "result" in message or "error" in message or self._is_pending(request_id)
-            ):
-                self._on_response(message, request_id)
-            else:
-                # spec RPC-11: not a request, response or notification -> -32600.
-                # spec-gap no-method-id: its id may be one of the peer's own request ids (a
-                # broken response); an error under it would look like that request's answer,
-                # so the answer has id null.
-                self._send_error_raw(
-                    None,
-                    RpcError(ErrorCode.INVALID_REQUEST, "not a request, response or notification"),
-                )
-            return
-        is_request = request_id is not _NO_ID
-        problem = None
-        if message.get("jsonrpc") != "2.0":
-            problem = 'jsonrpc must be "2.0"'  # spec RPC-01
-        elif type(method) is not str:
-            problem = "method must be a string"  # spec RPC-02
-        elif is_request and not _valid_id(request_id):
-            problem = "id must be a string, an integer or null"  # spec RPC-02
-        if problem is not None:
-            if is_request:
-                # spec RPC-11: -32600, with the id when it can be read as one.
-                reply_id = request_id if _valid_id(request_id) else None
-                self._send_error_raw(
-                    reply_id, RpcError(ErrorCode.INVALID_REQUEST, f"Invalid request: {problem}")
-                )
-            else:
-                # spec OVERVIEW-09: a notification is never answered, even a malformed one.
-                log.warning("%s: dropped invalid notification: %s", self.name, problem)
-            return
-        params = message.get("params")
-        if params is not None and type(params) is not dict:
-            if is_request:
-                # spec RPC-02: ACP params are JSON objects.
-                self._send_error_raw(
-                    request_id,
-                    RpcError(ErrorCode.INVALID_PARAMS, "Invalid params: params must be an object"),
-                )
-            else:
-                log.warning(
-                    "%s: dropped %s notification: params must be an object", self.name, method
-                )
-            return
-        if self._observer is not None:
-            refusal = self._observe_receive(message)
-            if refusal is not None:
-                if is_request:
-                    self._send_error_raw(request_id, refusal, observe=True)
-                else:
-                    log.warning(
-                        "%s: dropped %s notification: %s", self.name, method, refusal.message
-                    )
-                return
-        assert isinstance(
-            method, str
-        )  # checked above (a message without a string method is refused)
-        if is_request:
-            self._on_request(method, request_id, params)
-        else:
-            self._on_notification(method, params)
-
-    def _on_request(self, method: str, request_id: Any, params: Any) -> None:
-        ctx = RequestContext(self, method, request_id)
-        with self._inbound_lock:
-            duplicate = request_id in self._inbound
-            if not duplicate:
-                self._inbound[request_id] = ctx
-        if duplicate:
-            # spec-gap duplicate-id: a second request reusing an id still in flight is refused,
-            # so that each id keeps exactly one answer to its first request.
-            self._send_error_raw(
-                request_id,
-                RpcError(ErrorCode.INVALID_REQUEST, f"request id {request_id!r} is already in use"),
-                observe=True,
-            )
-            return
-        if not self._crew.submit(lambda: self._run_request(ctx, params)):
-            # spec RPC-15 / CANCEL-07: aborted by a resource limit -> -32800.
-            self._send_response(
-                ctx,
-                error=RpcError(
-                    ErrorCode.REQUEST_CANCELLED, "too many requests in progress; try again"
-                ),
-            )
-
-    def _run_request(self, ctx: RequestContext, params: Any) -> None:
-        method = ctx.method
-        row = self._methods.get(method)
-        handler = self._handlers.get(method)
-        try:
-            if ctx.cancelled.is_set() and ctx.answer_on_cancel:
-                raise RpcError.cancelled()
-            if row is not None and row.is_notification:
-                raise RpcError.method_not_found(method)  # a notification method sent as a request
-            if handler is None:
-                if self._fallback is None:
-                    raise RpcError.method_not_found(method)  # spec RPC-12, EXT-08
-                result = self._fallback(method, params, ctx)
-            elif row is not None:
-                # spec RPC-19: omitted or null params read as {}.
-                typed = codec.decode({} if params is None else params, row.params, root="params")
-                result = codec.encode(handler(typed, ctx))
-            else:
-                result = handler(params, ctx)
-            self._send_response(ctx, result=result)
-        except RpcError as exc:
-            self._send_response(ctx, error=exc)
-        except codec.DecodeError as exc:
-            self._send_response(ctx, error=exc.to_rpc_error())  # spec RPC-13
-        except LocalProtocolError as exc:
-            # The handler itself broke a rule (our bug, not the peer's): spec RPC-14, -32603.
-            log.error("%s: handler for %s broke a rule: %s", self.name, method, exc)
-            self._send_response(
-                ctx,
-                error=RpcError(
-                    ErrorCode.INTERNAL_ERROR, f"Internal error: {exc}", {"clause": exc.clause}
-                ),
-            )
-        except ProtocolError as exc:
-            self._send_response(ctx, error=exc.to_rpc_error())
-        except ConnectionClosed:
-            pass
-        except Exception as exc:  # noqa: BLE001 - spec RPC-14: -32603, and the connection lives on
-            log.exception("%s: handler for %s failed", self.name, method)
-            self._send_response(
-                ctx, error=RpcError(ErrorCode.INTERNAL_ERROR, f"Internal error: {_short(exc)}")
-            )
-        finally:
-            self._forget_inbound(ctx)
-
-    def _forget_inbound(self, ctx: RequestContext) -> None:
-        with self._inbound_lock:
-            if self._inbound.get(ctx.id) is ctx:
-                del self._inbound[ctx.id]
-                if self._no_responses is not None:  # draining after the end of input
-                    self._inbound_lock.notify_all()
-
-    def _on_notification(self, method: str, params: Any) -> None:
-        if method == CANCEL_REQUEST:
-            self._on_cancel_request(params)
-            return
-        handler = self._handlers.get(method)
-        row = self._methods.get(method)
-        if row is not None and not row.is_notification:
-            # spec OVERVIEW-01, OVERVIEW-09: a request method without an id is neither a request
-            # (no answer could be correlated) nor a notification: dropped, never run. Bug found
-            # by tests/test_fuzz.py: a session/load without an id ran, and replayed the history.
-            log.warning("%s: dropped %s without an id (it is a request method)", self.name, method)
-            return
-        if handler is None and (self._fallback is None or row is not None):
-            # spec EXT-10, CANCEL-02: unknown notifications (and unhandled `$/` ones) are ignored.
-            log.debug("%s: ignored notification %s", self.name, method)
-            return
-        ctx = RequestContext(self, method, _NO_ID)
-        # Run here, on the reading thread: in wire order, and before anything read after it.
-        try:
-            if handler is None:
-                assert self._fallback is not None
-                self._fallback(method, params, ctx)
-            elif row is not None:
-                handler(
-                    codec.decode({} if params is None else params, row.params, root="params"), ctx
-                )
-            else:
-                handler(params, ctx)
-        except RpcError as exc:
-            if exc.code != ErrorCode.METHOD_NOT_FOUND:
-                log.warning("%s: %s notification failed: %s", self.name, method, exc)
-        except (codec.DecodeError, ProtocolError) as exc:
-            # spec OVERVIEW-09: never answered, only logged. spec NOTICE-09: one update that does
-            # not decode (a malformed notice) is dropped; the session and connection go on.
-            log.warning("%s: dropped %s notification: %s", self.name, method, exc)
-        except ConnectionClosed:
-            pass
-        except Exception:  # noqa: BLE001 - a notification handler's crash is logged, not fatal
-            log.exception("%s: %s notification handler failed", self.name, method)
-
-    def _on_cancel_request(self, params: Any) -> None:
-        request_id = params.get("requestId", _NO_ID) if isinstance(params, dict) else _NO_ID
-        ctx = None
-        if _valid_id(request_id):  # an object or array id is no key (and no request of ours)
-            with self._inbound_lock:
-                ctx = self._inbound.get(request_id)
-        if ctx is None:
-            # spec CANCEL-06: an unknown or finished request id is silently ignored.
-            log.debug("%s: $/cancel_request for unknown id %r", self.name, request_id)
-            return
-        ctx.cancelled.set()
-        if ctx.answer_on_cancel:
-            # spec CANCEL-05: the request still gets exactly one response: -32800.
-            self._send_response(ctx, error=RpcError.cancelled())
-
-    def _is_pending(self, request_id: Any) -> bool:
-        if not _valid_id(request_id):
-            return False
-        with self._pending_lock:
-            return request_id in self._pending
-
-    def _on_response(self, message: Dict[str, Any], request_id: Any) -> None:
-        with self._pending_lock:
-            pending = self._pending.pop(request_id, None) if _valid_id(request_id) else None
-        if pending is None:
-            # spec RPC-08: a response to no outstanding request is logged and dropped.
-            log.warning("%s: dropped a response for unknown id %r", self.name, request_id)
-            return
-        if message.get("jsonrpc") != "2.0":
-            log.warning(
-                "%s: response %r lacks jsonrpc 2.0 (RPC-01); accepted", self.name, request_id
-            )
-        has_result, has_error = "result" in message, "error" in message
-        if has_result == has_error:
-            # spec RPC-05: exactly one of result or error.
-            which = "both result and error" if has_result else "neither result nor error"
-            pending._fail(RemoteProtocolError("RPC-05", f"the response has {which}"))
-            return
-        if has_error:
-            error = message["error"]
-            if not (
-                isinstance(error, dict)
-                and type(error.get("code")) is int
-                and type(error.get("message")) is str
-            ):
-                pending._fail(RemoteProtocolError("RPC-09", f"malformed error object: {error!r}"))
-                return
-        if self._observer is not None:
-            self._observe_receive(message)  # a failure of the rules is logged; the answer stands
-        pending._resolve(message)
-
     # -- Ending ----------------------------------------------------------------------------------
 
     def _fail_pending(self, reason: str) -> None:
@@ -1007,6 +452,3 @@ def _too_large(what: str, size: int, limit: int) -> _TooLarge:
     )
 
 
-def _short(exc: BaseException) -> str:
-    text = str(exc) or type(exc).__name__
-    return text if len(text) <= 200 else text[:197] + "..."

@@ -16,8 +16,11 @@ import threading
 from pathlib import Path
 from typing import Any, Iterator, List, Tuple
 
+import pytest
+
 from acpref import codec
 from acpref import schema as s
+from acpref._core import Party
 from acpref._core.values import is_absolute_path, is_iso8601
 from acpref.echo import EchoAgent
 from acpref.errors import ErrorCode
@@ -174,6 +177,51 @@ def test_SETUP_16_close_cancels_the_running_turn(echo: TestClient, tmp_path: Pat
     assert next(i for i, m in enumerate(inbound) if m.get("id") == prompt.id) < next(
         i for i, m in enumerate(inbound) if m.get("id") == close.id
     )
+
+
+@pytest.mark.parametrize("method", ["session/close", "session/delete"])
+def test_SETUP_16_close_ends_a_turn_waiting_on_a_permission_the_client_never_answers(
+    tmp_path: Path, method: str
+) -> None:
+    # spec SETUP-16: the close cancels the work as session/cancel would, then frees the session.
+    # The client owes "cancelled" to a permission request only after its own session/cancel
+    # (PROMPT-21); after a close it owes nothing, and this client never answers. The agent
+    # withdraws the request ($/cancel_request, CANCEL-08) and ends the turn "cancelled" at once,
+    # instead of waiting for an answer that will not come.
+    client = spawn_echo()
+    asked, released = threading.Event(), threading.Event()
+
+    def never(params: s.RequestPermissionRequest) -> s.RequestPermissionResponse:
+        asked.set()
+        released.wait(WAIT)  # holds the answer until the test is done
+        return s.RequestPermissionResponse(outcome=s.CancelledPermissionOutcome())
+
+    client.permission = never
+    try:
+        sid = new_session(client, tmp_path)
+        prompt = client.prompt_async(sid, "/tool")
+        assert asked.wait(WAIT)
+        ask = next(
+            m for m in client.inbound() if m.get("method") == "session/request_permission"
+        )
+        params = {"sessionId": sid}
+        end = client.request_async(method, params)
+        assert prompt.result(WAIT).stop_reason == s.StopReason.CANCELLED
+        assert end.result(WAIT) is not None  # answered at once, with its result (SETUP-17)
+        withdrawn = [
+            m["params"]["requestId"]
+            for m in client.inbound()
+            if m.get("method") == "$/cancel_request"
+        ]
+        assert withdrawn == [ask["id"]]
+        released.set()
+        # The late answer is dropped (RPC-08): the connection goes on.
+        other = new_session(client, tmp_path)
+        assert client.prompt(other, "hello").stop_reason == s.StopReason.END_TURN
+        assert [f for f in client.findings if f.blame is Party.AGENT] == []
+    finally:
+        released.set()
+        client.close()
 
 
 @contextlib.contextmanager

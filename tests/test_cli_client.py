@@ -11,6 +11,7 @@ import fcntl
 import json
 import os
 import select
+import struct
 import subprocess
 import sys
 import termios
@@ -44,9 +45,12 @@ def script(*steps) -> bytes:
 class Terminal:
     """The CLI in a pseudo-terminal: ``send`` keys, ``expect`` text (bounded waits)."""
 
-    def __init__(self, args, cwd: Path, agent=None) -> None:
-        """``acpref client ARGS -- AGENT``; ``agent`` (an argv) defaults to the scripted agent."""
+    def __init__(self, args, cwd: Path, agent=None, columns: int = 0) -> None:
+        """``acpref client ARGS -- AGENT``; ``agent`` (an argv) defaults to the scripted agent;
+        ``columns``, the terminal's width (default: the pty's)."""
         master, slave = os.openpty()
+        if columns:
+            fcntl.ioctl(slave, termios.TIOCSWINSZ, struct.pack("HHHH", 24, columns, 0, 0))
 
         def controlling_tty() -> None:
             os.setsid()  # a session of its own, with the pty as its terminal: Ctrl-C -> SIGINT
@@ -66,6 +70,7 @@ class Terminal:
         os.close(slave)
         self.master = master
         self.seen = b""
+        self.log = b""  # everything read, for a test that replays the screen
 
     def send(self, data: bytes) -> None:
         os.write(self.master, data)
@@ -90,6 +95,7 @@ class Terminal:
                     f"the CLI ended before {text!r}; the screen shows:\n{self.screen()}"
                 )
             self.seen += data
+            self.log += data
         end = self.seen.index(needle) + len(needle)
         out, self.seen = self.seen[:end], self.seen[end:]
         return out.decode("utf-8", "replace")
@@ -491,36 +497,32 @@ def test_output_at_a_prompt_wider_than_the_terminal_leaves_no_blank_row_or_fragm
     # The agent's command list arrives while a prompt wider than the terminal (a long title)
     # is shown. Cleared with spaces as if it were one row, the spaces wrapped into a blank row
     # (and, where the terminal wraps the prompt, left its first rows as a fragment).
-    import fcntl as _fcntl
-    import struct
-
     title = "A Scripted Agent With A Long Title"
     fifo = tmp_path / "go"
     os.mkfifo(fifo)
-    t = Terminal([], tmp_path, agent=[sys.executable, str(AGENT_SCRIPT), "--title", title])
+    agent = [sys.executable, str(AGENT_SCRIPT), "--title", title]
+    t = Terminal([], tmp_path, agent=agent, columns=20)
     try:
-        t.expect(f"{title}> ")
+        t.expect("Title> ")  # readline scrolls a line wider than the terminal sideways
         commands = {
             "sessionUpdate": "available_commands_update",
             "availableCommands": [{"name": "web", "description": "search the web"}],
         }
         t.send(script({"later": str(fifo), "update": commands}).replace(b"\n", b"\r"))
         t.expect("[null]")
-        t.expect(f"{title}> ")
-        _fcntl.ioctl(t.master, termios.TIOCSWINSZ, struct.pack("HHHH", 24, 20, 0, 0))
+        t.expect("Title> ")
         t.send(b"hi")
         t.expect("hi")
         with open(fifo, "wb") as f:  # now the agent sends the command list
             f.write(b"go")
-        shown = t.expect("[commands]")
-        shown += t.expect(f"{title}> hi")
+        t.expect("[commands]")
+        t.expect(f"{title}> hi")
         t.send(b"\x15\x04")
         assert t.wait() == 0
     finally:
         t.close()
-    rows = _screen_rows(shown.encode(), 20)
-    at = next(i for i, r in enumerate(rows) if r.startswith("[commands]"))
-    assert at > 0 and rows[at - 1].endswith("hi"), rows  # the prompt left whole above
-    prompt = f"{title}> hi"
-    assert "".join(rows[at + 1 :]) == prompt, rows  # and drawn again below, as it wraps
-    assert all(r.strip() for r in rows[: at + 1]), rows  # no blank row
+    rows = _screen_rows(t.log, 20)
+    at = max(i for i, r in enumerate(rows) if r.startswith("[commands]"))
+    assert rows[at - 1].endswith("hi"), rows[-8:]  # the prompt left whole above, no blank row
+    end = next(i for i in range(at + 1, len(rows) + 1) if "".join(rows[at + 1 : i]).endswith("hi"))
+    assert "".join(rows[at + 1 : end]) == f"{title}> hi", rows[-8:]  # and drawn again below

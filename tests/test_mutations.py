@@ -30,12 +30,12 @@ REPO = Path(__file__).resolve().parent.parent
 # all of them: a rule that lives twice (the live rules refuse a request before the handler's own
 # check can) is what issue 15's single protocol core removes, and this list shows where it does.
 SAMPLE: List[Tuple[str, Tuple[str, ...]]] = [
-    ("RPC-16", ("acpref/agent/_connection.py",)),  # session methods before authenticate
-    ("RPC-12", ("acpref/connection.py",)),  # an unknown method
-    ("MODES-04", ("acpref/_core/session_modes.py", "acpref/agent/_interface.py")),
-    ("PROMPT-26", ("acpref/_core/prompt_turn.py", "acpref/agent/_turn.py")),
-    ("OVERVIEW-07", ("acpref/_core/file_system.py", "acpref/_core/tool_calls.py", "acpref/client/files.py")),
-    ("OVERVIEW-06", ("acpref/_core/file_system.py", "acpref/client/roots.py")),
+    ("RPC-16", ("acpref/_core/authentication.py",)),  # session methods before authenticate
+    ("RPC-12", ("acpref/_inbound.py",)),  # an unknown method
+    ("MODES-04", ("acpref/_core/session_modes.py",)),
+    ("PROMPT-26", ("acpref/_core/prompt_turn.py",)),
+    ("OVERVIEW-07", ("acpref/_core/file_system.py", "acpref/_core/tool_calls.py")),
+    ("OVERVIEW-06", ("acpref/_core/file_system.py",)),
 ]
 
 

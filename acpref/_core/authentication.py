@@ -3,8 +3,11 @@
 The agent lists its ``authMethods`` in the ``initialize`` answer; a terminal method only to a
 client that can run one (AUTH-05). The client calls ``authenticate`` with the id of a listed
 method that is not a terminal one (AUTH-07, AUTH-08); after a successful ``authenticate`` the
-agent no longer answers ``auth_required`` (AUTH-10) until ``logout``. Which requests an agent
-gates on authentication is its own choice (RPC-16, in the live agent).
+agent no longer answers ``auth_required`` (AUTH-10) until ``logout``. Whether an agent gates
+its session methods on authentication is its own policy: a live agent declares it
+(``ProtocolState.requires_auth``), and its gated requests are then answered -32000 until
+``authenticate`` succeeds (RPC-16, again after ``logout``, AUTH-17); the oracle, which cannot
+know the policy, does not judge it.
 """
 
 from __future__ import annotations
@@ -34,6 +37,35 @@ def _offered_methods(state: ConnectionFacts, m: Message) -> Iterable[Finding]:
                 f"terminal auth method {method.get('id')!r} offered to a client without auth.terminal",
                 m.index,
             )
+
+
+#: The requests that need a successful ``authenticate`` first when the agent requires it.
+AUTH_GATED = (
+    "session/new",
+    "session/load",
+    "session/resume",
+    "session/list",
+    "session/delete",
+    "session/close",
+    "session/set_mode",
+    "session/set_config_option",
+    "session/prompt",
+)
+
+
+@check("request", C, *AUTH_GATED)
+def _needs_authentication(state: ConnectionFacts, m: Message) -> Iterable[Finding]:
+    requires = state.requires_auth
+    if requires is not None and not state.authenticated and requires():
+        # spec RPC-16, AUTH-17: authentication first (again after logout): -32000.
+        # spec AUTH-18, spec-gap logout-sessions: the sessions set up before a logout as well.
+        yield finding(
+            "RPC-16",
+            C,
+            f"{m.method} needs authentication first",
+            m.index,
+            ErrorCode.AUTH_REQUIRED,
+        )
 
 
 @check("request", C, "authenticate")

@@ -10,7 +10,7 @@ checks anything: these are the nouns of the protocol.
 from __future__ import annotations
 
 import json
-from typing import Any, Dict, FrozenSet, List, Mapping, Optional, Set, Tuple, AbstractSet
+from typing import Any, Callable, Dict, FrozenSet, List, Mapping, Optional, Set, Tuple, AbstractSet
 
 import attrs
 
@@ -99,6 +99,10 @@ class ConnectionFacts:
         self.agent_caps: Dict[str, Any] = {}
         self.auth_methods: List[Dict[str, Any]] = []
         self.authenticated = False
+        #: The live agent's policy, which only it knows: ``requires_auth()`` is True when its
+        #: session methods need a successful authenticate first (RPC-16). None for the oracle
+        #: (and a client), which cannot know it and so does not judge it (authentication.py).
+        self.requires_auth: Optional[Callable[[], bool]] = None
         # JSON-RPC bookkeeping: requests each party sent and that are not answered yet.
         self.outstanding: Dict[Party, Dict[Any, Outstanding]] = {Party.AGENT: {}, Party.CLIENT: {}}
         self.answered = {Party.AGENT: AnsweredIds(), Party.CLIENT: AnsweredIds()}

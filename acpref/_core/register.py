@@ -123,7 +123,7 @@ def quote_of(clause: str) -> Optional[Quote]:
 #: oracle's reports every one of them is level ``spec-gap``, whatever its strength here.
 GAP_LEVELS: Dict[str, str] = {
     "spec-gap:unknown-session": MUST,
-    "spec-gap:concurrent-prompt": SHOULD,
+    "spec-gap:concurrent-prompt": MUST,
     "spec-gap:initialize-twice": SHOULD,
     "spec-gap:content-outside-turn": SHOULD,
     "spec-gap:released-terminal": SHOULD,

@@ -34,7 +34,7 @@ OBJECT_RESULTS: Dict[str, Tuple[Party, str]] = {
 @check("response", C, *(k for k, (who, _) in OBJECT_RESULTS.items() if who is C))
 def _object_result(state: ConnectionFacts, m: Message) -> Iterable[Finding]:
     if not m.is_error and not isinstance(m.result, dict):
-        # spec SCHEMA-09, AUTH-16, SETUP-08, SETUP-17, DELETE-02, MODES-05, FS-08, TERM-12: these
-        # results are objects ({} at least), never null (spec-gap result-null).
+        # spec SCHEMA-09, AUTH-09, AUTH-16, SETUP-08, SETUP-17, DELETE-02, MODES-05, FS-08,
+        # TERM-12: these results are objects ({} at least), never null (spec-gap result-null).
         sender, clause = OBJECT_RESULTS[m.method or ""]
         yield finding(clause, sender, f"{m.method} result is {m.result!r}, not an object", m.index)

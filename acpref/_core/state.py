@@ -26,6 +26,7 @@ from __future__ import annotations
 from typing import Any, Callable, Dict, Iterable, List, Optional
 
 from ..methods import CANCEL_REQUEST, METHODS, is_extension
+from . import envelope
 from .book import UPDATE, Message, Outstanding, params_of
 from .compact import AnsweredIds
 from .facts import ConnectionFacts, SessionState, TerminalState
@@ -41,17 +42,9 @@ __all__ = [
 ]
 
 
-def classify(raw: Any) -> Optional[str]:
-    """``request``, ``notification``, ``response``, or None for something else."""
-    if not isinstance(raw, dict):
-        return None
-    if "method" in raw:
-        if not isinstance(raw["method"], str):
-            return None
-        return "request" if "id" in raw else "notification"
-    if "id" in raw and ("result" in raw or "error" in raw):
-        return "response"
-    return None
+#: ``request``, ``notification``, ``response``, or None for something else (the envelope's
+#: verdict on what the rules can read: ``envelope.kind_of``).
+classify = envelope.kind_of
 
 
 class ProtocolState(ConnectionFacts):
@@ -190,7 +183,6 @@ class ProtocolState(ConnectionFacts):
     def _check_call(self, m: Message) -> Iterable[Finding]:
         """Rules every request and notification obeys, whatever its method."""
         method = m.method or ""
-        receiver = other(m.sender)
         row = METHODS.get(method)
         if row is None:
             if not (is_extension(method) or method.startswith("$/")):
@@ -203,7 +195,7 @@ class ProtocolState(ConnectionFacts):
                     -32601,
                 )
             return
-        if row.receiver not in (receiver.value, "both"):
+        if row.receiver not in (other(m.sender).value, "both"):
             # spec RPC-12: a method the receiver does not implement.
             yield finding(
                 "RPC-12",
@@ -226,6 +218,12 @@ class ProtocolState(ConnectionFacts):
                 m.index,
                 -32600,
             )
+        yield from self._check_phase_and_gate(m, row)
+
+    def _check_phase_and_gate(self, m: Message, row: Any) -> Iterable[Finding]:
+        """A known method, sent the right way: may it be sent now, to this receiver?"""
+        method = m.method or ""
+        receiver = other(m.sender)
         if (
             m.sender is Party.CLIENT
             and method not in ("initialize", CANCEL_REQUEST)
@@ -261,19 +259,9 @@ class ProtocolState(ConnectionFacts):
 
     def _check_response(self, m: Message) -> Iterable[Finding]:
         """JSON-RPC bookkeeping for responses (RPC-04 .. RPC-09)."""
-        raw = m.raw
-        if "result" in raw and "error" in raw:
-            yield finding("RPC-05", m.sender, "a response carries both result and error", m.index)
-        if "error" in raw:
-            error = raw["error"]
-            # spec OVERVIEW-08, RPC-09: a failure carries an error with integer code and string
-            # message (a success its result: see classify).
-            if not (
-                isinstance(error, dict)
-                and type(error.get("code")) is int
-                and isinstance(error.get("message"), str)
-            ):
-                yield finding("RPC-09", m.sender, f"malformed error object {error!r}", m.index)
+        for fault in envelope.response_faults(m.raw):
+            # spec RPC-05, RPC-09: exactly one of result or error; a well-formed error object.
+            yield finding(fault.clause, m.sender, fault.message, m.index)
         if m.request is None:
             if _hashable(m.id) and m.id in self.answered[other(m.sender)]:
                 # spec RPC-06: exactly one response per request; a second one is refused.

@@ -15,10 +15,11 @@ What ``AgentSideConnection`` does around the implementer's ``Agent`` methods:
 * **initialize**: decoded here, so that any requested ``protocolVersion`` (even one of the wrong
   shape) negotiates: 1 answers 1, anything else our newest, 1; never an error (INIT-07, INIT-08).
   The client's capabilities are remembered on ``ClientHandle``; ours on ``Agent.advertised``.
-* **authentication**: with ``Agent.auth_required``, session methods answer -32000 until
-  ``authenticate`` succeeds, and again after ``logout`` (RPC-16, AUTH-10, AUTH-17).
-* **turns** (``_turn.TurnSlots``): one turn per session, claimed as the prompt is read; a second
-  concurrent prompt gets -32600 (spec-gap concurrent-prompt). ``session/cancel``,
+* **authentication**: the agent declares its policy (``Agent.auth_required``) to the protocol
+  core, which answers session methods -32000 until ``authenticate`` succeeds, and again after
+  ``logout`` (RPC-16, AUTH-10, AUTH-17).
+* **turns** (``_slots.TurnSlots``): one turn per session, claimed as the prompt is read; the core
+  answers a second concurrent prompt -32600 (spec-gap concurrent-prompt). ``session/cancel``,
   ``$/cancel_request`` on the prompt, ``session/close`` and ``session/delete`` set the turn's
   ``cancelled`` flag as they are read; a cancelled turn is answered ``stopReason: "cancelled"``
   whatever the agent returned or raised (PROMPT-23, PROMPT-24); the turn is closed before its
@@ -34,13 +35,10 @@ What must not live here: the rules themselves (``acpref._core``), JSON-RPC frami
 from __future__ import annotations
 
 import functools
-import itertools
 import logging
 import os
-import queue
 import sys
-import threading
-from typing import Any, Callable, Dict, List, Optional, Tuple, Union
+from typing import Any, Callable, Dict, List, Optional, Union
 
 import attrs
 
@@ -52,48 +50,18 @@ from .._core.findings import Finding
 from .._core.state import ProtocolState
 from .._transport import FdStream, Stream
 from ..connection import Connection, Recorder, RequestContext
-from ..errors import ConnectionClosed, ErrorCode, LocalProtocolError, RpcError
-from ..methods import AGENT_METHODS, CANCEL_REQUEST, PROTOCOL_VERSION
+from ..errors import ErrorCode, LocalProtocolError, RpcError
+from ..methods import AGENT_METHODS, PROTOCOL_VERSION
 from ._client import ClientHandle
 from ._interface import Agent
-from ._turn import PromptTurn, TurnSlots
+from ._requests import _ENDING, _REOPENING, _SESSION_METHODS, _AfterResponse, _AgentObserver
+from ._requests import _SessionRequests
+from ._slots import TurnSlots
+from ._turn import PromptTurn
 
 __all__ = ["AgentSideConnection", "serve_stdio"]
 
 log = logging.getLogger("acpref.agent")
-
-#: Methods that need a successful ``authenticate`` first when the agent requires it (RPC-16).
-_AUTH_GATED = frozenset(
-    {
-        "session/new",
-        "session/load",
-        "session/resume",
-        "session/list",
-        "session/delete",
-        "session/close",
-        "session/set_mode",
-        "session/set_config_option",
-        "session/prompt",
-    }
-)
-
-#: The agent methods that name a session (``sessionId``) and run a handler of their own.
-_SESSION_METHODS = frozenset(
-    {
-        "session/prompt",
-        "session/load",
-        "session/resume",
-        "session/close",
-        "session/delete",
-        "session/set_mode",
-        "session/set_config_option",
-    }
-)
-
-#: The requests that end a session.
-_ENDING = ("session/close", "session/delete")
-#: The requests that reopen a session (and replay its history, for load).
-_REOPENING = ("session/load", "session/resume")
 
 #: How long session/close and session/delete wait for a cancelled turn to end (SETUP-16), and
 #: for the session's other requests (spec-gap close-in-flight).
@@ -103,222 +71,6 @@ _TURN_END_TIMEOUT = 30.0
 #: take to answer before the connection closes (spec-gap end-of-input). Below the 2 s a client
 #: of acpref's waits before SIGTERM, so an acpref agent exits on its own.
 DRAIN_TIMEOUT = 1.0
-
-
-class _AfterResponse:
-    """Jobs to run once a response is on the wire, on one thread of their own, in order.
-
-    ``fire`` is called from ``on_send``, under the connection's write lock, just before the
-    response is written: it only queues. The job's own writes wait for that lock, so they follow
-    the response on the wire.
-    """
-
-    def __init__(self, name: str) -> None:
-        self._name = name
-        self._lock = threading.Lock()
-        self._jobs: Dict[Any, Callable[[], None]] = {}
-        self._queue: "queue.SimpleQueue[Optional[Callable[[], None]]]" = queue.SimpleQueue()
-        self._thread: Optional[threading.Thread] = None
-        self._stopped = False
-        # Jobs queued and jobs done, counted, for ``wait_queued``.
-        self._counted = threading.Condition(threading.Lock())
-        self._queued = 0
-        self._done = 0
-
-    def schedule(self, request_id: Any, job: Callable[[], None]) -> None:
-        with self._lock:
-            self._jobs[request_id] = job
-
-    def fire(self, request_id: Any, ok: bool) -> None:
-        with self._lock:
-            job = self._jobs.pop(request_id, None)
-            if job is None or not ok or self._stopped:
-                return
-            if self._thread is None:
-                self._thread = threading.Thread(
-                    target=self._run, name=f"{self._name}-after", daemon=True
-                )
-                self._thread.start()
-        with self._counted:
-            self._queued += 1
-        self._queue.put(job)
-
-    def wait_queued(self, timeout: float) -> bool:
-        """Wait until every job queued so far has run; False on timeout."""
-        with self._counted:
-            target = self._queued
-            return self._counted.wait_for(lambda: self._done >= target or self._stopped, timeout)
-
-    def _run(self) -> None:
-        while True:
-            job = self._queue.get()
-            if job is None:
-                return
-            try:
-                job()
-            except ConnectionClosed:
-                log.debug("%s: follow-up after a response dropped: connection closed", self._name)
-            except Exception:  # noqa: BLE001 - a failed follow-up must not stop the others
-                log.exception("%s: follow-up after a response failed", self._name)
-            with self._counted:
-                self._done += 1
-                self._counted.notify_all()
-
-    def stop(self) -> None:
-        with self._lock:
-            self._stopped = True
-            self._jobs.clear()
-        with self._counted:
-            self._counted.notify_all()
-        self._queue.put(None)
-
-
-class _SessionRequests:
-    """The requests naming a session that are being handled: read, not yet answered.
-
-    spec-gap close-in-flight: session/close and session/delete are answered after the session's
-    other requests, so that no handler still running sends an update (or a request) for a
-    session the client was already told is gone; a prompt that arrives while they wait is
-    cancelled at once, as the running one was.
-
-    spec-gap reopen-in-flight: a request of a session read after a session/load or
-    session/resume of it waits until that one is answered, so that a turn's updates never
-    interleave a replay, and a session whose reopening failed is known to be gone before any
-    handler of it runs.
-    """
-
-    def __init__(self) -> None:
-        self._changed = threading.Condition(threading.Lock())
-        # request id -> (session id, method, arrival number)
-        self._running: Dict[Any, Tuple[str, str, int]] = {}
-        self._arrivals = itertools.count()
-
-    def begin(self, session_id: str, request_id: Any, method: str) -> None:
-        with self._changed:
-            if request_id not in self._running:  # a reused id is refused
-                self._running[request_id] = (session_id, method, next(self._arrivals))
-
-    def wait_reopens(self, request_id: Any, timeout: float) -> bool:
-        """Wait for the requests of its session read before ``request_id`` that it must follow
-        (spec-gap reopen-in-flight): a load or resume follows all of them but closes and
-        deletes (which wait for it in turn); any other request follows the loads and resumes.
-        False on timeout."""
-
-        def earlier_done() -> bool:
-            me = self._running.get(request_id)
-            if me is None:
-                return True
-            sid, mine, arrival = me
-            barrier = mine in _REOPENING
-            return not any(
-                other_sid == sid
-                and n < arrival
-                and (method in _REOPENING or (barrier and method not in _ENDING))
-                for other_sid, method, n in self._running.values()
-            )
-
-        with self._changed:
-            return self._changed.wait_for(earlier_done, timeout)
-
-    def end(self, request_id: Any) -> None:
-        with self._changed:
-            if self._running.pop(request_id, None) is not None:
-                self._changed.notify_all()
-
-    def closing(self, session_id: str) -> bool:
-        """True while a session/close or session/delete of the session waits or runs."""
-        with self._changed:
-            return any(
-                sid == session_id and method in _ENDING for sid, method, _ in self._running.values()
-            )
-
-    def forget_all(self) -> None:
-        """The connection ended: no answer will come; nothing waits for one."""
-        with self._changed:
-            self._running.clear()
-            self._changed.notify_all()
-
-    def wait_others(self, session_id: str, timeout: float) -> bool:
-        """Wait until the session's requests but closes and deletes are answered.
-
-        Closes and deletes do not wait for each other (two of them would wait forever): the
-        first one ends the session, the next finds none. False on timeout.
-        """
-
-        def others_done() -> bool:
-            return all(
-                sid != session_id or method in _ENDING for sid, method, _ in self._running.values()
-            )
-
-        with self._changed:
-            return self._changed.wait_for(others_done, timeout)
-
-
-class _AgentObserver:
-    """The connection's observer: the rules first, then the turn slots, both in wire order."""
-
-    def __init__(
-        self,
-        rules: RulesObserver,
-        slots: TurnSlots,
-        after: _AfterResponse,
-        requests: _SessionRequests,
-    ) -> None:
-        self.rules = rules
-        self._slots = slots
-        self._after = after
-        self._requests = requests
-
-    def on_receive(self, message: Dict[str, Any]) -> Optional[RpcError]:
-        refusal = self.rules.on_receive(message)
-        method = message.get("method")
-        if refusal is not None or method is None:
-            return refusal
-        params = message.get("params")
-        params = params if isinstance(params, dict) else {}
-        sid = params.get("sessionId")
-        is_request = "id" in message
-        if method == "session/prompt" and is_request and isinstance(sid, str):
-            if not self._slots.claim(sid, message["id"]):
-                # spec-gap concurrent-prompt: one turn at a time per session; the second is refused.
-                return RpcError(
-                    ErrorCode.INVALID_REQUEST,
-                    f"a prompt turn is already running in session {sid!r} "
-                    "[spec-gap concurrent-prompt]",
-                    {"clause": "spec-gap:concurrent-prompt"},
-                )
-            if self._requests.closing(sid):
-                # spec-gap close-in-flight: the session is being closed; the turn is cancelled
-                # at once, as a running one was (SETUP-16).
-                self._slots.cancel_session(sid)
-        elif method == "session/cancel" and not is_request and isinstance(sid, str):
-            self._slots.cancel_session(sid)  # spec PROMPT-22: stop as soon as possible
-        elif method in _ENDING and is_request and isinstance(sid, str):
-            self._slots.cancel_session(sid)  # spec SETUP-16: as if session/cancel had arrived
-        elif method == CANCEL_REQUEST and not is_request:
-            self._slots.cancel_request(params.get("requestId"))
-        if is_request and isinstance(sid, str) and method in _SESSION_METHODS:
-            self._requests.begin(sid, message["id"], method)
-        return None
-
-    def on_send(self, message: Dict[str, Any]) -> None:
-        is_response = "method" not in message and "id" in message
-        if is_response and "error" in message and self.rules.is_refusal(message):
-            # spec-gap duplicate-id: the refusal of a request that reused the id of a running
-            # prompt answers that reuse, not the prompt: its turn goes on.
-            self.rules.on_send(message)
-            return
-        try:
-            self.rules.on_send(message)
-        except LocalProtocolError:
-            if is_response:  # the handler is done either way; the answer is replaced, not sent
-                self._slots.release(message["id"])
-                self._requests.end(message["id"])
-            raise
-        if is_response:
-            self._slots.release(message["id"])
-            self._requests.end(message["id"])
-            self._after.fire(message["id"], "result" in message)
 
 
 def _version_of(value: Any) -> int:
@@ -382,7 +134,9 @@ class AgentSideConnection:
             self.agent = agent
         else:
             self.agent = agent(self.client)
-        self._authenticated = False
+        # The agent's authentication policy, which the protocol core applies as each request
+        # is read (RPC-16, AUTH-10, AUTH-17: acpref/_core/authentication.py).
+        self.state.requires_auth = lambda: bool(self.agent.auth_required)
         # spec OVERVIEW-02: a handler for every agent method (the optional ones are answered
         # -32601 by the rules unless advertised, OVERVIEW-03).
         for method in AGENT_METHODS:
@@ -441,12 +195,9 @@ class AgentSideConnection:
     def _guard(
         self, method: str, handler: Callable[[Any, RequestContext], Any]
     ) -> Callable[[Any, RequestContext], Any]:
-        """Wrap a handler: the authentication gate first; our own broken rules become -32603."""
+        """Wrap a handler: after the session's reopening; our own broken rules become -32603."""
 
         def handle(params: Any, ctx: RequestContext) -> Any:
-            if method in _AUTH_GATED and self.agent.auth_required and not self._authenticated:
-                # spec RPC-16, AUTH-17: authentication first (again after logout).
-                raise RpcError.auth_required(f"{method} needs authentication first")
             if method in _SESSION_METHODS and method not in _ENDING:
                 # spec-gap reopen-in-flight: after the loads and resumes read before it; a
                 # session whose reopening failed meanwhile is unknown (spec-gap unknown-session).
@@ -496,20 +247,6 @@ class AgentSideConnection:
             caps_out if isinstance(caps_out, s.AgentCapabilities) else s.AgentCapabilities()
         )
         return codec.encode(response)
-
-    def _on_authenticate(
-        self, params: s.AuthenticateRequest, ctx: RequestContext
-    ) -> s.AuthenticateResponse:
-        response = self.agent.authenticate(params)
-        self._authenticated = True  # spec AUTH-10
-        return response  # spec AUTH-09: an AuthenticateResponse encodes as {} (_meta at most)
-
-    def _on_logout(self, params: s.LogoutRequest, ctx: RequestContext) -> s.LogoutResponse:
-        response = self.agent.logout(params)
-        # spec AUTH-17, AUTH-18, spec-gap logout-sessions: sessions stay in the registry; every
-        # session method answers -32000 again until the next authenticate (see _guard).
-        self._authenticated = False
-        return response
 
     def _opened(self, ctx: RequestContext, session_id: str) -> None:
         self._after.schedule(ctx.id, lambda: self.agent.session_opened(session_id))

@@ -275,9 +275,10 @@ class Agent:
         """Switch mode, idle or mid-turn (spec MODES-03, MODES-05); the mode option follows."""
         # spec MODES-03: no check of a running turn: a mode change is taken idle or mid-turn.
         session = self.require_session(params.session_id)
-        modes = session.modes
-        if modes is None or params.mode_id not in {m.id for m in modes.available_modes}:
-            raise RpcError.invalid_params(f"unknown mode {params.mode_id!r}")  # spec MODES-04
+        if session.modes is None:
+            raise RpcError.invalid_params("the session has no modes")
+        # The mode is one of availableModes: the protocol core refused any other before this
+        # handler ran (MODES-04, acpref/_core).
         send = lambda update: self.client.update(session.id, update)  # noqa: E731
         self.set_current_mode(session, params.mode_id, send, announce_mode=False)
         return s.SetSessionModeResponse()  # spec MODES-05: an empty object

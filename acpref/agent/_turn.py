@@ -1,21 +1,13 @@
-"""Prompt turns: the running ``session/prompt`` an agent streams into, and the table of turns.
+"""Prompt turns: the running ``session/prompt`` an agent streams into.
 
 Spec: prompt-turn.mdx, tool-calls.mdx, file-system.mdx, terminals.mdx, elicitation.mdx,
 cancellation.mdx; clauses PROMPT-06, PROMPT-07, PROMPT-21 .. PROMPT-26, TOOL-02, TERM-07,
-CANCEL-08; spec-gap concurrent-prompt (spec_notes/agent.md).
+CANCEL-08 (spec_notes/agent.md).
 
-Two things live here:
-
-* ``PromptTurn``: what an agent's ``session_prompt`` gets. It streams updates (recorded in the
-  session's history for ``session/load``), calls the client on the turn's session, and carries
-  ``cancelled``, the turn's cancellation flag (``is_set()``, ``wait(timeout)``, like a
-  ``threading.Event``).
-* ``TurnSlots``: which session has a turn running, on one connection. A slot is claimed when the
-  ``session/prompt`` is *read* (by the thread reading the stream, so in wire order) and freed
-  when its response is *written*. Claiming in wire order is what makes the rules hold under
-  races: a second prompt for a busy session is refused even if its handler thread starts first,
-  and a ``session/cancel`` that follows a prompt on the wire always finds the prompt's slot, even
-  when the prompt's handler has not started yet (cancel before the first update).
+``PromptTurn`` is what an agent's ``session_prompt`` gets. It streams updates (recorded in the
+session's history for ``session/load``), calls the client on the turn's session, and carries
+``cancelled``, the turn's cancellation flag (``is_set()``, ``wait(timeout)``, like a
+``threading.Event``), which ``_slots.TurnSlots`` sets as the cancellation is read.
 
 Cancellation is cooperative: nothing is interrupted. Client calls made through a cancelled turn
 raise ``TurnCancelled`` without sending anything; calls in flight when the turn is cancelled are
@@ -45,7 +37,7 @@ from ..schema import UNSET
 from ._client import ClientHandle, check_update
 from ._sessions import Session, SessionRegistry
 
-__all__ = ["PromptTurn", "TerminalHandle", "TurnCancelled", "TurnSlots"]
+__all__ = ["PromptTurn", "TerminalHandle", "TurnCancelled"]
 
 log = logging.getLogger("acpref.agent")
 
@@ -154,6 +146,10 @@ class PromptTurn:
         self._calls_lock = threading.Lock()
         self._ended = False
         self._pending: List[PendingRequest] = []
+        #: Permission requests in flight: left to the client's "cancelled" answer on a cancel
+        #: (PROMPT-21), withdrawn when the session ends (see ``_cascade_cancel``).
+        self._permissions: List[PendingRequest] = []
+        self._withdrawn = False
         self._cancel_hooks: List[Callable[[], None]] = []
         self._counter = itertools.count(1)
         # Ids must stay unique across turns, connections and restarts (SETUP-06, TOOL-02): a
@@ -187,12 +183,9 @@ class PromptTurn:
         check_update(update)
         with self._lock:
             # spec PROMPT-25, CANCEL-04: only the end of the turn stops updates; after a cancel,
-            # content and tool call updates may still go out until the prompt is answered.
-            if self._ended:
-                # spec PROMPT-26: nothing of a turn after its session/prompt response.
-                raise LocalProtocolError(
-                    "PROMPT-26", "this prompt turn has ended; its updates can no longer be sent"
-                )
+            # content and tool call updates may still go out until the prompt is answered. One
+            # sent after the answer is refused by the protocol core (PROMPT-26, acpref/_core):
+            # LocalProtocolError, and nothing is sent or recorded.
             self.client.update(self.session_id, update)  # spec PROMPT-06: as session/update
             if self.session is not None and self._registry is not None:
                 self._registry.record(self.session, update)
@@ -236,8 +229,14 @@ class PromptTurn:
 
     # -- cancellation ----------------------------------------------------------------------------
 
-    def _cascade_cancel(self) -> None:
+    def _cascade_cancel(self, *, ending: bool = False) -> None:
         """Cancel the turn's client calls in flight (spec CANCEL-08). The flag is set already.
+
+        ``ending``: the session ends (session/close, session/delete) or the connection does. The
+        client owes a "cancelled" answer to a permission request only after a session/cancel of
+        its own (PROMPT-21); a close is none, so the turn stops waiting for its permission
+        requests: each gets ``$/cancel_request`` and reads as cancelled at once (spec SETUP-16:
+        the work ends as if session/cancel had arrived, and the session is freed).
 
         Runs on the thread that read the cancellation (the connection's reader): nothing here
         may wait for an answer.
@@ -245,6 +244,12 @@ class PromptTurn:
         with self._calls_lock:
             pending = list(self._pending)
             hooks = list(self._cancel_hooks)
+            permissions: List[PendingRequest] = []
+            if ending:
+                self._withdrawn = True
+                permissions = list(self._permissions)
+        for p in permissions:
+            p._withdraw(TurnCancelled("the session ended while permission was asked"))
         for p in pending:
             # spec CANCEL-08, CANCEL-03: the turn's client calls in flight get $/cancel_request.
             p.cancel()
@@ -319,11 +324,21 @@ class PromptTurn:
         params = s.RequestPermissionRequest(
             session_id=self.session_id, tool_call=tool_call, options=list(options)
         )
-        # spec-gap permission-at-cancel: no $/cancel_request cascade (cascade=False): the client
-        # answers it "cancelled" itself after session/cancel (PROMPT-21).
-        return self._call(
-            "session/request_permission", params, timeout=timeout, cascade=False
-        ).outcome
+        # spec-gap permission-at-cancel: no $/cancel_request cascade on session/cancel: the client
+        # answers it "cancelled" itself (PROMPT-21). When the session ends it is withdrawn.
+        pending = self._connection.request_async("session/request_permission", params)
+        with self._calls_lock:
+            self._permissions.append(pending)
+            withdrawn = self._withdrawn
+        if withdrawn:  # the session ended between the check above and now
+            pending._withdraw(TurnCancelled("the session ended while permission was asked"))
+        try:
+            return pending.result(timeout).outcome
+        except TurnCancelled:
+            return s.CancelledPermissionOutcome()
+        finally:
+            with self._calls_lock:
+                self._permissions.remove(pending)
 
     def read_text_file(
         self, path: str, *, line: Optional[int] = None, limit: Optional[int] = None
@@ -397,103 +412,3 @@ class PromptTurn:
         self.client.elicitation_complete(
             s.CompleteElicitationNotification(elicitation_id=elicitation_id)
         )
-
-
-@attrs.define(eq=False)
-class _Slot:
-    session_id: str
-    request_id: Any
-    cancelled: Flag = attrs.Factory(Flag)  # an Event that costs a bool until waited on
-    turn: Optional[PromptTurn] = None
-
-
-class TurnSlots:
-    """The running turn of each session on one connection, claimed in wire order.
-
-    ``claim``, ``cancel_*`` run on the reading thread as messages are read;
-    ``release`` runs as the prompt's response is written. One lock, never held across I/O: the
-    ``$/cancel_request`` cascade of a cancelled turn is sent after it is let go.
-    """
-
-    def __init__(self) -> None:
-        self._lock = threading.Lock()
-        self._changed = threading.Condition(self._lock)
-        self._by_session: Dict[str, _Slot] = {}
-        self._by_request: Dict[Any, _Slot] = {}
-
-    def claim(self, session_id: str, request_id: Any) -> bool:
-        """Take the session's slot for this prompt; False if a turn is running there already."""
-        with self._lock:
-            if session_id in self._by_session:
-                return False
-            slot = _Slot(session_id=session_id, request_id=request_id)
-            self._by_session[session_id] = slot
-            self._by_request[request_id] = slot
-            return True
-
-    def attach(self, request_id: Any, make_turn: Any) -> Optional[PromptTurn]:
-        """Build the prompt's turn with ``make_turn(cancelled_event)`` and attach it to its slot."""
-        with self._lock:
-            slot = self._by_request.get(request_id)
-        if slot is None:
-            return None
-        turn = make_turn(slot.cancelled)
-        with self._lock:
-            slot.turn = turn
-        return turn
-
-    def _cancel(self, slots: List[_Slot]) -> None:
-        turns = []
-        with self._lock:
-            for slot in slots:
-                slot.cancelled.set()
-                if slot.turn is not None:
-                    turns.append(slot.turn)
-        for turn in turns:
-            turn._cascade_cancel()
-
-    def is_cancelled(self, request_id: Any) -> bool:
-        """True when the turn of this prompt request has been flagged cancelled."""
-        with self._lock:
-            slot = self._by_request.get(request_id)
-        return slot is not None and slot.cancelled.is_set()
-
-    def cancel_session(self, session_id: str) -> bool:
-        """Cancel the session's running turn (PROMPT-22, SETUP-16); False if none runs."""
-        with self._lock:
-            slot = self._by_session.get(session_id)
-        if slot is not None:
-            self._cancel([slot])
-        return slot is not None
-
-    def cancel_request(self, request_id: Any) -> None:
-        """``$/cancel_request`` for a prompt cancels its turn (spec-gap cancel-request-prompt)."""
-        try:
-            with self._lock:
-                slot = self._by_request.get(request_id)
-        except TypeError:  # an unhashable id names no request
-            return
-        if slot is not None:
-            self._cancel([slot])
-
-    def cancel_all(self) -> None:
-        with self._lock:
-            slots = list(self._by_session.values())
-        self._cancel(slots)
-
-    def release(self, request_id: Any) -> None:
-        """The prompt's response is being written: the session is free for the next turn."""
-        with self._lock:
-            slot = self._by_request.pop(request_id, None)
-            if slot is not None and self._by_session.get(slot.session_id) is slot:
-                del self._by_session[slot.session_id]
-                self._changed.notify_all()
-
-    def running(self, session_id: str) -> bool:
-        with self._lock:
-            return session_id in self._by_session
-
-    def wait_idle(self, session_id: str, timeout: float) -> bool:
-        """Wait until no turn runs in the session; False on timeout."""
-        with self._lock:
-            return self._changed.wait_for(lambda: session_id not in self._by_session, timeout)

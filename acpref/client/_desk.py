@@ -25,12 +25,19 @@ from typing import Any, Callable, Dict, List, Optional, Set, Tuple
 
 from .. import codec
 from .. import schema as s
+from .._core import Party
+from .._core.findings import finding
+from .._core.register import WARNING
+from .._core.subagents import descendants
 from .._observer import RulesObserver
 from ..errors import RpcError
 from ..methods import lookup
 from .permissions import cancelled
 
 __all__ = ["ClientObserver", "PermissionDesk"]
+
+#: The stop reasons this version defines (PROMPT-17).
+_STOP_REASONS = frozenset(reason.value for reason in s.StopReason)
 
 log = logging.getLogger("acpref.client")
 
@@ -51,7 +58,9 @@ class _Ask:
 class PermissionDesk:
     """Pending permission requests by request id, and the sessions whose turn was cancelled."""
 
-    def __init__(self, *, flush_timeout: float = 1.0) -> None:
+    def __init__(self, *, flush_timeout: float = 1.0, children: Any = None) -> None:
+        #: The rules' state, whose announced children a cancel reaches too (SUBAGENT-44).
+        self._children = children
         self._cond = threading.Condition()  # guards everything below
         self._asks: Dict[Any, _Ask] = {}
         #: Answers decided (not cancelled) and not yet written: request id -> session id.
@@ -121,7 +130,15 @@ class PermissionDesk:
             self._cancelled.discard(session_id)
 
     def cancel(self, session_id: str) -> None:
-        """Answer the session's pending requests ``cancelled``; wait for decided ones to be sent."""
+        """Answer the session's pending requests ``cancelled``, and those of its descendants
+        (spec SUBAGENT-44: a child's cancel, or its root's close, reaches them); wait for
+        decided ones to be sent."""
+        below = descendants(self._children, session_id) if self._children is not None else []
+        for child in below:
+            self._cancel_one(child)
+        self._cancel_one(session_id)
+
+    def _cancel_one(self, session_id: str) -> None:
         deadline = time.monotonic() + self._flush_timeout
         with self._cond:
             self._cancelled.add(session_id)
@@ -187,6 +204,14 @@ class ClientObserver:
 
     def on_receive(self, message: Dict[str, Any]) -> Optional[RpcError]:
         refusal = self.rules.on_receive(message)
+        result = message.get("result")
+        stop = result.get("stopReason") if isinstance(result, dict) else None
+        if isinstance(stop, str) and stop not in _STOP_REASONS:
+            # spec PROMPT-17, spec-gap forward-compatible: a stop reason this version does not
+            # define may be a newer v1 peer's: the turn ends with it (decoded as the enum's
+            # stand-in), reported as a warning.
+            text = f"the turn ended with stopReason {stop!r}, undefined here"
+            self.rules._report([finding("PROMPT-17", Party.AGENT, text, level=WARNING)])
         if "method" not in message and "id" in message:
             with self._lock:
                 sent = self._sent.pop(message["id"], None)

@@ -14,39 +14,29 @@ with the rule's error before the client sees it.
 
 The typed calls are named after meta.json's ``agentMethods`` keys (``session_new``,
 ``session_prompt``...) and take the schema's request models; beside them are keyword
-conveniences (``new_session(cwd)``, ``prompt(session_id, "text")``, ``cancel(session_id)``).
+conveniences (``_conveniences``: ``new_session(cwd)``, ``prompt(session_id, "text")``...).
 
-Threads: the connection's reader, notification and worker threads, plus one *asker* per pending
-permission request (see ``_desk``). ``close()`` stops all of them and shuts the agent process down
-in a ladder (close stdin, SIGTERM, SIGKILL; each step bounded).
+Threads: the connection's, plus one *asker* per pending permission request (``_desk``).
+``close()`` stops all of them and shuts the agent down in a bounded ladder (stdin, TERM, KILL).
 """
 
 from __future__ import annotations
 
 import logging
-import os
 import signal
 import threading
-from typing import Any, Callable, Dict, Iterable, Iterator, List, Optional, Sequence, Union
+from typing import Any, Callable, Dict, List, Optional, Sequence
 
 from .. import codec
 from .. import schema as s
 from .._core import Party
-from .._core.findings import finding
-from .._core.register import WARNING
-from .._core.subagents import descendants
 from .._observer import RulesObserver
 from .._transport import FdStream, Process, StderrBuffer, Stream, spawn
-from ..connection import (
-    DEFAULT_MAX_ITEMS,
-    DEFAULT_MAX_LINE_BYTES,
-    Connection,
-    Handler,
-    Recorder,
-    RequestContext,
-)
+from ..connection import DEFAULT_MAX_ITEMS, DEFAULT_MAX_LINE_BYTES, Connection, Handler
+from ..connection import Recorder, RequestContext
 from ..errors import ConnectionClosed, RequestTimeout
 from ..methods import PROTOCOL_VERSION
+from ._conveniences import Conveniences
 from ._desk import ClientObserver, PermissionDesk
 from .interface import Client, OpenedSession
 from .turns import AgentExited, PromptTurn, UnsupportedProtocolVersion
@@ -58,13 +48,7 @@ log = logging.getLogger("acpref.client")
 #: The answers that open a session: the client learns the session's roots from them.
 _OPENING = frozenset({"session/new", "session/load", "session/resume"})
 
-#: ``load_session`` / ``resume_session`` default: re-send the session's systemPrompt.
-RESEND: Any = object()
-
-PromptContent = Union[str, Sequence[Any]]
-
-
-class ClientSideConnection:
+class ClientSideConnection(Conveniences):
     """A connection to one agent, from the client's side. See the module's doc.
 
     Build it with ``spawn(client, argv)`` for an agent process, or with a ``Stream`` for any
@@ -90,34 +74,16 @@ class ClientSideConnection:
         self.process = process
         #: The protocol's rules as seen from this side; ``rules.findings`` lists what they found.
         self.rules = RulesObserver(Party.CLIENT, on_finding=on_finding)
-        self._desk = PermissionDesk()
+        self._desk = PermissionDesk(children=self.rules.state)
         self._closed_by_us = False  # close() was called: a failing call is not the agent's doing
         self._cleaned_up = False  # the client and the desk were told the connection ended
         self._process_done = False
         self._close_lock = threading.Lock()  # guards the three flags and the process shutdown
         self.returncode: Optional[int] = None
         self.initialize_response: Optional[s.InitializeResponse] = None
-        c = client
-        # spec-gap request-after-updates: an agent request is served after every update received
-        # before it. Nothing to do here: the connection runs each notification on the reading
-        # thread before it reads the next message, so a permission dialog finds its tool call
-        # already reported.
-        handlers: Dict[str, Handler] = {
-            "session/request_permission": self._on_permission,
-            "session/update": self._on_update,
-            "fs/read_text_file": lambda p, ctx: c.fs_read_text_file(p),
-            "fs/write_text_file": lambda p, ctx: c.fs_write_text_file(p),
-            "terminal/create": lambda p, ctx: c.terminal_create(p),
-            "terminal/output": lambda p, ctx: c.terminal_output(p),
-            "terminal/release": lambda p, ctx: c.terminal_release(p),
-            "terminal/wait_for_exit": lambda p, ctx: c.terminal_wait_for_exit(p),
-            "terminal/kill": lambda p, ctx: c.terminal_kill(p),
-            "elicitation/create": lambda p, ctx: c.elicitation_create(p),
-            "elicitation/complete": lambda p, ctx: c.elicitation_complete(p),
-        }
         self.connection = Connection(
             stream,
-            handlers,
+            self._handlers(),
             fallback=self._on_extension,
             name=name,
             recorder=recorder,
@@ -134,6 +100,25 @@ class ClientSideConnection:
             max_queued=max_queued,
         )
         self.connection.start()
+
+    def _handlers(self) -> Dict[str, Handler]:
+        """The agent's requests and notifications, each to the ``Client`` method serving it."""
+        c = self.client
+        # spec-gap request-after-updates: an agent request is served after every update read
+        # before it (the connection runs notifications on the reading thread, in wire order).
+        return {
+            "session/request_permission": self._on_permission,
+            "session/update": self._on_update,
+            "fs/read_text_file": lambda p, ctx: c.fs_read_text_file(p),
+            "fs/write_text_file": lambda p, ctx: c.fs_write_text_file(p),
+            "terminal/create": lambda p, ctx: c.terminal_create(p),
+            "terminal/output": lambda p, ctx: c.terminal_output(p),
+            "terminal/release": lambda p, ctx: c.terminal_release(p),
+            "terminal/wait_for_exit": lambda p, ctx: c.terminal_wait_for_exit(p),
+            "terminal/kill": lambda p, ctx: c.terminal_kill(p),
+            "elicitation/create": lambda p, ctx: c.elicitation_create(p),
+            "elicitation/complete": lambda p, ctx: c.elicitation_complete(p),
+        }
 
     @classmethod
     def spawn(
@@ -313,9 +298,7 @@ class ClientSideConnection:
         self._desk.turn_started(params.session_id)
         self.client.on_prompt(params)
         pending = self.connection.request_async("session/prompt", params)
-        return PromptTurn(
-            params.session_id, pending, cancel=self.cancel, explain=self._explain, warn=self._warn
-        )
+        return PromptTurn(params.session_id, pending, cancel=self.cancel, explain=self._explain)
 
     def session_cancel(self, params: s.CancelNotification) -> None:
         """Cancel the session's turn; pending permission requests are answered ``cancelled``.
@@ -324,9 +307,7 @@ class ClientSideConnection:
         ``session/cancel`` goes out is answered ``cancelled``, even while its dialog is open.
         """
         self.client.on_cancel(params.session_id)
-        # spec SUBAGENT-44: a child's cancel reaches its descendants' pending requests too.
-        for session_id in [params.session_id, *descendants(self.rules.state, params.session_id)]:
-            self._desk.cancel(session_id)
+        self._desk.cancel(params.session_id)
         self.connection.notify("session/cancel", params)
 
     def session_list(
@@ -356,9 +337,7 @@ class ClientSideConnection:
     ) -> s.CloseSessionResponse:
         """Close a session; a running turn is cancelled with it (spec SETUP-16, PROMPT-21)."""
         self.client.on_cancel(params.session_id)
-        # spec SUBAGENT-44: closing the parent cancels its children's pending requests too.
-        for session_id in [params.session_id, *descendants(self.rules.state, params.session_id)]:
-            self._desk.cancel(session_id)
+        self._desk.cancel(params.session_id)
         return self._call("session/close", params, timeout)  # spec SETUP-14: rules
 
     def logout(
@@ -376,145 +355,6 @@ class ClientSideConnection:
     def ext_notification(self, method: str, params: Any = None) -> None:
         """Send a custom ``_``-prefixed notification (spec EXT-05): raw JSON params."""
         self.connection.notify(method, {} if params is None else params)
-
-    # -- Conveniences ---------------------------------------------------------------------------
-
-    def new_session(
-        self,
-        cwd: str,
-        *,
-        additional_directories: Iterable[str] = (),
-        mcp_servers: Iterable[Any] = (),
-        system_prompt: Optional[s.SystemPrompt] = None,
-        timeout: Optional[float] = None,
-    ) -> s.NewSessionResponse:
-        """``session/new`` with ``cwd`` (and extra roots) made absolute (spec SETUP-25, SETUP-20).
-
-        ``system_prompt`` (provisional) is sent only when given; the rules refuse it unless the
-        agent advertised ``sessionCapabilities.systemPrompt`` (SYSPROMPT-02, SYSPROMPT-03).
-        """
-        dirs = _absolute_all(additional_directories)
-        params = s.NewSessionRequest(
-            cwd=os.path.abspath(cwd),  # spec SETUP-25, OVERVIEW-06: cwd is absolute
-            additional_directories=dirs if dirs else s.UNSET,
-            # spec SETUP-01, SETUP-29: an array, possibly empty, naming any MCP server the client
-            # wants the agent to use (its own included).
-            mcp_servers=list(mcp_servers),
-            system_prompt=system_prompt if system_prompt is not None else s.UNSET,
-        )
-        return self.session_new(params, timeout=timeout)
-
-    def load_session(
-        self,
-        session_id: str,
-        cwd: str,
-        *,
-        additional_directories: Iterable[str] = (),
-        mcp_servers: Iterable[Any] = (),
-        system_prompt: Any = RESEND,
-        timeout: Optional[float] = None,
-    ) -> s.LoadSessionResponse:
-        """``session/load`` of ``session_id`` in ``cwd`` (made absolute); the history is
-        replayed as updates before this returns (spec SETUP-05). ``system_prompt`` defaults to
-        the one the session was set up with (SYSPROMPT-11).
-        """
-        dirs = _absolute_all(additional_directories)
-        params = s.LoadSessionRequest(
-            session_id=session_id,
-            cwd=os.path.abspath(cwd),
-            additional_directories=dirs if dirs else s.UNSET,
-            mcp_servers=list(mcp_servers),  # spec SETUP-04: sent, even empty
-            system_prompt=self._system_prompt_of(session_id)
-            if system_prompt is RESEND
-            else system_prompt,
-        )
-        return self.session_load(params, timeout=timeout)
-
-    def resume_session(
-        self,
-        session_id: str,
-        cwd: str,
-        *,
-        additional_directories: Iterable[str] = (),
-        mcp_servers: Iterable[Any] = (),
-        system_prompt: Any = RESEND,
-        timeout: Optional[float] = None,
-    ) -> s.ResumeSessionResponse:
-        """``session/resume`` of ``session_id`` in ``cwd`` (made absolute), without a replay.
-        ``system_prompt`` defaults to the one the session was set up with (SYSPROMPT-11).
-        """
-        dirs = _absolute_all(additional_directories)
-        params = s.ResumeSessionRequest(
-            session_id=session_id,
-            cwd=os.path.abspath(cwd),
-            additional_directories=dirs if dirs else s.UNSET,
-            mcp_servers=list(mcp_servers),  # spec SETUP-11: sent, even empty
-            system_prompt=self._system_prompt_of(session_id)
-            if system_prompt is RESEND
-            else system_prompt,
-        )
-        return self.session_resume(params, timeout=timeout)
-
-    def prompt(
-        self, session_id: str, content: PromptContent, *, timeout: Optional[float] = None
-    ) -> s.PromptResponse:
-        """Send a prompt (a string is one text block) and wait for the turn to end."""
-        return self.session_prompt(_prompt_request(session_id, content), timeout=timeout)
-
-    def prompt_async(self, session_id: str, content: PromptContent) -> PromptTurn:
-        """Send a prompt (a string is one text block) and return at once with a ``PromptTurn``."""
-        return self.session_prompt_async(_prompt_request(session_id, content))
-
-    def cancel(self, session_id: str) -> None:
-        """Cancel the session's running turn (``session/cancel``, spec PROMPT-19); the turn
-        still answers, with ``stopReason: "cancelled"``.
-        """
-        # spec PROMPT-19: any time during the turn, a notification naming the session.
-        self.session_cancel(s.CancelNotification(session_id=session_id))
-
-    def set_mode(
-        self, session_id: str, mode_id: str, *, timeout: Optional[float] = None
-    ) -> s.SetSessionModeResponse:
-        """``session/set_mode`` by ids."""
-        return self.session_set_mode(
-            s.SetSessionModeRequest(session_id=session_id, mode_id=mode_id), timeout=timeout
-        )
-
-    def set_config_option(
-        self,
-        session_id: str,
-        config_id: str,
-        value: Union[str, bool],
-        *,
-        timeout: Optional[float] = None,
-    ) -> s.SetSessionConfigOptionResponse:
-        """``session/set_config_option`` by ids, with a select value (str) or a boolean."""
-        params = s.SetSessionConfigOptionRequest(
-            session_id=session_id, config_id=config_id, value=value
-        )
-        return self.session_set_config_option(params, timeout=timeout)
-
-    def list_sessions(
-        self, cwd: Optional[str] = None, *, timeout: Optional[float] = None
-    ) -> Iterator[s.SessionInfo]:
-        """Every session the agent lists, page after page (spec LIST-10, LIST-11)."""
-        cursor: Any = s.UNSET
-        while True:
-            params = s.ListSessionsRequest(
-                cwd=os.path.abspath(cwd) if cwd else s.UNSET, cursor=cursor
-            )
-            page = self.session_list(params, timeout=timeout)
-            # spec LIST-08: what is listed is shown, never merged into a session's roots.
-            yield from page.sessions
-            if not isinstance(page.next_cursor, str):
-                return  # spec LIST-10: no nextCursor is the end
-            cursor = page.next_cursor  # spec LIST-11: echoed back untouched
-
-    def close_session(
-        self, session_id: str, *, timeout: Optional[float] = None
-    ) -> s.CloseSessionResponse:
-        """``session/close`` of ``session_id``; its running turn is cancelled with it."""
-        return self.session_close(s.CloseSessionRequest(session_id=session_id), timeout=timeout)
 
     # -- Ending ---------------------------------------------------------------------------------
 
@@ -577,11 +417,6 @@ class ClientSideConnection:
         if tail.strip():
             message += f"; its last stderr:\n{tail.rstrip()}"
         return AgentExited(message, returncode, tail)
-
-    def _warn(self, clause: str, text: str) -> None:
-        """A warning about what the agent sent that this version does not define (the rules'
-        findings: ``rules.findings``, ``on_finding``)."""
-        self.rules._report([finding(clause, Party.AGENT, text, level=WARNING)])
 
     def _system_prompt_of(self, session_id: str) -> Any:
         """The systemPrompt the session was last set up with, to re-send (provisional).
@@ -663,13 +498,3 @@ class ClientSideConnection:
                     "agent process %s exited with status %s", self.process.pid, self.returncode
                 )
         return self.returncode
-
-
-def _absolute_all(paths: Iterable[str]) -> List[str]:
-    # spec SETUP-20, OVERVIEW-06: every root we send is absolute; relative ones are made so.
-    return [os.path.abspath(p) for p in paths]
-
-
-def _prompt_request(session_id: str, content: PromptContent) -> s.PromptRequest:
-    blocks = [s.TextContent(text=content)] if isinstance(content, str) else list(content)
-    return s.PromptRequest(session_id=session_id, prompt=blocks)

@@ -78,9 +78,8 @@ def read_text(
     ``max_bytes`` bounds the answer's text as it travels, JSON-encoded: a control character
     costs six bytes there (``\\u0001``), so a file under the bound on disk may be over it.
     """
-    if line is not None and line < 1:
-        # spec OVERVIEW-07: lines are 1-based.
-        raise RpcError(ErrorCode.INVALID_PARAMS, f"line {line} is not 1-based", {"line": line})
+    # ``line`` is 1-based: the protocol core refused any other before a handler ran
+    # (OVERVIEW-07, acpref/_core).
     fd = roots.open_file(path)
     try:
         if buffers is not None:

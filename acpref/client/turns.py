@@ -57,13 +57,11 @@ class PromptTurn:
         *,
         cancel: Callable[[str], None],
         explain: Callable[[BaseException, str], BaseException],
-        warn: Optional[Callable[[str, str], None]] = None,
     ) -> None:
         self.session_id = session_id
         self._pending = pending
         self._cancel = cancel
         self._explain = explain
-        self._warn = warn
 
     @property
     def done(self) -> bool:
@@ -81,16 +79,9 @@ class PromptTurn:
                 f"the prompt turn of {self.session_id} did not end within {timeout}s"
             )
         try:
-            response: s.PromptResponse = self._pending.result()
+            return self._pending.result()
         except BaseException as exc:  # noqa: BLE001 - explained, then raised
             raise self._explain(exc, "session/prompt") from None
-        stop = response.stop_reason
-        if self._warn is not None and isinstance(stop, s.StopReason) and not stop.defined:
-            # spec PROMPT-17, spec-gap forward-compatible: a stop reason this version does not
-            # define may be a newer v1 peer's: kept, and reported once as a warning.
-            warn, self._warn = self._warn, None
-            warn("PROMPT-17", f"the turn ended with stopReason {stop.value!r}, undefined here")
-        return response
 
     def cancel(self) -> None:
         """Cancel the turn (``session/cancel``); it then ends, normally with ``cancelled``."""

@@ -4,8 +4,9 @@ Spec: every page. Three layers of checks, in order, for each message:
 
 1. **The line** (``_lines``, transports.mdx): UTF-8, one JSON object per line, nothing else on
    the protocol stream.
-2. **The envelope and the shape** (overview.mdx, schema.json): ``jsonrpc`` (RPC-01), ids and
-   params (RPC-02, RPC-03), exactly one of result or error (RPC-05), the params or result of every
+2. **The envelope and the shape** (overview.mdx, schema.json): the envelope as the live sides
+   read it (``acpref._core.envelope``: ``jsonrpc`` RPC-01, ids and params RPC-02, RPC-03,
+   exactly one of result or error RPC-05), the params or result of every
    known method through the strict codec (OVERVIEW-01; unknown keys EXT-04; a few shapes have
    clauses of their own), ``_meta`` (EXT-02, EXT-03), and the bookkeeping the rules cannot see
    from well-formed messages alone: a null-id error is due only after a line its sender could
@@ -25,17 +26,16 @@ import collections
 import re
 from typing import Any, Deque, Dict, Iterable, List, Optional, Set, Tuple, Union
 
-import attrs
-
 from .. import codec
 from .. import schema as s
-from .._core import Finding, Party, ProtocolState, other
+from .._core import Finding, Party, ProtocolState, envelope, other
 from .._core.findings import finding
 from .._core.compat import describe_unknown_key
-from .._core.register import SPEC_GAP, WARNING
+from .._core.register import WARNING
 from ..errors import ErrorCode
 from ..methods import lookup
 from ._lines import parse_line
+from ._report import Report, format_finding, format_quote
 from ._transcript import Record, read_transcript
 
 __all__ = ["Report", "validate", "Validator", "format_finding", "format_quote"]
@@ -46,94 +46,7 @@ _RECENT_WINDOW = 3
 _TRACEPARENT = re.compile(r"^[0-9a-f]{2}-[0-9a-f]{32}-[0-9a-f]{16}-[0-9a-f]{2}$")
 
 
-@attrs.frozen
-class Report:
-    """The findings of one transcript, each with its level (``acpref._core.register``)."""
-
-    findings: List[Finding]
-    messages: int
-
-    @property
-    def violations(self) -> List[Finding]:
-        """MUST / MUST NOT findings: a sentence of the spec is broken. They fail a run."""
-        return [f for f in self.findings if f.is_violation]
-
-    @property
-    def gaps(self) -> List[Finding]:
-        """``spec-gap`` findings: acpref's reading where the spec is silent. Not failing."""
-        return [f for f in self.findings if f.level == SPEC_GAP]
-
-    @property
-    def warnings(self) -> List[Finding]:
-        """SHOULD / SHOULD NOT / MAY findings and ``warning`` notes: forward compatibility, and
-        every finding on a provisional clause (spec-gap provisional-features)."""
-        return [f for f in self.findings if not f.is_violation and f.level != SPEC_GAP]
-
-    @property
-    def ok(self) -> bool:
-        """True when no MUST rule was broken."""
-        return not self.violations
-
-    def failing(self, *, strict_gaps: bool = False) -> List[Finding]:
-        """The findings that fail a run: violations, and the spec-gaps when ``strict_gaps``."""
-        return [f for f in self.findings if f.fails(strict_gaps=strict_gaps)]
-
-    def clauses(self) -> List[str]:
-        """The clauses of every finding, sorted, each once."""
-        return sorted({f.clause for f in self.findings})
-
-    def blamed(self, party: Union[Party, str]) -> List[Finding]:
-        """The findings that blame ``party`` (``"agent"`` or ``"client"``)."""
-        who = Party(party)
-        return [f for f in self.findings if f.blame is who]
-
-    def format_text(self) -> str:
-        """A human summary: violations first (each with its quote), then gaps, then warnings."""
-        lines = [
-            f"{_count(self.messages, 'message')}, {_count(len(self.violations), 'violation')}, "
-            f"{_count(len(self.gaps), 'spec-gap')}, {_count(len(self.warnings), 'warning')}"
-        ]
-        groups = (
-            ("violations (MUST)", self.violations),
-            ("spec-gaps (acpref's reading; not failing)", self.gaps),
-            ("warnings (SHOULD, forward compatibility; not failing)", self.warnings),
-        )
-        for title, group in groups:
-            if group:
-                lines.append(f"{title}:")
-                for f in group:
-                    lines.append("  " + format_finding(f))
-                    lines.extend("  " + line for line in format_quote(f))
-        return "\n".join(lines)
-
-    def to_json(self) -> Dict[str, Any]:
-        return {
-            "messages": self.messages,
-            "ok": self.ok,
-            "violations": [f.as_dict() for f in self.violations],
-            "gaps": [f.as_dict() for f in self.gaps],
-            "warnings": [f.as_dict() for f in self.warnings],
-        }
-
-
-def format_finding(f: Finding) -> str:
-    """One finding as one line: message index, clause, level, who is to blame, why."""
-    where = f"#{f.index}" if f.index is not None else "end"
-    # A provisional clause's finding is a warning; shown with its register level and a star.
-    level = f"{f.strength}*" if f.provisional else f.level
-    return f"{where:>6}  {f.clause:<28} {level:<10} {f.blame.value:<6}  {f.message}"
-
-
-def format_quote(f: Finding) -> List[str]:
-    """The spec's sentence a violation breaks, as indented lines (none for other levels)."""
-    quote = f.quote
-    if quote is None or not f.is_violation:
-        return []
-    return [f"        spec ({quote.source}): \"{quote.text}\""]
-
-
-def _valid_id(value: Any) -> bool:
-    return value is None or type(value) in (str, int)
+_valid_id = envelope.valid_id
 
 
 class Validator:
@@ -220,61 +133,36 @@ class Validator:
     def _check_envelope(
         self, sender: Party, message: Dict[str, Any], index: int
     ) -> Iterable[Finding]:
-        if message.get("jsonrpc") != "2.0":
-            # spec RPC-01: every message has jsonrpc "2.0".
-            got = message.get("jsonrpc", "(absent)")
-            yield finding("RPC-01", sender, f"jsonrpc is {got!r}, not '2.0'", index)
-        if "method" in message:
-            yield from self._check_call(sender, message, index)
-        elif "id" in message and ("result" in message or "error" in message):
+        env = envelope.inspect(message)
+        if env.kind is envelope.RESPONSE:
+            # What makes a response unusable (RPC-05, RPC-09) the rules report, as they see it.
+            theirs = envelope.response_faults(message)
+            for fault in env.faults:
+                if fault not in theirs:
+                    yield finding(fault.clause, sender, fault.message, index)
             yield from self._check_response(sender, message, index)
-        elif "id" in message:
-            # spec RPC-05: a response carries exactly one of result or error, never neither.
-            yield finding(
-                "RPC-05", sender, f"response {message['id']!r} has neither result nor error", index
-            )
-            self._owed_null[other(sender)] += 1
-        else:
-            # spec OVERVIEW-01: a request, a response or a notification; nothing else.
-            # spec OVERVIEW-11: with the JSON-RPC member names (a renamed "Method" or "ID" is none).
-            yield finding(
-                "OVERVIEW-01", sender, "neither a request, a response nor a notification", index
-            )
-            self._owed_null[other(sender)] += 1
+            return
+        for fault in env.faults:
+            yield finding(fault.clause, sender, fault.message, index)
+        answer = env.answer
+        # A call the rules can read: a request or notification with a string method.
+        is_call = envelope.kind_of(message) in (envelope.REQUEST, envelope.NOTIFICATION)
+        if answer is not None and not (is_call and _valid_id(env.id)):
+            # spec RPC-10, RPC-11: a line the rules never see as a request is answered by its
+            # receiver, under its id when it can be read, else with id null.
+            reply_id = answer[0]
+            if reply_id is None:
+                self._owed_null[other(sender)] += 1
+            else:
+                self._owed_ids[other(sender)].add(reply_id)
+        if is_call:
+            yield from self._check_call(sender, message, index)
 
     def _check_call(self, sender: Party, message: Dict[str, Any], index: int) -> Iterable[Finding]:
         method = message["method"]
-        if not isinstance(method, str):
-            # spec RPC-02: the method is a string.
-            yield finding("RPC-02", sender, f"method {method!r} is not a string", index)
-            request_id = message.get("id")
-            if "id" in message and _valid_id(request_id) and request_id is not None:
-                self._owed_ids[other(sender)].add(request_id)  # spec RPC-11: -32600, with its id
-            else:
-                self._owed_null[other(sender)] += 1
-            return
         is_request = "id" in message
-        if is_request:
-            request_id = message["id"]
-            if not _valid_id(request_id):
-                # spec RPC-02: ids are strings, integers or null.
-                yield finding(
-                    "RPC-02", sender, f"request id {request_id!r} is not a string or integer", index
-                )
-                self._owed_null[other(sender)] += 1
-            elif request_id is None:
-                # spec RPC-03: ids should not be null.
-                yield finding("RPC-03", sender, "request id is null", index)
         params = message.get("params")
-        if params is not None and not isinstance(params, dict):
-            # spec RPC-02: ACP params are JSON objects.
-            yield finding(
-                "RPC-02",
-                sender,
-                f"{method} params are {type(params).__name__}, not an object",
-                index,
-            )
-        else:
+        if params is None or isinstance(params, dict):  # else RPC-02, from the envelope
             shape = list(self._check_shape(sender, method, "params", params, index))
             yield from (f for _, f in shape)
             if is_request and shape and all(only_meta for only_meta, _ in shape):
@@ -311,7 +199,7 @@ class Validator:
                 )
             )
             yield from _check_meta(sender, request.method, "result", message["result"], index)
-        elif _well_formed_error(error):
+        elif _well_formed_error(message):
             yield from (f for _, f in self._check_shape(sender, None, "error", error, index))
         meta_index = (
             self._meta_only.pop((requester, request_id), None) if request is not None else None
@@ -450,13 +338,9 @@ class Validator:
                 yield False, finding("EXT-04", sender, text, index, level=WARNING)
 
 
-def _well_formed_error(error: Any) -> bool:
+def _well_formed_error(message: Dict[str, Any]) -> bool:
     """The rules already report a malformed error object (RPC-09): judge its shape only if not."""
-    return (
-        isinstance(error, dict)
-        and type(error.get("code")) is int
-        and isinstance(error.get("message"), str)
-    )
+    return "error" in message and not envelope.response_faults({"error": message["error"]})
 
 
 def _check_meta(
@@ -570,8 +454,3 @@ def validate(transcript: Union[str, Iterable[Any]]) -> Report:
     for record in read_transcript(transcript):
         validator.feed(record)
     return validator.finish()
-
-
-def _count(n: int, noun: str) -> str:
-    """``1 violation``, ``2 violations``."""
-    return f"{n} {noun}" if n == 1 else f"{n} {noun}s"

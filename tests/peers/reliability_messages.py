@@ -214,11 +214,13 @@ def mutated(draw: Any, message: Dict[str, Any]) -> Dict[str, Any]:
                 parent[path[-1]] = Raw("[" * depth + inner_text + "]" * depth)
         elif op == "id":
             if draw(st.booleans()):
-                message["id"] = draw(st.sampled_from(ID_SHAPES))
+                message["id"] = copy.deepcopy(draw(st.sampled_from(ID_SHAPES)))
             else:
                 message.pop("id", None)
         elif op == "method":
-            message["method"] = draw(st.sampled_from(METHOD_NAMES))
+            # A copy: a later mutation of this message must never reach the shared list (a
+            # method ["x"] had its element dropped, and the next cases drew from ["x"] -> []).
+            message["method"] = copy.deepcopy(draw(st.sampled_from(METHOD_NAMES)))
         elif op == "jsonrpc":
             choice = draw(st.sampled_from(["1.0", 2.0, None, "", "drop"]))
             if choice == "drop":

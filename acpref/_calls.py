@@ -1,0 +1,225 @@
+"""A request as each end of a connection holds it: ``RequestContext`` and ``PendingRequest``.
+
+Spec: overview.mdx (Communication Model), cancellation.mdx; clauses RPC-06, RPC-08, RPC-19,
+CANCEL-01, CANCEL-05. Part of the threaded shell (``acpref.connection``, which re-exports both):
+
+* ``RequestContext``: what a handler knows of the request it handles, with its ``cancelled``
+  flag and the one right to answer it (exactly one response, RPC-06);
+* ``PendingRequest``: an outgoing request waiting for its response. Its caller reads the stream
+  itself while it waits (``acpref._threads``), and gets the typed result or the error.
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+from typing import Any, Callable, Dict, Optional, Protocol
+
+from . import codec
+from ._core import envelope
+from ._threads import Crew, Flag, Waiter
+from .errors import RemoteProtocolError, RequestTimeout, RpcError
+
+__all__ = ["Handler", "Observer", "PendingRequest", "Peer", "Recorder", "RequestContext"]
+
+#: ``handler(params, ctx) -> result``: params and result are models for table methods, raw JSON
+#: for extension methods. A notification handler's return value is ignored.
+Handler = Callable[[Any, "RequestContext"], Any]
+#: ``recorder(direction, line)``: direction is ``"in"`` or ``"out"``; ``line`` the exact bytes.
+Recorder = Callable[[str, bytes], None]
+
+
+class Observer(Protocol):
+    """Sees every well-formed message in wire order, both ways: where the protocol rules plug in.
+
+    ``on_receive`` runs on the reading thread before a message is dispatched; for a request, a
+    returned ``RpcError`` is the answer and the handler never runs. ``on_send`` runs under the
+    write lock just before a message is written, so its view of the order is the wire's; raising
+    ``LocalProtocolError`` stops the message (a response is then replaced by a -32603 error).
+    """
+
+    def on_receive(self, message: Dict[str, Any]) -> Optional[RpcError]: ...
+
+    def on_send(self, message: Dict[str, Any]) -> None: ...
+
+
+class Peer(Protocol):
+    """The connection as a handler sees it (``RequestContext.connection``): a
+    ``acpref.connection.Connection``, to call the peer back on."""
+
+    name: str
+
+    def request(
+        self, method: str, params: Any = None, *, timeout: Optional[float] = None
+    ) -> Any: ...
+
+    def request_async(self, method: str, params: Any = None) -> "PendingRequest": ...
+
+    def notify(self, method: str, params: Any = None) -> None: ...
+
+    def close(self, reason: str = ...) -> None: ...
+
+
+class _Owner(Protocol):
+    """What a pending request needs of its connection (``Connection`` is one)."""
+
+    _crew: Crew
+
+    def _abandon(self, pending: "PendingRequest") -> bool: ...
+
+    def _send_cancel_request(self, request_id: Any) -> None: ...
+
+_NO_ID = envelope.NO_ID  # a message without an "id" key (a notification), apart from "id": null
+
+
+class _NeverSet(Flag):
+    """The ``cancelled`` flag of every notification: nothing cancels a notification.
+
+    One shared instance, so that a notification (thousands a second in a busy turn) does not
+    build a flag of its own.
+    """
+
+    def set(self) -> None:
+        raise RuntimeError("a notification cannot be cancelled")
+
+
+_NOT_CANCELLABLE = _NeverSet()
+
+
+class RequestContext:
+    """What a handler knows about the message it handles.
+
+    ``cancelled`` (a ``Flag``: ``is_set()`` and ``wait(timeout)``, like a ``threading.Event``)
+    is set when the peer cancels the request (``$/cancel_request``), or when the connection
+    closes; for a notification it is never set. Handlers poll it or wait on it; cancellation is
+    cooperative (a flag), never a thread kill.
+    """
+
+    __slots__ = (
+        "id",
+        "method",
+        "connection",
+        "cancelled",
+        "answer_on_cancel",
+        "is_notification",
+        "_responded",
+        "_lock",
+    )
+
+    def __init__(self, connection: Peer, method: str, request_id: Any) -> None:
+        self.connection = connection
+        self.method = method
+        #: The request id, or ``None`` for a notification (see ``is_notification``).
+        self.id = None if request_id is _NO_ID else request_id
+        #: True for a notification; a request may have ``id: null`` (spec RPC-02).
+        self.is_notification = request_id is _NO_ID
+        self.cancelled = _NOT_CANCELLABLE if self.is_notification else Flag()
+        #: When True (the default), ``$/cancel_request`` answers the request -32800 at once and
+        #: the handler's later result is dropped. A handler that answers a cancellation itself
+        #: (a prompt turn ends with ``stopReason: "cancelled"``) sets it to False.
+        self.answer_on_cancel = True
+        self._responded = request_id is _NO_ID
+        self._lock = threading.Lock()
+
+    def _claim_response(self) -> bool:
+        """True exactly once: the right to send this request's one response (RPC-06)."""
+        with self._lock:
+            if self._responded:
+                return False
+            self._responded = True
+            return True
+
+
+class PendingRequest:
+    """An outgoing request waiting for its response."""
+
+    __slots__ = ("id", "method", "_connection", "_result_type", "_waiter", "_response", "_error")
+
+    def __init__(
+        self, connection: _Owner, request_id: int, method: str, result_type: Any
+    ) -> None:
+        self.id = request_id
+        self.method = method
+        self._connection = connection
+        self._result_type = result_type
+        self._waiter = Waiter()
+        self._response: Optional[Dict[str, Any]] = None
+        self._error: Optional[BaseException] = None
+
+    def _resolve(self, response: Dict[str, Any]) -> None:
+        self._response = response
+        self._waiter.finish()
+
+    def _fail(self, error: BaseException) -> None:
+        self._error = error
+        self._waiter.finish()
+
+    @property
+    def done(self) -> bool:
+        return self._waiter.done
+
+    def wait(self, timeout: Optional[float] = None) -> bool:
+        """Wait for the response without giving up on it (no cancel); True once it came.
+
+        Like ``result``, the calling thread reads the stream itself meanwhile.
+        """
+        if not self._waiter.done:
+            deadline = None if timeout is None else time.monotonic() + timeout
+            self._connection._crew.wait(self._waiter, deadline)
+        return self._waiter.done
+
+    def result(self, timeout: Optional[float] = None) -> Any:
+        """Wait for the response; return the typed result or raise ``RpcError`` & co.
+
+        While it waits, the calling thread reads the stream itself whenever no other thread
+        does (``acpref._threads``). On timeout the request is cancelled with
+        ``$/cancel_request`` and ``RequestTimeout`` is raised; its late response, if any, is
+        logged and dropped (spec RPC-08).
+        """
+        deadline = None if timeout is None else time.monotonic() + timeout
+        if not self._waiter.done:
+            self._connection._crew.wait(self._waiter, deadline)
+        if not self._waiter.done:
+            if self._connection._abandon(self):
+                raise RequestTimeout(
+                    f"{self.method} (id {self.id}) got no response within {timeout}s"
+                )
+            self._connection._crew.wait(self._waiter, None)  # it was answered meanwhile
+        if self._error is not None:
+            raise self._error
+        response = self._response
+        assert response is not None
+        if "error" in response:
+            raise RpcError.from_wire(response["error"])
+        result = response["result"]
+        if self._result_type is None:
+            return result
+        if result is None:
+            # spec-gap result-null: the docs show `result: null` for session/load and
+            # fs/write_text_file where the schema has an object (SETUP-09, FS-08): accept both.
+            result = {}
+        try:
+            return codec.decode(result, self._result_type, root="result")
+        except codec.DecodeError as exc:
+            raise RemoteProtocolError(
+                "OVERVIEW-01",
+                f"the {self.method} result does not fit its schema: {exc}",
+                data={"errors": exc.errors},
+            ) from None
+
+    def _withdraw(self, error: BaseException) -> None:
+        """Stop waiting: ``$/cancel_request`` goes to the peer, and the wait fails with ``error``.
+
+        For a request whose answer nothing needs any more; its late response, if any, is logged
+        and dropped (spec RPC-08).
+        """
+        if self._connection._abandon(self):
+            self._fail(error)
+
+    def cancel(self) -> None:
+        """Ask the peer to cancel this request (``$/cancel_request``, spec CANCEL-01).
+
+        The request still gets its one response (a result, or error -32800) through ``result()``.
+        """
+        if not self.done:
+            self._connection._send_cancel_request(self.id)

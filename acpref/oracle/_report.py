@@ -1,0 +1,108 @@
+"""``Report``: the findings of one transcript, sorted by what they mean for a run.
+
+Spec: clauses.tsv levels; acpref's decisions are ``spec-gap`` findings, forward-compatibility
+notes ``warning``s (spec_notes/oracle.md). Built by ``_validate.Validator.finish``; the text and
+JSON forms are what ``acpref validate`` prints.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Dict, List, Union
+
+import attrs
+
+from .._core import Finding, Party
+from .._core.register import SPEC_GAP
+
+__all__ = ["Report", "format_finding", "format_quote"]
+
+
+@attrs.frozen
+class Report:
+    """The findings of one transcript, each with its level (``acpref._core.register``)."""
+
+    findings: List[Finding]
+    messages: int
+
+    @property
+    def violations(self) -> List[Finding]:
+        """MUST / MUST NOT findings: a sentence of the spec is broken. They fail a run."""
+        return [f for f in self.findings if f.is_violation]
+
+    @property
+    def gaps(self) -> List[Finding]:
+        """``spec-gap`` findings: acpref's reading where the spec is silent. Not failing."""
+        return [f for f in self.findings if f.level == SPEC_GAP]
+
+    @property
+    def warnings(self) -> List[Finding]:
+        """SHOULD / SHOULD NOT / MAY findings and ``warning`` notes: forward compatibility, and
+        every finding on a provisional clause (spec-gap provisional-features)."""
+        return [f for f in self.findings if not f.is_violation and f.level != SPEC_GAP]
+
+    @property
+    def ok(self) -> bool:
+        """True when no MUST rule was broken."""
+        return not self.violations
+
+    def failing(self, *, strict_gaps: bool = False) -> List[Finding]:
+        """The findings that fail a run: violations, and the spec-gaps when ``strict_gaps``."""
+        return [f for f in self.findings if f.fails(strict_gaps=strict_gaps)]
+
+    def clauses(self) -> List[str]:
+        """The clauses of every finding, sorted, each once."""
+        return sorted({f.clause for f in self.findings})
+
+    def blamed(self, party: Union[Party, str]) -> List[Finding]:
+        """The findings that blame ``party`` (``"agent"`` or ``"client"``)."""
+        who = Party(party)
+        return [f for f in self.findings if f.blame is who]
+
+    def format_text(self) -> str:
+        """A human summary: violations first (each with its quote), then gaps, then warnings."""
+        lines = [
+            f"{_count(self.messages, 'message')}, {_count(len(self.violations), 'violation')}, "
+            f"{_count(len(self.gaps), 'spec-gap')}, {_count(len(self.warnings), 'warning')}"
+        ]
+        groups = (
+            ("violations (MUST)", self.violations),
+            ("spec-gaps (acpref's reading; not failing)", self.gaps),
+            ("warnings (SHOULD, forward compatibility; not failing)", self.warnings),
+        )
+        for title, group in groups:
+            if group:
+                lines.append(f"{title}:")
+                for f in group:
+                    lines.append("  " + format_finding(f))
+                    lines.extend("  " + line for line in format_quote(f))
+        return "\n".join(lines)
+
+    def to_json(self) -> Dict[str, Any]:
+        return {
+            "messages": self.messages,
+            "ok": self.ok,
+            "violations": [f.as_dict() for f in self.violations],
+            "gaps": [f.as_dict() for f in self.gaps],
+            "warnings": [f.as_dict() for f in self.warnings],
+        }
+
+
+def format_finding(f: Finding) -> str:
+    """One finding as one line: message index, clause, level, who is to blame, why."""
+    where = f"#{f.index}" if f.index is not None else "end"
+    # A provisional clause's finding is a warning; shown with its register level and a star.
+    level = f"{f.strength}*" if f.provisional else f.level
+    return f"{where:>6}  {f.clause:<28} {level:<10} {f.blame.value:<6}  {f.message}"
+
+
+def format_quote(f: Finding) -> List[str]:
+    """The spec's sentence a violation breaks, as indented lines (none for other levels)."""
+    quote = f.quote
+    if quote is None or not f.is_violation:
+        return []
+    return [f"        spec ({quote.source}): \"{quote.text}\""]
+
+
+def _count(n: int, noun: str) -> str:
+    """``1 violation``, ``2 violations``."""
+    return f"{n} {noun}" if n == 1 else f"{n} {noun}s"
