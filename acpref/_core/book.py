@@ -67,6 +67,13 @@ class Message:
         return error if isinstance(error, dict) else {}
 
     @property
+    def permission_outcome(self) -> Any:
+        """For an answer to session/request_permission: ``outcome.outcome`` ("selected",
+        "cancelled"), or None when the answer carries none."""
+        outcome = self.result.get("outcome") if isinstance(self.result, dict) else None
+        return outcome.get("outcome") if isinstance(outcome, dict) else None
+
+    @property
     def session_id(self) -> Any:
         return self.params.get("sessionId")
 

@@ -162,8 +162,7 @@ def _permission_after_cancel(state: ConnectionFacts, m: Message) -> Iterable[Fin
     s = state.sessions.get(m.request.params.get("sessionId"))
     if s is None or m.id not in s.cancelled_permissions:
         return
-    outcome = m.result.get("outcome") if isinstance(m.result, dict) else None
-    kind = outcome.get("outcome") if isinstance(outcome, dict) else None
+    kind = m.permission_outcome
     if kind != "cancelled":
         # spec PROMPT-21: after session/cancel, pending permission requests are answered cancelled.
         got = "an error" if m.is_error else f"outcome {kind!r}"

@@ -402,8 +402,7 @@ def _child_permission_answer(state: "ProtocolState", m: Message) -> Iterable[Fin
         )
     if m.id not in known.cancelled_permissions:
         return
-    outcome = m.result.get("outcome") if isinstance(m.result, dict) else None
-    kind = outcome.get("outcome") if isinstance(outcome, dict) else None
+    kind = m.permission_outcome
     if kind != "cancelled":
         got = "an error" if m.is_error else f"outcome {kind!r}"
         # spec SUBAGENT-44: after cancelling the child's work, its pending requests: cancelled.
