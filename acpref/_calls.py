@@ -147,8 +147,14 @@ class PendingRequest:
         self._error: Optional[BaseException] = None
 
     def _resolve(self, response: Dict[str, Any]) -> None:
+        """The answer, read from the stream by the thread that holds the reading role."""
         self._response = response
-        self._waiter.finish()
+        self._connection._crew.finish(self._waiter)
+
+    def _refuse(self, error: BaseException) -> None:
+        """An unusable answer, read from the stream: the wait fails with ``error``."""
+        self._error = error
+        self._connection._crew.finish(self._waiter)
 
     def _fail(self, error: BaseException) -> None:
         self._error = error

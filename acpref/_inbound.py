@@ -133,7 +133,7 @@ class Inbound:
                 log.warning("%s: the answer to %s (id %r) refused: %s",
                             self.name, pending.method, request_id, why)
                 refused = RpcError(ErrorCode.INTERNAL_ERROR, f"the answer was refused: {why}", data)
-                pending._fail(refused)
+                pending._refuse(refused)
                 return
         if kind == "request" and valid:
             with self._inbound_lock:
@@ -298,6 +298,7 @@ class Inbound:
             return
         ctx = RequestContext(cast(Peer, self), method, _NO_ID)
         # Run here, on the reading thread: in wire order, and before anything read after it.
+        outermost = not self._crew.holding
         try:
             if handler is None:
                 assert self._fallback is not None
@@ -319,6 +320,9 @@ class Inbound:
             pass
         except Exception:  # noqa: BLE001 - a notification handler's crash is logged, not fatal
             log.exception("%s: %s notification handler failed", self.name, method)
+        finally:
+            if outermost and self._crew.holding:
+                self._crew.notification_done()  # answers its calls read for others go out now
 
     def _on_cancel_request(self, params: Any) -> None:
         request_id = params.get("requestId", _NO_ID) if isinstance(params, dict) else _NO_ID
@@ -352,7 +356,7 @@ class Inbound:
         for fault in env.faults:
             if fault.code is not None:
                 # spec RPC-05, RPC-09: the answer is unusable; its caller learns why.
-                pending._fail(RemoteProtocolError(fault.clause, fault.message))
+                pending._refuse(RemoteProtocolError(fault.clause, fault.message))
                 return
             log.warning("%s: response %r: %s (%s); accepted",
                         self.name, request_id, fault.message, fault.clause)

@@ -14,7 +14,8 @@ Reading is a *role* that one thread holds at a time:
 * A caller that meets a request while reading gives it to a host to run.
 * Notifications run on the thread that reads them, at once, so they run one after another in
   wire order, and every notification received before a response has been handled by the time
-  that response's caller gets it.
+  that response's caller gets it. (When a notification handler calls the peer, the responses
+  its nested wait reads for *other* callers are held back until the handler returns.)
 
 Why not one dedicated reader thread that hands everything on (DESIGN.md's first sketch)? A
 hand-off between threads costs a wake-up and a GIL transfer, more than a whole request/response
@@ -149,6 +150,10 @@ class Crew:
         self._holder_is_watch = False  # the holder is a host keeping watch (interruptible)
         self._holder_deadline: Optional[float] = None  # a reading caller's own deadline
         self._depth: Dict[threading.Thread, int] = {}  # nested reading (a notification's call)
+        # While a notification handler's call reads (nested), the waiters it reads for and the
+        # other callers' answers it met, held back until the handler returns (see finish).
+        self._nested: List[Waiter] = []
+        self._held: Optional[List[Waiter]] = None
         self._callers: List[Waiter] = []  # callers waiting, in arrival order
         self._callers_left = 0.0  # when the last caller stopped waiting
         self._role_freed = 0.0  # when a watching host left the role to run a request
@@ -175,6 +180,7 @@ class Crew:
         with self._cv:
             self._stopped = True
             self._queue.clear()
+            self._hand_over_held()
             for waiter in self._callers:
                 waiter.signal.set()
             self._cv.notify_all()
@@ -206,6 +212,7 @@ class Crew:
         """Nothing more will be read: stop keeping watch, release every waiting caller."""
         with self._cv:
             self._eof = True
+            self._hand_over_held()
             for waiter in self._callers:
                 waiter.signal.set()
             self._cv.notify_all()
@@ -265,6 +272,9 @@ class Crew:
     def _read_nested(self, me: threading.Thread, waiter: Waiter, deadline: Optional[float]) -> bool:
         with self._cv:
             self._depth[me] = self._depth.get(me, 0) + 1
+            self._nested.append(waiter)
+            if self._held is None:
+                self._held = []
             outer_deadline = self._holder_deadline
             if deadline is not None and (outer_deadline is None or deadline < outer_deadline):
                 self._holder_deadline = deadline
@@ -278,7 +288,41 @@ class Crew:
         finally:
             with self._cv:
                 self._depth[me] -= 1
+                self._nested.remove(waiter)
                 self._holder_deadline = outer_deadline
+
+    # -- answers ---------------------------------------------------------------------------------
+
+    def finish(self, waiter: Waiter) -> None:
+        """Hand a caller the answer the reading thread just read for it.
+
+        Inside a notification handler that called the peer (a nested read), an answer for
+        anyone but that call is held back until the handler returns (``notification_done``):
+        every notification read before an answer has been handled when its caller gets it.
+        """
+        if self._held is not None and threading.current_thread() is self._holder:
+            with self._cv:
+                if self._held is not None and waiter not in self._nested:
+                    self._held.append(waiter)
+                    return
+        waiter.finish()
+
+    @property
+    def holding(self) -> bool:
+        """True while answers are held back (a notification handler's call reads, nested)."""
+        return self._held is not None
+
+    def notification_done(self) -> None:
+        """The outermost notification handler returned: hand over what it held back."""
+        with self._cv:
+            if not self._nested:
+                self._hand_over_held()
+
+    def _hand_over_held(self) -> None:
+        # Called with _cv held.
+        held, self._held = self._held, None
+        for waiter in held or ():
+            waiter.finish()
 
     # -- the role --------------------------------------------------------------------------------
 

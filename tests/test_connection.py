@@ -390,6 +390,32 @@ def test_a_notification_handler_may_call_the_peer(pair):
     assert answers == [{"from": "hello"}]  # handled before the response was handed over
 
 
+def test_an_answer_read_by_a_notification_handlers_call_waits_for_the_handler(pair):
+    # A host reads `_hello` and runs it; its call reads, nested, the answer to `_emit` (written
+    # before the answer to `_echo`). That answer is held back until the handler returns, so the
+    # caller never sees it before the notification read ahead of it has been handled.
+    echoed, release = threading.Event(), threading.Event()
+    answers = []
+
+    def hello(params: Any, ctx: Any) -> None:
+        answer = ctx.connection.request("_echo", {"from": "hello"}, timeout=WAIT)
+        echoed.set()
+        assert release.wait(WAIT)
+        answers.append(answer)
+
+    def emit(params: Any, ctx: Any) -> str:
+        ctx.connection.notify("_hello")
+        return "done"
+
+    a, b = pair({"_hello": hello}, {"_emit": emit, "_echo": lambda params, ctx: params})
+    pending = a.request_async("_emit")  # nobody waits on it yet: a host reads
+    assert echoed.wait(WAIT)  # the answer to `_emit` has been read by now (wire order)
+    assert not pending.done  # ... and is held back while `_hello` runs
+    release.set()
+    assert pending.result(WAIT) == "done"
+    assert answers == [{"from": "hello"}]
+
+
 # -- Error paths, byte by byte ---------------------------------------------------------------------
 
 
