@@ -52,6 +52,13 @@ class Message:
     request: Optional[Outstanding] = None
     #: For a session/update notification: its ``update`` object, when it is one.
     update: Optional[Dict[str, Any]] = None
+    #: For a request or a notification: its ``params.sessionId`` (None when it names none).
+    session_id: Any = None
+    #: The session that ``session_id`` names on this connection (``ConnectionFacts.session``),
+    #: looked up once as the message arrives, or None. A check reads the state as the message
+    #: found it, so this is the session it judges; a transition that sets a session up or drops
+    #: it looks the session up itself.
+    session: Any = None
 
     @property
     def is_error(self) -> bool:
@@ -73,10 +80,6 @@ class Message:
         outcome = self.result.get("outcome") if isinstance(self.result, dict) else None
         return outcome.get("outcome") if isinstance(outcome, dict) else None
 
-    @property
-    def session_id(self) -> Any:
-        return self.params.get("sessionId")
-
 
 #: A check or a transition takes the connection's facts (``facts.ConnectionFacts``) and a message.
 CheckFn = Callable[[Any, Message], Iterable[Finding]]
@@ -90,9 +93,6 @@ class RuleBook:
     def __init__(self, modules: Sequence[ModuleType] = ()) -> None:
         self.checks: DefaultDict[_Key, List[CheckFn]] = defaultdict(list)
         self.transitions: DefaultDict[_Key, List[TransitionFn]] = defaultdict(list)
-        #: A session/update's functions by (table, sender, update kind): a method's own followed
-        #: by its update kind's, joined once (updates are most of the traffic).
-        self._joined: Dict[Tuple[int, Party, str], List[Any]] = {}
         for module in modules:
             for fn in list(vars(module).values()):
                 if getattr(fn, "__module__", None) != module.__name__:
@@ -100,6 +100,15 @@ class RuleBook:
                 for role, key in getattr(fn, "_acp_rules", ()):
                     table: Any = self.checks if role == "check" else self.transitions
                     table[key].append(fn)
+        #: The methods and update kinds some rule names: only their lists are kept joined.
+        keys = [*self.checks, *self.transitions]
+        self._named = {method for _, _, method in keys}
+        #: Each table's functions for (kind, sender, method, update kind), joined on first use:
+        #: the method's own, then its update kind's (updates are most of the traffic).
+        self._joined: Dict[int, Dict[Tuple[Any, ...], List[Any]]] = {
+            id(self.checks): {},
+            id(self.transitions): {},
+        }
 
     def checks_for(self, m: Message) -> List[CheckFn]:
         return self._lookup(self.checks, m)
@@ -108,19 +117,22 @@ class RuleBook:
         return self._lookup(self.transitions, m)
 
     def _lookup(self, table: Dict[_Key, List[Any]], m: Message) -> List[Any]:
-        found = table.get((m.kind, m.sender, m.method or ""), [])
-        if m.method != UPDATE or m.kind != "notification":
-            return found
         kind = m.update.get("sessionUpdate") if m.update is not None else None
         if not isinstance(kind, str):
+            kind = None  # no update kind (or none a rule could name)
+        key = (m.kind, m.sender, m.method, kind)
+        joined = self._joined[id(table)]
+        found = joined.get(key)
+        if found is not None:
             return found
-        key = (id(table), m.sender, kind)
-        joined = self._joined.get(key)
-        if joined is None:
-            joined = found + table.get((m.kind, m.sender, f"{UPDATE}#{kind}"), [])
-            if len(self._joined) < 1024:  # update kinds are few; a peer's inventions are not kept
-                self._joined[key] = joined
-        return joined
+        method = m.method or ""
+        found = table.get((m.kind, m.sender, method), [])
+        by_kind = f"{UPDATE}#{kind}" if m.kind == "notification" and method == UPDATE else None
+        if by_kind is not None and kind is not None:
+            found = found + table.get((m.kind, m.sender, by_kind), [])
+        if method in self._named and (by_kind is None or by_kind in self._named):
+            joined[key] = found  # a peer's own methods and update kinds are not kept
+        return found
 
 
 def _mark(role: str, kind: str, senders: Tuple[Party, ...], methods: Tuple[str, ...]) -> Any:

@@ -100,7 +100,7 @@ def _turn_starts(state: ConnectionFacts, m: Message) -> None:
 
 @update_check(*TURN_CONTENT)
 def _turn_content(state: ConnectionFacts, m: Message) -> Iterable[Finding]:
-    s = state.session(m.session_id)
+    s = m.session
     if s is None:
         return
     kind = update_of(m).get("sessionUpdate")

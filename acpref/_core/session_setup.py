@@ -64,7 +64,7 @@ def _known_session(state: ConnectionFacts, m: Message) -> Iterable[Finding]:
 
 @check("notification", A, "session/update")
 def _updated_session(state: ConnectionFacts, m: Message) -> Iterable[Finding]:
-    if state.session(m.session_id) is not None or m.session_id in state.children:
+    if m.session is not None or m.session_id in state.children:
         # spec SUBAGENT-29: a child's own traffic may come at any time (rules: subagents.py).
         return
     if state.gate_open("subagents", C):
@@ -330,7 +330,7 @@ def _reopened_one(s: SessionState, method: Optional[str]) -> bool:
 
 @update_check("user_message_chunk", "agent_message_chunk", "agent_thought_chunk")
 def _replayed_message_id(state: ConnectionFacts, m: Message) -> Iterable[Finding]:
-    s = state.session(m.session_id)
+    s = m.session
     message_id = update_of(m).get("messageId")
     if (
         s is not None

@@ -74,7 +74,7 @@ class ProtocolState(ConnectionFacts):
         m = self._message(sender, raw, index)
         if m is None:
             return []
-        findings = list(self._check(m))
+        findings = self._check(m)
         if not findings or refuse is None or not refuse(findings):
             self._apply(m)
         return findings
@@ -84,7 +84,7 @@ class ProtocolState(ConnectionFacts):
     ) -> List[Finding]:
         """The findings a message would cause; changes nothing."""
         m = self._message(sender, raw, index)
-        return [] if m is None else list(self._check(m))
+        return [] if m is None else self._check(m)
 
     def apply(self, sender: Party, raw: Dict[str, Any], index: Optional[int] = None) -> None:
         """Record a message without checking it."""
@@ -152,6 +152,7 @@ class ProtocolState(ConnectionFacts):
             )
         params = params_of(raw)
         update = params.get("update") if raw["method"] == UPDATE else None
+        session_id = params.get("sessionId")
         return Message(
             sender=sender,
             raw=raw,
@@ -161,24 +162,28 @@ class ProtocolState(ConnectionFacts):
             id=raw.get("id"),
             params=params,
             update=update if isinstance(update, dict) else None,
+            session_id=session_id,
+            session=self.session(session_id),
         )
 
-    def _check(self, m: Message) -> Iterable[Finding]:
+    def _check(self, m: Message) -> List[Finding]:
         if m.kind == "refusal":
-            return  # the answer owed to a duplicate request: nothing to judge (see duplicates)
+            return []  # the answer owed to a duplicate request: nothing to judge (see duplicates)
         if m.kind == "response":
-            yield from self._check_response(m)
+            findings = list(self._check_response(m))
+            if m.request is None:
+                return findings  # an answer to no request in flight: no method's rules apply
         else:
-            yield from self._check_call(m)
-        if m.kind != "response" or m.request is not None:
-            for fn in RULES.checks_for(m):
-                try:
-                    yield from fn(self, m)
-                except TypeError:
-                    # A list or an object where the rule expects an id or a name (unhashable):
-                    # the message is ill-formed, which the codec reports (-32602, SCHEMA-*);
-                    # the protocol rules have nothing to say about it.
-                    return
+            findings = list(self._check_call(m))
+        for fn in RULES.checks_for(m):
+            try:
+                findings.extend(fn(self, m))
+            except TypeError:
+                # A list or an object where the rule expects an id or a name (unhashable): the
+                # message is ill-formed, which the codec reports (-32602, SCHEMA-*); the
+                # protocol rules have nothing to say about it.
+                break
+        return findings
 
     def _check_call(self, m: Message) -> Iterable[Finding]:
         """Rules every request and notification obeys, whatever its method."""
@@ -195,7 +200,7 @@ class ProtocolState(ConnectionFacts):
                     -32601,
                 )
             return
-        if row.receiver not in (other(m.sender).value, "both"):
+        if row.receiver not in (other(m.sender), "both"):  # a Party is its wire name
             # spec RPC-12: a method the receiver does not implement.
             yield finding(
                 "RPC-12",

@@ -44,7 +44,7 @@ from typing import TYPE_CHECKING, Any, Dict, Iterable, List, Optional, Set
 import attrs
 
 from ..errors import ErrorCode
-from .book import Message, check, transition
+from .book import Message, check, transition, update_check, update_of, update_transition
 from .findings import Finding, Party, finding
 from .lifecycle import SessionPhase
 from .values import is_absolute_path
@@ -136,17 +136,22 @@ _AGENT_REQUESTS = (
 
 
 @check("notification", A, "session/update")
+def _child_traffic(state: "ProtocolState", m: Message) -> Iterable[Finding]:
+    """Any update of a child session, whatever its kind: is the child announced?"""
+    if m.update is not None and isinstance(m.session_id, str) and m.session_id in state.children:
+        yield from _stale_traffic(state, m, m.update.get("sessionUpdate"))
+
+
+@update_check(*KINDS, "tool_call", "tool_call_update")
 def _subagent_traffic(state: "ProtocolState", m: Message) -> Iterable[Finding]:
-    update = m.params.get("update")
-    kind = update.get("sessionUpdate") if isinstance(update, dict) else None
-    if not isinstance(update, dict):
-        return
+    """The updates of this feature, and tool calls that may reference a session."""
+    update = update_of(m)
+    kind = update.get("sessionUpdate")
     if kind in KINDS and not state.gate_open(CAPABILITY, C):
         # spec SUBAGENT-01: only to a client that advertised clientCapabilities.subagents.
         yield finding(
             "SUBAGENT-01", A, f"{kind} sent, but the client did not advertise 'subagents'", m.index
         )
-    yield from _stale_traffic(state, m, kind)
     if kind == "subagent_update":
         yield from _announcement(state, m, update)
     elif kind == "session_message":
@@ -258,11 +263,9 @@ def _reference(state: "ProtocolState", m: Message, item: Dict[str, Any]) -> Iter
         yield from _stale_named(state, m, target, "a session reference")
 
 
-@transition("notification", A, "session/update")
+@update_transition("subagent_update")
 def _register_child(state: "ProtocolState", m: Message) -> None:
-    update = m.params.get("update")
-    if not (isinstance(update, dict) and update.get("sessionUpdate") == "subagent_update"):
-        return
+    update = update_of(m)
     child = update.get("sessionId")
     if not isinstance(child, str) or child == m.session_id:
         return
