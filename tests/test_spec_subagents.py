@@ -575,24 +575,42 @@ def test_SUBAGENT_44_the_reference_client_cancels_a_grandchilds_pending_permissi
 
 
 def test_SUBAGENT_35_36_28_replayed_or_stale_children_are_last_known_only(
-    pair: Any, tmp_path: Path
+    tmp_path: Path,
 ) -> None:
-    conn = pair()
-    sid = conn.new_session(str(tmp_path), timeout=WAIT).session_id
-    conn.prompt(sid, "/subagent look", timeout=WAIT)
-    (child,) = conn.client.view(sid).subagents.children.values()  # type: ignore[attr-defined]
-    assert child.live and child.state_confirmed
-    # spec SUBAGENT-35: a resume makes what was known of the child last known only.
-    conn.resume_session(sid, str(tmp_path), timeout=WAIT)
-    (child,) = conn.client.view(sid).subagents.children.values()  # type: ignore[attr-defined]
-    assert not child.live and not child.state_confirmed and not child.can_cancel
-    # A new announcement after it is live again.
-    conn.prompt(sid, "/subagent again", timeout=WAIT)
-    views = list(conn.client.view(sid).subagents.children.values())  # type: ignore[attr-defined]
-    assert [c.live for c in views] == [False, True] and views[1].state_confirmed
-    # spec SUBAGENT-28: once the connection is lost, nothing is confirmed live.
-    conn.close()
-    assert not any(c.state_confirmed or c.live for c in views)
+    # An agent that announces a cancellable child and never announces it again by itself.
+    def run(params: s.PromptRequest, turn: Any) -> Any:
+        cancel = s.SubagentSessionCapabilities(cancel=s.SessionCancelCapabilities())
+        child = "sess_child_" + params.prompt[0].text  # type: ignore[union-attr]
+        turn.update(s.SubagentUpdate(session_id=child, capabilities=cancel,
+                                     state=s.RunningStateUpdate()))  # fmt: skip
+        return s.StopReason.END_TURN
+
+    a_in, c_out = os.pipe()
+    c_in, a_out = os.pipe()
+    side = AgentSideConnection(
+        lambda c: Scripted(c, run), FdStream(a_in, a_out, owns_fds=True)
+    ).start()
+    conn = ClientSideConnection(ReferenceClient(), FdStream(c_in, c_out, owns_fds=True))
+    try:
+        conn.initialize(timeout=WAIT)
+        sid = conn.new_session(str(tmp_path), timeout=WAIT).session_id
+        conn.prompt(sid, "one", timeout=WAIT)
+        (child,) = conn.client.view(sid).subagents.children.values()  # type: ignore[attr-defined]
+        assert child.live and child.state_confirmed and child.can_cancel
+        # spec SUBAGENT-35: a resume makes what was known of the child last known only.
+        conn.resume_session(sid, str(tmp_path), timeout=WAIT)
+        (child,) = conn.client.view(sid).subagents.children.values()  # type: ignore[attr-defined]
+        assert not child.live and not child.state_confirmed and not child.can_cancel
+        # A new announcement after it is live again.
+        conn.prompt(sid, "two", timeout=WAIT)
+        views = list(conn.client.view(sid).subagents.children.values())  # type: ignore[attr-defined]
+        assert [c.live for c in views] == [False, True] and views[1].state_confirmed
+        # spec SUBAGENT-28: once the connection is lost, nothing is confirmed live.
+        conn.close()
+        assert not any(c.state_confirmed or c.live for c in views)
+    finally:
+        conn.close()
+        side.close()
 
 
 def test_SUBAGENT_36_a_replayed_child_is_last_known_with_no_control() -> None:
@@ -624,3 +642,142 @@ def test_SUBAGENT_36_a_replayed_cancel_capability_grants_no_cancel() -> None:
     book.replaying = False
     book.apply(s.SubagentUpdate(session_id="c", capabilities=caps))  # reannounced after it
     assert child.can_cancel
+
+
+# -- The echo agent's children across a load or resume ---------------------------------------------
+
+
+def _child_of(notes: List[s.SessionNotification]) -> str:
+    return next(n.update.session_id for n in notes if isinstance(n.update, s.SubagentUpdate))
+
+
+def _inbound_split(client: TestClient, request_id: Any) -> Any:
+    """The session/update params received after our request ``request_id``: before its
+    answer, and after it."""
+    before: List[Dict[str, Any]] = []
+    after: List[Dict[str, Any]] = []
+    side = None
+    with client._cond:
+        wire = list(client.wire)
+    for direction, message in wire:
+        if direction == "out" and message.get("id") == request_id and "method" in message:
+            side = before
+        elif direction == "in" and message.get("id") == request_id and "method" not in message:
+            side = after
+        elif side is not None and direction == "in" and message.get("method") == "session/update":
+            side.append(message["params"])
+    return before, after
+
+
+def _reannounced(client: TestClient, request_id: Any, child: str) -> Any:
+    def found() -> Any:
+        after = _inbound_split(client, request_id)[1]
+        return [p["update"] for p in after if p["update"].get("sessionId") == child]
+
+    return client.wait_for(found, what=f"the reannouncement of {child}")
+
+
+@pytest.mark.parametrize("method", ["session/load", "session/resume"])
+def test_SUBAGENT_30_34_38_40_43_children_replayed_before_the_answer_then_announced_again(
+    served: Any, tmp_path: Path, method: str
+) -> None:
+    client = served()
+    notes = delegate(client, tmp_path)
+    parent, child = notes[0].session_id, _child_of(notes)
+    reopen = {"sessionId": parent, "cwd": str(tmp_path), "mcpServers": []}
+    pending = client.request_async(method, reopen)
+    pending.result(WAIT)
+    (again,) = _reannounced(client, pending.id, child)
+    before, after = _inbound_split(client, pending.id)
+    replayed = [p for p in before if child in (p["sessionId"], p["update"].get("sessionId"))]
+    if method == "session/load":
+        # spec SUBAGENT-30, SUBAGENT-34: the child's announcement and its own traffic, all
+        # before the answer, the announcement first (SUBAGENT-31).
+        assert [p["update"]["sessionUpdate"] for p in replayed][:2] == [
+            "subagent_update", "session_message"]  # fmt: skip
+        assert [p["update"]["sessionUpdate"] for p in replayed if p["sessionId"] == child] == [
+            "session_message", "agent_message_chunk"]  # fmt: skip
+        refs = [p for p in before if p["update"].get("sessionUpdate") == "tool_call"]
+        assert refs and refs[-1]["update"]["content"] == [{"type": "session", "sessionId": child}]
+    else:
+        assert replayed == []  # spec SETUP-12: a resume replays nothing
+    # spec SUBAGENT-38, SUBAGENT-40, SUBAGENT-43: after the answer, on its parent, with its whole
+    # capabilities and its current state.
+    assert [p["sessionId"] for p in after if p["update"].get("sessionId") == child] == [parent]
+    assert again["capabilities"] == {} and again["state"] == {
+        "state": "idle", "stopReason": "end_turn"}  # fmt: skip
+    assert client.findings == []
+
+
+def test_SUBAGENT_32_33_42_a_child_not_restored_is_left_out_and_the_gap_is_told(
+    tmp_path: Path,
+) -> None:
+    from agent_client import spawn_echo
+
+    caps = attrs.evolve(
+        SUB_CAPS, session=attrs.evolve(SUB_CAPS.session, notices=s.NoticeCapabilities())
+    )
+    state = str(tmp_path / "state")
+    first = spawn_echo("--state-dir", state, caps=caps)
+    try:
+        notes = delegate(first, tmp_path)
+        parent, child = notes[0].session_id, _child_of(notes)
+    finally:
+        first.close()
+    # A new process: the child's history and runtime are gone, the parent's history is not.
+    second = spawn_echo("--state-dir", state, caps=caps)
+    try:
+        reopen = {"sessionId": parent, "cwd": str(tmp_path), "mcpServers": []}
+        pending = second.request_async("session/load", reopen)
+        pending.result(WAIT)
+        notice = second.wait_for(
+            lambda: [u for u in second.updates_of(parent, s.Notice)], what="the gap notice"
+        )
+        before, after = _inbound_split(second, pending.id)
+        # spec SUBAGENT-32: no reference to it, no traffic for it, no guessed parent.
+        assert not [p for p in before + after if child in (p["sessionId"],
+                    p["update"].get("sessionId"), p["update"].get("recipientSessionId"))]  # fmt: skip
+        calls = [p["update"] for p in before if p["update"]["sessionUpdate"] == "tool_call"]
+        assert calls and calls[-1]["content"] == []
+        # spec SUBAGENT-42: nothing says it failed, was cancelled or is orphaned.
+        assert not [p for p in before + after if p["update"]["sessionUpdate"] == "subagent_update"]
+        # spec SUBAGENT-33: the gap is made apparent, after the answer (a notice is no history).
+        assert child in (notice[0].description or "")
+        assert second.findings == []
+    finally:
+        second.close()
+
+
+def test_SUBAGENT_30_the_reference_client_keeps_a_replayed_child_once(tmp_path: Path) -> None:
+    import threading
+
+    seen: List[Any] = []
+    arrived = threading.Condition()
+
+    def on_update(session_id: str, update: Any) -> None:
+        with arrived:
+            seen.append((session_id, update))
+            arrived.notify_all()
+
+    a_in, c_out = os.pipe()
+    c_in, a_out = os.pipe()
+    side = AgentSideConnection(EchoAgent, FdStream(a_in, a_out, owns_fds=True)).start()
+    client = ReferenceClient(on_update=on_update)
+    conn = ClientSideConnection(client, FdStream(c_in, c_out, owns_fds=True))
+    try:
+        conn.initialize(timeout=WAIT)
+        sid = conn.new_session(str(tmp_path), timeout=WAIT).session_id
+        conn.prompt(sid, "/subagent look", timeout=WAIT)
+        (child,) = client.view(sid).subagents.children
+        conn.load_session(sid, str(tmp_path), timeout=WAIT)
+        with arrived:  # the announcement again, after the answer
+            assert arrived.wait_for(lambda: len([u for i, u in seen if isinstance(
+                u, s.SubagentUpdate) and u.session_id == child]) == 5, WAIT)  # fmt: skip
+        # The replay rebuilt the child's view: its message once, not twice.
+        assert [m.text for m in client.view(child).messages] == ["Working on: look"]
+        (view,) = client.view(sid).subagents.children.values()
+        assert view.live and view.state_confirmed  # announced again after the answer
+        assert [f.clause for f in conn.rules.findings + side.findings] == []
+    finally:
+        conn.close()
+        side.close()

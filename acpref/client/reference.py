@@ -159,6 +159,9 @@ class ReferenceClient(Client):
                 # A load replays the whole history: it starts from an empty view.
                 known = _Session(roots=roots, view=SessionView(session.session_id))
                 self._sessions[session.session_id] = known
+                # So do its children's views: the agent replays them, if at all (SUBAGENT-30).
+                for below in self._descendants(session.session_id):
+                    self._sessions.pop(below, None)
             else:
                 known.roots = roots
                 known.closed = False
@@ -244,6 +247,21 @@ class ReferenceClient(Client):
             self._register_child(params.session_id, session, params.update.session_id)
         if self._on_update is not None:
             self._on_update(params.session_id, params.update)
+
+    def _descendants(self, session_id: str) -> List[str]:
+        """The child sessions below ``session_id``, at any depth (under ``_lock``)."""
+        below: List[str] = []
+        parents = {session_id}
+        while True:
+            found = [
+                sid
+                for sid, known in self._sessions.items()
+                if known.view.parent_id in parents and sid not in below and sid != session_id
+            ]
+            if not found:
+                return below
+            below += found
+            parents = set(found)
 
     def _register_child(self, parent_id: str, parent: _Session, child_id: str) -> None:
         """spec SUBAGENT-03 (provisional): an announced child gets a view; its updates go there."""
