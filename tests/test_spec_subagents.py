@@ -781,3 +781,179 @@ def test_SUBAGENT_30_the_reference_client_keeps_a_replayed_child_once(tmp_path: 
     finally:
         conn.close()
         side.close()
+
+
+# -- Requests of a child, against peers that do not cooperate --------------------------------------
+
+
+def _rule_less_agent_pair(client: Any) -> Any:
+    """The reference client joined to a scripted agent with no protocol rules (client_agent)."""
+    from client_harness import Pair
+
+    return Pair(client=client)
+
+
+def _steps(pair: Any, sid: str, steps: List[Any]) -> List[Any]:
+    from client_harness import run_steps
+
+    return run_steps(pair.conn, pair.client, sid, steps)
+
+
+def _announce_step(child: str) -> Dict[str, Any]:
+    return {"notify": "session/update", "params": {"sessionId": "$sid", "update": {
+        "sessionUpdate": "subagent_update", "sessionId": child, "capabilities": {}}}}  # fmt: skip
+
+
+def _child_chunk_step(child: str, text: str) -> Dict[str, Any]:
+    return {"notify": "session/update", "params": {"sessionId": child, "update": {
+        "sessionUpdate": "agent_message_chunk", "content": {"type": "text", "text": text}}}}  # fmt: skip
+
+
+def test_SUBAGENT_07_08_early_child_traffic_is_reported_and_not_buffered(tmp_path: Path) -> None:
+    pair = _rule_less_agent_pair(ReferenceClient())
+    try:
+        sid = pair.new_session(str(tmp_path))
+        child = "sess_child_early"
+        _steps(pair, sid, [_child_chunk_step(child, "too early"), _announce_step(child),
+                           _child_chunk_step(child, "announced")])  # fmt: skip
+        # spec SUBAGENT-08: the agent may not rely on a client buffering it: reported...
+        early = [f for f in pair.conn.rules.findings if f.clause == "SUBAGENT-05"]
+        assert len(early) == 1 and "sess_child_early" in early[0].message
+        # ...and acpref's client does not (SUBAGENT-07 is a tolerance it does not take).
+        assert [m.text for m in pair.client.view(child).messages] == ["announced"]
+    finally:
+        pair.close()
+    # The agent side refuses to send it in the first place.
+    refused: List[str] = []
+
+    def run(params: s.PromptRequest, turn: Any) -> Any:
+        try:
+            turn.client.update(child, s.AgentMessageChunk(content=s.TextContent(text="x")))
+        except LocalProtocolError as exc:
+            refused.append(exc.clause)
+        turn.update(s.SubagentUpdate(session_id=child, capabilities=s.SubagentSessionCapabilities()))
+        return s.StopReason.END_TURN
+
+    client = in_process(lambda c: Scripted(c, run), caps=SUB_CAPS)
+    try:
+        client.prompt(client.new_session(str(tmp_path)).session_id, "go")
+        assert refused == ["SUBAGENT-05"]
+    finally:
+        client.close()
+
+
+class _NoWrites(ReferenceClient):
+    """A reference client that does not advertise fs.writeTextFile."""
+
+    from acpref.client import Client as _Client
+
+    fs_write_text_file = _Client.fs_write_text_file  # type: ignore[assignment]
+
+
+def test_SUBAGENT_13_a_childs_requests_meet_the_parents_restrictions(tmp_path: Path) -> None:
+    target = str(tmp_path / "f.txt")
+    pair = _rule_less_agent_pair(_NoWrites())
+    try:
+        sid = pair.new_session(str(tmp_path))
+        child = "sess_child_writer"
+        write = {"call": "fs/write_text_file",
+                 "params": {"sessionId": child, "path": target, "content": "x"}}  # fmt: skip
+        results = _steps(pair, sid, [_announce_step(child), write])
+        # spec SUBAGENT-13: fs.writeTextFile was not advertised: not for the child either.
+        assert results[1]["error"]["code"] == -32601
+        assert [f.clause for f in pair.conn.rules.findings] == ["FS-02"]
+        assert not Path(target).exists()
+    finally:
+        pair.close()
+    refused: List[str] = []
+
+    def run(params: s.PromptRequest, turn: Any) -> Any:
+        turn.update(s.SubagentUpdate(session_id=child, capabilities=s.SubagentSessionCapabilities()))
+        try:
+            turn.client.fs_write_text_file(
+                s.WriteTextFileRequest(session_id=child, path=target, content="x"), timeout=WAIT
+            )
+        except LocalProtocolError as exc:
+            refused.append(exc.clause)
+        return s.StopReason.END_TURN
+
+    caps = attrs.evolve(SUB_CAPS, fs=s.FileSystemCapabilities(read_text_file=True))
+    client = in_process(lambda c: Scripted(c, run), caps=caps)
+    try:
+        client.prompt(client.new_session(str(tmp_path)).session_id, "go")
+        assert refused == ["FS-02"] and not Path(target).exists()
+    finally:
+        client.close()
+
+
+def test_SUBAGENT_48_a_childs_request_answered_twice_is_reported(tmp_path: Path) -> None:
+    import queue
+    import threading
+
+    child = "sess_child_asks_once"
+    answers: List[Any] = []
+
+    def run(params: s.PromptRequest, turn: Any) -> Any:
+        turn.update(s.SubagentUpdate(session_id=child, capabilities=s.SubagentSessionCapabilities()))
+        option = s.PermissionOption(option_id="ok", name="OK", kind=s.PermissionOptionKind.ALLOW_ONCE)
+        request = s.RequestPermissionRequest(
+            session_id=child, tool_call=s.ToolCallUpdate(tool_call_id="t"), options=[option]
+        )
+        answers.append(turn.client.session_request_permission(request, timeout=WAIT).outcome)
+        return s.StopReason.END_TURN
+
+    a_in, c_out = os.pipe()
+    c_in, a_out = os.pipe()
+    side = AgentSideConnection(
+        lambda c: Scripted(c, run), FdStream(a_in, a_out, owns_fds=True)
+    ).start()
+    lines: "queue.Queue[Dict[str, Any]]" = queue.Queue()
+    reader = os.fdopen(c_in, "rb")
+    writer = os.fdopen(c_out, "wb", buffering=0)
+    records: List[Dict[str, Any]] = []  # the transcript, for the oracle
+
+    def read() -> None:
+        for line in reader:
+            records.append({"from": "agent", "line": line.decode().strip()})
+            lines.put(json.loads(line))
+
+    threading.Thread(target=read, daemon=True).start()
+
+    def send(message: Dict[str, Any]) -> None:
+        line = json.dumps({"jsonrpc": "2.0", **message})
+        records.append({"from": "client", "line": line})
+        writer.write(line.encode() + b"\n")
+
+    def until(match: Any) -> Dict[str, Any]:
+        while True:
+            message = lines.get(timeout=WAIT)
+            if match(message):
+                return message
+
+    try:
+        send({"id": 0, "method": "initialize", "params": {"protocolVersion": 1,
+              "clientCapabilities": {"subagents": {}},
+              "clientInfo": {"name": "raw", "version": "1"}}})  # fmt: skip
+        until(lambda m: m.get("id") == 0)
+        send({"id": 1, "method": "session/new", "params": {"cwd": str(tmp_path), "mcpServers": []}})
+        sid = until(lambda m: m.get("id") == 1)["result"]["sessionId"]
+        send({"id": 2, "method": "session/prompt",
+              "params": {"sessionId": sid, "prompt": [{"type": "text", "text": "go"}]}})  # fmt: skip
+        asked = until(lambda m: m.get("method") == "session/request_permission")
+        assert asked["params"]["sessionId"] == child
+        selected = {"outcome": {"outcome": "selected", "optionId": "ok"}}
+        send({"id": asked["id"], "result": selected})
+        until(lambda m: m.get("id") == 2)  # the turn ended on the first answer
+        send({"id": asked["id"], "result": {"outcome": {"outcome": "cancelled"}}})
+        send({"id": 3, "method": "session/close", "params": {"sessionId": sid}})
+        until(lambda m: m.get("id") == 3)  # read after the second answer: it was seen
+        # spec SUBAGENT-48: one response per request; the second is dropped by the agent side
+        # (RPC-08) and reported by the oracle, which sees both directions.
+        assert answers == [s.SelectedPermissionOutcome(option_id="ok")]
+        assert side.findings == []
+        report = validate(records + [{"from": "client", "event": "eof"}])
+        assert [f.clause for f in report.findings] == ["RPC-06"] and not report.ok
+    finally:
+        writer.close()
+        side.close()
+        reader.close()
