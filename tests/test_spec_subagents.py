@@ -36,6 +36,7 @@ from agent_scripted import Scripted  # noqa: E402
 pytestmark = pytest.mark.timeout(60)
 WAIT = 10.0
 SUB_CAPS = attrs.evolve(FULL_CAPS, subagents=s.SubagentCapabilities())
+NO_CAPS = s.SubagentSessionCapabilities()  # {}: no mutation granted on the child
 
 
 @pytest.fixture
@@ -458,7 +459,7 @@ def test_SUBAGENT_19_a_request_for_a_child_is_answered(tmp_path: Path) -> None:
 
     def run(params: s.PromptRequest, turn: Any) -> Any:
         child = "sess_child_asks"
-        turn.update(s.SubagentUpdate(session_id=child, capabilities=s.SubagentSessionCapabilities()))
+        turn.update(s.SubagentUpdate(session_id=child, capabilities=NO_CAPS))
         turn.client.update(child, s.ToolCall(tool_call_id="t", title="Edit", kind=s.ToolKind.EDIT))
         option = s.PermissionOption(
             option_id="ok", name="OK", kind=s.PermissionOptionKind.ALLOW_ONCE
@@ -735,8 +736,9 @@ def test_SUBAGENT_32_33_42_a_child_not_restored_is_left_out_and_the_gap_is_told(
         )
         before, after = _inbound_split(second, pending.id)
         # spec SUBAGENT-32: no reference to it, no traffic for it, no guessed parent.
-        assert not [p for p in before + after if child in (p["sessionId"],
-                    p["update"].get("sessionId"), p["update"].get("recipientSessionId"))]  # fmt: skip
+        named = [(p["sessionId"], p["update"].get("sessionId"),
+                  p["update"].get("recipientSessionId")) for p in before + after]  # fmt: skip
+        assert not [n for n in named if child in n]
         calls = [p["update"] for p in before if p["update"]["sessionUpdate"] == "tool_call"]
         assert calls and calls[-1]["content"] == []
         # spec SUBAGENT-42: nothing says it failed, was cancelled or is orphaned.
@@ -805,8 +807,8 @@ def _announce_step(child: str) -> Dict[str, Any]:
 
 
 def _child_chunk_step(child: str, text: str) -> Dict[str, Any]:
-    return {"notify": "session/update", "params": {"sessionId": child, "update": {
-        "sessionUpdate": "agent_message_chunk", "content": {"type": "text", "text": text}}}}  # fmt: skip
+    body = {"sessionUpdate": "agent_message_chunk", "content": {"type": "text", "text": text}}
+    return {"notify": "session/update", "params": {"sessionId": child, "update": body}}
 
 
 def test_SUBAGENT_07_08_early_child_traffic_is_reported_and_not_buffered(tmp_path: Path) -> None:
@@ -831,7 +833,7 @@ def test_SUBAGENT_07_08_early_child_traffic_is_reported_and_not_buffered(tmp_pat
             turn.client.update(child, s.AgentMessageChunk(content=s.TextContent(text="x")))
         except LocalProtocolError as exc:
             refused.append(exc.clause)
-        turn.update(s.SubagentUpdate(session_id=child, capabilities=s.SubagentSessionCapabilities()))
+        turn.update(s.SubagentUpdate(session_id=child, capabilities=NO_CAPS))
         return s.StopReason.END_TURN
 
     client = in_process(lambda c: Scripted(c, run), caps=SUB_CAPS)
@@ -868,7 +870,7 @@ def test_SUBAGENT_13_a_childs_requests_meet_the_parents_restrictions(tmp_path: P
     refused: List[str] = []
 
     def run(params: s.PromptRequest, turn: Any) -> Any:
-        turn.update(s.SubagentUpdate(session_id=child, capabilities=s.SubagentSessionCapabilities()))
+        turn.update(s.SubagentUpdate(session_id=child, capabilities=NO_CAPS))
         try:
             turn.client.fs_write_text_file(
                 s.WriteTextFileRequest(session_id=child, path=target, content="x"), timeout=WAIT
@@ -894,8 +896,10 @@ def test_SUBAGENT_48_a_childs_request_answered_twice_is_reported(tmp_path: Path)
     answers: List[Any] = []
 
     def run(params: s.PromptRequest, turn: Any) -> Any:
-        turn.update(s.SubagentUpdate(session_id=child, capabilities=s.SubagentSessionCapabilities()))
-        option = s.PermissionOption(option_id="ok", name="OK", kind=s.PermissionOptionKind.ALLOW_ONCE)
+        turn.update(s.SubagentUpdate(session_id=child, capabilities=NO_CAPS))
+        option = s.PermissionOption(
+            option_id="ok", name="OK", kind=s.PermissionOptionKind.ALLOW_ONCE
+        )
         request = s.RequestPermissionRequest(
             session_id=child, tool_call=s.ToolCallUpdate(tool_call_id="t"), options=[option]
         )
@@ -937,8 +941,8 @@ def test_SUBAGENT_48_a_childs_request_answered_twice_is_reported(tmp_path: Path)
         until(lambda m: m.get("id") == 0)
         send({"id": 1, "method": "session/new", "params": {"cwd": str(tmp_path), "mcpServers": []}})
         sid = until(lambda m: m.get("id") == 1)["result"]["sessionId"]
-        send({"id": 2, "method": "session/prompt",
-              "params": {"sessionId": sid, "prompt": [{"type": "text", "text": "go"}]}})  # fmt: skip
+        prompt = {"sessionId": sid, "prompt": [{"type": "text", "text": "go"}]}
+        send({"id": 2, "method": "session/prompt", "params": prompt})
         asked = until(lambda m: m.get("method") == "session/request_permission")
         assert asked["params"]["sessionId"] == child
         selected = {"outcome": {"outcome": "selected", "optionId": "ok"}}
@@ -957,3 +961,224 @@ def test_SUBAGENT_48_a_childs_request_answered_twice_is_reported(tmp_path: Path)
         writer.close()
         side.close()
         reader.close()
+
+
+# -- The reference client cancelling a child's work ------------------------------------------------
+
+
+def _scripted_pair(run: Any, client: Any) -> Any:
+    a_in, c_out = os.pipe()
+    c_in, a_out = os.pipe()
+    side = AgentSideConnection(
+        lambda c: Scripted(c, run), FdStream(a_in, a_out, owns_fds=True)
+    ).start()
+    conn = ClientSideConnection(client, FdStream(c_in, c_out, owns_fds=True))
+    conn.initialize(timeout=WAIT)
+    return conn, side
+
+
+CANCEL_CAPS = s.SubagentSessionCapabilities(cancel=s.SessionCancelCapabilities())
+
+
+def test_SUBAGENT_45_a_cancelled_childs_elicitation_is_answered_cancel(tmp_path: Path) -> None:
+    import threading
+
+    asked = threading.Event()
+    actions: List[Any] = []
+    child = "sess_child_asks_form"
+
+    def form(request: s.CreateElicitationRequest, cancelled: threading.Event) -> Any:
+        if not asked.is_set():
+            asked.set()
+            cancelled.wait(WAIT)  # the first dialog is dismissed by the cancel only
+        return s.ElicitationAcceptAction(content={})  # what a careless dialog would return
+
+    def run(params: s.PromptRequest, turn: Any) -> Any:
+        turn.update(s.SubagentUpdate(session_id=child, capabilities=CANCEL_CAPS,
+                                     state=s.RunningStateUpdate()))  # fmt: skip
+        schema = codec.decode({"type": "object", "properties": {}}, s.ElicitationSchema)
+        mode = s.ElicitationFormMode(
+            requested_schema=schema, scope=s.ElicitationSessionScope(session_id=child)
+        )
+        actions.append(turn.elicit(s.CreateElicitationRequest(message="?", mode=mode)).action)
+        return s.StopReason.END_TURN
+
+    conn, side = _scripted_pair(run, ReferenceClient(elicit_form=form))
+    try:
+        sid = conn.new_session(str(tmp_path), timeout=WAIT).session_id
+        turn = conn.prompt_async(sid, "go")
+        assert asked.wait(WAIT)
+        conn.cancel(child)
+        assert turn.result(WAIT).stop_reason == "end_turn"
+        # spec SUBAGENT-45: dismissed, and answered with the cancel action.
+        assert actions == [s.ElicitationCancelAction()]
+        # spec-gap child-cancel-reach: new work of the child (running again) is asked anew.
+        assert conn.prompt(sid, "again", timeout=WAIT).stop_reason == "end_turn"
+        assert actions[1:] == [s.ElicitationAcceptAction(content={})]
+        assert [f.clause for f in conn.rules.findings + side.findings] == []
+    finally:
+        conn.close()
+        side.close()
+
+
+def test_SUBAGENT_49_a_cancelled_childs_tool_calls_are_marked_and_still_updated(
+    tmp_path: Path,
+) -> None:
+    import threading
+
+    cancelled = threading.Event()
+    child, grandchild = "sess_child_tools", "sess_child_tools_g"
+
+    def run(params: s.PromptRequest, turn: Any) -> Any:
+        turn.update(s.SubagentUpdate(session_id=child, capabilities=CANCEL_CAPS))
+        turn.client.update(child, s.SubagentUpdate(session_id=grandchild, capabilities=CANCEL_CAPS))
+        for sid in (child, grandchild):
+            turn.client.update(sid, s.ToolCall(tool_call_id="t", title="Build",
+                                               status=s.ToolCallStatus.IN_PROGRESS))  # fmt: skip
+        assert cancelled.wait(WAIT)
+        # spec SUBAGENT-49: a late update for a cancelled call is still the agent's to send.
+        done = s.ToolCallUpdate(tool_call_id="t", status=s.ToolCallStatus.COMPLETED)
+        turn.client.update(grandchild, done)
+        return s.StopReason.END_TURN
+
+    calls: List[str] = []
+    arrived = threading.Condition()
+
+    def on_update(session_id: str, update: Any) -> None:
+        if isinstance(update, s.ToolCall):
+            with arrived:
+                calls.append(session_id)
+                arrived.notify_all()
+
+    client = ReferenceClient(on_update=on_update)
+    conn, side = _scripted_pair(run, client)
+    try:
+        sid = conn.new_session(str(tmp_path), timeout=WAIT).session_id
+        turn = conn.prompt_async(sid, "go")
+        # Once both tool calls are known, cancel the child (and so its child's work).
+        with arrived:
+            assert arrived.wait_for(lambda: len(calls) == 2, WAIT)
+        views = (lambda: client.view(child), lambda: client.view(grandchild))
+        conn.cancel(child)
+        marked = [v().tool_calls["t"].cancelled for v in views]
+        cancelled.set()
+        assert turn.result(WAIT).stop_reason == "end_turn"
+        assert marked == [True, True]
+        late = client.view(grandchild).tool_calls["t"]
+        assert late.status == "completed"  # applied, not dropped
+        assert client.view(sid).tool_calls == {}  # the parent's own calls are not touched
+    finally:
+        cancelled.set()
+        conn.close()
+        side.close()
+
+
+def test_SUBAGENT_46_a_childs_request_stays_with_the_child(tmp_path: Path) -> None:
+    import threading
+
+    from acpref.client import Ask
+
+    asked: List[s.RequestPermissionRequest] = []
+    waiting, decide, answered = threading.Event(), threading.Event(), threading.Event()
+    outcomes: List[Any] = []
+    child = "sess_child_keeps"
+
+    def dialog(request: s.RequestPermissionRequest, cancelled: threading.Event) -> Any:
+        asked.append(request)
+        waiting.set()
+        decide.wait(WAIT)  # the user answers after the parent's next turn
+        return "ok"
+
+    def ask_later(turn: Any) -> None:
+        option = s.PermissionOption(
+            option_id="ok", name="OK", kind=s.PermissionOptionKind.ALLOW_ONCE
+        )
+        request = s.RequestPermissionRequest(
+            session_id=child, tool_call=s.ToolCallUpdate(tool_call_id="c1", title="Child edit"),
+            options=[option],
+        )
+        outcomes.append(turn.client.session_request_permission(request, timeout=WAIT).outcome)
+        answered.set()
+
+    def run(params: s.PromptRequest, turn: Any) -> Any:
+        if params.prompt[0].text == "first":  # type: ignore[union-attr]
+            turn.update(s.SubagentUpdate(session_id=child, capabilities=NO_CAPS))
+            # The child's work outlives the turn: it asks once the parent's turn has ended.
+            turn.after_answer(lambda: threading.Thread(target=ask_later, args=(turn,)).start())
+        return s.StopReason.END_TURN
+
+    client = ReferenceClient(permissions=Ask(dialog))
+    conn, side = _scripted_pair(run, client)
+    try:
+        sid = conn.new_session(str(tmp_path), timeout=WAIT).session_id
+        conn.prompt(sid, "first", timeout=WAIT)
+        assert waiting.wait(WAIT)
+        conn.prompt(sid, "second", timeout=WAIT)  # a later operation of the parent
+        decide.set()
+        assert answered.wait(WAIT)  # the answer reached the agent's thread
+        # spec SUBAGENT-46: the request is the child's: shown under it, answered as asked, never
+        # moved to the parent nor settled by the parent's later turn.
+        assert [r.session_id for r in asked] == [child]
+        assert outcomes == [s.SelectedPermissionOutcome(option_id="ok")]
+        assert "c1" in client.view(child).tool_calls and "c1" not in client.view(sid).tool_calls
+        assert [f.clause for f in conn.rules.findings + side.findings] == []
+    finally:
+        decide.set()
+        conn.close()
+        side.close()
+
+
+def test_SUBAGENT_52_each_sessions_cost_is_shown_as_reported() -> None:
+    from acpref.client.render import Renderer
+
+    client = ReferenceClient()
+    client.on_session_open(_opened("p"))
+    out: List[str] = []
+    renderer = Renderer(out.append)
+    for sid, body in (
+        ("p", {"sessionUpdate": "subagent_update", "sessionId": "c"}),
+        ("p", {"sessionUpdate": "usage_update", "used": 10, "size": 100,
+               "cost": {"amount": 1.20, "currency": "USD"}}),
+        ("c", {"sessionUpdate": "usage_update", "used": 5, "size": 100,
+               "cost": {"amount": 0.30, "currency": "USD"}}),
+    ):  # fmt: skip
+        note = codec.decode({"sessionId": sid, "update": body}, s.SessionNotification)
+        client.session_update(note)
+        renderer.update(note.update)
+    # spec SUBAGENT-52: 1.20 for the parent, 0.30 for the child; no total of 1.50, no 0.90.
+    costs = [client.view(sid).usage.cost.amount for sid in ("p", "c")]  # type: ignore[union-attr]
+    assert costs == [1.20, 0.30]
+    text = "".join(out)
+    assert "1.2 USD" in text and "0.3 USD" in text
+    assert "1.5" not in text and "0.9" not in text
+
+
+def test_SUBAGENT_55_a_completed_send_does_not_finish_the_child() -> None:
+    view = SessionView("p")
+    for wire in (
+        {"sessionUpdate": "subagent_update", "sessionId": "c", "state": {"state": "running"}},
+        {"sessionUpdate": "tool_call", "toolCallId": "send", "title": "Send to helper",
+         "status": "in_progress", "content": [{"type": "session", "sessionId": "c"}]},
+        {"sessionUpdate": "tool_call_update", "toolCallId": "send", "status": "completed"},
+    ):  # fmt: skip
+        view.apply(codec.decode({"sessionId": "p", "update": wire}, s.SessionNotification).update)
+    child = view.subagents.children["c"]
+    # spec SUBAGENT-55: the send completed; the child is still running, as it last said.
+    assert isinstance(child.state, s.RunningStateUpdate) and child.state_confirmed
+    assert view.tool_calls["send"].status == "completed"
+
+
+def test_SUBAGENT_56_references_are_shown_one_line_each_never_expanded() -> None:
+    from acpref.client.render import Renderer
+
+    out: List[str] = []
+    renderer = Renderer(out.append)
+    # A cycle: the parent's call names the child, the child's call names the parent.
+    for sid, other in (("p", "c"), ("c", "p")):
+        wire = {"sessionUpdate": "tool_call", "toolCallId": f"t_{sid}", "title": "Messages",
+                "content": [{"type": "session", "sessionId": other}]}  # fmt: skip
+        note = codec.decode({"sessionId": sid, "update": wire}, s.SessionNotification)
+        renderer.update(note.update)
+    lines = "".join(out).splitlines()
+    assert [line for line in lines if "[session" in line] == ["  [session c]", "  [session p]"]
+    assert len(lines) == 4
