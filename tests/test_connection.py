@@ -320,6 +320,54 @@ def test_notifications_are_handled_in_wire_order(pair):
     assert seen == list(range(1000))
 
 
+def test_notifications_keep_wire_order_while_the_reading_role_changes_hands(pair):
+    # acpref._threads: whoever reads, one thread reads at a time. A caller of b takes the role
+    # from the watching host (interrupting it) and gives it back when answered, again and again,
+    # while a streams notifications: a host reads between the calls (the caller waits until 20
+    # more were handled, which only a host can do then), and the caller reads during them.
+    total = 2000
+    seen: List[int] = []
+    handled = threading.Condition()
+    errors: List[BaseException] = []
+
+    def note(params: Any, ctx: Any) -> None:
+        with handled:
+            seen.append(params["i"])
+            handled.notify_all()
+
+    def grown(by: int) -> bool:
+        mark = len(seen)
+        return handled.wait_for(lambda: len(seen) >= min(mark + by, total), WAIT)
+
+    def call_in_a_loop() -> None:
+        try:
+            while True:
+                b.request("_ping", timeout=WAIT)
+                with handled:
+                    assert grown(20)
+                    if len(seen) == total:
+                        return
+        except BaseException as exc:  # noqa: BLE001 - reported below
+            errors.append(exc)
+
+    a, b = pair({"_ping": _ping}, {"_note": note})
+    caller = threading.Thread(target=call_in_a_loop, name="b-caller")
+    sender = threading.Thread(target=lambda: [a.notify("_note", {"i": i}) for i in range(total)])
+    sender.start()
+    try:
+        with handled:
+            assert grown(100)  # read by hosts: nobody calls yet
+        caller.start()
+        with handled:
+            assert handled.wait_for(lambda: len(seen) == total, WAIT)
+    finally:
+        sender.join(WAIT)
+        if caller.ident is not None:
+            caller.join(WAIT)
+    assert errors == []
+    assert seen == list(range(total))
+
+
 def test_request_returns_only_after_the_notifications_sent_before_its_response(pair):
     # The session/update notifications of a turn are handled before session/prompt returns.
     handled: List[int] = []
