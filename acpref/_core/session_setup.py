@@ -19,7 +19,7 @@ from typing import Any, Dict, Iterable, List, Optional
 from ..errors import ErrorCode
 from .book import Message, check, transition, update_check, update_of
 from .facts import ConnectionFacts, SessionState
-from .lifecycle import SESSION, SessionEvent, SessionPhase, TurnEvent, TurnPhase
+from .lifecycle import SESSION, TURN, SessionEvent, SessionPhase, TurnEvent, TurnPhase
 from .prompt_turn import cancel_turn
 from .findings import Finding, Party, finding
 from .session_modes import config_findings, modes_findings, remember_options
@@ -294,7 +294,8 @@ def _session_reopened(state: ConnectionFacts, m: Message) -> None:
     still = _reopened_one(s, m.method)  # another load or resume is still in flight
     if m.is_error:
         if not still:
-            failed = SessionEvent.REOPEN_FAILED if s.created_by_reopen else SessionEvent.REOPENED
+            kept = not s.created_by_reopen
+            failed = SessionEvent.REOPEN_FAILED_KEPT if kept else SessionEvent.REOPEN_FAILED
             s.phase = SESSION.step(s.phase, failed)
             if s.phase is SessionPhase.UNKNOWN:
                 del state.sessions[s.id]  # the record was the failed reopen's own
@@ -302,7 +303,10 @@ def _session_reopened(state: ConnectionFacts, m: Message) -> None:
     if not still:
         s.phase = SESSION.step(s.phase, SessionEvent.REOPENED)
     s.created_by_reopen = False
-    s.last = "load" if m.method == "session/load" else "resume"
+    load = m.method == "session/load"
+    s.turn_phase = TURN.step(
+        s.turn_phase, TurnEvent.LOAD_ANSWERED if load else TurnEvent.RESUME_ANSWERED
+    )
     s.cwd = m.request.params.get("cwd", s.cwd)
     if still:  # the next replay re-sends the messages with their own ids
         s.forget_message_ids()
@@ -335,7 +339,8 @@ def _replayed_message_id(state: ConnectionFacts, m: Message) -> Iterable[Finding
     if (
         s is not None
         and s.phase is SessionPhase.LOADING
-        and s.turn_phase is TurnPhase.NO_TURN  # spec-gap reopen-in-flight: a turn's chunks interleave the replay
+        # spec-gap reopen-in-flight: a turn's chunks may interleave the replay
+        and not s.turn_phase.running
         and isinstance(message_id, str)
         and message_id != s.message_id
         and message_id in s.old_message_ids
