@@ -12,7 +12,7 @@ an error (PROMPT-23, PROMPT-24).
 
 from __future__ import annotations
 
-from typing import Iterable
+from typing import Iterable, Optional
 
 from ..errors import ErrorCode
 from .book import Message, check, transition, update_check, update_of, update_transition
@@ -202,6 +202,24 @@ def _turn_ends(state: ConnectionFacts, m: Message) -> Iterable[Finding]:
             f"turn ended {stop!r} after session/cancel (possibly a race)",
             m.index,
         )
+
+
+def prompt_answer(cancelled: bool, stop_reason: Optional[str]) -> Optional[str]:
+    """The ``stopReason`` a live agent answers its turn's session/prompt with.
+
+    ``stop_reason`` is the one its handler chose, or None when the handler raised; ``cancelled``
+    when the turn was stopped (``cancellation.turn_stop``). None: the handler's error is the
+    answer.
+    """
+    if cancelled and stop_reason is None:
+        # spec PROMPT-24: an abort exception after cancel becomes stopReason "cancelled": a
+        # cancelled turn never yields a JSON-RPC error.
+        return "cancelled"
+    if cancelled and stop_reason is not None:
+        # spec PROMPT-23: a cancelled turn is answered with stopReason "cancelled", whatever the
+        # handler chose.
+        return "cancelled"
+    return stop_reason
 
 
 @transition("response", A, "session/prompt")

@@ -378,3 +378,39 @@ def _closed_apply(state: ConnectionFacts, m: Message) -> None:
             # Nothing is kept of a closed session: to the rules it is unknown from now on, and
             # a session/load or session/resume sets it up anew.
             del state.sessions[s.id]
+
+
+# -- The order of a session's answers on the agent side (the live agent asks) ---------------------
+
+#: The requests that end a session, and those that reopen one.
+ENDING = ("session/close", "session/delete")
+REOPENING = ("session/load", "session/resume")
+
+
+def ending_in_flight(state: ConnectionFacts, session_id: Any) -> bool:
+    """True while a session/close or session/delete of the session is in flight."""
+    return any(
+        req.method in ENDING and req.params.get("sessionId") == session_id
+        for req in state.outstanding[C].values()
+    )
+
+
+def answered_after(method: str, other: str, *, earlier: bool) -> bool:
+    """Whether an agent handles ``method`` only once ``other``, a request of the same session
+    read ``earlier`` than it (or later), is answered."""
+    if method in ENDING:
+        # spec-gap close-in-flight, close-order (SETUP-16): a close or delete is answered after
+        # every other request of its session, read before or after it (its cancelled turn
+        # first), so that nothing of the session follows the answer. Closes and deletes do not
+        # wait for each other: the first ends the session, the next finds none.
+        return other not in ENDING
+    if not earlier:
+        return False
+    if method in REOPENING:
+        # spec-gap reopen-in-flight: a load or resume follows the earlier requests of its
+        # session but closes and deletes (which wait for it), so that no turn's updates
+        # interleave its replay.
+        return other not in ENDING
+    # spec-gap reopen-in-flight: any other request follows the earlier loads and resumes, so
+    # that a session whose reopening failed is known to be gone before its handler runs.
+    return other in REOPENING
