@@ -150,7 +150,9 @@ class _SessionRequests:
                 return True
             sid, mine, arrival = me
             return not any(
-                other_sid == sid and n != arrival and answered_after(mine, other, earlier=n < arrival)
+                other_sid == sid
+                and n != arrival
+                and answered_after(mine, other, earlier=n < arrival)
                 for other_sid, other, n in self._running.values()
             )
 
