@@ -17,12 +17,21 @@ atomically when they change) and ``<id>.history.jsonl`` (one line appended per h
 that a long turn costs one small write per update, not one rewrite of everything). A damaged
 last line (a crash mid-write) is skipped when reading back.
 
+A closed session stays listable and loadable, but keeps little: ``close`` replaces a session
+that holds nothing but its settings (no history, no terminal output, no extra or live state) by
+one ``int``, its *compact record*: its ``updated_at`` in milliseconds, its ``touched`` counter,
+and the index of its settings, which sessions set up alike share (``acpref._core.compact``).
+``get`` gives it back whole, as it was, and the record is a full ``Session`` again. A hostile
+client that opens and closes sessions forever costs the registry about 140 bytes a session.
+
 What must not live here: wire I/O and the protocol rules.
 """
 
 from __future__ import annotations
 
 import base64
+import calendar
+import functools
 import itertools
 import json
 import logging
@@ -39,12 +48,14 @@ from typing import (
     Sequence,
     Set,
     Tuple,
+    Union,
 )
 
 import attrs
 
 from .. import codec
 from .. import schema as s
+from .._core.compact import Interned, pack, unpack
 from ..schema import UNSET
 
 from ._session import _REPLAYED, _SESSION_LOCKS, Session, _now
@@ -56,6 +67,16 @@ log = logging.getLogger("acpref.sessions")
 #: spec LIST-13: the page size session/list enforces.
 DEFAULT_PAGE_SIZE = 50
 
+#: A compact record's fields (``SessionRegistry.close``): the index of its shape in 20 bits,
+#: ``updated_at`` in milliseconds since 1970 in 44 bits, and ``touched`` above them.
+_RECORD_WIDTHS = (20, 44)
+
+#: A closed session's shape: ``(cwd, additional_directories, title, settings index)``; its
+#: settings: ``(mcp_servers, modes, config_options as a tuple or None, system_prompt)``.
+_Shape = Tuple[str, Tuple[str, ...], Optional[str], int]
+_Settings = Tuple[Tuple[Any, ...], Any, Optional[Tuple[Any, ...]], Any]
+
+
 class InvalidCursor(ValueError):
     """A ``session/list`` cursor this registry did not issue (spec LIST-12)."""
 
@@ -63,14 +84,18 @@ class InvalidCursor(ValueError):
 class SessionRegistry:
     """All sessions an agent knows, by id. Thread-safe; optionally persisted to ``state_dir``.
 
-    Locks: ``_lock`` guards the id tables; each session's lock (see ``_SESSION_LOCKS``) guards
-    its fields and its files. Neither is held while the other is taken the other way round, nor across wire I/O.
+    Locks: ``_lock`` guards the id tables and the compact records; each session's lock (see
+    ``_SESSION_LOCKS``) guards its fields and its files. A session's lock may be held while
+    ``_lock`` is taken, never the other way round; neither is held across wire I/O.
     """
 
     def __init__(
         self, state_dir: Optional[str] = None, *, page_size: int = DEFAULT_PAGE_SIZE
     ) -> None:
-        self._sessions: Dict[str, Session] = {}
+        #: Every session by id: a ``Session``, or the compact record of a closed one (``close``).
+        self._sessions: Dict[str, Union[Session, int]] = {}
+        self._shapes = Interned()  # of the compact records: _Shape values
+        self._settings = Interned()  # of the shapes: _Settings values
         self._deleted: Set[str] = set()
         self._lock = threading.Lock()
         self._state_dir = state_dir
@@ -118,9 +143,12 @@ class SessionRegistry:
         return session
 
     def get(self, session_id: str) -> Optional[Session]:
-        """The session ``session_id``, or None."""
+        """The session ``session_id``, or None. A closed one is whole again (see ``close``)."""
         with self._lock:
-            return self._sessions.get(session_id)
+            kept = self._sessions.get(session_id)
+            if isinstance(kept, int):
+                kept = self._sessions[session_id] = self._rebuilt(session_id, kept, release=True)
+            return kept
 
     def __contains__(self, session_id: object) -> bool:
         with self._lock:
@@ -131,8 +159,98 @@ class SessionRegistry:
             return len(self._sessions)
 
     def __iter__(self) -> Iterator[Session]:
+        """Every session. A closed one kept compact is given as a copy rebuilt for the occasion,
+        one at a time: changes to it are not kept (``get`` it to change it)."""
         with self._lock:
-            return iter(list(self._sessions.values()))
+            ids = list(self._sessions)
+        for session_id in ids:
+            with self._lock:
+                kept = self._sessions.get(session_id)
+                if isinstance(kept, int):
+                    kept = self._rebuilt(session_id, kept, release=False)
+            if kept is not None:
+                yield kept
+
+    # -- closing ---------------------------------------------------------------------------------
+
+    def close(self, session: Session) -> None:
+        """The session was closed: keep it as a compact record if it holds only its settings.
+
+        spec SETUP-16: a closed session's resources are freed. It stays listable and loadable,
+        so what ``list``, ``load`` and ``resume`` show of it is kept exactly (``get`` rebuilds
+        it as it was); a session with a history, terminal output, extra or live state, or a
+        running turn, stays whole. A ``Session`` taken from the registry before it closed is
+        no longer the registry's (``_is_live``): ``get`` the session again after a close.
+        """
+        with session._lock:
+            if (
+                session.turn is not None
+                or session._history
+                or session._terminal_output
+                or session._extra
+                or session._live
+            ):
+                return
+            stamp = _stamp_ms(session.updated_at)
+            if stamp is None:  # not a stamp of ours (a session read back from disk, say)
+                return
+            settings: _Settings = (
+                session.mcp_servers,
+                session.modes,
+                None if session.config_options is None else tuple(session.config_options),
+                session.system_prompt,
+            )
+            with self._lock:
+                if self._sessions.get(session.id) is not session:
+                    return
+                # Equal settings are looked for by the identity of the agent's records (an agent
+                # reuses its modes and options) and the repr of the client's, compared with ==.
+                key = (
+                    id(session.modes),
+                    None if settings[2] is None else tuple(map(id, settings[2])),
+                    hash(repr((session.mcp_servers, session.system_prompt))),
+                )
+                settings_index = self._settings.take(key, settings)
+                shape: _Shape = (
+                    session.cwd,
+                    session.additional_directories,
+                    session.title,
+                    settings_index,
+                )
+                shape_index = self._shapes.take(shape, shape)
+                if self._shapes.holders(shape_index) > 1:  # a shape kept before holds them
+                    self._settings.release(settings_index)
+                record = pack((shape_index, stamp, session.touched), _RECORD_WIDTHS)
+                if record is None:  # a field too large to pack: the session stays whole
+                    self._release(shape_index)
+                    return
+                self._sessions[session.id] = record
+
+    def _rebuilt(self, session_id: str, record: int, *, release: bool) -> Session:
+        """The session a compact record keeps (caller holds ``_lock``); ``release``: the record
+        is done with (the session is whole again, or deleted)."""
+        shape_index, stamp, touched = unpack(record, _RECORD_WIDTHS)
+        cwd, additional_directories, title, settings_index = self._shapes[shape_index]
+        mcp_servers, modes, config_options, system_prompt = self._settings[settings_index]
+        if release:
+            self._release(shape_index)
+        return Session(
+            id=session_id,
+            cwd=cwd,
+            additional_directories=additional_directories,
+            mcp_servers=mcp_servers,
+            modes=modes,
+            config_options=None if config_options is None else list(config_options),
+            title=title,
+            system_prompt=system_prompt,
+            updated_at=_stamp_text(stamp),
+            touched=touched,
+        )
+
+    def _release(self, shape_index: int) -> None:
+        settings_index = self._shapes[shape_index][3]
+        if self._shapes.release(shape_index):
+            self._settings.release(settings_index)
 
     # -- reopening -------------------------------------------------------------------------------
 
@@ -255,23 +373,44 @@ class SessionRegistry:
         deleted between two pages do not shift the next page.
         """
         after = self._decode_cursor(cursor) if cursor is not None else None
-        # spec LIST-17: listing only reads: no session is loaded, touched or changed.
+        # spec LIST-17: listing only reads: no session is loaded, touched or changed (a closed
+        # session stays compact: only the page's are rebuilt, as copies).
+        keyed: List[Tuple[Tuple[str, int], str]] = []
         with self._lock:
-            chosen = [x for x in self._sessions.values() if cwd is None or _same_dir(x.cwd, cwd)]
+            for session_id, kept in self._sessions.items():
+                key, its_cwd = self._listing_key(kept)
+                if cwd is None or _same_dir(its_cwd, cwd):
+                    keyed.append((key, session_id))
         # spec-gap list-order: most recently updated first, keyset cursors.
-        keyed = sorted(
-            (((x.updated_at, x.touched), x) for x in chosen), key=lambda kx: kx[0], reverse=True
-        )
+        keyed.sort(key=lambda kx: kx[0], reverse=True)
         if after is not None:
             keyed = [(k, x) for k, x in keyed if k < after]
         page = keyed[: self._page_size]
         next_cursor = self._encode_cursor(page[-1][0]) if len(keyed) > len(page) else None
-        return [x.info(with_directories=with_directories) for _, x in page], next_cursor
+        infos = []
+        with self._lock:
+            for _, session_id in page:
+                found = self._sessions.get(session_id)
+                if isinstance(found, int):
+                    found = self._rebuilt(session_id, found, release=False)
+                if found is not None:  # else deleted meanwhile
+                    infos.append(found.info(with_directories=with_directories))
+        return infos, next_cursor
+
+    def _listing_key(self, kept: Union[Session, int]) -> Tuple[Tuple[str, int], str]:
+        """``((updated_at, touched), cwd)`` of a session or compact record (holding ``_lock``)."""
+        if isinstance(kept, Session):
+            return (kept.updated_at, kept.touched), kept.cwd
+        shape_index, stamp, touched = unpack(kept, _RECORD_WIDTHS)
+        return (_stamp_text(stamp), touched), self._shapes[shape_index][0]
 
     def delete(self, session_id: str) -> bool:
         """Forget a session for good (hard delete); True if it existed (DELETE-04)."""
         with self._lock:
-            session = self._sessions.pop(session_id, None)
+            kept = self._sessions.pop(session_id, None)
+            session = (
+                self._rebuilt(session_id, kept, release=True) if isinstance(kept, int) else kept
+            )
             self._deleted.add(session_id)
         if session is not None and self._state_dir is not None:
             with session._lock:
@@ -393,6 +532,30 @@ class SessionRegistry:
                     continue
                 if isinstance(entry.get("at"), str) and entry["at"] > session.updated_at:
                     session.updated_at = entry["at"]
+
+
+def _stamp_ms(text: str) -> Optional[int]:
+    """An ``updated_at`` of ours (``_now``: ``2026-11-30T07:24:52.123Z``) in milliseconds since
+    1970, or None for any other text (``_stamp_text`` must give the same text back)."""
+    try:
+        fields = (text[0:4], text[5:7], text[8:10], text[11:13], text[14:16], text[17:19])
+        seconds = calendar.timegm(tuple(int(f) for f in fields) + (0, 0, 0))
+        stamp = seconds * 1000 + int(text[20:23])
+    except (ValueError, OverflowError):
+        return None
+    return stamp if stamp >= 0 and _stamp_text(stamp) == text else None
+
+
+def _stamp_text(stamp: int) -> str:
+    # spec LIST-06: the format of ``_now``: ISO 8601 in UTC, to the millisecond.
+    seconds, milli = divmod(stamp, 1000)
+    return f"{_second_text(seconds)}.{milli:03d}Z"
+
+
+@functools.lru_cache(maxsize=1024)
+def _second_text(seconds: int) -> str:
+    # Sessions close in bursts: listing many closed ones formats few distinct seconds.
+    return time.strftime("%Y-%m-%dT%H:%M:%S", time.gmtime(seconds))
 
 
 def _same_dir(a: str, b: str) -> bool:
