@@ -789,6 +789,37 @@ def test_ids_a_peer_chose_cost_a_bounded_memory_once_answered(clean: Watch, tmp_
         side.close()
 
 
+def test_a_deleted_session_leaves_nothing_of_its_system_prompt(clean: Watch, tmp_path: Path) -> None:
+    # Bug: the rules kept the system prompt of every session for SYSPROMPT-11, deleted ones too:
+    # sessions opened with a 1 MB system prompt and deleted held 1 MB each for the life of the
+    # connection (a 64 MiB line, 64 MiB each). A deleted session is never loaded (DELETE-05).
+    import gc
+    import tracemalloc
+
+    side, call = _closed_and_listed(tmp_path)
+    try:
+        side.setup()
+        tracemalloc.start()
+        try:
+            start = tracemalloc.get_traced_memory()[0]
+            for n in range(10):
+                text = f"{n} " + "x" * MiB
+                prompt = {"mode": "append", "content": [{"type": "text", "text": text}]}
+                params = {"cwd": str(tmp_path), "mcpServers": [], "systemPrompt": prompt}
+                sid = call("session/new", params)["result"]["sessionId"]
+                assert call("session/delete", {"sessionId": sid})["result"] == {}
+            del text, prompt, params
+            gc.collect()
+            grown = tracemalloc.get_traced_memory()[0] - start
+        finally:
+            tracemalloc.stop()
+        # 10 MiB of prompts were sent; the last line read may still be held by the reader.
+        assert grown < 3 * MiB, grown
+        side.probe()
+    finally:
+        side.close()
+
+
 def test_memory_per_ended_session_of_a_real_agent_process(tmp_path: Path) -> None:
     # Sessions opened and closed through a real echo agent: what each leaves behind is the
     # registry's compact record of it (it stays listable and loadable) and the rules' system
