@@ -688,7 +688,7 @@ def test_a_closed_session_is_listed_loaded_and_resumed_exactly_as_before(
             assert call("session/close", {"sessionId": sid})["result"] == {}
         registry = side.agent_side.agent.sessions
         assert all(isinstance(registry._sessions[sid], int) for sid in opened)
-        assert len(registry._shapes) == 2 and len(registry._settings) == 1
+        assert registry._closed.counts() == (2, 1)
         assert call("session/list", {})["result"] == before
         paged = [call("session/list", {"cwd": str(tmp_path)})["result"]]
         assert paged[0]["sessions"] == [i for i in before["sessions"] if i["cwd"] == str(tmp_path)]
@@ -702,7 +702,7 @@ def test_a_closed_session_is_listed_loaded_and_resumed_exactly_as_before(
         for sid in opened:
             assert call("session/delete", {"sessionId": sid})["result"] == {}
         # Nothing of them is left: the shared shapes go with their last session.
-        assert len(registry._shapes) == 0 and len(registry._settings) == 0
+        assert registry._closed.counts() == (0, 0)
         listed = call("session/list", {})["result"]["sessions"]
         assert not {i["sessionId"] for i in listed} & set(opened)
         for sid in opened:

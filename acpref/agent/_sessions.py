@@ -20,7 +20,7 @@ last line (a crash mid-write) is skipped when reading back.
 A closed session stays listable and loadable, but keeps little: ``close`` replaces a session
 that holds nothing but its settings (no history, no terminal output, no extra or live state) by
 one ``int``, its *compact record*: its ``updated_at`` in milliseconds, its ``touched`` counter,
-and the index of its settings, which sessions set up alike share (``acpref._core.compact``).
+and the index of its settings, which sessions set up alike share (``_closed.ClosedRecords``).
 ``get`` gives it back whole, as it was, and the record is a full ``Session`` again. A hostile
 client that opens and closes sessions forever costs the registry about 140 bytes a session.
 
@@ -30,8 +30,6 @@ What must not live here: wire I/O and the protocol rules.
 from __future__ import annotations
 
 import base64
-import calendar
-import functools
 import itertools
 import json
 import logging
@@ -55,9 +53,9 @@ import attrs
 
 from .. import codec
 from .. import schema as s
-from .._core.compact import Interned, pack, unpack
 from ..schema import UNSET
 
+from ._closed import ClosedRecords
 from ._session import _REPLAYED, _SESSION_LOCKS, Session, _now
 
 __all__ = ["Session", "SessionRegistry", "DEFAULT_PAGE_SIZE", "InvalidCursor"]
@@ -66,16 +64,6 @@ log = logging.getLogger("acpref.sessions")
 
 #: spec LIST-13: the page size session/list enforces.
 DEFAULT_PAGE_SIZE = 50
-
-#: A compact record's fields (``SessionRegistry.close``): the index of its shape in 20 bits,
-#: ``updated_at`` in milliseconds since 1970 in 44 bits, and ``touched`` above them.
-_RECORD_WIDTHS = (20, 44)
-
-#: A closed session's shape: ``(cwd, additional_directories, title, settings index)``; its
-#: settings: ``(mcp_servers, modes, config_options as a tuple or None, system_prompt)``.
-_Shape = Tuple[str, Tuple[str, ...], Optional[str], int]
-_Settings = Tuple[Tuple[Any, ...], Any, Optional[Tuple[Any, ...]], Any]
-
 
 class InvalidCursor(ValueError):
     """A ``session/list`` cursor this registry did not issue (spec LIST-12)."""
@@ -94,8 +82,7 @@ class SessionRegistry:
     ) -> None:
         #: Every session by id: a ``Session``, or the compact record of a closed one (``close``).
         self._sessions: Dict[str, Union[Session, int]] = {}
-        self._shapes = Interned()  # of the compact records: _Shape values
-        self._settings = Interned()  # of the shapes: _Settings values
+        self._closed = ClosedRecords()  # what the compact records share
         self._deleted: Set[str] = set()
         self._lock = threading.Lock()
         self._state_dir = state_dir
@@ -147,7 +134,8 @@ class SessionRegistry:
         with self._lock:
             kept = self._sessions.get(session_id)
             if isinstance(kept, int):
-                kept = self._sessions[session_id] = self._rebuilt(session_id, kept, release=True)
+                kept = self._closed.session(session_id, kept, release=True)
+                self._sessions[session_id] = kept
             return kept
 
     def __contains__(self, session_id: object) -> bool:
@@ -167,7 +155,7 @@ class SessionRegistry:
             with self._lock:
                 kept = self._sessions.get(session_id)
                 if isinstance(kept, int):
-                    kept = self._rebuilt(session_id, kept, release=False)
+                    kept = self._closed.session(session_id, kept, release=False)
             if kept is not None:
                 yield kept
 
@@ -191,66 +179,12 @@ class SessionRegistry:
                 or session._live
             ):
                 return
-            stamp = _stamp_ms(session.updated_at)
-            if stamp is None:  # not a stamp of ours (a session read back from disk, say)
-                return
-            settings: _Settings = (
-                session.mcp_servers,
-                session.modes,
-                None if session.config_options is None else tuple(session.config_options),
-                session.system_prompt,
-            )
             with self._lock:
                 if self._sessions.get(session.id) is not session:
                     return
-                # Equal settings are looked for by the identity of the agent's records (an agent
-                # reuses its modes and options) and the repr of the client's, compared with ==.
-                key = (
-                    id(session.modes),
-                    None if settings[2] is None else tuple(map(id, settings[2])),
-                    hash(repr((session.mcp_servers, session.system_prompt))),
-                )
-                settings_index = self._settings.take(key, settings)
-                shape: _Shape = (
-                    session.cwd,
-                    session.additional_directories,
-                    session.title,
-                    settings_index,
-                )
-                shape_index = self._shapes.take(shape, shape)
-                if self._shapes.holders(shape_index) > 1:  # a shape kept before holds them
-                    self._settings.release(settings_index)
-                record = pack((shape_index, stamp, session.touched), _RECORD_WIDTHS)
-                if record is None:  # a field too large to pack: the session stays whole
-                    self._release(shape_index)
-                    return
-                self._sessions[session.id] = record
-
-    def _rebuilt(self, session_id: str, record: int, *, release: bool) -> Session:
-        """The session a compact record keeps (caller holds ``_lock``); ``release``: the record
-        is done with (the session is whole again, or deleted)."""
-        shape_index, stamp, touched = unpack(record, _RECORD_WIDTHS)
-        cwd, additional_directories, title, settings_index = self._shapes[shape_index]
-        mcp_servers, modes, config_options, system_prompt = self._settings[settings_index]
-        if release:
-            self._release(shape_index)
-        return Session(
-            id=session_id,
-            cwd=cwd,
-            additional_directories=additional_directories,
-            mcp_servers=mcp_servers,
-            modes=modes,
-            config_options=None if config_options is None else list(config_options),
-            title=title,
-            system_prompt=system_prompt,
-            updated_at=_stamp_text(stamp),
-            touched=touched,
-        )
-
-    def _release(self, shape_index: int) -> None:
-        settings_index = self._shapes[shape_index][3]
-        if self._shapes.release(shape_index):
-            self._settings.release(settings_index)
+                record = self._closed.record(session)
+                if record is not None:  # else a field too large to pack: it stays whole
+                    self._sessions[session.id] = record
 
     # -- reopening -------------------------------------------------------------------------------
 
@@ -392,7 +326,7 @@ class SessionRegistry:
             for _, session_id in page:
                 found = self._sessions.get(session_id)
                 if isinstance(found, int):
-                    found = self._rebuilt(session_id, found, release=False)
+                    found = self._closed.session(session_id, found, release=False)
                 if found is not None:  # else deleted meanwhile
                     infos.append(found.info(with_directories=with_directories))
         return infos, next_cursor
@@ -401,16 +335,15 @@ class SessionRegistry:
         """``((updated_at, touched), cwd)`` of a session or compact record (holding ``_lock``)."""
         if isinstance(kept, Session):
             return (kept.updated_at, kept.touched), kept.cwd
-        shape_index, stamp, touched = unpack(kept, _RECORD_WIDTHS)
-        return (_stamp_text(stamp), touched), self._shapes[shape_index][0]
+        return self._closed.listing_key(kept)
 
     def delete(self, session_id: str) -> bool:
         """Forget a session for good (hard delete); True if it existed (DELETE-04)."""
         with self._lock:
             kept = self._sessions.pop(session_id, None)
-            session = (
-                self._rebuilt(session_id, kept, release=True) if isinstance(kept, int) else kept
-            )
+            if isinstance(kept, int):
+                kept = self._closed.session(session_id, kept, release=True)
+            session = kept
             self._deleted.add(session_id)
         if session is not None and self._state_dir is not None:
             with session._lock:
@@ -532,30 +465,6 @@ class SessionRegistry:
                     continue
                 if isinstance(entry.get("at"), str) and entry["at"] > session.updated_at:
                     session.updated_at = entry["at"]
-
-
-def _stamp_ms(text: str) -> Optional[int]:
-    """An ``updated_at`` of ours (``_now``: ``2026-11-30T07:24:52.123Z``) in milliseconds since
-    1970, or None for any other text (``_stamp_text`` must give the same text back)."""
-    try:
-        fields = (text[0:4], text[5:7], text[8:10], text[11:13], text[14:16], text[17:19])
-        seconds = calendar.timegm(tuple(int(f) for f in fields) + (0, 0, 0))
-        stamp = seconds * 1000 + int(text[20:23])
-    except (ValueError, OverflowError):
-        return None
-    return stamp if stamp >= 0 and _stamp_text(stamp) == text else None
-
-
-def _stamp_text(stamp: int) -> str:
-    # spec LIST-06: the format of ``_now``: ISO 8601 in UTC, to the millisecond.
-    seconds, milli = divmod(stamp, 1000)
-    return f"{_second_text(seconds)}.{milli:03d}Z"
-
-
-@functools.lru_cache(maxsize=1024)
-def _second_text(seconds: int) -> str:
-    # Sessions close in bursts: listing many closed ones formats few distinct seconds.
-    return time.strftime("%Y-%m-%dT%H:%M:%S", time.gmtime(seconds))
 
 
 def _same_dir(a: str, b: str) -> bool:
