@@ -713,6 +713,7 @@ def test_a_closed_session_is_listed_loaded_and_resumed_exactly_as_before(
         side.close()
 
 
+@pytest.mark.timeout(240)  # 2,600 round trips, traced: more than 60 s when loaded
 def test_memory_per_ended_session_traced(clean: Watch, tmp_path: Path) -> None:
     # What a session opened and closed leaves in the agent, traced (tracemalloc, in this
     # process: the harness keeps no line): the registry's compact record (its id, one int, its
@@ -820,6 +821,7 @@ def test_a_deleted_session_leaves_nothing_of_its_system_prompt(clean: Watch, tmp
         side.close()
 
 
+@pytest.mark.timeout(240)  # 3,300 round trips to a real process: more than 60 s when loaded
 def test_memory_per_ended_session_of_a_real_agent_process(tmp_path: Path) -> None:
     # Sessions opened and closed through a real echo agent: what each leaves behind is the
     # registry's compact record of it (it stays listable and loadable) and the rules' system
