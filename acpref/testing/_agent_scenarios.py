@@ -17,6 +17,8 @@ from typing import Any, List, Optional
 
 from .. import schema as s
 from ..errors import RpcError
+from ._auth_scenarios import CLAUSES as AUTH_CLAUSES
+from ._auth_scenarios import authentication
 from ._bad_input_scenarios import bad_input
 from ._cancel_scenarios import IGNORED, cancel_scenario
 from ._driver import _TURN_CONTENT
@@ -95,6 +97,7 @@ def _prompt(ctx: ScenarioContext) -> None:
     second = ctx.new_session()
     # spec SETUP-02: every new session id is unique.
     ctx.check("SETUP-02", first != second, f"two session/new answered the same id {first!r}")
+    _no_boolean_options(ctx, setup, ctx.driver.last_session_response)
     ctx.passed("OVERVIEW-02", "INIT-17")
     ctx.at("PROMPT-11")
     # Non-ASCII text both ways (TRANSPORT-01: every byte the agent writes must be UTF-8), and
@@ -154,10 +157,7 @@ def _modes_and_options(
         ctx.at("MODES-03", "MODES-05", "MODES-02")
         ctx.driver.request("session/set_mode", {"sessionId": session_id, "modeId": target})
         ctx.passed("MODES-03", "MODES-05", "MODES-02")
-    options = (
-        setup.config_options if setup is not None and isinstance(setup.config_options, list) else []
-    )
-    choice = _other_select_value(options)
+    choice = _other_select_value(_options(setup))
     if choice is None:
         for clause in ("CONFIG-16", "CONFIG-19", "CONFIG-04"):
             ctx.skip(clause, "the session offers no select option with two values")
@@ -169,6 +169,27 @@ def _modes_and_options(
         {"sessionId": session_id, "configId": config_id, "value": value},
     )
     ctx.passed("CONFIG-16", "CONFIG-19", "CONFIG-04")
+
+
+def _no_boolean_options(ctx: ScenarioContext, *setups: Optional[s.NewSessionResponse]) -> None:
+    booleans = [
+        option.id
+        for setup in setups
+        for option in _options(setup)
+        if isinstance(getattr(option, "kind", None), s.SessionConfigBoolean)
+    ]
+    # spec CONFIG-05: the driver does not advertise session.configOptions.boolean.
+    ctx.check(
+        "CONFIG-05",
+        not booleans,
+        f"session/new offered boolean options {booleans!r} to a client without support",
+    )
+
+
+def _options(setup: Optional[s.NewSessionResponse]) -> List[Any]:
+    """The config options a session/new answer offered."""
+    options = setup.config_options if setup is not None else None
+    return options if isinstance(options, list) else []
 
 
 def _other_select_value(options: List[Any]) -> Optional[tuple]:
@@ -206,11 +227,13 @@ SCENARIOS = [
         main="INIT-04",
     ),
     Scenario("version", _version, ("INIT-08",), main="INIT-08"),
+    Scenario("auth", authentication, AUTH_CLAUSES, main="AUTH-09"),
     Scenario(
         "prompt",
         _prompt,
         (
             "SETUP-02",
+            "CONFIG-05",
             "OVERVIEW-02",
             "INIT-17",
             "PROMPT-06",
