@@ -310,3 +310,15 @@ def test_AUTH_10_gated_only_at_the_prompt_skips_what_logout_would_show() -> None
     report = check_agent([*CHECK_AGENTS, "AuthAtPrompt"], options)
     assert report.results["AUTH-09"].status == "PASS" and report.results["AUTH-10"].status == "PASS"
     assert "auth.logout" in report.results["AUTH-17"].evidence[0]
+
+
+# -- A client that advertises nothing ------------------------------------------------------------
+
+
+@pytest.mark.parametrize("prompt", ["/read {path}", "/write {path} acpref", "/run echo acpref"])
+def test_FS_01_FS_02_TERM_01_echo_agent_asked_for_tools_uses_none_unadvertised(prompt: str) -> None:
+    options = AgentCheckOptions(only=("no-capabilities",), tools_prompt=prompt, timeout=10)
+    report = check_agent([PY, "-m", "acpref", "echo"], options)
+    for clause in ("FS-01", "FS-02", "TERM-01"):
+        assert report.results[clause].status == "PASS", (clause, report.format_table())
+    assert report.failures == [], report.format_table()

@@ -13,10 +13,11 @@ point (a real model answers each one).
 
 from __future__ import annotations
 
+import os
 from typing import Any, List, Optional
 
 from .. import schema as s
-from ..errors import RpcError
+from ..errors import ErrorCode, RpcError
 from ._auth_scenarios import CLAUSES as AUTH_CLAUSES
 from ._auth_scenarios import authentication
 from ._bad_input_scenarios import bad_input
@@ -208,6 +209,49 @@ def _other_select_value(options: List[Any]) -> Optional[tuple]:
     return None
 
 
+# -- a client that advertises nothing --------------------------------------------------------------
+
+#: A prompt that invites a file read, a command and a file write (``{path}``: a file of the
+#: session's directory): with no client capability advertised, none may go through the client.
+TOOLS_PROMPT = (
+    "acpref check-agent: please read the file {path} and answer with its first line, then run "
+    "the command `echo acpref` and append its output to that file."
+)
+
+#: What a client without capabilities must never be asked (file-system.mdx, terminals.mdx).
+_GATES = (
+    ("FS-01", "fs/read_text_file", "fs.readTextFile"),
+    ("FS-02", "fs/write_text_file", "fs.writeTextFile"),
+    ("TERM-01", "terminal/", "terminal"),
+)
+
+
+def _no_capabilities(ctx: ScenarioContext) -> None:
+    """``initialize`` without any client capability, and a prompt that asks for files and a
+    command: the agent uses its own tools or declines, never the client's methods."""
+    path = os.path.join(ctx.cwd, "acpref-check-tools.txt")
+    with open(path, "w", encoding="utf-8") as f:
+        f.write("acpref: the first line\n")
+    try:
+        ctx.driver.initialize(client_capabilities={})
+        ctx.at()  # an error to session/new or to the prompt breaks none of these clauses
+        session_id = ctx.new_session()
+        try:
+            prompt = (ctx.options.tools_prompt or TOOLS_PROMPT).replace("{path}", path)
+            ctx.driver.prompt(session_id, prompt)
+        except RpcError as exc:
+            if exc.code == ErrorCode.AUTH_REQUIRED:
+                raise
+            # A refused turn asked the client for nothing: the gates held.
+        round_trip(ctx)
+    finally:
+        os.remove(path)
+    for clause, prefix, gate in _GATES:
+        sent = [m for m, _ in ctx.driver.agent_requests if m.startswith(prefix)]
+        # spec FS-01, FS-02, TERM-01: never a method whose capability was not advertised.
+        ctx.check(clause, not sent, f"sent {', '.join(sent)} to a client without {gate}")
+
+
 SCENARIOS = [
     Scenario(
         "handshake",
@@ -254,6 +298,7 @@ SCENARIOS = [
         ),
         main="OVERVIEW-02",
     ),
+    Scenario("no-capabilities", _no_capabilities, ("FS-01", "FS-02", "TERM-01"), main="FS-01"),
     Scenario(
         "cancel", cancel_scenario, ("PROMPT-23", "PROMPT-24", IGNORED, "CANCEL-05"), main="PROMPT-23"
     ),

@@ -331,6 +331,43 @@ class BooleanOptionUnasked(RawAgent):
         super().reply(message, result)
 
 
+class UsesClientTools(RawAgent):
+    """Asked to read a file, calls ``method`` of the client whatever it advertised."""
+
+    method = "fs/read_text_file"
+
+    def on_session_prompt(self, m: M) -> None:
+        session_id = m["params"]["sessionId"]
+        text = "".join(b.get("text", "") for b in m["params"]["prompt"])
+        if "read the file" in text and session_id in self.cwds:
+            path = os.path.join(self.cwds[session_id], "acpref-check-tools.txt")
+            params: M = {"sessionId": session_id, "path": path}
+            if self.method == "fs/write_text_file":
+                params["content"] = "acpref\n"
+            elif self.method == "terminal/create":
+                params = {"sessionId": session_id, "command": "echo", "args": ["acpref"]}
+            self.request(self.method, params)
+        super().on_session_prompt(m)
+
+
+class ReadsWithoutCapability(UsesClientTools):
+    """Reads through the client that did not advertise fs.readTextFile."""
+
+    scenario, clause = "no-capabilities", "FS-01"
+
+
+class WritesWithoutCapability(UsesClientTools):
+    """Writes through the client that did not advertise fs.writeTextFile."""
+
+    scenario, clause, method = "no-capabilities", "FS-02", "fs/write_text_file"
+
+
+class RunsWithoutTerminal(UsesClientTools):
+    """Creates a terminal on a client that did not advertise terminal."""
+
+    scenario, clause, method = "no-capabilities", "TERM-01", "terminal/create"
+
+
 class LoginLogout(RawAgent):
     """Gates every session method on its login, and offers logout (a correct agent)."""
 
