@@ -354,8 +354,13 @@ class Crew:
         with self._cv:
             if self._stopped:
                 return False
-            watching = self._holder is me and self._holder_is_watch and not self._depth.get(me)
-            if watching and self._running < self._max_handlers and me not in self._inline:
+            watching = self._holder is me and self._holder_is_watch
+            if (
+                watching
+                and not self._depth.get(me)
+                and self._running < self._max_handlers
+                and me not in self._inline
+            ):
                 self._running += 1
                 self._inline[me] = job
                 self._ensure_watcher()  # it will keep watch once we let go
@@ -366,7 +371,10 @@ class Crew:
             if len(self._queue) >= self._max_queued + free:
                 return False  # spec RPC-15: the connection answers -32800
             self._queue.append(job)
-            self._ensure_watcher()  # an idle host runs it (or keeps watch, at the bound)
+            if not watching or self._running < self._max_handlers:
+                # An idle host runs it, or keeps watch once a reading caller leaves. A host
+                # keeping watch at the bound goes on keeping it: no other host is needed then.
+                self._ensure_watcher()
             self._cv.notify()
             return True
 

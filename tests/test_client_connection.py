@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import json
 import threading
-import time
 from pathlib import Path
 
 import pytest
@@ -35,6 +34,7 @@ from acpref.client import (
     Reject,
     UnsupportedProtocolVersion,
 )
+from acpref.connection import Connection
 from acpref.errors import LocalProtocolError
 
 PERMISSION = call(
@@ -352,14 +352,34 @@ def test_modes_and_config_options_follow_results(pairs, cwd):
 # -- Turns --------------------------------------------------------------------------------------
 
 
+def _agent_that_wrote(marker: bytes):
+    """A ScriptedAgent, and an Event set once it has written a line containing ``marker``."""
+    wrote = threading.Event()
+
+    def recorder(direction: str, line: bytes) -> None:
+        if direction == "out" and marker in line:
+            wrote.set()
+
+    class Recording(ScriptedAgent):
+        def serve(self, stream, name="scripted-agent"):
+            self.conn = Connection(stream, self.handlers(), name=name, recorder=recorder)
+            return self.conn.start()
+
+    return Recording(), wrote
+
+
 def test_prompt_returns_after_every_update_was_delivered(pairs, cwd):
     # spec PROMPT-08: the turn's chunks are one message, complete when prompt() returns.
+    agent, answered = _agent_that_wrote(b'"stopReason"')
+
     class Slow(ReferenceClient):
         def session_update(self, params):
-            time.sleep(0.002)  # a slow UI: the updates queue up behind it
+            # A slow UI: the first update is shown only once the turn's answer is on the wire,
+            # so that every other update (and the answer) is queued up behind it.
+            answered.wait(WAIT)
             super().session_update(params)
 
-    pair = pairs(Slow())
+    pair = pairs(Slow(), agent)
     sid = pair.new_session(cwd)
     answer = pair.conn.prompt(sid, json.dumps({"steps": [{"chunks": 150}]}), timeout=WAIT)
     assert answer.stop_reason == s.StopReason.END_TURN
@@ -372,9 +392,11 @@ def test_prompt_returns_after_every_update_was_delivered(pairs, cwd):
 def test_permission_request_sees_the_updates_sent_before_it(pairs, cwd):
     titles = []
 
+    agent, asked = _agent_that_wrote(b'"session/request_permission"')
+
     class Slow(ReferenceClient):
         def session_update(self, params):
-            time.sleep(0.05)  # the tool call is still queued when the request arrives
+            asked.wait(WAIT)  # the request is on the wire while the tool call is being handled
             super().session_update(params)
 
     def ask(request, cancelled):
@@ -383,7 +405,7 @@ def test_permission_request_sees_the_updates_sent_before_it(pairs, cwd):
         return "yes"
 
     client = Slow(permissions=Ask(ask))
-    pair = pairs(client)
+    pair = pairs(client, agent)
     sid = pair.new_session(cwd)
     tool = {"sessionUpdate": "tool_call", "toolCallId": "t1", "title": "Reported first"}
     bare = {**PERMISSION, "params": {**PERMISSION["params"], "toolCall": {"toolCallId": "t1"}}}

@@ -320,6 +320,54 @@ def test_notifications_are_handled_in_wire_order(pair):
     assert seen == list(range(1000))
 
 
+def test_notifications_keep_wire_order_while_the_reading_role_changes_hands(pair):
+    # acpref._threads: whoever reads, one thread reads at a time. A caller of b takes the role
+    # from the watching host (interrupting it) and gives it back when answered, again and again,
+    # while a streams notifications: a host reads between the calls (the caller waits until 20
+    # more were handled, which only a host can do then), and the caller reads during them.
+    total = 2000
+    seen: List[int] = []
+    handled = threading.Condition()
+    errors: List[BaseException] = []
+
+    def note(params: Any, ctx: Any) -> None:
+        with handled:
+            seen.append(params["i"])
+            handled.notify_all()
+
+    def grown(by: int) -> bool:
+        mark = len(seen)
+        return handled.wait_for(lambda: len(seen) >= min(mark + by, total), WAIT)
+
+    def call_in_a_loop() -> None:
+        try:
+            while True:
+                b.request("_ping", timeout=WAIT)
+                with handled:
+                    assert grown(20)
+                    if len(seen) == total:
+                        return
+        except BaseException as exc:  # noqa: BLE001 - reported below
+            errors.append(exc)
+
+    a, b = pair({"_ping": _ping}, {"_note": note})
+    caller = threading.Thread(target=call_in_a_loop, name="b-caller")
+    sender = threading.Thread(target=lambda: [a.notify("_note", {"i": i}) for i in range(total)])
+    sender.start()
+    try:
+        with handled:
+            assert grown(100)  # read by hosts: nobody calls yet
+        caller.start()
+        with handled:
+            assert handled.wait_for(lambda: len(seen) == total, WAIT)
+    finally:
+        sender.join(WAIT)
+        if caller.ident is not None:
+            caller.join(WAIT)
+    assert errors == []
+    assert seen == list(range(total))
+
+
 def test_request_returns_only_after_the_notifications_sent_before_its_response(pair):
     # The session/update notifications of a turn are handled before session/prompt returns.
     handled: List[int] = []
@@ -407,7 +455,19 @@ def test_an_answer_read_by_a_notification_handlers_call_waits_for_the_handler(pa
         ctx.connection.notify("_hello")
         return "done"
 
-    a, b = pair({"_hello": hello}, {"_emit": emit, "_echo": lambda params, ctx: params})
+    emitted = threading.Event()
+
+    def b_wrote(direction: str, line: bytes) -> None:
+        if direction == "out" and b'"done"' in line:
+            emitted.set()
+
+    def echo(params: Any, ctx: Any) -> Any:
+        # b's host may write this answer before the emitting host writes its own: wait until
+        # the answer to `_emit` is on the wire ahead of it.
+        assert emitted.wait(WAIT)
+        return params
+
+    a, b = pair({"_hello": hello}, {"_emit": emit, "_echo": echo}, None, {"recorder": b_wrote})
     pending = a.request_async("_emit")  # nobody waits on it yet: a host reads
     assert echoed.wait(WAIT)  # the answer to `_emit` has been read by now (wire order)
     assert not pending.done  # ... and is held back while `_hello` runs
@@ -1148,12 +1208,30 @@ def test_worker_bound_queues_requests_and_nested_calls_still_work_at_the_bound(p
             running["now"] -= 1
         return echoed["i"]
 
-    a, b = pair({"_echo": lambda params, ctx: params}, {"_work": work}, None, {"max_handlers": 4})
-    pendings = [a.request_async("_work", {"i": i}) for i in range(50)]
+    all_read = threading.Event()
+    read = []
+
+    def b_read(direction: str, line: bytes) -> None:
+        if direction == "in" and b'"_work"' in line:
+            read.append(line)
+            if len(read) == 50:
+                all_read.set()
+
+    a, b = pair(
+        {"_echo": lambda params, ctx: params},
+        {"_work": work},
+        None,
+        {"max_handlers": 4, "recorder": b_read},
+    )
+    pendings = [a.request_async("_work", {"i": i}) for i in range(4)]
     assert four_running.wait(WAIT)
+    # The rest arrive while four run and nobody calls: a host keeping watch reads them all,
+    # past the bound, and queues them (it read the last one, so it queued the others).
+    pendings += [a.request_async("_work", {"i": i}) for i in range(4, 50)]
+    assert all_read.wait(WAIT)
     # Four hosts run requests; at most one more keeps watch (acpref._threads).
     b_hosts = [t for t in threading.enumerate() if t.name.startswith(f"{b.name}-host-")]
-    assert 4 <= len(b_hosts) <= 5
+    assert 4 <= len(b_hosts) <= 5, [t.name for t in b_hosts]
     assert all(not p.done for p in pendings)
     gate.set()
     assert [p.result(WAIT) for p in pendings] == list(range(50))
@@ -1165,7 +1243,7 @@ def test_RPC_15_requests_beyond_max_queued_get_request_cancelled_at_once(raw_pee
     gate = threading.Event()
     peer = raw_peer({"_wait": lambda params, ctx: gate.wait(WAIT)}, max_handlers=2, max_queued=3)
     peer.send_json(*[_request(i, "_wait") for i in range(1, 11)])
-    refused = [peer.next(timeout=1.0) for _ in range(5)]
+    refused = [peer.next() for _ in range(5)]  # while the gate holds the others: at once
     assert sorted(m["id"] for m in refused) == [6, 7, 8, 9, 10]
     assert all(_error_code(m) == ErrorCode.REQUEST_CANCELLED for m in refused)
     gate.set()

@@ -647,6 +647,7 @@ def test_nothing_of_a_closed_session_is_held_by_the_rules(clean: Watch, tmp_path
         side.close()
 
 
+@pytest.mark.timeout(240)  # 3,300 round trips to a real process: more than 60 s when loaded
 def test_memory_per_ended_session_of_a_real_agent_process(tmp_path: Path) -> None:
     # Sessions opened and closed through a real echo agent: what each leaves behind is the
     # registry's record of it (it stays listable and loadable, SETUP-17), a few hundred bytes:

@@ -208,7 +208,8 @@ def test_RPC_07_PROMPT_06_sustained_turns_lose_and_reorder_nothing(joined: Any, 
         tracemalloc.stop()
         rss_end = _rss()
     assert watch.problems() == []
-    idle = _settle_threads(baseline_threads + 2, IDLE_TIMEOUT * 3, before)
+    # The idle hosts leave after idle_timeout: waited for with room for a loaded machine.
+    idle = _settle_threads(baseline_threads + 2, IDLE_TIMEOUT + WAIT, before)
     after_close = close()
     turns = counts["turns"]
     other = traced_end - traced_warm
@@ -217,7 +218,7 @@ def test_RPC_07_PROMPT_06_sustained_turns_lose_and_reorder_nothing(joined: Any, 
         f"{turns} turns ({turns / elapsed:.0f}/s), {counts['updates']} updates, "
         f"{turns * 2} callbacks, {elapsed:.1f}s; threads of the two connections: "
         f"{baseline_threads} before, {peak_threads} under load (with the {SESSIONS} workers), "
-        f"{idle} once idle (within {IDLE_TIMEOUT * 3:.0f}s), {after_close} once closed; traced memory "
+        f"{idle} once idle (within {IDLE_TIMEOUT + WAIT:.0f}s), {after_close} once closed; traced memory "
         f"+{other / 1024:.0f} KiB since the warm-up; RSS {rss_warm >> 20} -> {rss_end >> 20} MiB"
     )
     for d in growth[:5]:

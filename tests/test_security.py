@@ -230,7 +230,8 @@ def test_paths_swapped_for_symlinks_between_check_and_open_never_escape(side: Ra
     deadline = time.monotonic() + 2.0
     rounds = 0
     try:
-        while time.monotonic() < deadline:
+        # For two seconds of flipping, and at least 21 rounds however slow the machine is.
+        while time.monotonic() < deadline or rounds <= 20:
             batch = []
             for path in ("flip-dir/f.txt", "flip-file"):
                 for method, extra in (
@@ -270,7 +271,6 @@ def test_paths_swapped_for_symlinks_between_check_and_open_never_escape(side: Ra
     allowed = {"inside", "PWNED", "", "written", "-32602", "-32002"}
     assert SECRET not in seen and set(seen) <= allowed, seen
     assert tree(outside) == before, "something was written or created outside"
-    assert rounds > 20
 
 
 def test_root_swapped_for_a_symlink_after_the_session_opened(side: RawSide, land: Any):

@@ -68,7 +68,8 @@ def _updated_session(state: ConnectionFacts, m: Message) -> Iterable[Finding]:
         # spec SUBAGENT-29: a child's own traffic may come at any time (rules: subagents.py).
         return
     if state.gate_open("subagents", C):
-        # spec SUBAGENT-05 (provisional): a child is announced before any of its traffic.
+        # spec SUBAGENT-05, SUBAGENT-08 (provisional): a child is announced before any of its
+        # traffic, whatever a client might tolerate.
         yield finding(
             "SUBAGENT-05", A, f"session/update for unannounced session {m.session_id!r}", m.index
         )

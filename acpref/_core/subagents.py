@@ -252,7 +252,8 @@ def _reference(state: "ProtocolState", m: Message, item: Dict[str, Any]) -> Iter
         )
     target = item.get("sessionId")
     if not known_session(state, target):
-        # spec SUBAGENT-53: the referenced session is already known to the client.
+        # spec SUBAGENT-53, SUBAGENT-32: the referenced session is already known to the client
+        # (also in a replay: a child that cannot be reconstructed is left out, not referenced).
         yield finding("SUBAGENT-53", A, f"session reference to unknown {target!r}", m.index)
     else:
         yield from _stale_named(state, m, target, "a session reference")
