@@ -394,7 +394,13 @@ def test_CANCEL_05_client_answering_a_cancelled_read_with_another_error_fails(
     def aborted(params: Any) -> Any:
         raise RpcError(-32603, "read aborted")
 
-    report = _grade(tmp_path, lambda d, _: _honours_cancel_late(d, aborted), load=False)
+    def bend(driver: AgentDriver, session: str) -> None:
+        _honours_cancel_late(driver, aborted)
+        # A cancel that reaches the request before its handler starts is answered -32800 by the
+        # connection itself: that answer is bent too.
+        _rewrite(driver, b'"code":-32800', b'"code":-32603')
+
+    report = _grade(tmp_path, bend, load=False)
     row = report.results["CANCEL-05"]
     assert row.status == "FAIL" and "-32603" in row.evidence[0], report.format_table()
     assert row.level == "MUST" and not report.ok
