@@ -21,6 +21,7 @@ from . import codec
 from ._bounds import NO_ID, count_items, peek_envelope
 from ._calls import Handler, Observer, PendingRequest, Peer, Recorder, RequestContext
 from ._core import envelope
+from ._core.cancellation import CancelReply, reply_to_cancel_request
 from ._threads import READ_EOF, READ_INTERRUPTED, READ_MORE, Crew
 from ._transport import INTERRUPTED, OVERSIZE_HEAD, Oversize, Stream
 from .errors import (
@@ -330,13 +331,16 @@ class Inbound:
         if _valid_id(request_id):  # an object or array id is no key (and no request of ours)
             with self._inbound_lock:
                 ctx = self._inbound.get(request_id)
-        if ctx is None:
-            # spec CANCEL-06: an unknown or finished request id is silently ignored.
+        # What to do is the protocol core's decision (CANCEL-05, CANCEL-06: _core/cancellation).
+        reply = reply_to_cancel_request(
+            ctx is not None, ctx is not None and not ctx.answer_on_cancel
+        )
+        if reply is CancelReply.IGNORE:
             log.debug("%s: $/cancel_request for unknown id %r", self.name, request_id)
             return
+        assert ctx is not None, "the core answers only a request in flight"
         ctx.cancelled.set()
-        if ctx.answer_on_cancel:
-            # spec CANCEL-05: the request still gets exactly one response: -32800.
+        if reply is CancelReply.ANSWER_CANCELLED:
             self._send_response(ctx, error=RpcError.cancelled())
 
     def _is_pending(self, request_id: Any) -> bool:

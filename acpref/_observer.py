@@ -23,7 +23,7 @@ from __future__ import annotations
 
 import logging
 import threading
-from typing import Any, Callable, Dict, List, Optional
+from typing import Any, Callable, Dict, List, Optional, TypeVar
 
 from ._core import Finding, Party, ProtocolState, other
 from .errors import LocalProtocolError, RpcError
@@ -31,6 +31,8 @@ from .errors import LocalProtocolError, RpcError
 __all__ = ["RulesObserver"]
 
 log = logging.getLogger("acpref.rules")
+
+_T = TypeVar("_T")
 
 
 class RulesObserver:
@@ -77,6 +79,11 @@ class RulesObserver:
             return False
         with self._lock:
             return bool(self.state.duplicates[self.peer].get(request_id))
+
+    def ask(self, question: Callable[..., _T], *args: Any) -> _T:
+        """``question(state, *args)``, a read of the core's state, under the lock."""
+        with self._lock:
+            return question(self.state, *args)
 
     def on_send(self, message: Dict[str, Any]) -> None:
         is_error_response = "error" in message and "method" not in message

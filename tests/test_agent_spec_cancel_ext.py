@@ -10,6 +10,7 @@ not tested, and why: spec_notes/agent.md.
 
 from __future__ import annotations
 
+import logging
 import subprocess
 import sys
 import threading
@@ -110,6 +111,22 @@ def test_CANCEL_06_no_answer_to_cancel_request(echo: TestClient, tmp_path: Path)
     prompt.result(WAIT)
     later = echo.inbound()[count:]
     assert not [m for m in later if "error" in m or ("result" in m and m.get("id") != prompt.id)]
+
+
+def test_CANCEL_06_cancel_request_for_an_unknown_id_is_ignored_silently(
+    local: Any, caplog: Any
+) -> None:
+    # The client cancels ids the agent never saw (and one of the wrong shape): no answer, no
+    # error logged, and the connection goes on.
+    client = local(scripted(ext_method=lambda method, params: {"ok": True}))
+    count = len(client.inbound())
+    with caplog.at_level(logging.WARNING):
+        for target in (424242, "nope", None, {"an": "object"}):
+            client.notify("$/cancel_request", {"requestId": target})
+        assert client.request("_fence", {}) == {"ok": True}
+    later = client.inbound()[count:]
+    assert [m.get("result") for m in later] == [{"ok": True}]  # only the fence was answered
+    assert not [r for r in caplog.records if r.levelno >= logging.ERROR], caplog.text
 
 
 def test_CANCEL_07_requests_beyond_the_limits_are_answered_32800(tmp_path: Path) -> None:

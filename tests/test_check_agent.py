@@ -73,9 +73,15 @@ def _echo_available() -> bool:
 @pytest.mark.skipif(not _echo_available(), reason="acpref echo is not built yet")
 def test_echo_agent_passes_every_scenario() -> None:
     report = check_agent(
-        [PY, "-m", "acpref", "echo"], AgentCheckOptions(cancel_prompt="/wait", timeout=10)
+        [PY, "-m", "acpref", "echo"],
+        AgentCheckOptions(cancel_prompt="/wait", timeout=10, auth_method="echo-login"),
     )
-    assert all(row.status == "PASS" for row in report.rows()), report.format_table()
+    # Without --require-auth the echo agent's sessions need no login, so there is nothing to see
+    # after logout (test_AUTH_echo_agent_requiring_auth_passes_the_login_and_logout sees it).
+    row = report.results["AUTH-17"]
+    assert row.status == "SKIPPED" and "needed no authentication" in row.evidence[0]
+    others = [row for row in report.rows() if row.clause != "AUTH-17"]
+    assert all(row.status == "PASS" for row in others), report.format_table()
 
 
 def test_SETUP_05_a_session_is_loaded_by_a_restarted_agent_and_its_replay_judged(
@@ -206,7 +212,8 @@ def test_a_scenario_cannot_decide_a_clause_it_does_not_declare() -> None:
 @pytest.mark.parametrize("name", sorted(check_agents.DEFECTS))
 def test_check_agent_catches_the_defect_on_its_clause(name: str) -> None:
     cls = check_agents.DEFECTS[name]
-    report = check_agent([*CHECK_AGENTS, name], AgentCheckOptions(only=(cls.scenario,), **FAST))
+    options = AgentCheckOptions(only=(cls.scenario,), **FAST, **getattr(cls, "options", {}))
+    report = check_agent([*CHECK_AGENTS, name], options)
     row = report.results[cls.clause]
     assert row.status == "FAIL" and row.evidence, report.format_table()
     _assert_every_declared_clause(report, [s for s in SCENARIOS if s.name == cls.scenario])
@@ -256,3 +263,62 @@ def test_the_busy_prompt_option_is_named_when_the_turn_ends_too_soon() -> None:
     report = check_agent([*CHECK_AGENTS, "RawAgent"], options)  # answers it at once
     assert report.results["PROMPT-23"].status == "SKIPPED"
     assert any("--cancel-prompt" in note for note in report.notes), report.notes
+
+
+# -- Authentication: log in, open a session, log out -------------------------------------------------
+
+
+def test_AUTH_09_10_16_17_a_correct_login_and_logout_pass() -> None:
+    options = AgentCheckOptions(only=("auth",), auth_method="login", **FAST)
+    report = check_agent([*CHECK_AGENTS, "LoginLogout"], options)
+    for clause in ("AUTH-09", "AUTH-10", "AUTH-16", "AUTH-17"):
+        assert report.results[clause].status == "PASS", (clause, report.format_table())
+    assert report.failures == [], report.format_table()
+
+
+def test_AUTH_echo_agent_requiring_auth_passes_the_login_and_logout() -> None:
+    options = AgentCheckOptions(only=("auth", "prompt"), auth_method="echo-login", timeout=10)
+    report = check_agent([PY, "-m", "acpref", "echo", "--require-auth"], options)
+    assert all(row.status == "PASS" for row in report.rows()), report.format_table()
+
+
+def test_AUTH_without_auth_option_or_methods_is_skipped_with_the_reason() -> None:
+    hinted = check_agent([*CHECK_AGENTS, "LoginLogout"], AgentCheckOptions(only=("auth",), **FAST))
+    row = hinted.results["AUTH-09"]
+    assert row.status == "SKIPPED" and "--auth" in row.evidence[0] and "login" in row.evidence[0]
+    wrong = check_agent(
+        [*CHECK_AGENTS, "LoginLogout"], AgentCheckOptions(only=("auth",), auth_method="x", **FAST)
+    )
+    assert "is not one of the agent's authMethods" in wrong.results["AUTH-10"].evidence[0]
+    none = check_agent([*CHECK_AGENTS, "RawAgent"], AgentCheckOptions(only=("auth",), **FAST))
+    assert "offers no authentication method" in none.results["AUTH-16"].evidence[0]
+    for report in (hinted, wrong, none):
+        assert report.failures == [], report.format_table()
+
+
+def test_AUTH_17_no_sentence_makes_it_a_MUST_so_it_fails_as_a_spec_gap() -> None:
+    options = AgentCheckOptions(only=("auth",), auth_method="login", **FAST)
+    report = check_agent([*CHECK_AGENTS, "LogoutKeepsLogin"], options)
+    row = report.results["AUTH-17"]
+    assert row.status == "FAIL" and row.level == "spec-gap", report.format_table()
+    assert report.ok  # reported, failing nothing without --strict-gaps
+    assert report.results["AUTH-16"].status == "PASS"
+
+
+def test_AUTH_10_gated_only_at_the_prompt_skips_what_logout_would_show() -> None:
+    options = AgentCheckOptions(only=("auth",), auth_method="login", **FAST)
+    report = check_agent([*CHECK_AGENTS, "AuthAtPrompt"], options)
+    assert report.results["AUTH-09"].status == "PASS" and report.results["AUTH-10"].status == "PASS"
+    assert "auth.logout" in report.results["AUTH-17"].evidence[0]
+
+
+# -- A client that advertises nothing ------------------------------------------------------------
+
+
+@pytest.mark.parametrize("prompt", ["/read {path}", "/write {path} acpref", "/run echo acpref"])
+def test_FS_01_FS_02_TERM_01_echo_agent_asked_for_tools_uses_none_unadvertised(prompt: str) -> None:
+    options = AgentCheckOptions(only=("no-capabilities",), tools_prompt=prompt, timeout=10)
+    report = check_agent([PY, "-m", "acpref", "echo"], options)
+    for clause in ("FS-01", "FS-02", "TERM-01"):
+        assert report.results[clause].status == "PASS", (clause, report.format_table())
+    assert report.failures == [], report.format_table()

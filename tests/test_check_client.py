@@ -71,6 +71,7 @@ def test_conforming_client_passes_every_step(tmp_path: Path) -> None:
         "EXT-08",
         "ELICIT-29",
         "RPC-17",
+        "CANCEL-05",
     ):
         assert statuses[clause] == "PASS", (clause, report.format_table())
     assert statuses["ELICIT-20"] == "SKIPPED"  # no elicitation advertised
@@ -90,6 +91,7 @@ def test_client_without_capabilities_must_refuse_the_methods(tmp_path: Path) -> 
     assert (
         report.results["FS-04"].status == "SKIPPED"
         and report.results["TERM-03"].status == "SKIPPED"
+        and report.results["CANCEL-05"].status == "SKIPPED"
     )
     assert report.ok
 
@@ -357,3 +359,57 @@ def test_a_part_the_client_breaks_does_not_hide_the_others(tmp_path: Path) -> No
     assert report.results["SCHEMA-04"].status == "SKIPPED"
     for clause in ("FS-04", "TERM-09", "EXT-08", "RPC-04", "EXT-10"):
         assert report.results[clause].status == "PASS", (clause, report.format_table())
+
+
+def _honours_cancel_late(driver: AgentDriver, answer: Callable[[Any], Any]) -> None:
+    """A client whose $/cancel_request only flags the request: its read handler, which waits
+    for the flag on the second read of the check's cancelled file (the first is the plain read
+    before it), answers with ``answer(params)``."""
+    connection = driver.connection
+    connection._on_cancel_request = lambda params: _flag_only(connection, params)  # type: ignore
+    seen: list = []
+
+    def on_read(params: Any, ctx: Any) -> Any:
+        if ".acpref-check-cancel-" in params.path:
+            seen.append(params.path)
+            if len(seen) > 1 and ctx.cancelled.wait(10):
+                return answer(params)
+        return driver._on_read(params, ctx)
+
+    connection.set_handler("fs/read_text_file", on_read)
+
+
+def _flag_only(connection: Any, params: Any) -> None:
+    with connection._inbound_lock:
+        ctx = connection._inbound.get(params.get("requestId"))
+    if ctx is not None:
+        ctx.cancelled.set()
+
+
+def test_CANCEL_05_client_answering_a_cancelled_read_with_another_error_fails(
+    tmp_path: Path,
+) -> None:
+    from acpref.errors import RpcError
+
+    def aborted(params: Any) -> Any:
+        raise RpcError(-32603, "read aborted")
+
+    def bend(driver: AgentDriver, session: str) -> None:
+        _honours_cancel_late(driver, aborted)
+        # A cancel that reaches the request before its handler starts is answered -32800 by the
+        # connection itself: that answer is bent too.
+        _rewrite(driver, b'"code":-32800', b'"code":-32603')
+
+    report = _grade(tmp_path, bend, load=False)
+    row = report.results["CANCEL-05"]
+    assert row.status == "FAIL" and "-32603" in row.evidence[0], report.format_table()
+    assert row.level == "MUST" and not report.ok
+
+
+def test_CANCEL_05_client_finishing_the_cancelled_read_passes(tmp_path: Path) -> None:
+    def finished(params: Any) -> Any:
+        return s.ReadTextFileResponse(content="partial")
+
+    report = _grade(tmp_path, lambda d, _: _honours_cancel_late(d, finished), load=False)
+    assert report.results["CANCEL-05"].status == "PASS", report.format_table()
+    assert report.ok, report.format_table()

@@ -116,4 +116,58 @@ def test_a_cancelled_turn_owes_the_clause_of_its_row(cancel: Dict[str, Any], cla
     state.observe(C, _ok(50, {"content": ""}))
     found = state.observe(A, _ok(2, {"stopReason": "end_turn"}))
     assert clause in _clauses(found)
-    assert s.turn_phase is TurnPhase.NO_TURN
+    assert s.turn_phase is TurnPhase.ENDED
+
+
+def _chunk(sid: str = "s") -> Dict[str, Any]:
+    update = {"sessionUpdate": "agent_message_chunk", "content": {"type": "text", "text": "x"}}
+    return _note("session/update", {"sessionId": sid, "update": update})
+
+
+@pytest.mark.parametrize(
+    "last,phase,clause",
+    [
+        ("turn", TurnPhase.ENDED, "PROMPT-26"),
+        ("load", TurnPhase.REPLAYED, "SETUP-07"),
+        ("resume", TurnPhase.NO_TURN, "spec-gap:content-outside-turn"),
+        ("new", TurnPhase.NO_TURN, "spec-gap:content-outside-turn"),
+    ],
+)
+def test_between_turns_the_turn_table_names_what_a_stray_update_breaks(
+    last: str, phase: TurnPhase, clause: str
+) -> None:
+    state = _state()
+    state.observe(C, _req(1, "session/new", {"cwd": CWD, "mcpServers": []}))
+    state.observe(A, _ok(1, {"sessionId": "s"}))
+    if last == "turn":
+        state.observe(C, _req(2, "session/prompt", {"sessionId": "s", "prompt": []}))
+        state.observe(A, _ok(2, {"stopReason": "end_turn"}))
+    elif last in ("load", "resume"):
+        params = {"sessionId": "s", "cwd": CWD, "mcpServers": []}
+        state.observe(C, _req(2, f"session/{last}", params))
+        state.observe(A, _ok(2, {}))
+    assert state.sessions["s"].turn_phase is phase
+    assert TURN.refusal(phase, TurnEvent.CONTENT) == clause
+    assert _clauses(state.observe(A, _chunk())) == [clause]
+
+
+def test_a_failed_reopen_keeps_a_session_set_up_before_and_drops_its_own_record() -> None:
+    state = _state()
+    state.observe(C, _req(1, "session/new", {"cwd": CWD, "mcpServers": []}))
+    state.observe(A, _ok(1, {"sessionId": "s"}))
+    failed = {"code": -32002, "message": "no such session"}
+    for i, sid in ((2, "s"), (3, "other")):
+        state.observe(C, _req(i, "session/load", {"sessionId": sid, "cwd": CWD, "mcpServers": []}))
+        assert state.sessions[sid].phase is SessionPhase.LOADING
+        state.observe(A, {"jsonrpc": "2.0", "id": i, "error": failed})
+    assert state.sessions["s"].phase is SessionPhase.ACTIVE
+    assert SESSION.row(SessionPhase.LOADING, SessionEvent.REOPEN_FAILED_KEPT) is not None
+    assert "other" not in state.sessions  # UNKNOWN again: its record was the load's own
+
+
+def test_a_refused_event_has_no_row_and_every_refusal_is_drawn() -> None:
+    drawn = (REPO / "spec_notes" / "lifecycles.md").read_text(encoding="utf-8")
+    for table in (SESSION, TURN):
+        for phase, event, clause in table.refusals:
+            assert not table.allows(phase, event)
+            assert f"| {phase.value} | {event.value} | {clause} |" in drawn

@@ -36,6 +36,7 @@ from agent_scripted import Scripted  # noqa: E402
 pytestmark = pytest.mark.timeout(60)
 WAIT = 10.0
 SUB_CAPS = attrs.evolve(FULL_CAPS, subagents=s.SubagentCapabilities())
+NO_CAPS = s.SubagentSessionCapabilities()  # {}: no mutation granted on the child
 
 
 @pytest.fixture
@@ -458,7 +459,7 @@ def test_SUBAGENT_19_a_request_for_a_child_is_answered(tmp_path: Path) -> None:
 
     def run(params: s.PromptRequest, turn: Any) -> Any:
         child = "sess_child_asks"
-        turn.update(s.SubagentUpdate(session_id=child, capabilities=s.SubagentSessionCapabilities()))
+        turn.update(s.SubagentUpdate(session_id=child, capabilities=NO_CAPS))
         turn.client.update(child, s.ToolCall(tool_call_id="t", title="Edit", kind=s.ToolKind.EDIT))
         option = s.PermissionOption(
             option_id="ok", name="OK", kind=s.PermissionOptionKind.ALLOW_ONCE
@@ -575,24 +576,42 @@ def test_SUBAGENT_44_the_reference_client_cancels_a_grandchilds_pending_permissi
 
 
 def test_SUBAGENT_35_36_28_replayed_or_stale_children_are_last_known_only(
-    pair: Any, tmp_path: Path
+    tmp_path: Path,
 ) -> None:
-    conn = pair()
-    sid = conn.new_session(str(tmp_path), timeout=WAIT).session_id
-    conn.prompt(sid, "/subagent look", timeout=WAIT)
-    (child,) = conn.client.view(sid).subagents.children.values()  # type: ignore[attr-defined]
-    assert child.live and child.state_confirmed
-    # spec SUBAGENT-35: a resume makes what was known of the child last known only.
-    conn.resume_session(sid, str(tmp_path), timeout=WAIT)
-    (child,) = conn.client.view(sid).subagents.children.values()  # type: ignore[attr-defined]
-    assert not child.live and not child.state_confirmed and not child.can_cancel
-    # A new announcement after it is live again.
-    conn.prompt(sid, "/subagent again", timeout=WAIT)
-    views = list(conn.client.view(sid).subagents.children.values())  # type: ignore[attr-defined]
-    assert [c.live for c in views] == [False, True] and views[1].state_confirmed
-    # spec SUBAGENT-28: once the connection is lost, nothing is confirmed live.
-    conn.close()
-    assert not any(c.state_confirmed or c.live for c in views)
+    # An agent that announces a cancellable child and never announces it again by itself.
+    def run(params: s.PromptRequest, turn: Any) -> Any:
+        cancel = s.SubagentSessionCapabilities(cancel=s.SessionCancelCapabilities())
+        child = "sess_child_" + params.prompt[0].text  # type: ignore[union-attr]
+        turn.update(s.SubagentUpdate(session_id=child, capabilities=cancel,
+                                     state=s.RunningStateUpdate()))  # fmt: skip
+        return s.StopReason.END_TURN
+
+    a_in, c_out = os.pipe()
+    c_in, a_out = os.pipe()
+    side = AgentSideConnection(
+        lambda c: Scripted(c, run), FdStream(a_in, a_out, owns_fds=True)
+    ).start()
+    conn = ClientSideConnection(ReferenceClient(), FdStream(c_in, c_out, owns_fds=True))
+    try:
+        conn.initialize(timeout=WAIT)
+        sid = conn.new_session(str(tmp_path), timeout=WAIT).session_id
+        conn.prompt(sid, "one", timeout=WAIT)
+        (child,) = conn.client.view(sid).subagents.children.values()  # type: ignore[attr-defined]
+        assert child.live and child.state_confirmed and child.can_cancel
+        # spec SUBAGENT-35: a resume makes what was known of the child last known only.
+        conn.resume_session(sid, str(tmp_path), timeout=WAIT)
+        (child,) = conn.client.view(sid).subagents.children.values()  # type: ignore[attr-defined]
+        assert not child.live and not child.state_confirmed and not child.can_cancel
+        # A new announcement after it is live again.
+        conn.prompt(sid, "two", timeout=WAIT)
+        views = list(conn.client.view(sid).subagents.children.values())  # type: ignore[attr-defined]
+        assert [c.live for c in views] == [False, True] and views[1].state_confirmed
+        # spec SUBAGENT-28: once the connection is lost, nothing is confirmed live.
+        conn.close()
+        assert not any(c.state_confirmed or c.live for c in views)
+    finally:
+        conn.close()
+        side.close()
 
 
 def test_SUBAGENT_36_a_replayed_child_is_last_known_with_no_control() -> None:
@@ -624,3 +643,563 @@ def test_SUBAGENT_36_a_replayed_cancel_capability_grants_no_cancel() -> None:
     book.replaying = False
     book.apply(s.SubagentUpdate(session_id="c", capabilities=caps))  # reannounced after it
     assert child.can_cancel
+
+
+# -- The echo agent's children across a load or resume ---------------------------------------------
+
+
+def _child_of(notes: List[s.SessionNotification]) -> str:
+    return next(n.update.session_id for n in notes if isinstance(n.update, s.SubagentUpdate))
+
+
+def _inbound_split(client: TestClient, request_id: Any) -> Any:
+    """The session/update params received after our request ``request_id``: before its
+    answer, and after it."""
+    before: List[Dict[str, Any]] = []
+    after: List[Dict[str, Any]] = []
+    side = None
+    with client._cond:
+        wire = list(client.wire)
+    for direction, message in wire:
+        if direction == "out" and message.get("id") == request_id and "method" in message:
+            side = before
+        elif direction == "in" and message.get("id") == request_id and "method" not in message:
+            side = after
+        elif side is not None and direction == "in" and message.get("method") == "session/update":
+            side.append(message["params"])
+    return before, after
+
+
+def _reannounced(client: TestClient, request_id: Any, child: str) -> Any:
+    def found() -> Any:
+        after = _inbound_split(client, request_id)[1]
+        return [p["update"] for p in after if p["update"].get("sessionId") == child]
+
+    return client.wait_for(found, what=f"the reannouncement of {child}")
+
+
+@pytest.mark.parametrize("method", ["session/load", "session/resume"])
+def test_SUBAGENT_30_34_38_40_43_children_replayed_before_the_answer_then_announced_again(
+    served: Any, tmp_path: Path, method: str
+) -> None:
+    client = served()
+    notes = delegate(client, tmp_path)
+    parent, child = notes[0].session_id, _child_of(notes)
+    reopen = {"sessionId": parent, "cwd": str(tmp_path), "mcpServers": []}
+    pending = client.request_async(method, reopen)
+    pending.result(WAIT)
+    (again,) = _reannounced(client, pending.id, child)
+    before, after = _inbound_split(client, pending.id)
+    replayed = [p for p in before if child in (p["sessionId"], p["update"].get("sessionId"))]
+    if method == "session/load":
+        # spec SUBAGENT-30, SUBAGENT-34: the child's announcement and its own traffic, all
+        # before the answer, the announcement first (SUBAGENT-31).
+        assert [p["update"]["sessionUpdate"] for p in replayed][:2] == [
+            "subagent_update", "session_message"]  # fmt: skip
+        assert [p["update"]["sessionUpdate"] for p in replayed if p["sessionId"] == child] == [
+            "session_message", "agent_message_chunk"]  # fmt: skip
+        refs = [p for p in before if p["update"].get("sessionUpdate") == "tool_call"]
+        assert refs and refs[-1]["update"]["content"] == [{"type": "session", "sessionId": child}]
+    else:
+        assert replayed == []  # spec SETUP-12: a resume replays nothing
+    # spec SUBAGENT-38, SUBAGENT-40, SUBAGENT-43: after the answer, on its parent, with its whole
+    # capabilities and its current state.
+    assert [p["sessionId"] for p in after if p["update"].get("sessionId") == child] == [parent]
+    assert again["capabilities"] == {} and again["state"] == {
+        "state": "idle", "stopReason": "end_turn"}  # fmt: skip
+    assert client.findings == []
+
+
+def test_SUBAGENT_32_33_42_a_child_not_restored_is_left_out_and_the_gap_is_told(
+    tmp_path: Path,
+) -> None:
+    from agent_client import spawn_echo
+
+    caps = attrs.evolve(
+        SUB_CAPS, session=attrs.evolve(SUB_CAPS.session, notices=s.NoticeCapabilities())
+    )
+    state = str(tmp_path / "state")
+    first = spawn_echo("--state-dir", state, caps=caps)
+    try:
+        notes = delegate(first, tmp_path)
+        parent, child = notes[0].session_id, _child_of(notes)
+    finally:
+        first.close()
+    # A new process: the child's history and runtime are gone, the parent's history is not.
+    second = spawn_echo("--state-dir", state, caps=caps)
+    try:
+        reopen = {"sessionId": parent, "cwd": str(tmp_path), "mcpServers": []}
+        pending = second.request_async("session/load", reopen)
+        pending.result(WAIT)
+        notice = second.wait_for(
+            lambda: [u for u in second.updates_of(parent, s.Notice)], what="the gap notice"
+        )
+        before, after = _inbound_split(second, pending.id)
+        # spec SUBAGENT-32: no reference to it, no traffic for it, no guessed parent.
+        named = [(p["sessionId"], p["update"].get("sessionId"),
+                  p["update"].get("recipientSessionId")) for p in before + after]  # fmt: skip
+        assert not [n for n in named if child in n]
+        calls = [p["update"] for p in before if p["update"]["sessionUpdate"] == "tool_call"]
+        assert calls and calls[-1]["content"] == []
+        # spec SUBAGENT-42: nothing says it failed, was cancelled or is orphaned.
+        assert not [p for p in before + after if p["update"]["sessionUpdate"] == "subagent_update"]
+        # spec SUBAGENT-33: the gap is made apparent, after the answer (a notice is no history).
+        assert child in (notice[0].description or "")
+        assert second.findings == []
+    finally:
+        second.close()
+
+
+def test_SUBAGENT_30_the_reference_client_keeps_a_replayed_child_once(tmp_path: Path) -> None:
+    import threading
+
+    seen: List[Any] = []
+    arrived = threading.Condition()
+
+    def on_update(session_id: str, update: Any) -> None:
+        with arrived:
+            seen.append((session_id, update))
+            arrived.notify_all()
+
+    a_in, c_out = os.pipe()
+    c_in, a_out = os.pipe()
+    side = AgentSideConnection(EchoAgent, FdStream(a_in, a_out, owns_fds=True)).start()
+    client = ReferenceClient(on_update=on_update)
+    conn = ClientSideConnection(client, FdStream(c_in, c_out, owns_fds=True))
+    try:
+        conn.initialize(timeout=WAIT)
+        sid = conn.new_session(str(tmp_path), timeout=WAIT).session_id
+        conn.prompt(sid, "/subagent look", timeout=WAIT)
+        (child,) = client.view(sid).subagents.children
+        conn.load_session(sid, str(tmp_path), timeout=WAIT)
+        with arrived:  # the announcement again, after the answer
+            assert arrived.wait_for(lambda: len([u for i, u in seen if isinstance(
+                u, s.SubagentUpdate) and u.session_id == child]) == 5, WAIT)  # fmt: skip
+        # The replay rebuilt the child's view: its message once, not twice.
+        assert [m.text for m in client.view(child).messages] == ["Working on: look"]
+        (view,) = client.view(sid).subagents.children.values()
+        assert view.live and view.state_confirmed  # announced again after the answer
+        assert [f.clause for f in conn.rules.findings + side.findings] == []
+    finally:
+        conn.close()
+        side.close()
+
+
+# -- Requests of a child, against peers that do not cooperate --------------------------------------
+
+
+def _rule_less_agent_pair(client: Any) -> Any:
+    """The reference client joined to a scripted agent with no protocol rules (client_agent)."""
+    from client_harness import Pair
+
+    return Pair(client=client)
+
+
+def _steps(pair: Any, sid: str, steps: List[Any]) -> List[Any]:
+    from client_harness import run_steps
+
+    return run_steps(pair.conn, pair.client, sid, steps)
+
+
+def _announce_step(child: str) -> Dict[str, Any]:
+    return {"notify": "session/update", "params": {"sessionId": "$sid", "update": {
+        "sessionUpdate": "subagent_update", "sessionId": child, "capabilities": {}}}}  # fmt: skip
+
+
+def _child_chunk_step(child: str, text: str) -> Dict[str, Any]:
+    body = {"sessionUpdate": "agent_message_chunk", "content": {"type": "text", "text": text}}
+    return {"notify": "session/update", "params": {"sessionId": child, "update": body}}
+
+
+def test_SUBAGENT_07_08_early_child_traffic_is_reported_and_not_buffered(tmp_path: Path) -> None:
+    pair = _rule_less_agent_pair(ReferenceClient())
+    try:
+        sid = pair.new_session(str(tmp_path))
+        child = "sess_child_early"
+        _steps(pair, sid, [_child_chunk_step(child, "too early"), _announce_step(child),
+                           _child_chunk_step(child, "announced")])  # fmt: skip
+        # spec SUBAGENT-08: the agent may not rely on a client buffering it: reported...
+        early = [f for f in pair.conn.rules.findings if f.clause == "SUBAGENT-05"]
+        assert len(early) == 1 and "sess_child_early" in early[0].message
+        # ...and acpref's client does not (SUBAGENT-07 is a tolerance it does not take).
+        assert [m.text for m in pair.client.view(child).messages] == ["announced"]
+    finally:
+        pair.close()
+    # The agent side refuses to send it in the first place.
+    refused: List[str] = []
+
+    def run(params: s.PromptRequest, turn: Any) -> Any:
+        try:
+            turn.client.update(child, s.AgentMessageChunk(content=s.TextContent(text="x")))
+        except LocalProtocolError as exc:
+            refused.append(exc.clause)
+        turn.update(s.SubagentUpdate(session_id=child, capabilities=NO_CAPS))
+        return s.StopReason.END_TURN
+
+    client = in_process(lambda c: Scripted(c, run), caps=SUB_CAPS)
+    try:
+        client.prompt(client.new_session(str(tmp_path)).session_id, "go")
+        assert refused == ["SUBAGENT-05"]
+    finally:
+        client.close()
+
+
+class _NoWrites(ReferenceClient):
+    """A reference client that does not advertise fs.writeTextFile."""
+
+    from acpref.client import Client as _Client
+
+    fs_write_text_file = _Client.fs_write_text_file  # type: ignore[assignment]
+
+
+def test_SUBAGENT_13_a_childs_requests_meet_the_parents_restrictions(tmp_path: Path) -> None:
+    target = str(tmp_path / "f.txt")
+    pair = _rule_less_agent_pair(_NoWrites())
+    try:
+        sid = pair.new_session(str(tmp_path))
+        child = "sess_child_writer"
+        write = {"call": "fs/write_text_file",
+                 "params": {"sessionId": child, "path": target, "content": "x"}}  # fmt: skip
+        results = _steps(pair, sid, [_announce_step(child), write])
+        # spec SUBAGENT-13: fs.writeTextFile was not advertised: not for the child either.
+        assert results[1]["error"]["code"] == -32601
+        assert [f.clause for f in pair.conn.rules.findings] == ["FS-02"]
+        assert not Path(target).exists()
+    finally:
+        pair.close()
+    refused: List[str] = []
+
+    def run(params: s.PromptRequest, turn: Any) -> Any:
+        turn.update(s.SubagentUpdate(session_id=child, capabilities=NO_CAPS))
+        try:
+            turn.client.fs_write_text_file(
+                s.WriteTextFileRequest(session_id=child, path=target, content="x"), timeout=WAIT
+            )
+        except LocalProtocolError as exc:
+            refused.append(exc.clause)
+        return s.StopReason.END_TURN
+
+    caps = attrs.evolve(SUB_CAPS, fs=s.FileSystemCapabilities(read_text_file=True))
+    client = in_process(lambda c: Scripted(c, run), caps=caps)
+    try:
+        client.prompt(client.new_session(str(tmp_path)).session_id, "go")
+        assert refused == ["FS-02"] and not Path(target).exists()
+    finally:
+        client.close()
+
+
+def test_SUBAGENT_48_a_childs_request_answered_twice_is_reported(tmp_path: Path) -> None:
+    import queue
+    import threading
+
+    child = "sess_child_asks_once"
+    answers: List[Any] = []
+
+    def run(params: s.PromptRequest, turn: Any) -> Any:
+        turn.update(s.SubagentUpdate(session_id=child, capabilities=NO_CAPS))
+        option = s.PermissionOption(
+            option_id="ok", name="OK", kind=s.PermissionOptionKind.ALLOW_ONCE
+        )
+        request = s.RequestPermissionRequest(
+            session_id=child, tool_call=s.ToolCallUpdate(tool_call_id="t"), options=[option]
+        )
+        answers.append(turn.client.session_request_permission(request, timeout=WAIT).outcome)
+        return s.StopReason.END_TURN
+
+    a_in, c_out = os.pipe()
+    c_in, a_out = os.pipe()
+    side = AgentSideConnection(
+        lambda c: Scripted(c, run), FdStream(a_in, a_out, owns_fds=True)
+    ).start()
+    lines: "queue.Queue[Dict[str, Any]]" = queue.Queue()
+    reader = os.fdopen(c_in, "rb")
+    writer = os.fdopen(c_out, "wb", buffering=0)
+    records: List[Dict[str, Any]] = []  # the transcript, for the oracle
+
+    def read() -> None:
+        for line in reader:
+            records.append({"from": "agent", "line": line.decode().strip()})
+            lines.put(json.loads(line))
+
+    threading.Thread(target=read, daemon=True).start()
+
+    def send(message: Dict[str, Any]) -> None:
+        line = json.dumps({"jsonrpc": "2.0", **message})
+        records.append({"from": "client", "line": line})
+        writer.write(line.encode() + b"\n")
+
+    def until(match: Any) -> Dict[str, Any]:
+        while True:
+            message = lines.get(timeout=WAIT)
+            if match(message):
+                return message
+
+    try:
+        send({"id": 0, "method": "initialize", "params": {"protocolVersion": 1,
+              "clientCapabilities": {"subagents": {}},
+              "clientInfo": {"name": "raw", "version": "1"}}})  # fmt: skip
+        until(lambda m: m.get("id") == 0)
+        send({"id": 1, "method": "session/new", "params": {"cwd": str(tmp_path), "mcpServers": []}})
+        sid = until(lambda m: m.get("id") == 1)["result"]["sessionId"]
+        prompt = {"sessionId": sid, "prompt": [{"type": "text", "text": "go"}]}
+        send({"id": 2, "method": "session/prompt", "params": prompt})
+        asked = until(lambda m: m.get("method") == "session/request_permission")
+        assert asked["params"]["sessionId"] == child
+        selected = {"outcome": {"outcome": "selected", "optionId": "ok"}}
+        send({"id": asked["id"], "result": selected})
+        until(lambda m: m.get("id") == 2)  # the turn ended on the first answer
+        send({"id": asked["id"], "result": {"outcome": {"outcome": "cancelled"}}})
+        send({"id": 3, "method": "session/close", "params": {"sessionId": sid}})
+        until(lambda m: m.get("id") == 3)  # read after the second answer: it was seen
+        # spec SUBAGENT-48: one response per request; the second is dropped by the agent side
+        # (RPC-08) and reported by the oracle, which sees both directions.
+        assert answers == [s.SelectedPermissionOutcome(option_id="ok")]
+        assert side.findings == []
+        report = validate(records + [{"from": "client", "event": "eof"}])
+        assert [f.clause for f in report.findings] == ["RPC-06"] and not report.ok
+    finally:
+        writer.close()
+        side.close()
+        reader.close()
+
+
+# -- The reference client cancelling a child's work ------------------------------------------------
+
+
+def _scripted_pair(run: Any, client: Any) -> Any:
+    a_in, c_out = os.pipe()
+    c_in, a_out = os.pipe()
+    side = AgentSideConnection(
+        lambda c: Scripted(c, run), FdStream(a_in, a_out, owns_fds=True)
+    ).start()
+    conn = ClientSideConnection(client, FdStream(c_in, c_out, owns_fds=True))
+    conn.initialize(timeout=WAIT)
+    return conn, side
+
+
+CANCEL_CAPS = s.SubagentSessionCapabilities(cancel=s.SessionCancelCapabilities())
+
+
+def test_SUBAGENT_45_a_cancelled_childs_elicitation_is_answered_cancel(tmp_path: Path) -> None:
+    import threading
+
+    asked = threading.Event()
+    actions: List[Any] = []
+    child = "sess_child_asks_form"
+
+    def form(request: s.CreateElicitationRequest, cancelled: threading.Event) -> Any:
+        if not asked.is_set():
+            asked.set()
+            cancelled.wait(WAIT)  # the first dialog is dismissed by the cancel only
+        return s.ElicitationAcceptAction(content={})  # what a careless dialog would return
+
+    def run(params: s.PromptRequest, turn: Any) -> Any:
+        turn.update(s.SubagentUpdate(session_id=child, capabilities=CANCEL_CAPS,
+                                     state=s.RunningStateUpdate()))  # fmt: skip
+        schema = codec.decode({"type": "object", "properties": {}}, s.ElicitationSchema)
+        mode = s.ElicitationFormMode(
+            requested_schema=schema, scope=s.ElicitationSessionScope(session_id=child)
+        )
+        actions.append(turn.elicit(s.CreateElicitationRequest(message="?", mode=mode)).action)
+        return s.StopReason.END_TURN
+
+    conn, side = _scripted_pair(run, ReferenceClient(elicit_form=form))
+    try:
+        sid = conn.new_session(str(tmp_path), timeout=WAIT).session_id
+        turn = conn.prompt_async(sid, "go")
+        assert asked.wait(WAIT)
+        conn.cancel(child)
+        assert turn.result(WAIT).stop_reason == "end_turn"
+        # spec SUBAGENT-45: dismissed, and answered with the cancel action.
+        assert actions == [s.ElicitationCancelAction()]
+        # spec-gap child-cancel-reach: new work of the child (running again) is asked anew.
+        assert conn.prompt(sid, "again", timeout=WAIT).stop_reason == "end_turn"
+        assert actions[1:] == [s.ElicitationAcceptAction(content={})]
+        assert [f.clause for f in conn.rules.findings + side.findings] == []
+    finally:
+        conn.close()
+        side.close()
+
+
+def test_SUBAGENT_49_a_cancelled_childs_tool_calls_are_marked_and_still_updated(
+    tmp_path: Path,
+) -> None:
+    import threading
+
+    cancelled = threading.Event()
+    child, grandchild = "sess_child_tools", "sess_child_tools_g"
+
+    def run(params: s.PromptRequest, turn: Any) -> Any:
+        turn.update(s.SubagentUpdate(session_id=child, capabilities=CANCEL_CAPS))
+        turn.client.update(child, s.SubagentUpdate(session_id=grandchild, capabilities=CANCEL_CAPS))
+        for sid in (child, grandchild):
+            turn.client.update(sid, s.ToolCall(tool_call_id="t", title="Build",
+                                               status=s.ToolCallStatus.IN_PROGRESS))  # fmt: skip
+        assert cancelled.wait(WAIT)
+        # spec SUBAGENT-49: a late update for a cancelled call is still the agent's to send.
+        done = s.ToolCallUpdate(tool_call_id="t", status=s.ToolCallStatus.COMPLETED)
+        turn.client.update(grandchild, done)
+        return s.StopReason.END_TURN
+
+    calls: List[str] = []
+    arrived = threading.Condition()
+
+    def on_update(session_id: str, update: Any) -> None:
+        if isinstance(update, s.ToolCall):
+            with arrived:
+                calls.append(session_id)
+                arrived.notify_all()
+
+    client = ReferenceClient(on_update=on_update)
+    conn, side = _scripted_pair(run, client)
+    try:
+        sid = conn.new_session(str(tmp_path), timeout=WAIT).session_id
+        turn = conn.prompt_async(sid, "go")
+        # Once both tool calls are known, cancel the child (and so its child's work).
+        with arrived:
+            assert arrived.wait_for(lambda: len(calls) == 2, WAIT)
+        views = (lambda: client.view(child), lambda: client.view(grandchild))
+        conn.cancel(child)
+        marked = [v().tool_calls["t"].cancelled for v in views]
+        cancelled.set()
+        assert turn.result(WAIT).stop_reason == "end_turn"
+        assert marked == [True, True]
+        late = client.view(grandchild).tool_calls["t"]
+        assert late.status == "completed"  # applied, not dropped
+        assert client.view(sid).tool_calls == {}  # the parent's own calls are not touched
+    finally:
+        cancelled.set()
+        conn.close()
+        side.close()
+
+
+def test_SUBAGENT_46_a_childs_request_stays_with_the_child(tmp_path: Path) -> None:
+    import threading
+
+    from acpref.client import Ask
+
+    asked: List[s.RequestPermissionRequest] = []
+    waiting, decide, answered = threading.Event(), threading.Event(), threading.Event()
+    outcomes: List[Any] = []
+    child = "sess_child_keeps"
+
+    def dialog(request: s.RequestPermissionRequest, cancelled: threading.Event) -> Any:
+        asked.append(request)
+        waiting.set()
+        decide.wait(WAIT)  # the user answers after the parent's next turn
+        return "ok"
+
+    def ask_later(turn: Any) -> None:
+        option = s.PermissionOption(
+            option_id="ok", name="OK", kind=s.PermissionOptionKind.ALLOW_ONCE
+        )
+        request = s.RequestPermissionRequest(
+            session_id=child, tool_call=s.ToolCallUpdate(tool_call_id="c1", title="Child edit"),
+            options=[option],
+        )
+        outcomes.append(turn.client.session_request_permission(request, timeout=WAIT).outcome)
+        answered.set()
+
+    def run(params: s.PromptRequest, turn: Any) -> Any:
+        if params.prompt[0].text == "first":  # type: ignore[union-attr]
+            turn.update(s.SubagentUpdate(session_id=child, capabilities=NO_CAPS))
+            # The child's work outlives the turn: it asks once the parent's turn has ended.
+            turn.after_answer(lambda: threading.Thread(target=ask_later, args=(turn,)).start())
+        return s.StopReason.END_TURN
+
+    client = ReferenceClient(permissions=Ask(dialog))
+    conn, side = _scripted_pair(run, client)
+    try:
+        sid = conn.new_session(str(tmp_path), timeout=WAIT).session_id
+        conn.prompt(sid, "first", timeout=WAIT)
+        assert waiting.wait(WAIT)
+        conn.prompt(sid, "second", timeout=WAIT)  # a later operation of the parent
+        decide.set()
+        assert answered.wait(WAIT)  # the answer reached the agent's thread
+        # spec SUBAGENT-46: the request is the child's: shown under it, answered as asked, never
+        # moved to the parent nor settled by the parent's later turn.
+        assert [r.session_id for r in asked] == [child]
+        assert outcomes == [s.SelectedPermissionOutcome(option_id="ok")]
+        assert "c1" in client.view(child).tool_calls and "c1" not in client.view(sid).tool_calls
+        assert [f.clause for f in conn.rules.findings + side.findings] == []
+    finally:
+        decide.set()
+        conn.close()
+        side.close()
+
+
+def test_SUBAGENT_52_each_sessions_cost_is_shown_as_reported() -> None:
+    from acpref.client.render import Renderer
+
+    client = ReferenceClient()
+    client.on_session_open(_opened("p"))
+    out: List[str] = []
+    renderer = Renderer(out.append)
+    for sid, body in (
+        ("p", {"sessionUpdate": "subagent_update", "sessionId": "c"}),
+        ("p", {"sessionUpdate": "usage_update", "used": 10, "size": 100,
+               "cost": {"amount": 1.20, "currency": "USD"}}),
+        ("c", {"sessionUpdate": "usage_update", "used": 5, "size": 100,
+               "cost": {"amount": 0.30, "currency": "USD"}}),
+    ):  # fmt: skip
+        note = codec.decode({"sessionId": sid, "update": body}, s.SessionNotification)
+        client.session_update(note)
+        renderer.update(note.update)
+    # spec SUBAGENT-52: 1.20 for the parent, 0.30 for the child; no total of 1.50, no 0.90.
+    costs = [client.view(sid).usage.cost.amount for sid in ("p", "c")]  # type: ignore[union-attr]
+    assert costs == [1.20, 0.30]
+    text = "".join(out)
+    assert "1.2 USD" in text and "0.3 USD" in text
+    assert "1.5" not in text and "0.9" not in text
+
+
+def test_SUBAGENT_55_a_completed_send_does_not_finish_the_child() -> None:
+    view = SessionView("p")
+    for wire in (
+        {"sessionUpdate": "subagent_update", "sessionId": "c", "state": {"state": "running"}},
+        {"sessionUpdate": "tool_call", "toolCallId": "send", "title": "Send to helper",
+         "status": "in_progress", "content": [{"type": "session", "sessionId": "c"}]},
+        {"sessionUpdate": "tool_call_update", "toolCallId": "send", "status": "completed"},
+    ):  # fmt: skip
+        view.apply(codec.decode({"sessionId": "p", "update": wire}, s.SessionNotification).update)
+    child = view.subagents.children["c"]
+    # spec SUBAGENT-55: the send completed; the child is still running, as it last said.
+    assert isinstance(child.state, s.RunningStateUpdate) and child.state_confirmed
+    assert view.tool_calls["send"].status == "completed"
+
+
+def test_SUBAGENT_56_references_are_shown_one_line_each_never_expanded() -> None:
+    from acpref.client.render import Renderer
+
+    out: List[str] = []
+    renderer = Renderer(out.append)
+    # A cycle: the parent's call names the child, the child's call names the parent.
+    for sid, other in (("p", "c"), ("c", "p")):
+        wire = {"sessionUpdate": "tool_call", "toolCallId": f"t_{sid}", "title": "Messages",
+                "content": [{"type": "session", "sessionId": other}]}  # fmt: skip
+        note = codec.decode({"sessionId": sid, "update": wire}, s.SessionNotification)
+        renderer.update(note.update)
+    lines = "".join(out).splitlines()
+    assert [line for line in lines if "[session" in line] == ["  [session c]", "  [session p]"]
+    assert len(lines) == 4
+
+
+def elicits(sid: str, request_id: int = 60) -> Dict[str, Any]:
+    return {"jsonrpc": "2.0", "id": request_id, "method": "elicitation/create",
+            "params": {"sessionId": sid, "mode": "form", "message": "?",
+                       "requestedSchema": {"type": "object", "properties": {}}}}  # fmt: skip
+
+
+def elicitation_answer(action: str, request_id: int = 60) -> Dict[str, Any]:
+    return {"jsonrpc": "2.0", "id": request_id, "result": {"action": action}}
+
+
+def test_SUBAGENT_45_the_rules_report_a_cancelled_childs_elicitation_not_cancelled() -> None:
+    caps = {"subagents": {}, "elicitation": {"form": {}}}
+    before = [("agent", CANCELLABLE), ("agent", GRANDCHILD), ("agent", elicits("g")), CANCEL_C]
+    state = state_after(*before, caps=caps)
+    assert clauses_of(state, Party.CLIENT, elicitation_answer("accept")) == ["SUBAGENT-45"]
+    assert clauses_of(state, Party.CLIENT, elicitation_answer("cancel")) == []
+    # Not cancelled: any answer is the user's.
+    state = state_after(("agent", CANCELLABLE), ("agent", elicits("c")), caps=caps)
+    assert clauses_of(state, Party.CLIENT, elicitation_answer("accept")) == []

@@ -66,6 +66,11 @@ def register(sub: Any, name: str, help_text: str) -> None:
         help="a spec-gap finding (acpref's reading where the spec is silent) fails too",
     )
     p.add_argument("--prompt", help="the text of an ordinary prompt (default: a greeting)")
+    p.add_argument(
+        "--tools-prompt",
+        help="a prompt asking for a file read, a command and a file write, sent by a client "
+        "that advertises no capability; {path} names a file (default: one asking all three)",
+    )
     _add_waits(p)
     p.add_argument(
         "--auth", metavar="METHOD_ID", help="authenticate with this method before sessions"
@@ -151,7 +156,15 @@ def run(args: argparse.Namespace) -> int:
 
 def _check(args: argparse.Namespace, argv: Any, record_dir: Any) -> int:
     options = AgentCheckOptions(
-        **{k: v for k, v in (("prompt", args.prompt), ("cancel_prompt", args.cancel_prompt)) if v},
+        **{
+            k: v
+            for k, v in (
+                ("prompt", args.prompt),
+                ("cancel_prompt", args.cancel_prompt),
+                ("tools_prompt", args.tools_prompt),
+            )
+            if v
+        },
         auth_method=args.auth,
         timeout=args.timeout,
         cwd=args.cwd,

@@ -39,8 +39,10 @@ def _elicit(state: ConnectionFacts, m: Message) -> Iterable[Finding]:
         )
     sid, request_id = m.params.get("sessionId"), m.params.get("requestId")
     if sid is not None:
-        if state.session(sid) is None:
-            # spec ELICIT-09: a session-scoped elicitation names a known session.
+        child = isinstance(sid, str) and sid in state.children
+        if state.session(sid) is None and not child:
+            # spec ELICIT-09: a session-scoped elicitation names a known session (an announced
+            # child is one: SUBAGENT-03, SUBAGENT-19).
             yield finding(
                 "ELICIT-09", A, f"elicitation for unknown session {sid!r}", m.index, NOT_FOUND
             )

@@ -32,9 +32,8 @@ class SessionState:
     #: Where the session is in its lifecycle (``lifecycle.SESSION``; never UNKNOWN: an unknown
     #: session has no record).
     phase: SessionPhase = SessionPhase.ACTIVE
-    #: What happened last: "new", "load", "resume" or "turn"; names the clause of a stray update.
-    last: str = "new"
-    #: Where the session's prompt turn is (``lifecycle.TURN``).
+    #: Where the session's prompt turn is (``lifecycle.TURN``); between turns, what the session
+    #: did last (which names the clause of a stray update).
     turn_phase: TurnPhase = TurnPhase.NO_TURN
     #: The id of the running session/prompt request (meaningless when there is no turn: ``None``
     #: is an id a request may have, RPC-02).
@@ -58,7 +57,8 @@ class SessionState:
     #: Permission requests that were in flight when the client cancelled (PROMPT-21).
     cancelled_permissions: AbstractSet[Any] = NO_IDS
     #: How many session/load and session/resume requests of the session are in flight, as
-    #: ``(loads, resumes)``; None when none is.
+    #: ``(loads, resumes)``; None when none is. The count chooses which of ``lifecycle.SESSION``'s
+    #: "reopen answered" events an answer is (a load left, resumes left, or the last one).
     reopening: Optional[Tuple[int, int]] = None
     #: True when this record was made by a load/resume (dropped again if that fails).
     created_by_reopen: bool = False

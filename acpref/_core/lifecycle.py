@@ -6,9 +6,16 @@ prompt-turn.mdx (a turn runs from ``session/prompt`` to its answer, and may be c
 Each table has one row per allowed transition: the phase it starts from, the event, the phase it
 leads to, and the clause that says so. The rule modules change a phase only through ``step``, and
 a check asks ``allows`` whether an event may happen in the current phase: an event with no row
-from that phase is what a rule reports (its finding names the row's clause, or a narrower one).
-So the tables are the truth; spec_notes/lifecycles.md is drawn from them (``markdown``, reached
-with ``acpref spec --lifecycles``), and a test keeps the committed file current.
+from that phase is what a rule reports. Where the clause it breaks depends on the phase, the
+table says which (``refusal``: a turn's content after the turn's answer breaks PROMPT-26, after
+a load's answer SETUP-07). So the tables are the truth; spec_notes/lifecycles.md is drawn from
+them (``markdown``, reached with ``acpref spec --lifecycles``), and a test keeps the committed
+file current.
+
+Between turns the turn table remembers what the session did last (no turn since it was set up or
+resumed, a turn answered, a load answered): that is what names the clause of a stray update.
+Loads and resumes of one session may overlap; ``SessionState.reopening`` counts those in flight,
+and the count only chooses which of the session table's "reopen answered" events an answer is.
 
 A session in phase ``UNKNOWN`` has no record in ``facts.ConnectionFacts.sessions``: never set up
 on this connection, closed, deleted, or made by a reopen that failed. Nothing is kept of it.
@@ -59,6 +66,8 @@ class SessionEvent(_Member):
     REOPENED = "last reopen answered"
     #: The last reopen failed, and the record was made by a reopen (dropped).
     REOPEN_FAILED = "last reopen failed"
+    #: The last reopen failed, and the session was set up before it (it stays).
+    REOPEN_FAILED_KEPT = "last reopen failed, set up before"
     #: A request names the session (set_mode, prompt, an agent's fs or terminal request...).
     NAMED = "named by a request"
     CLOSE_SENT = "session/close sent"
@@ -67,9 +76,20 @@ class SessionEvent(_Member):
 
 
 class TurnPhase(_Member):
+    #: No turn has run since the session was set up (session/new, or a first load or resume) or
+    #: resumed: a turn's content now belongs to nothing.
     NO_TURN = "no turn"
     RUNNING = "running"
     CANCEL_REQUESTED = "cancel requested"
+    #: The last turn was answered: nothing of it may follow (PROMPT-26).
+    ENDED = "turn answered"
+    #: A session/load was answered since the last turn: its replay is over (SETUP-07).
+    REPLAYED = "load answered"
+
+    @property
+    def running(self) -> bool:
+        """True while a turn runs (cancelled or not), until its prompt is answered."""
+        return self is TurnPhase.RUNNING or self is TurnPhase.CANCEL_REQUESTED
 
 
 class TurnEvent(_Member):
@@ -79,6 +99,9 @@ class TurnEvent(_Member):
     CANCEL_SENT = "session/cancel sent"
     CLOSE_SENT = "session/close sent"
     ANSWERED = "session/prompt answered"
+    #: The session's session/load or session/resume succeeded.
+    LOAD_ANSWERED = "session/load answered"
+    RESUME_ANSWERED = "session/resume answered"
 
 
 P = TypeVar("P", bound=enum.Enum)
@@ -95,9 +118,16 @@ class Row:
 
 
 class Table:
-    """A lifecycle: its phases, its events, and one row per allowed transition."""
+    """A lifecycle: its phases, its events, one row per allowed transition, and the clause an
+    event breaks where it has no row (``refusals``: ``(phase, event, clause)``)."""
 
-    def __init__(self, name: str, initial: enum.Enum, rows: Iterable[Tuple[Any, Any, Any, str]]):
+    def __init__(
+        self,
+        name: str,
+        initial: enum.Enum,
+        rows: Iterable[Tuple[Any, Any, Any, str]],
+        refusals: Iterable[Tuple[Any, Any, str]] = (),
+    ):
         self.name = name
         self.initial = initial
         self.rows: List[Row] = [Row(*row) for row in rows]
@@ -105,6 +135,11 @@ class Table:
         for row in self.rows:
             assert (row.source, row.event) not in self._index, f"{name}: two rows for {row}"
             self._index[(row.source, row.event)] = row
+        self.refusals: List[Tuple[Any, Any, str]] = list(refusals)
+        self._refused: Dict[Tuple[enum.Enum, enum.Enum], str] = {}
+        for source, event, clause in self.refusals:
+            assert (source, event) not in self._index, f"{name}: {event} is allowed from {source}"
+            self._refused[(source, event)] = clause
 
     def row(self, phase: enum.Enum, event: enum.Enum) -> Optional[Row]:
         """The row of ``event`` from ``phase``, or None when the event is not allowed there."""
@@ -112,6 +147,11 @@ class Table:
 
     def allows(self, phase: enum.Enum, event: enum.Enum) -> bool:
         return (phase, event) in self._index
+
+    def refusal(self, phase: enum.Enum, event: enum.Enum) -> Optional[str]:
+        """The clause ``event`` breaks in ``phase``; None when it is allowed there, or when the
+        table does not name one (the rule that reports it does)."""
+        return self._refused.get((phase, event))
 
     def step(self, phase: P, event: enum.Enum) -> P:
         """The phase after ``event``. An event with no row leaves the phase as it was: a rule
@@ -142,33 +182,54 @@ SESSION = Table(
         (S.RESUMING, SE.REOPENED, S.ACTIVE, "SETUP-12"),
         (S.LOADING, SE.REOPEN_FAILED, S.UNKNOWN, "spec-gap:unknown-session"),
         (S.RESUMING, SE.REOPEN_FAILED, S.UNKNOWN, "spec-gap:unknown-session"),
+        # A failed load or resume of a session set up before leaves it as it was.
+        (S.LOADING, SE.REOPEN_FAILED_KEPT, S.ACTIVE, "spec-gap:reopen-in-flight"),
+        (S.RESUMING, SE.REOPEN_FAILED_KEPT, S.ACTIVE, "spec-gap:reopen-in-flight"),
         *((p, SE.NAMED, p, "spec-gap:unknown-session") for p in _OPEN),
         *((p, SE.CLOSE_SENT, p, "SETUP-15") for p in _OPEN),
         *((p, SE.CLOSED, S.UNKNOWN, "SETUP-17") for p in _OPEN),
         *((p, SE.DELETED, S.UNKNOWN, "DELETE-03") for p in (S.UNKNOWN, *_OPEN)),
     ],
+    [
+        (S.UNKNOWN, SE.NAMED, "spec-gap:unknown-session"),
+        (S.UNKNOWN, SE.CLOSE_SENT, "SETUP-15"),
+    ],
 )
 
 T, TE = TurnPhase, TurnEvent
+#: The phases between two turns: they differ only in what a stray update of a turn breaks.
+_IDLE = (T.NO_TURN, T.ENDED, T.REPLAYED)
+_RUNNING = (T.RUNNING, T.CANCEL_REQUESTED)
 
 TURN = Table(
     "turn",
     T.NO_TURN,
     [
         # spec-gap concurrent-prompt: one turn at a time per session.
-        (T.NO_TURN, TE.PROMPT_SENT, T.RUNNING, "spec-gap:concurrent-prompt"),
+        *((p, TE.PROMPT_SENT, T.RUNNING, "spec-gap:concurrent-prompt") for p in _IDLE),
         (T.RUNNING, TE.CONTENT, T.RUNNING, "PROMPT-06"),
         (T.CANCEL_REQUESTED, TE.CONTENT, T.CANCEL_REQUESTED, "PROMPT-25"),
-        (T.NO_TURN, TE.CANCEL_SENT, T.NO_TURN, "PROMPT-19"),
+        *((p, TE.CANCEL_SENT, p, "PROMPT-19") for p in _IDLE),
         (T.RUNNING, TE.CANCEL_SENT, T.CANCEL_REQUESTED, "PROMPT-23"),
         (T.CANCEL_REQUESTED, TE.CANCEL_SENT, T.CANCEL_REQUESTED, "PROMPT-23"),
-        (T.NO_TURN, TE.CLOSE_SENT, T.NO_TURN, "SETUP-16"),
+        *((p, TE.CLOSE_SENT, p, "SETUP-16") for p in _IDLE),
         (T.RUNNING, TE.CLOSE_SENT, T.CANCEL_REQUESTED, "SETUP-16"),
         (T.CANCEL_REQUESTED, TE.CLOSE_SENT, T.CANCEL_REQUESTED, "SETUP-16"),
-        (T.RUNNING, TE.ANSWERED, T.NO_TURN, "PROMPT-11"),
-        (T.CANCEL_REQUESTED, TE.ANSWERED, T.NO_TURN, "PROMPT-23"),
-        # (no row for CONTENT from NO_TURN: PROMPT-26, or SETUP-07 after a load's answer; a
-        # load's own replay is the session's LOADING phase, not a turn)
+        (T.RUNNING, TE.ANSWERED, T.ENDED, "PROMPT-11"),
+        (T.CANCEL_REQUESTED, TE.ANSWERED, T.ENDED, "PROMPT-23"),
+        # What the session did last, between turns: a load's replay, or a resume (no replay).
+        *((p, TE.LOAD_ANSWERED, T.REPLAYED, "SETUP-07") for p in _IDLE),
+        *((p, TE.RESUME_ANSWERED, T.NO_TURN, "SETUP-12") for p in _IDLE),
+        # spec-gap reopen-in-flight: a turn may run while its session is loaded or resumed.
+        *((p, e, p, "spec-gap:reopen-in-flight") for p in _RUNNING
+          for e in (TE.LOAD_ANSWERED, TE.RESUME_ANSWERED)),
+    ],
+    [
+        *((p, TE.PROMPT_SENT, "spec-gap:concurrent-prompt") for p in _RUNNING),
+        # A turn's content outside a turn (a load's own replay is the session's LOADING phase).
+        (T.NO_TURN, TE.CONTENT, "spec-gap:content-outside-turn"),
+        (T.ENDED, TE.CONTENT, "PROMPT-26"),
+        (T.REPLAYED, TE.CONTENT, "SETUP-07"),
     ],
 )
 
@@ -195,6 +256,11 @@ def markdown(tables: Iterable[Table] = (SESSION, TURN)) -> str:
                 f"| {row.source.value} | {row.event.value} | {row.target.value} | {row.clause} |"
             )
         out.append("")
+        if table.refusals:
+            out += ["Not allowed (no row), and the clause it breaks:", ""]
+            out += ["| in | event | breaks |", "|---|---|---|"]
+            out += [f"| {p.value} | {e.value} | {clause} |" for p, e, clause in table.refusals]
+            out.append("")
     return "\n".join(out)
 
 

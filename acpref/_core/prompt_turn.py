@@ -12,7 +12,7 @@ an error (PROMPT-23, PROMPT-24).
 
 from __future__ import annotations
 
-from typing import Iterable
+from typing import Iterable, Optional
 
 from ..errors import ErrorCode
 from .book import Message, check, transition, update_check, update_of, update_transition
@@ -53,7 +53,7 @@ def _prompt(state: ConnectionFacts, m: Message) -> Iterable[Finding]:
             m.index,
             NOT_FOUND,
         )
-    elif not TURN.allows(s.turn_phase, TurnEvent.PROMPT_SENT):
+    elif TURN.refusal(s.turn_phase, TurnEvent.PROMPT_SENT) is not None:
         # spec-gap concurrent-prompt: one turn at a time per session.
         yield finding(
             "spec-gap:concurrent-prompt",
@@ -89,7 +89,6 @@ def _turn_starts(state: ConnectionFacts, m: Message) -> None:
         return
     s.turn_phase = TURN.step(s.turn_phase, TurnEvent.PROMPT_SENT)
     s.turn = m.id
-    s.last = "turn"
     s.cancel_clause = None
     s.cancel_certain = False
     s.cancelled_permissions = NO_IDS
@@ -104,23 +103,25 @@ def _turn_content(state: ConnectionFacts, m: Message) -> Iterable[Finding]:
     if s is None:
         return
     kind = update_of(m).get("sessionUpdate")
-    no_turn = s.turn_phase is TurnPhase.NO_TURN
-    if s.phase is SessionPhase.RESUMING and no_turn:
+    if s.phase is SessionPhase.RESUMING and not s.turn_phase.running:
         # spec SETUP-12: no history replay before the session/resume response. Content while a
         # turn of the session runs is that turn's (spec-gap reopen-in-flight): never refused.
         yield finding("SETUP-12", A, f"{kind} sent while session/resume was in flight", m.index)
-    elif not TURN.allows(s.turn_phase, TurnEvent.CONTENT) and s.phase is not SessionPhase.LOADING:
-        if s.last == "turn":
-            # spec PROMPT-26: nothing of a turn after its session/prompt response.
-            yield finding("PROMPT-26", A, f"{kind} sent after the prompt turn ended", m.index)
-        elif s.last == "load":
-            # spec SETUP-07: the replay is over once session/load is answered.
-            yield finding("SETUP-07", A, f"{kind} sent after the session/load response", m.index)
-        else:
-            # spec-gap content-outside-turn: turn content belongs to a turn or a replay.
-            yield finding(
-                "spec-gap:content-outside-turn", A, f"{kind} sent outside any prompt turn", m.index
-            )
+    elif s.phase is not SessionPhase.LOADING:
+        clause = TURN.refusal(s.turn_phase, TurnEvent.CONTENT)
+        if clause is not None:
+            # spec PROMPT-26, SETUP-07, spec-gap content-outside-turn: the turn table names what
+            # a turn's content breaks between turns: nothing of a turn after its session/prompt
+            # response, of a replay after the session/load response, nor outside both.
+            yield finding(clause, A, f"{kind} sent {_OUTSIDE[clause]}", m.index)
+
+
+#: What a stray update of a turn is sent after, by the clause it breaks (``TURN.refusal``).
+_OUTSIDE = {
+    "PROMPT-26": "after the prompt turn ended",
+    "SETUP-07": "after the session/load response",
+    "spec-gap:content-outside-turn": "outside any prompt turn",
+}
 
 
 @update_transition(*CHUNKS)
@@ -203,15 +204,32 @@ def _turn_ends(state: ConnectionFacts, m: Message) -> Iterable[Finding]:
         )
 
 
+def prompt_answer(cancelled: bool, stop_reason: Optional[str]) -> Optional[str]:
+    """The ``stopReason`` a live agent answers its turn's session/prompt with.
+
+    ``stop_reason`` is the one its handler chose, or None when the handler raised; ``cancelled``
+    when the turn was stopped (``cancellation.turn_stop``). None: the handler's error is the
+    answer.
+    """
+    if cancelled and stop_reason is None:
+        # spec PROMPT-24: an abort exception after cancel becomes stopReason "cancelled": a
+        # cancelled turn never yields a JSON-RPC error.
+        return "cancelled"
+    if cancelled and stop_reason is not None:
+        # spec PROMPT-23: a cancelled turn is answered with stopReason "cancelled", whatever the
+        # handler chose.
+        return "cancelled"
+    return stop_reason
+
+
 @transition("response", A, "session/prompt")
 def _turn_over(state: ConnectionFacts, m: Message) -> None:
     assert m.request is not None
     s = state.sessions.get(m.request.params.get("sessionId"))
-    if s is not None and s.turn_phase is not TurnPhase.NO_TURN and s.turn == m.id:
+    if s is not None and s.turn_phase.running and s.turn == m.id:
         s.turn_phase = TURN.step(s.turn_phase, TurnEvent.ANSWERED)
         s.turn = None
         s.cancel_clause = None
-        s.last = "turn"
         if s.phase is SessionPhase.LOADING:
             # The turn ran while a session/load was in flight: its message ids are not the
             # replay's (SETUP-06 judges the replay's own), which may start now.

@@ -19,7 +19,7 @@ from typing import Any, Dict, Iterable, List, Optional
 from ..errors import ErrorCode
 from .book import Message, check, transition, update_check, update_of
 from .facts import ConnectionFacts, SessionState
-from .lifecycle import SESSION, SessionEvent, SessionPhase, TurnEvent, TurnPhase
+from .lifecycle import SESSION, TURN, SessionEvent, SessionPhase, TurnEvent, TurnPhase
 from .prompt_turn import cancel_turn
 from .findings import Finding, Party, finding
 from .session_modes import config_findings, modes_findings, remember_options
@@ -68,7 +68,8 @@ def _updated_session(state: ConnectionFacts, m: Message) -> Iterable[Finding]:
         # spec SUBAGENT-29: a child's own traffic may come at any time (rules: subagents.py).
         return
     if state.gate_open("subagents", C):
-        # spec SUBAGENT-05 (provisional): a child is announced before any of its traffic.
+        # spec SUBAGENT-05, SUBAGENT-08 (provisional): a child is announced before any of its
+        # traffic, whatever a client might tolerate.
         yield finding(
             "SUBAGENT-05", A, f"session/update for unannounced session {m.session_id!r}", m.index
         )
@@ -294,7 +295,8 @@ def _session_reopened(state: ConnectionFacts, m: Message) -> None:
     still = _reopened_one(s, m.method)  # another load or resume is still in flight
     if m.is_error:
         if not still:
-            failed = SessionEvent.REOPEN_FAILED if s.created_by_reopen else SessionEvent.REOPENED
+            kept = not s.created_by_reopen
+            failed = SessionEvent.REOPEN_FAILED_KEPT if kept else SessionEvent.REOPEN_FAILED
             s.phase = SESSION.step(s.phase, failed)
             if s.phase is SessionPhase.UNKNOWN:
                 del state.sessions[s.id]  # the record was the failed reopen's own
@@ -302,7 +304,10 @@ def _session_reopened(state: ConnectionFacts, m: Message) -> None:
     if not still:
         s.phase = SESSION.step(s.phase, SessionEvent.REOPENED)
     s.created_by_reopen = False
-    s.last = "load" if m.method == "session/load" else "resume"
+    load = m.method == "session/load"
+    s.turn_phase = TURN.step(
+        s.turn_phase, TurnEvent.LOAD_ANSWERED if load else TurnEvent.RESUME_ANSWERED
+    )
     s.cwd = m.request.params.get("cwd", s.cwd)
     if still:  # the next replay re-sends the messages with their own ids
         s.forget_message_ids()
@@ -335,7 +340,8 @@ def _replayed_message_id(state: ConnectionFacts, m: Message) -> Iterable[Finding
     if (
         s is not None
         and s.phase is SessionPhase.LOADING
-        and s.turn_phase is TurnPhase.NO_TURN  # spec-gap reopen-in-flight: a turn's chunks interleave the replay
+        # spec-gap reopen-in-flight: a turn's chunks may interleave the replay
+        and not s.turn_phase.running
         and isinstance(message_id, str)
         and message_id != s.message_id
         and message_id in s.old_message_ids
@@ -373,3 +379,39 @@ def _closed_apply(state: ConnectionFacts, m: Message) -> None:
             # Nothing is kept of a closed session: to the rules it is unknown from now on, and
             # a session/load or session/resume sets it up anew.
             del state.sessions[s.id]
+
+
+# -- The order of a session's answers on the agent side (the live agent asks) ---------------------
+
+#: The requests that end a session, and those that reopen one.
+ENDING = ("session/close", "session/delete")
+REOPENING = ("session/load", "session/resume")
+
+
+def ending_in_flight(state: ConnectionFacts, session_id: Any) -> bool:
+    """True while a session/close or session/delete of the session is in flight."""
+    return any(
+        req.method in ENDING and req.params.get("sessionId") == session_id
+        for req in state.outstanding[C].values()
+    )
+
+
+def answered_after(method: str, other: str, *, earlier: bool) -> bool:
+    """Whether an agent handles ``method`` only once ``other``, a request of the same session
+    read ``earlier`` than it (or later), is answered."""
+    if method in ENDING:
+        # spec-gap close-in-flight, close-order (SETUP-16): a close or delete is answered after
+        # every other request of its session, read before or after it (its cancelled turn
+        # first), so that nothing of the session follows the answer. Closes and deletes do not
+        # wait for each other: the first ends the session, the next finds none.
+        return other not in ENDING
+    if not earlier:
+        return False
+    if method in REOPENING:
+        # spec-gap reopen-in-flight: a load or resume follows the earlier requests of its
+        # session but closes and deletes (which wait for it), so that no turn's updates
+        # interleave its replay.
+        return other not in ENDING
+    # spec-gap reopen-in-flight: any other request follows the earlier loads and resumes, so
+    # that a session whose reopening failed is known to be gone before its handler runs.
+    return other in REOPENING

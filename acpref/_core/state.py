@@ -248,7 +248,8 @@ class ProtocolState(ConnectionFacts):
             return
         if gate is not None and not self.gate_open(gate, receiver):
             # spec RPC-12, OVERVIEW-03, FS-01, FS-02, TERM-01: a gated method (the row's clause
-            # names the gate) is not available unless the receiver advertised the capability.
+            # names the gate) is not available unless the receiver advertised the capability;
+            # spec SUBAGENT-13: for a child's session as for any other.
             yield finding(
                 row.clause,
                 m.sender,
@@ -264,7 +265,7 @@ class ProtocolState(ConnectionFacts):
             yield finding(fault.clause, m.sender, fault.message, m.index)
         if m.request is None:
             if _hashable(m.id) and m.id in self.answered[other(m.sender)]:
-                # spec RPC-06: exactly one response per request; a second one is refused.
+                # spec RPC-06, SUBAGENT-48: exactly one response per request (a child's too).
                 yield finding(
                     "RPC-06", m.sender, f"request {m.id!r} answered more than once", m.index
                 )

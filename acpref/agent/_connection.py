@@ -19,11 +19,16 @@ What ``AgentSideConnection`` does around the implementer's ``Agent`` methods:
   core, which answers session methods -32000 until ``authenticate`` succeeds, and again after
   ``logout`` (RPC-16, AUTH-10, AUTH-17).
 * **turns** (``_slots.TurnSlots``): one turn per session, claimed as the prompt is read; the core
-  answers a second concurrent prompt -32600 (spec-gap concurrent-prompt). ``session/cancel``,
-  ``$/cancel_request`` on the prompt, ``session/close`` and ``session/delete`` set the turn's
-  ``cancelled`` flag as they are read; a cancelled turn is answered ``stopReason: "cancelled"``
-  whatever the agent returned or raised (PROMPT-23, PROMPT-24); the turn is closed before its
-  response is written, so none of its updates can follow it (PROMPT-26).
+  answers a second concurrent prompt -32600 (spec-gap concurrent-prompt). Which turn a message
+  stops is the core's decision, read from its turn phase as the message is read
+  (``_core.cancellation.turn_stop``: ``session/cancel``, ``$/cancel_request`` on the prompt,
+  ``session/close``, ``session/delete``), and sets the turn's ``cancelled`` flag; what a
+  cancelled turn answers is the core's too (``_core.prompt_turn.prompt_answer``: stopReason
+  "cancelled" whatever the agent returned or raised, PROMPT-23, PROMPT-24); the turn is closed
+  before its response is written, so none of its updates can follow it (PROMPT-26).
+* **session order**: which requests of a session wait for which (close and delete after the
+  others, the others after a load or resume) is the core's ``session_setup.answered_after``;
+  ``_requests._SessionRequests`` only waits.
 * **after the answer**: ``Agent.session_opened`` runs once a session/new, load or resume response
   is on the wire, the place for ``available_commands_update`` (SLASH-01), which may only name a
   session the client knows.
@@ -54,8 +59,9 @@ from ..errors import ErrorCode, LocalProtocolError, RpcError
 from ..methods import AGENT_METHODS, PROTOCOL_VERSION
 from ._client import ClientHandle
 from ._interface import Agent
-from ._requests import _ENDING, _REOPENING, _SESSION_METHODS, _AfterResponse, _AgentObserver
-from ._requests import _SessionRequests
+from .._core.prompt_turn import prompt_answer
+from .._core.session_setup import ENDING, REOPENING, ending_in_flight
+from ._requests import _SESSION_METHODS, _AfterResponse, _AgentObserver, _SessionRequests
 from ._slots import TurnSlots
 from ._turn import PromptTurn
 
@@ -198,12 +204,12 @@ class AgentSideConnection:
         """Wrap a handler: after the session's reopening; our own broken rules become -32603."""
 
         def handle(params: Any, ctx: RequestContext) -> Any:
-            if method in _SESSION_METHODS and method not in _ENDING:
-                # spec-gap reopen-in-flight: after the loads and resumes read before it; a
-                # session whose reopening failed meanwhile is unknown (spec-gap unknown-session).
-                if self._requests.wait_reopens(ctx.id, _TURN_END_TIMEOUT):
+            if method in _SESSION_METHODS and method not in ENDING:
+                # After the loads and resumes read before it (the core's order, answered_after);
+                # a session whose reopening failed meanwhile is unknown (spec-gap unknown-session).
+                if self._requests.wait_turn(ctx.id, _TURN_END_TIMEOUT):
                     sid = getattr(params, "session_id", None)
-                    if method not in _REOPENING and self.observer.rules.state.session(sid) is None:
+                    if method not in REOPENING and self.observer.rules.state.session(sid) is None:
                         raise RpcError.resource_not_found(f"unknown session {sid!r}")
             try:
                 return handler(params, ctx)
@@ -273,7 +279,7 @@ class AgentSideConnection:
         self._opened(ctx, params.session_id)
         return response
 
-    def _wait_session_quiet(self, session_id: str) -> None:
+    def _wait_session_quiet(self, session_id: str, request_id: Any) -> None:
         """Before the session goes: its turn ended, its other requests and follow-ups done."""
         # The turn was cancelled as the request was read (see _AgentObserver); let it end, its
         # response first, before the session goes (spec SETUP-16).
@@ -284,9 +290,9 @@ class AgentSideConnection:
                 session_id,
                 _TURN_END_TIMEOUT,
             )
-        # spec-gap close-in-flight: the session's other requests answered, and what runs after
-        # an answer (available_commands_update after session/new) sent.
-        if not self._requests.wait_others(session_id, _TURN_END_TIMEOUT):
+        # The session's other requests answered (the core's order, answered_after), and what
+        # runs after an answer (available_commands_update after session/new) sent.
+        if not self._requests.wait_turn(request_id, _TURN_END_TIMEOUT):
             log.warning(
                 "%s: requests of %s still running after %ss; closing anyway",
                 self.connection.name,
@@ -298,14 +304,14 @@ class AgentSideConnection:
     def _on_session_close(
         self, params: s.CloseSessionRequest, ctx: RequestContext
     ) -> s.CloseSessionResponse:
-        self._wait_session_quiet(params.session_id)
+        self._wait_session_quiet(params.session_id, ctx.id)
         return self.agent.session_close(params)
 
     def _on_session_delete(
         self, params: s.DeleteSessionRequest, ctx: RequestContext
     ) -> s.DeleteSessionResponse:
         # spec-gap delete-active: deleting a session with a running turn cancels the turn first.
-        self._wait_session_quiet(params.session_id)
+        self._wait_session_quiet(params.session_id, ctx.id)
         return self.agent.session_delete(params)
 
     def _on_session_cancel(self, params: s.CancelNotification, ctx: RequestContext) -> None:
@@ -331,7 +337,7 @@ class AgentSideConnection:
         )
         if turn is None:  # pragma: no cover - the slot is claimed before any handler runs
             raise RpcError(ErrorCode.INTERNAL_ERROR, "the prompt has no turn slot")
-        if turn.cancelled.is_set() and self._requests.closing(params.session_id):
+        if turn.cancelled.is_set() and self.observer.rules.ask(ending_in_flight, params.session_id):
             # spec-gap close-in-flight: a prompt read while its session is being closed is
             # cancelled as it starts; the agent never runs it, so nothing of it can follow the
             # close's answer.
@@ -342,18 +348,20 @@ class AgentSideConnection:
             registry.begin_turn(session, turn)
             registry.record_prompt(session, params.prompt, turn.new_message_id())
         try:
+            # What a cancelled turn answers is the core's decision (PROMPT-23, PROMPT-24:
+            # acpref/_core/prompt_turn.py, prompt_answer).
             try:
-                result = self.agent.session_prompt(params, turn)
+                response = _as_response(self.agent.session_prompt(params, turn))
             except Exception as exc:  # noqa: BLE001
-                if not turn.cancelled.is_set():
+                stop = prompt_answer(turn.cancelled.is_set(), None)
+                if stop is None:
                     raise
-                # spec PROMPT-24: an abort exception after cancel becomes stopReason "cancelled".
-                log.info("turn %r raised after cancel (%s): answered cancelled", ctx.id, exc)
-                result = s.StopReason.CANCELLED
-            response = _as_response(result)
-            if turn.cancelled.is_set() and response.stop_reason != s.StopReason.CANCELLED:
-                # spec PROMPT-23: a cancelled turn is answered with stopReason "cancelled".
-                response = attrs.evolve(response, stop_reason=s.StopReason.CANCELLED)
+                log.info("turn %r raised after cancel (%s): answered %s", ctx.id, exc, stop)
+                return s.PromptResponse(stop_reason=s.StopReason(stop))
+            chosen = getattr(response.stop_reason, "value", response.stop_reason)
+            stop = prompt_answer(turn.cancelled.is_set(), chosen)
+            if stop != chosen:
+                response = attrs.evolve(response, stop_reason=s.StopReason(stop))
             return response
         finally:
             turn._end()

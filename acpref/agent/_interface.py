@@ -25,7 +25,7 @@ What must not live here: wire I/O, threads, the rules.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any, Callable, List, Optional
+from typing import TYPE_CHECKING, Any, Callable, Iterator, List, Optional
 
 import attrs
 
@@ -189,16 +189,26 @@ class Agent:
     def session_load(self, params: s.LoadSessionRequest) -> s.LoadSessionResponse:
         """Reopen a session and replay its whole history before answering (SETUP-05, SETUP-07)."""
         session = self._reopen(params)
-        plans_ok = self.client.supports(PLAN_OPERATIONS)
-        # spec SETUP-05: the whole conversation, as session/update notifications, in order.
-        for update in session.replay():
-            if not plans_ok and getattr(update, "session_update", None) in PLAN_OPERATION_KINDS:
-                continue  # spec PLANOP-01 (provisional): not to a client without the capability
-            self.client.session_update(s.SessionNotification(session_id=session.id, update=update))
+        # spec SETUP-05, SUBAGENT-34: everything replayed is sent before this answer.
+        for notification in self.replay_notifications(session):
+            self.client.session_update(notification)
         # spec SETUP-08: an object (modes and options, or {}), never null.
         return s.LoadSessionResponse(
             modes=_opt(session.modes), config_options=_opt(session.config_options)
         )
+
+    def replay_notifications(self, session: Session) -> Iterator[s.SessionNotification]:
+        """What ``session/load`` replays: the session's history, in order (spec SETUP-05).
+
+        Override to replay what the registry does not record, such as a subagent's own
+        history (SUBAGENT-30), or to leave out what can no longer be told truthfully
+        (SUBAGENT-32). Everything yielded is sent before the load's answer.
+        """
+        plans_ok = self.client.supports(PLAN_OPERATIONS)
+        for update in session.replay():
+            if not plans_ok and getattr(update, "session_update", None) in PLAN_OPERATION_KINDS:
+                continue  # spec PLANOP-01 (provisional): not to a client without the capability
+            yield s.SessionNotification(session_id=session.id, update=update)
 
     def session_resume(self, params: s.ResumeSessionRequest) -> s.ResumeSessionResponse:
         """Reopen a session without replaying anything (spec SETUP-12)."""

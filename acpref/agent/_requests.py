@@ -8,7 +8,8 @@ SLASH-01; spec-gap close-in-flight, reopen-in-flight, concurrent-prompt, cancel-
   (``acpref._core.RulesObserver``); then, on the reading thread and so in wire order, the turn
   slots (``_slots.TurnSlots``) and the session's requests in flight hear of it.
 * ``_SessionRequests``: the requests naming a session that are read and not yet answered, which
-  session/close and session/delete wait for, and which wait for a load or resume of theirs.
+  session/close and session/delete wait for, and which wait for a load or resume of theirs (the
+  order is the protocol core's: ``acpref._core.session_setup.answered_after``).
 * ``_AfterResponse``: jobs that run once a response is on the wire (``Agent.session_opened``).
 """
 
@@ -20,6 +21,8 @@ import queue
 import threading
 from typing import Any, Callable, Dict, Optional, Tuple
 
+from .._core.cancellation import turn_stop
+from .._core.session_setup import answered_after
 from .._observer import RulesObserver
 from ..errors import ConnectionClosed, LocalProtocolError, RpcError
 from ..methods import CANCEL_REQUEST
@@ -40,10 +43,10 @@ _SESSION_METHODS = frozenset(
     }
 )
 
-#: The requests that end a session.
-_ENDING = ("session/close", "session/delete")
-#: The requests that reopen a session (and replay its history, for load).
-_REOPENING = ("session/load", "session/resume")
+#: The messages that may stop a running turn (``turn_stop`` says whether one does).
+_STOPPERS = frozenset(
+    {"session/prompt", "session/cancel", "session/close", "session/delete", CANCEL_REQUEST}
+)
 
 
 class _AfterResponse:
@@ -117,15 +120,10 @@ class _AfterResponse:
 class _SessionRequests:
     """The requests naming a session that are being handled: read, not yet answered.
 
-    spec-gap close-in-flight: session/close and session/delete are answered after the session's
-    other requests, so that no handler still running sends an update (or a request) for a
-    session the client was already told is gone; a prompt that arrives while they wait is
-    cancelled at once, as the running one was.
-
-    spec-gap reopen-in-flight: a request of a session read after a session/load or
-    session/resume of it waits until that one is answered, so that a turn's updates never
-    interleave a replay, and a session whose reopening failed is known to be gone before any
-    handler of it runs.
+    Which of them a request waits for is the protocol core's order (``answered_after``,
+    spec-gap close-in-flight, reopen-in-flight): session/close and session/delete are answered
+    after the session's other requests, and a request read after a session/load or
+    session/resume of its session waits until that one is answered. This only waits.
     """
 
     def __init__(self) -> None:
@@ -139,60 +137,38 @@ class _SessionRequests:
             if request_id not in self._running:  # a reused id is refused
                 self._running[request_id] = (session_id, method, next(self._arrivals))
 
-    def wait_reopens(self, request_id: Any, timeout: float) -> bool:
-        """Wait for the requests of its session read before ``request_id`` that it must follow
-        (spec-gap reopen-in-flight): a load or resume follows all of them but closes and
-        deletes (which wait for it in turn); any other request follows the loads and resumes.
-        False on timeout."""
+    def wait_turn(self, request_id: Any, timeout: float) -> bool:
+        """Wait until the requests of its session that the protocol core says ``request_id`` is
+        answered after are answered (``answered_after``: a close or delete after all the others
+        but closes and deletes, read before or after it; a load or resume after the earlier ones
+        but closes and deletes; any other request after the earlier loads and resumes). False on
+        timeout."""
 
-        def earlier_done() -> bool:
+        def others_done() -> bool:
             me = self._running.get(request_id)
             if me is None:
                 return True
             sid, mine, arrival = me
-            barrier = mine in _REOPENING
             return not any(
                 other_sid == sid
-                and n < arrival
-                and (method in _REOPENING or (barrier and method not in _ENDING))
-                for other_sid, method, n in self._running.values()
+                and n != arrival
+                and answered_after(mine, other, earlier=n < arrival)
+                for other_sid, other, n in self._running.values()
             )
 
         with self._changed:
-            return self._changed.wait_for(earlier_done, timeout)
+            return self._changed.wait_for(others_done, timeout)
 
     def end(self, request_id: Any) -> None:
         with self._changed:
             if self._running.pop(request_id, None) is not None:
                 self._changed.notify_all()
 
-    def closing(self, session_id: str) -> bool:
-        """True while a session/close or session/delete of the session waits or runs."""
-        with self._changed:
-            return any(
-                sid == session_id and method in _ENDING for sid, method, _ in self._running.values()
-            )
-
     def forget_all(self) -> None:
         """The connection ended: no answer will come; nothing waits for one."""
         with self._changed:
             self._running.clear()
             self._changed.notify_all()
-
-    def wait_others(self, session_id: str, timeout: float) -> bool:
-        """Wait until the session's requests but closes and deletes are answered.
-
-        Closes and deletes do not wait for each other (two of them would wait forever): the
-        first one ends the session, the next finds none. False on timeout.
-        """
-
-        def others_done() -> bool:
-            return all(
-                sid != session_id or method in _ENDING for sid, method, _ in self._running.values()
-            )
-
-        with self._changed:
-            return self._changed.wait_for(others_done, timeout)
 
 
 class _AgentObserver:
@@ -224,17 +200,12 @@ class _AgentObserver:
             # above (spec-gap concurrent-prompt, acpref/_core/prompt_turn.py): this one is the
             # session's only turn.
             self._slots.claim(sid, message["id"])
-            if self._requests.closing(sid):
-                # spec-gap close-in-flight: the session is being closed; the turn is cancelled
-                # at once, as a running one was (SETUP-16).
-                self._slots.cancel_session(sid, ending=True)
-        elif method == "session/cancel" and not is_request and isinstance(sid, str):
-            self._slots.cancel_session(sid)  # spec PROMPT-22: stop as soon as possible
-        elif method in _ENDING and is_request and isinstance(sid, str):
-            # spec SETUP-16: as if session/cancel had arrived, and the session ends.
-            self._slots.cancel_session(sid, ending=True)
-        elif method == CANCEL_REQUEST and not is_request:
-            self._slots.cancel_request(params.get("requestId"))
+        if method in _STOPPERS:
+            # Which turn the message stops (if any) is the core's decision, read from its turn
+            # table (PROMPT-22, SETUP-16: acpref/_core/cancellation.py, turn_stop).
+            stop = self.rules.ask(turn_stop, message)
+            if stop is not None:
+                self._slots.cancel_session(stop.session_id, ending=stop.ending)
         if is_request and isinstance(sid, str) and method in _SESSION_METHODS:
             self._requests.begin(sid, message["id"], method)
         return None

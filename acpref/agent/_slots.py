@@ -8,8 +8,10 @@ wire order) and freed when its response is *written*. Claiming in wire order is 
 rules hold under races: a ``session/cancel`` that follows a prompt on the wire always finds the
 prompt's slot, even when the prompt's handler has not started yet (cancel before the first
 update). Whether a prompt may start at all is the protocol core's decision, taken just before
-(a second one while a turn runs is refused, spec-gap concurrent-prompt). Each slot carries the
-turn's ``cancelled`` flag, which ``PromptTurn`` reads.
+(a second one while a turn runs is refused, spec-gap concurrent-prompt), and so is which turn a
+message stops (``acpref._core.cancellation.turn_stop``, read from the core's turn phase): the
+slots only carry it out. Each slot carries the turn's ``cancelled`` flag, which ``PromptTurn``
+reads (a waitable copy of the core's decision, for the handler's threads).
 """
 
 from __future__ import annotations
@@ -88,7 +90,7 @@ class TurnSlots:
         return slot is not None and slot.cancelled.is_set()
 
     def cancel_session(self, session_id: str, *, ending: bool = False) -> bool:
-        """Cancel the session's running turn (PROMPT-22, SETUP-16); False if none runs.
+        """Cancel the session's running turn, as the core decided; False if none runs.
 
         ``ending``: the session is being closed or deleted (see ``PromptTurn._cascade_cancel``).
         """
@@ -97,16 +99,6 @@ class TurnSlots:
         if slot is not None:
             self._cancel([slot], ending)
         return slot is not None
-
-    def cancel_request(self, request_id: Any) -> None:
-        """``$/cancel_request`` for a prompt cancels its turn (spec-gap cancel-request-prompt)."""
-        try:
-            with self._lock:
-                slot = self._by_request.get(request_id)
-        except TypeError:  # an unhashable id names no request
-            return
-        if slot is not None:
-            self._cancel([slot])
 
     def cancel_all(self) -> None:
         """The connection ends (its input, or close): every turn is cancelled, as by a close."""

@@ -159,6 +159,9 @@ class ReferenceClient(Client):
                 # A load replays the whole history: it starts from an empty view.
                 known = _Session(roots=roots, view=SessionView(session.session_id))
                 self._sessions[session.session_id] = known
+                # So do its children's views: the agent replays them, if at all (SUBAGENT-30).
+                for below in self._descendants(session.session_id):
+                    self._sessions.pop(below, None)
             else:
                 known.roots = roots
                 known.closed = False
@@ -214,9 +217,16 @@ class ReferenceClient(Client):
         """
         with self._lock:
             session = self._sessions.get(session_id)
+            # spec-gap child-cancel-reach: a child's work is cancelled with its parent's.
+            below = [self._sessions[c] for c in self._descendants(session_id)]
         if session is not None:
             session.cancelled.set()  # asking callbacks stop waiting for the user
             session.view.cancel_turn()  # spec PROMPT-20
+        for child in below:
+            child.cancelled.set()  # spec SUBAGENT-45: its elicitations are answered cancel
+            # spec SUBAGENT-49: its unfinished tool calls are marked cancelled (later updates
+            # for them are still applied, as for any tool call).
+            child.view.cancel_turn()
 
     def on_close(self, reason: Optional[str]) -> None:
         """The connection ended: questions stop waiting, every terminal is killed and reaped."""
@@ -242,8 +252,25 @@ class ReferenceClient(Client):
         session.view.apply(params.update)
         if isinstance(params.update, s.SubagentUpdate):
             self._register_child(params.session_id, session, params.update.session_id)
+            if isinstance(params.update.state, s.RunningStateUpdate):
+                self._child_runs(params.update.session_id)
         if self._on_update is not None:
             self._on_update(params.session_id, params.update)
+
+    def _descendants(self, session_id: str) -> List[str]:
+        """The child sessions below ``session_id``, at any depth (under ``_lock``)."""
+        below: List[str] = []
+        parents = {session_id}
+        while True:
+            found = [
+                sid
+                for sid, known in self._sessions.items()
+                if known.view.parent_id in parents and sid not in below and sid != session_id
+            ]
+            if not found:
+                return below
+            below += found
+            parents = set(found)
 
     def _register_child(self, parent_id: str, parent: _Session, child_id: str) -> None:
         """spec SUBAGENT-03 (provisional): an announced child gets a view; its updates go there."""
@@ -254,10 +281,19 @@ class ReferenceClient(Client):
             view.parent_id = parent_id
             self._sessions[child_id] = _Session(roots=parent.roots, view=view)
 
+    def _child_runs(self, child_id: str) -> None:
+        """A child's work starts or resumes: a cancel before it does not reach this work."""
+        with self._lock:
+            child = self._sessions.get(child_id)
+            if child is not None and child.cancelled.is_set():
+                child.cancelled = threading.Event()
+
     def session_request_permission(
         self, params: s.RequestPermissionRequest
     ) -> s.RequestPermissionResponse:
         """Answer a permission request with the client's policy (``permissions``)."""
+        # spec SUBAGENT-46: a request stays with the session it names (a child's in the
+        # child's view, decided against the child's cancel), never its parent or a later turn.
         session = self._session(params.session_id)
         session.view.tool_call(params.tool_call)
         # spec TOOL-08, TOOL-09: the policy answers with an offered option or cancelled.
@@ -368,12 +404,21 @@ class ReferenceClient(Client):
             if not isinstance(answer, _ACTIONS):
                 raise TypeError(f"elicitation callback returned {answer!r}, not an action")
             response = s.CreateElicitationResponse(action=answer)
+        if cancelled.is_set() and self._is_child(session_id):
+            # spec SUBAGENT-45: the child's work was cancelled while it asked: the dismissed
+            # question is answered cancel, whatever the dialog returned.
+            response = s.CreateElicitationResponse(action=s.ElicitationCancelAction())
         if isinstance(mode, s.ElicitationUrlMode) and isinstance(
             response.action, s.ElicitationAcceptAction
         ):
             with self._lock:
                 self._url_elicitations.add(mode.elicitation_id)  # spec ELICIT-25: kept opaque
         return response
+
+    def _is_child(self, session_id: Any) -> bool:
+        with self._lock:
+            known = self._sessions.get(session_id) if isinstance(session_id, str) else None
+            return known is not None and known.view.parent_id is not None
 
     def elicitation_complete(self, params: s.CompleteElicitationNotification) -> None:
         """A URL elicitation we accepted finished; unknown ids are ignored (spec ELICIT-28)."""

@@ -433,6 +433,7 @@ class Renderer:
             self.line(f"  [terminal {item.terminal_id}]")
         elif isinstance(item, s.SessionReference):
             # spec SUBAGENT-54 (provisional): display only; nothing is registered or granted.
+            # spec SUBAGENT-56: one line naming the session, never its expanded content.
             self.line(f"  [session {item.session_id}]")
         elif isinstance(item, s.Content):
             for text in _block_text(item.content).split("\n"):

@@ -219,7 +219,9 @@ class SessionView:
             elif isinstance(update, (s.PlanUpdate, s.PlanRemoved)):
                 self.plans.apply(update)  # spec PLANOP-05, PLANOP-06 (provisional)
             elif isinstance(update, s.SubagentUpdate):
-                self.subagents.apply(update)  # spec SUBAGENT-15 (provisional)
+                # spec SUBAGENT-15 (provisional); spec SUBAGENT-55: a child's state changes by
+                # its own updates only, never by a tool call naming it (a completed send).
+                self.subagents.apply(update)
             elif isinstance(update, (s.SessionMessage, s.SessionMessageChunk)):
                 self.session_messages.apply(update)  # spec SUBAGENT-57, SUBAGENT-58
             elif isinstance(update, s.AvailableCommandsUpdate):
@@ -235,6 +237,8 @@ class SessionView:
                 if update.updated_at is not UNSET:
                     self.updated_at = update.updated_at
             elif isinstance(update, s.UsageUpdate):
+                # spec SUBAGENT-52: this session's usage as its agent reported it; a parent's and
+                # its children's costs are never added up or subtracted into another figure.
                 self.usage = update
             elif isinstance(update, s.Notice):
                 self._notice(update)

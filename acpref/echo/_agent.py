@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import logging
 import threading
-from typing import Any, Dict, List, Optional
+from typing import Any, Dict, Iterator, List, Optional
 
 import attrs
 
@@ -35,6 +35,7 @@ from . import _plans  # noqa: F401 - registers /plans (provisional)
 from . import _prompt  # noqa: F401 - registers /stream, /wait, /error, /refuse
 from . import _session  # noqa: F401 - registers /ext, /notice, /compact
 from . import _subagents  # noqa: F401 - registers /subagent (provisional)
+from ._subagents import Children
 from . import _system_prompt  # registers /system (provisional)
 from . import _tools  # noqa: F401 - registers /tool, /read, /write, /run, /mode
 from ._commands import COMMANDS, Invocation, available_commands
@@ -122,6 +123,8 @@ class EchoAgent(Agent):
         #: Per session: set once its command list is on the wire (see ``session_prompt``).
         self._announced: Dict[str, threading.Event] = {}
         self._announced_lock = threading.Lock()
+        #: What the children of ``/subagent`` sent: replayed by a load, announced again after it.
+        self.children = Children()
 
     # -- what it advertises ----------------------------------------------------------------------
 
@@ -209,6 +212,10 @@ class EchoAgent(Agent):
         self._fit_options(params.session_id)
         return super().session_resume(params)
 
+    def replay_notifications(self, session: Session) -> Iterator[s.SessionNotification]:
+        # The children's own history is put back in place (provisional, _subagents.Children).
+        return self.children.replayed(self, session.id, super().replay_notifications(session))
+
     def _announcement(self, session_id: str, *, opening: bool = False) -> threading.Event:
         """The flag a first turn waits on: set once the session's command list is sent. An
         event exists only while a list is on its way; after, one shared set event stands in."""
@@ -232,6 +239,8 @@ class EchoAgent(Agent):
             with self._announced_lock:
                 if self._announced.get(session_id) is announced:
                     self._announced[session_id] = _ANNOUNCED
+        # After a load or resume answer: its children again, and any gap in their replay.
+        self.children.reopened(self, session_id)
 
     def session_close(self, params: s.CloseSessionRequest) -> s.CloseSessionResponse:
         answer = super().session_close(params)

@@ -42,6 +42,8 @@ class Host(Protocol):
     """What a command asks of the agent that runs it (the ``EchoAgent`` of ``_agent``)."""
 
     client: ClientHandle
+    #: What the children of ``/subagent`` sent (``_subagents.Children``).
+    children: Any
 
     def asks_permission(self, session: Session) -> bool: ...
 

@@ -13,10 +13,13 @@ point (a real model answers each one).
 
 from __future__ import annotations
 
+import os
 from typing import Any, List, Optional
 
 from .. import schema as s
-from ..errors import RpcError
+from ..errors import ErrorCode, RpcError
+from ._auth_scenarios import CLAUSES as AUTH_CLAUSES
+from ._auth_scenarios import authentication
 from ._bad_input_scenarios import bad_input
 from ._cancel_scenarios import IGNORED, cancel_scenario
 from ._driver import _TURN_CONTENT
@@ -95,6 +98,7 @@ def _prompt(ctx: ScenarioContext) -> None:
     second = ctx.new_session()
     # spec SETUP-02: every new session id is unique.
     ctx.check("SETUP-02", first != second, f"two session/new answered the same id {first!r}")
+    _no_boolean_options(ctx, setup, ctx.driver.last_session_response)
     ctx.passed("OVERVIEW-02", "INIT-17")
     ctx.at("PROMPT-11")
     # Non-ASCII text both ways (TRANSPORT-01: every byte the agent writes must be UTF-8), and
@@ -154,10 +158,7 @@ def _modes_and_options(
         ctx.at("MODES-03", "MODES-05", "MODES-02")
         ctx.driver.request("session/set_mode", {"sessionId": session_id, "modeId": target})
         ctx.passed("MODES-03", "MODES-05", "MODES-02")
-    options = (
-        setup.config_options if setup is not None and isinstance(setup.config_options, list) else []
-    )
-    choice = _other_select_value(options)
+    choice = _other_select_value(_options(setup))
     if choice is None:
         for clause in ("CONFIG-16", "CONFIG-19", "CONFIG-04"):
             ctx.skip(clause, "the session offers no select option with two values")
@@ -169,6 +170,27 @@ def _modes_and_options(
         {"sessionId": session_id, "configId": config_id, "value": value},
     )
     ctx.passed("CONFIG-16", "CONFIG-19", "CONFIG-04")
+
+
+def _no_boolean_options(ctx: ScenarioContext, *setups: Optional[s.NewSessionResponse]) -> None:
+    booleans = [
+        option.id
+        for setup in setups
+        for option in _options(setup)
+        if isinstance(getattr(option, "kind", None), s.SessionConfigBoolean)
+    ]
+    # spec CONFIG-05: the driver does not advertise session.configOptions.boolean.
+    ctx.check(
+        "CONFIG-05",
+        not booleans,
+        f"session/new offered boolean options {booleans!r} to a client without support",
+    )
+
+
+def _options(setup: Optional[s.NewSessionResponse]) -> List[Any]:
+    """The config options a session/new answer offered."""
+    options = setup.config_options if setup is not None else None
+    return options if isinstance(options, list) else []
 
 
 def _other_select_value(options: List[Any]) -> Optional[tuple]:
@@ -185,6 +207,49 @@ def _other_select_value(options: List[Any]) -> Optional[tuple]:
         if others:
             return option.id, others[0]
     return None
+
+
+# -- a client that advertises nothing --------------------------------------------------------------
+
+#: A prompt that invites a file read, a command and a file write (``{path}``: a file of the
+#: session's directory): with no client capability advertised, none may go through the client.
+TOOLS_PROMPT = (
+    "acpref check-agent: please read the file {path} and answer with its first line, then run "
+    "the command `echo acpref` and append its output to that file."
+)
+
+#: What a client without capabilities must never be asked (file-system.mdx, terminals.mdx).
+_GATES = (
+    ("FS-01", "fs/read_text_file", "fs.readTextFile"),
+    ("FS-02", "fs/write_text_file", "fs.writeTextFile"),
+    ("TERM-01", "terminal/", "terminal"),
+)
+
+
+def _no_capabilities(ctx: ScenarioContext) -> None:
+    """``initialize`` without any client capability, and a prompt that asks for files and a
+    command: the agent uses its own tools or declines, never the client's methods."""
+    path = os.path.join(ctx.cwd, "acpref-check-tools.txt")
+    with open(path, "w", encoding="utf-8") as f:
+        f.write("acpref: the first line\n")
+    try:
+        ctx.driver.initialize(client_capabilities={})
+        ctx.at()  # an error to session/new or to the prompt breaks none of these clauses
+        session_id = ctx.new_session()
+        try:
+            prompt = (ctx.options.tools_prompt or TOOLS_PROMPT).replace("{path}", path)
+            ctx.driver.prompt(session_id, prompt)
+        except RpcError as exc:
+            if exc.code == ErrorCode.AUTH_REQUIRED:
+                raise
+            # A refused turn asked the client for nothing: the gates held.
+        round_trip(ctx)
+    finally:
+        os.remove(path)
+    for clause, prefix, gate in _GATES:
+        sent = [m for m, _ in ctx.driver.agent_requests if m.startswith(prefix)]
+        # spec FS-01, FS-02, TERM-01: never a method whose capability was not advertised.
+        ctx.check(clause, not sent, f"sent {', '.join(sent)} to a client without {gate}")
 
 
 SCENARIOS = [
@@ -206,11 +271,13 @@ SCENARIOS = [
         main="INIT-04",
     ),
     Scenario("version", _version, ("INIT-08",), main="INIT-08"),
+    Scenario("auth", authentication, AUTH_CLAUSES, main="AUTH-09"),
     Scenario(
         "prompt",
         _prompt,
         (
             "SETUP-02",
+            "CONFIG-05",
             "OVERVIEW-02",
             "INIT-17",
             "PROMPT-06",
@@ -231,6 +298,7 @@ SCENARIOS = [
         ),
         main="OVERVIEW-02",
     ),
+    Scenario("no-capabilities", _no_capabilities, ("FS-01", "FS-02", "TERM-01"), main="FS-01"),
     Scenario(
         "cancel", cancel_scenario, ("PROMPT-23", "PROMPT-24", IGNORED, "CANCEL-05"), main="PROMPT-23"
     ),

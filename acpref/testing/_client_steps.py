@@ -236,6 +236,41 @@ def _refused(agent: GraderAgent, method: str, params: dict) -> None:
     )
 
 
+def _cancelled_read(agent: GraderAgent, turn: PromptTurn) -> None:
+    """A file read followed at once by ``$/cancel_request`` for it: still answered exactly
+    once, with the content (the read finished first, or the client ignores the cancel) or with
+    error -32800. A file of the session's directory that the client read a moment before without
+    a cancel, so that an error cannot be the file's fault."""
+    g = agent.grader
+    if not agent.client.supports("fs.readTextFile"):
+        g.skip("CANCEL-05", "the client does not advertise fs.readTextFile (the request cancelled)")
+        return
+    session = agent.sessions.get(turn.session_id)
+    cwd = session.cwd if session is not None else os.getcwd()
+    path = os.path.join(cwd, f".acpref-check-cancel-{secrets.token_hex(4)}.txt")
+    params = {"sessionId": turn.session_id, "path": path}
+    with open(path, "w", encoding="utf-8") as f:  # this agent runs beside the client
+        f.write("acpref check: a read cancelled at once\n")
+    try:
+        plain = g.request_raw(agent.stream, "fs/read_text_file", params, timeout=10.0)
+        if "result" not in plain:
+            g.skip("CANCEL-05", f"reading {path} without a cancel already answered {plain!r}")
+            return
+        answer = g.request_raw(agent.stream, "fs/read_text_file", params, 10.0, cancel=True)
+    finally:
+        os.remove(path)
+    if "no answer" in answer:
+        # No time limit is the spec's; the oracle reports a request never answered (RPC-06).
+        g.skip("CANCEL-05", f"the cancelled read got no answer within 10s: {answer['no answer']}")
+        return
+    # spec CANCEL-05: the cancelled request still gets one response: a result, or -32800.
+    g.check(
+        "CANCEL-05",
+        "result" in answer or code(answer) == ErrorCode.REQUEST_CANCELLED,
+        f"the read cancelled by $/cancel_request answered {answer!r}, not a result or -32800",
+    )
+
+
 def _terminals(agent: GraderAgent, turn: PromptTurn) -> None:
     g = agent.grader
     if not agent.client.supports("terminal"):
@@ -427,6 +462,7 @@ _PARTS: List[Any] = [
     (_updates, ("OVERVIEW-04", "EXT-02")),
     (_permission, ("TOOL-08", "SCHEMA-04", "EXT-02")),
     (_files, ("FS-08", "FS-07", "FS-04", "EXT-02", "RPC-17")),
+    (_cancelled_read, ("CANCEL-05",)),
     (_terminals, _TERMINAL_CLAUSES),
     (_elicitation, ("ELICIT-20", "SCHEMA-17", "ELICIT-29")),
     (_child_request, ("SUBAGENT-19",)),
@@ -438,29 +474,6 @@ STEPS: List[Callable[[GraderAgent, PromptTurn], s.PromptResponse]] = [_basics, _
 
 #: What each step decides: SKIPPED as "not reached" when the client stops before it.
 STEP_CLAUSES: Dict[str, Tuple[str, ...]] = {
-    "basics": (
-        "OVERVIEW-04",
-        "TOOL-08",
-        "SCHEMA-04",
-        "FS-04",
-        "FS-07",
-        "FS-08",
-        "TERM-03",
-        "TERM-09",
-        "TERM-11",
-        "TERM-12",
-        "TERM-13",
-        "TERM-14",
-        "EXT-08",
-        "EXT-10",
-        "EXT-02",
-        "OVERVIEW-09",
-        "RPC-10",
-        "RPC-11",
-        "RPC-12",
-        "RPC-13",
-        "CANCEL-06",
-        "SUBAGENT-19",
-    ),
+    "basics": tuple(dict.fromkeys(c for _, clauses in _PARTS for c in clauses)),
     "cancellation": ("PROMPT-19", "PROMPT-21"),
 }

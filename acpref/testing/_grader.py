@@ -106,18 +106,24 @@ class Grader:
         *,
         request_id: Any = None,
         any_id: bool = False,
+        cancel: bool = False,
     ) -> Any:
         """Send a request no conforming agent would (an unadvertised method, an odd id).
 
         The answer is the response with that id; with ``any_id``, the first response that comes
         (any id, or none: nothing else of ours is in flight), so that an answer under a wrong id
-        is judged, not waited for. ``{"no answer": ...}`` after ``timeout`` seconds.
+        is judged, not waited for. ``{"no answer": ...}`` after ``timeout`` seconds. With
+        ``cancel``, a ``$/cancel_request`` for it follows the request at once.
         """
         if request_id is None:
             request_id = f"acpref-check-{next(self.raw_ids)}"
         since = self.sink.received_count
         message = {"jsonrpc": "2.0", "id": request_id, "method": method, "params": params}
         stream.write_raw((json.dumps(message) + "\n").encode("utf-8"))
+        if cancel:
+            cancel_it = {"requestId": request_id}
+            notice = {"jsonrpc": "2.0", "method": "$/cancel_request", "params": cancel_it}
+            stream.write_raw((json.dumps(notice) + "\n").encode("utf-8"))
 
         def answers(m: Any) -> bool:
             if not isinstance(m, dict) or "method" in m:

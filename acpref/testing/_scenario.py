@@ -41,6 +41,10 @@ class AgentCheckOptions:
 
     prompt: str = DEFAULT_PROMPT
     cancel_prompt: Optional[str] = None
+    #: A prompt that asks for a file read, a command and a file write, sent to the agent by a
+    #: client that advertises no capability (default: ``TOOLS_PROMPT`` of the scenarios);
+    #: ``{path}`` in it names a file of the session's directory.
+    tools_prompt: Optional[str] = None
     auth_method: Optional[str] = None
     timeout: float = 30.0
     #: The directory sessions are opened in (default: a fresh temporary directory).

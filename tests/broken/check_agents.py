@@ -319,6 +319,121 @@ class ForgetsUsersAfterRestart(RawAgent):
         self.reply(m, {})
 
 
+class BooleanOptionUnasked(RawAgent):
+    """Offers a boolean config option to a client that did not advertise support for it."""
+
+    scenario, clause = "prompt", "CONFIG-05"
+
+    def reply(self, message: M, result: Any) -> None:
+        if isinstance(result, dict) and set(result) == {"sessionId"}:
+            option = {"id": "fast", "name": "Fast", "type": "boolean", "currentValue": False}
+            result = {**result, "configOptions": [option]}
+        super().reply(message, result)
+
+
+class UsesClientTools(RawAgent):
+    """Asked to read a file, calls ``method`` of the client whatever it advertised."""
+
+    method = "fs/read_text_file"
+
+    def on_session_prompt(self, m: M) -> None:
+        session_id = m["params"]["sessionId"]
+        text = "".join(b.get("text", "") for b in m["params"]["prompt"])
+        if "read the file" in text and session_id in self.cwds:
+            path = os.path.join(self.cwds[session_id], "acpref-check-tools.txt")
+            params: M = {"sessionId": session_id, "path": path}
+            if self.method == "fs/write_text_file":
+                params["content"] = "acpref\n"
+            elif self.method == "terminal/create":
+                params = {"sessionId": session_id, "command": "echo", "args": ["acpref"]}
+            self.request(self.method, params)
+        super().on_session_prompt(m)
+
+
+class ReadsWithoutCapability(UsesClientTools):
+    """Reads through the client that did not advertise fs.readTextFile."""
+
+    scenario, clause = "no-capabilities", "FS-01"
+
+
+class WritesWithoutCapability(UsesClientTools):
+    """Writes through the client that did not advertise fs.writeTextFile."""
+
+    scenario, clause, method = "no-capabilities", "FS-02", "fs/write_text_file"
+
+
+class RunsWithoutTerminal(UsesClientTools):
+    """Creates a terminal on a client that did not advertise terminal."""
+
+    scenario, clause, method = "no-capabilities", "TERM-01", "terminal/create"
+
+
+class LoginLogout(RawAgent):
+    """Gates every session method on its login, and offers logout (a correct agent)."""
+
+    capabilities = {**RawAgent.capabilities, "auth": {"logout": {}}}
+    authed = False
+
+    def reply(self, message: M, result: Any) -> None:
+        if isinstance(result, dict) and "protocolVersion" in result:
+            result = {**result, "authMethods": [{"id": "login", "name": "Log in"}]}
+        super().reply(message, result)
+
+    def dispatch(self, message: Any) -> None:
+        method = message.get("method") if isinstance(message, dict) else None
+        gated = isinstance(method, str) and method.startswith("session/") and "id" in message
+        if gated and not self.authed:
+            self.error(message, -32000, "Authentication required")
+            return
+        super().dispatch(message)
+
+    def on_authenticate(self, m: M) -> None:
+        self.authed = True
+        self.reply(m, {})
+
+    def on_logout(self, m: M) -> None:
+        self.authed = False
+        self.reply(m, {})
+
+
+class NullAuthenticateResult(LoginLogout):
+    """Answers a successful authenticate with result null."""
+
+    scenario, clause, options = "auth", "AUTH-09", {"auth_method": "login"}
+
+    def on_authenticate(self, m: M) -> None:
+        self.authed = True
+        self.reply(m, None)
+
+
+class LoginForgotten(LoginLogout):
+    """Answers authenticate {} but keeps answering session/new -32000."""
+
+    scenario, clause, options = "auth", "AUTH-10", {"auth_method": "login"}
+
+    def on_authenticate(self, m: M) -> None:
+        self.reply(m, {})
+
+
+class NullLogoutResult(LoginLogout):
+    """Answers a successful logout with result null."""
+
+    scenario, clause, options = "auth", "AUTH-16", {"auth_method": "login"}
+
+    def on_logout(self, m: M) -> None:
+        self.authed = False
+        self.reply(m, None)
+
+
+class LogoutKeepsLogin(LoginLogout):
+    """Answers logout {} but stays logged in: session/new is served after it."""
+
+    scenario, clause, options = "auth", "AUTH-17", {"auth_method": "login"}
+
+    def on_logout(self, m: M) -> None:
+        self.reply(m, {})
+
+
 DEFECTS = {
     name: cls
     for name, cls in list(globals().items())
@@ -448,6 +563,7 @@ HARMLESS = {
     "RawAgent": RawAgent,
     "AuthAtPrompt": AuthAtPrompt,
     "AuthAtNew": AuthAtNew,
+    "LoginLogout": LoginLogout,
     "UnstableFields": UnstableFields,
     "OpenOrder": OpenOrder,
     "SlowStart": SlowStart,

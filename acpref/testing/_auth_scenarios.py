@@ -1,0 +1,119 @@
+"""The authentication scenario of ``check-agent``: log in, open a session, log out.
+
+Spec: authentication.mdx. Whether an agent gates its session methods on authentication is its
+own policy, so the scenario first asks for a session before logging in: an answer -32000 tells
+that ``session/new`` is gated, which is what makes the login and the logout visible. It needs
+``--auth METHOD_ID`` (one of the agent's ``authMethods``); without it every clause is SKIPPED
+with the reason.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Dict, List
+
+from ..errors import ErrorCode, RpcError
+from ._scenario import AUTH_HINT, ScenarioContext
+
+__all__ = ["CLAUSES", "authentication"]
+
+#: What the scenario decides, in the order it decides them.
+CLAUSES = ("AUTH-09", "AUTH-10", "AUTH-16", "AUTH-17")
+
+
+def authentication(ctx: ScenarioContext) -> None:
+    ctx.initialize()
+    raw = ctx.driver.initialize_raw if isinstance(ctx.driver.initialize_raw, dict) else {}
+    offered = _offered(raw.get("authMethods"))
+    method = ctx.options.auth_method
+    if method is None or method not in offered:
+        for clause in CLAUSES:
+            ctx.skip(clause, _why_not(method, offered))
+        return
+    # An unexpected error before the login is no verdict: what follows needs the login.
+    ctx.at()
+    gated = _needs_login(ctx)
+    ctx.at("AUTH-09")
+    result = ctx.driver.request_raw({"method": "authenticate", "params": {"methodId": method}})
+    if "error" in result:
+        # "On success" is what the page rules on; a refused login is no violation we can name.
+        reason = f"authenticate with {method!r} answered error {result['error']!r}"
+        for clause in CLAUSES:
+            ctx.skip(clause, f"not reached: {reason}")
+        return
+    # spec AUTH-09: a successful authenticate answers an (empty) object; keys a newer schema
+    # may add are the oracle's forward-compatibility warnings, not a failure here.
+    ctx.check(
+        "AUTH-09",
+        isinstance(result.get("result"), dict),
+        f"authenticate answered result {result.get('result')!r}, not an object",
+    )
+    ctx.at()
+    # spec AUTH-10: after the login, session/new is no longer answered auth_required.
+    if _needs_login(ctx):
+        ctx.check("AUTH-10", False, "session/new answered -32000 after a successful authenticate")
+    else:
+        ctx.passed("AUTH-10")
+    if not ctx.driver.supports("auth.logout"):
+        for clause in ("AUTH-16", "AUTH-17"):
+            ctx.skip(clause, "the agent does not advertise auth.logout")
+        return
+    _logout(ctx, gated)
+
+
+def _logout(ctx: ScenarioContext, gated: bool) -> None:
+    """``logout``, then a session asked for again: it needs the login again when it did first."""
+    ctx.at("AUTH-16")
+    result = ctx.driver.request_raw({"method": "logout", "params": {}})
+    if "error" in result:
+        reason = f"logout answered error {result['error']!r}"
+        for clause in ("AUTH-16", "AUTH-17"):
+            ctx.skip(clause, f"not reached: {reason}")
+        return
+    # spec AUTH-16: a successful logout answers an (empty) object.
+    ctx.check(
+        "AUTH-16",
+        isinstance(result.get("result"), dict),
+        f"logout answered result {result.get('result')!r}, not an object",
+    )
+    if not gated:
+        ctx.skip(
+            "AUTH-17",
+            "session/new needed no authentication before the login, so none is due after logout",
+        )
+        return
+    ctx.at()
+    # spec AUTH-17: a session that needed the login needs it again after logout.
+    ctx.check(
+        "AUTH-17",
+        _needs_login(ctx),
+        "session/new, answered -32000 before the login, was served after logout",
+    )
+
+
+def _why_not(method: Any, offered: List[str]) -> str:
+    if not offered:
+        return "the agent offers no authentication method it completes via authenticate"
+    if method is None:
+        return f"{AUTH_HINT} (the agent offers: {', '.join(offered)})"
+    return f"--auth {method!r} is not one of the agent's authMethods ({', '.join(offered)})"
+
+
+def _offered(methods: Any) -> List[str]:
+    """The ids of the advertised methods completed via ``authenticate`` (not terminal ones)."""
+    out: List[str] = []
+    for m in methods if isinstance(methods, list) else []:
+        if isinstance(m, dict) and isinstance(m.get("id"), str) and m.get("type") != "terminal":
+            out.append(m["id"])
+    return out
+
+
+def _needs_login(ctx: ScenarioContext) -> bool:
+    """Ask for a session: True when it is answered -32000 (auth required)."""
+    params: Dict[str, Any] = {"cwd": ctx.cwd, "mcpServers": []}
+    try:
+        ctx.driver.request("session/new", params)
+    except RpcError as exc:
+        if exc.code == ErrorCode.AUTH_REQUIRED:
+            return True
+        raise
+    return False
