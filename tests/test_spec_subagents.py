@@ -1182,3 +1182,24 @@ def test_SUBAGENT_56_references_are_shown_one_line_each_never_expanded() -> None
     lines = "".join(out).splitlines()
     assert [line for line in lines if "[session" in line] == ["  [session c]", "  [session p]"]
     assert len(lines) == 4
+
+
+def elicits(sid: str, request_id: int = 60) -> Dict[str, Any]:
+    return {"jsonrpc": "2.0", "id": request_id, "method": "elicitation/create",
+            "params": {"sessionId": sid, "mode": "form", "message": "?",
+                       "requestedSchema": {"type": "object", "properties": {}}}}  # fmt: skip
+
+
+def elicitation_answer(action: str, request_id: int = 60) -> Dict[str, Any]:
+    return {"jsonrpc": "2.0", "id": request_id, "result": {"action": action}}
+
+
+def test_SUBAGENT_45_the_rules_report_a_cancelled_childs_elicitation_not_cancelled() -> None:
+    caps = {"subagents": {}, "elicitation": {"form": {}}}
+    before = [("agent", CANCELLABLE), ("agent", GRANDCHILD), ("agent", elicits("g")), CANCEL_C]
+    state = state_after(*before, caps=caps)
+    assert clauses_of(state, Party.CLIENT, elicitation_answer("accept")) == ["SUBAGENT-45"]
+    assert clauses_of(state, Party.CLIENT, elicitation_answer("cancel")) == []
+    # Not cancelled: any answer is the user's.
+    state = state_after(("agent", CANCELLABLE), ("agent", elicits("c")), caps=caps)
+    assert clauses_of(state, Party.CLIENT, elicitation_answer("accept")) == []

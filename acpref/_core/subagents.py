@@ -83,6 +83,9 @@ class ChildState:
     #: Permission requests in flight for this child, and those its cancel made due (SUBAGENT-44).
     permissions: Set[Any] = attrs.Factory(set)
     cancelled_permissions: Set[Any] = attrs.Factory(set)
+    #: The same for its elicitations (SUBAGENT-45).
+    elicitations: Set[Any] = attrs.Factory(set)
+    cancelled_elicitations: Set[Any] = attrs.Factory(set)
     #: Since the client cancelled the child's work and until it reports idle: True when the
     #: child was waiting on the client then (it cannot have ended before the cancel), else False.
     cancel_certain: Optional[bool] = None
@@ -383,6 +386,7 @@ def _cancel_permissions(state: "ProtocolState", children: List[Any]) -> None:
         known = state.children[child]
         known.cancel_certain = bool(known.permissions)
         known.cancelled_permissions |= known.permissions
+        known.cancelled_elicitations |= known.elicitations
 
 
 @check("response", C, "session/request_permission")
@@ -421,3 +425,35 @@ def _child_permission_answered(state: "ProtocolState", m: Message) -> None:
         known.permissions.discard(m.id)
         known.cancelled_permissions.discard(m.id)
         known.blocked_reported.discard(m.id)
+
+
+@transition("request", A, "elicitation/create")
+def _child_elicits(state: "ProtocolState", m: Message) -> None:
+    known = state.children.get(m.session_id) if isinstance(m.session_id, str) else None
+    if known is not None:
+        known.elicitations.add(m.id)
+
+
+@check("response", C, "elicitation/create")
+def _child_elicitation_answer(state: "ProtocolState", m: Message) -> Iterable[Finding]:
+    assert m.request is not None
+    known = state.children.get(m.request.params.get("sessionId"))
+    if known is None or m.id not in known.cancelled_elicitations:
+        return
+    action = m.result.get("action") if isinstance(m.result, dict) else None
+    if action != "cancel":
+        got = "an error" if m.is_error else f"action {action!r}"
+        # spec SUBAGENT-45: after cancelling the child's work, its pending elicitations: cancel.
+        yield finding(
+            "SUBAGENT-45", C, f"child elicitation {m.id!r} answered {got} after the cancel",
+            m.index,
+        )
+
+
+@transition("response", C, "elicitation/create")
+def _child_elicitation_answered(state: "ProtocolState", m: Message) -> None:
+    assert m.request is not None
+    known = state.children.get(m.request.params.get("sessionId"))
+    if known is not None:
+        known.elicitations.discard(m.id)
+        known.cancelled_elicitations.discard(m.id)
