@@ -23,7 +23,7 @@ from acpref import schema as s
 from acpref._core.values import is_absolute_path
 from acpref.agent import PromptTurn
 from acpref.echo import COMMANDS
-from acpref.errors import ErrorCode, LocalProtocolError
+from acpref.errors import ErrorCode, LocalProtocolError, RpcError
 
 sys.path.insert(0, str(Path(__file__).parent / "peers"))
 from agent_client import (  # noqa: E402
@@ -207,6 +207,32 @@ def test_PROMPT_24_abort_exception_becomes_cancelled(local: Any, tmp_path: Path)
     assert started.wait(WAIT)
     client.cancel(sid)
     assert prompt.result(WAIT).stop_reason == s.StopReason.CANCELLED  # a result, not an error
+
+
+def test_PROMPT_24_a_cancelled_turn_whose_handler_returns_no_stop_reason_is_cancelled(
+    local: Any, tmp_path: Path
+) -> None:
+    # The handler returns something that is no stop reason after the cancel: still a result
+    # with stopReason "cancelled", never a JSON-RPC error (without the cancel it is -32603).
+    started = threading.Event()
+
+    def run(params: Any, turn: PromptTurn) -> Any:
+        if params.prompt[0].text == "go":
+            started.set()
+            assert turn.cancelled.wait(WAIT)
+        return "not a stop reason"
+
+    client = local(scripted(run))
+    sid = new_session(client, tmp_path)
+    with pytest.raises(RpcError) as refused:  # not cancelled: the handler's fault is the answer
+        client.prompt(sid, "plain")
+    assert refused.value.code == ErrorCode.INTERNAL_ERROR
+    prompt = client.prompt_async(sid, "go")
+    assert started.wait(WAIT)
+    client.cancel(sid)
+    assert prompt.result(WAIT).stop_reason == s.StopReason.CANCELLED
+    answer = next(m for d, m in client.wire if d == "in" and m.get("id") == prompt.id)
+    assert answer["result"]["stopReason"] == "cancelled"
 
 
 def test_PROMPT_25_updates_after_cancel_before_the_answer(local: Any, tmp_path: Path) -> None:

@@ -171,3 +171,74 @@ def test_a_refused_event_has_no_row_and_every_refusal_is_drawn() -> None:
         for phase, event, clause in table.refusals:
             assert not table.allows(phase, event)
             assert f"| {phase.value} | {event.value} | {clause} |" in drawn
+
+
+# -- The decisions the live agent asks the core for (read from the same state) -------------------
+
+
+def _running(state: ProtocolState) -> None:
+    state.observe(C, _req(1, "session/new", {"cwd": CWD, "mcpServers": []}))
+    state.observe(A, _ok(1, {"sessionId": "s"}))
+    state.observe(C, _req(2, "session/prompt", {"sessionId": "s", "prompt": []}))
+
+
+@pytest.mark.parametrize(
+    "message,clause,ending",
+    [
+        (_note("session/cancel", {"sessionId": "s"}), "PROMPT-22", False),
+        (_req(9, "session/close", {"sessionId": "s"}), "SETUP-16", True),
+        (_req(9, "session/delete", {"sessionId": "s"}), "spec-gap:delete-active", True),
+        (_note("$/cancel_request", {"requestId": 2}), "spec-gap:cancel-request-prompt", False),
+        (_note("$/cancel_request", {"requestId": 77}), None, False),
+        (_note("session/cancel", {"sessionId": "other"}), None, False),
+    ],
+)
+def test_which_turn_a_message_stops_is_read_from_the_turn_table(
+    message: Dict[str, Any], clause: Any, ending: bool
+) -> None:
+    from acpref._core.cancellation import turn_stop
+
+    state = _state()
+    _running(state)
+    state.observe(C, message)
+    stop = turn_stop(state, message)
+    assert (stop.clause if stop else None) == clause
+    if stop is not None:
+        assert stop.session_id == "s" and stop.ending is ending
+    state.observe(A, _ok(2, {"stopReason": "cancelled"}))
+    assert turn_stop(state, message) is None  # no turn runs any more: nothing to stop
+
+
+def test_a_prompt_read_while_its_session_closes_is_stopped_at_once() -> None:
+    from acpref._core.cancellation import turn_stop
+
+    state = _state()
+    _running(state)
+    state.observe(C, _req(3, "session/close", {"sessionId": "s"}))
+    state.observe(A, _ok(2, {"stopReason": "cancelled"}))
+    prompt = _req(4, "session/prompt", {"sessionId": "s", "prompt": []})
+    state.observe(C, prompt)
+    stop = turn_stop(state, prompt)
+    assert stop is not None and stop.clause == "spec-gap:close-in-flight" and stop.ending
+
+
+def test_the_order_of_a_sessions_answers_and_the_cancelled_answers() -> None:
+    from acpref._core.cancellation import CancelReply, reply_to_cancel_request
+    from acpref._core.prompt_turn import prompt_answer
+    from acpref._core.session_setup import answered_after
+
+    for other in ("session/prompt", "session/load", "session/set_mode"):
+        for earlier in (True, False):
+            assert answered_after("session/close", other, earlier=earlier)
+    assert not answered_after("session/close", "session/delete", earlier=True)
+    assert answered_after("session/load", "session/prompt", earlier=True)
+    assert not answered_after("session/load", "session/prompt", earlier=False)
+    assert answered_after("session/prompt", "session/resume", earlier=True)
+    assert not answered_after("session/prompt", "session/set_mode", earlier=True)
+    assert reply_to_cancel_request(False, False) is CancelReply.IGNORE
+    assert reply_to_cancel_request(True, False) is CancelReply.ANSWER_CANCELLED
+    assert reply_to_cancel_request(True, True) is CancelReply.HANDLER_ANSWERS
+    assert prompt_answer(True, "end_turn") == "cancelled"
+    assert prompt_answer(True, None) == "cancelled"
+    assert prompt_answer(False, "end_turn") == "end_turn"
+    assert prompt_answer(False, None) is None

@@ -191,6 +191,9 @@ class Proxy:
         # spec TRANSPORT-07: the agent's stderr is never parsed: passed on byte for byte.
         process = spawn(self.argv, stderr=_PassOn(self._write_err))
         assert process.popen.stdin is not None and process.popen.stdout is not None
+        # The agent's output is read from a descriptor of our own: its shutdown below closes
+        # popen.stdout, and what the agent wrote last may still be in the pipe then.
+        agent_out = os.dup(process.popen.stdout.fileno())
         threads = {
             "feed": threading.Thread(target=self._feed, args=(judge,), daemon=True),
             "up": threading.Thread(
@@ -200,7 +203,7 @@ class Proxy:
             ),
             "down": threading.Thread(
                 target=self._pump,
-                args=(process.popen.stdout.fileno(), self._client_out, "agent"),
+                args=(agent_out, self._client_out, "agent"),
                 daemon=True,
             ),
         }
@@ -215,11 +218,13 @@ class Proxy:
         # is passed on at once, with the short ladder of a stopping process.
         agent_ended = self._ended == {"agent"}
         status = process.shutdown(grace=1.0 if agent_ended else self.grace, term_grace=2.0)
-        down.join(1.0)
+        down.join(1.0)  # the agent's group has ended: the rest of its output is in the pipe
         try:
             os.close(self._client_out)
         except OSError:
             pass
+        if not down.is_alive():
+            os.close(agent_out)
         if up.is_alive():  # the client still holds our stdin open: its copies end here
             self._copy("client", None)
         # The judge finishes what it was given: at most the judge buffer, so this ends.

@@ -11,6 +11,9 @@ per-session records start from shared empty values and get their own only when t
   tables): sessions are mostly set up alike.
 * ``AnsweredIds`` remembers which requests were answered (so a second answer is RPC-06, not an
   unknown id, RPC-04) as runs of consecutive integers, and forgets beyond a bound.
+* ``Interned`` keeps one copy of equal values for as long as something holds it, each named by
+  a small integer, and ``pack``/``unpack`` keep a few such integers as one ``int``: a record of
+  many things that are alike (the agent registry's closed sessions) costs one small ``int``.
 
 Nothing here knows a protocol rule: these are sets and mappings with a memory bound. The figures
 behind the choices are in benchmarks/README.md ("Memory per session").
@@ -18,11 +21,34 @@ behind the choices are in benchmarks/README.md ("Memory per session").
 
 from __future__ import annotations
 
+import sys
 import types
 from bisect import bisect_right
-from typing import AbstractSet, Any, Dict, FrozenSet, List, Mapping, Set
+from typing import (
+    AbstractSet,
+    Any,
+    Dict,
+    FrozenSet,
+    Hashable,
+    List,
+    Mapping,
+    Optional,
+    Sequence,
+    Set,
+    Tuple,
+)
 
-__all__ = ["NO_IDS", "NOTHING", "AnsweredIds", "SharedRecords", "grow", "put"]
+__all__ = [
+    "NO_IDS",
+    "NOTHING",
+    "AnsweredIds",
+    "Interned",
+    "SharedRecords",
+    "grow",
+    "pack",
+    "put",
+    "unpack",
+]
 
 #: The empty set every session starts with (see ``grow``).
 NO_IDS: FrozenSet[Any] = frozenset()
@@ -73,22 +99,32 @@ class AnsweredIds:
     """The ids of the requests one party sent that are answered.
 
     Peers number their requests 0, 1, 2, ... and these are answered roughly in order, so integer
-    ids are kept as runs of consecutive ids (``[first, last]``). Other ids go in a set. Bounded:
-    a long connection forgets (and then reports a second answer as RPC-04, not RPC-06).
+    ids are kept as runs of consecutive ids (``[first, last]``). Other ids (strings, ``None``,
+    and integers beyond 64 bits) go in a set. Bounded, in runs and in what the other ids cost
+    decoded (a peer's id may be a string of megabytes): a long connection forgets (and then
+    reports a second answer as RPC-04, not RPC-06).
     """
 
     LIMIT = 100_000
+    #: What the other ids may cost together (``sys.getsizeof``), before they are forgotten.
+    OTHERS_BYTES = 4 << 20
 
     def __init__(self) -> None:
         self._firsts: List[int] = []
         self._lasts: List[int] = []
         self._others: Set[Any] = set()
+        self._others_bytes = 0
 
     def add(self, request_id: Any) -> None:
-        if type(request_id) is not int:  # a string, None, or a bool (which is no int here)
-            if len(self._others) >= self.LIMIT:
+        # A string, None, a bool (which is no int here), or an integer of up to 4300 digits.
+        if type(request_id) is not int or not -(1 << 63) <= request_id < 1 << 63:
+            cost = sys.getsizeof(request_id)
+            if len(self._others) >= self.LIMIT or self._others_bytes + cost > self.OTHERS_BYTES:
                 self._others.clear()
-            self._others.add(request_id)
+                self._others_bytes = 0
+            if cost <= self.OTHERS_BYTES and request_id not in self._others:
+                self._others.add(request_id)
+                self._others_bytes += cost
             return
         n = request_id
         firsts, lasts = self._firsts, self._lasts
@@ -116,7 +152,95 @@ class AnsweredIds:
             lasts.insert(i, n)
 
     def __contains__(self, request_id: Any) -> bool:
-        if type(request_id) is not int:
+        if type(request_id) is not int or not -(1 << 63) <= request_id < 1 << 63:
             return request_id in self._others
         i = bisect_right(self._firsts, request_id)
         return bool(i) and self._lasts[i - 1] >= request_id
+
+
+class Interned:
+    """Equal values kept once, each under a small integer, for as long as something holds it.
+
+    ``take(key, value)`` counts one more holder of ``value`` and returns its index: the index of
+    an equal value taken before under the same key, else a new one. ``release(index)`` counts
+    one fewer, and forgets the value when none is left (its index is reused). Values are
+    compared with ``==``; ``key`` only finds candidates, so it may be a hash that collides.
+    Values are shared by their holders, so they must not be changed in place.
+    """
+
+    def __init__(self) -> None:
+        self._values: List[Any] = []
+        self._holders: List[int] = []  # per index; 0 for a free index
+        self._free: List[int] = []
+        self._by_key: Dict[Hashable, List[int]] = {}
+        self._keys: List[Hashable] = []  # per index, to forget it
+
+    def take(self, key: Hashable, value: Any) -> int:
+        candidates = self._by_key.setdefault(key, [])
+        for index in candidates:
+            if self._values[index] == value:
+                self._holders[index] += 1
+                return index
+        if self._free:
+            index = self._free.pop()
+            self._values[index], self._holders[index], self._keys[index] = value, 1, key
+        else:
+            index = len(self._values)
+            self._values.append(value)
+            self._holders.append(1)
+            self._keys.append(key)
+        candidates.append(index)
+        return index
+
+    def __getitem__(self, index: int) -> Any:
+        return self._values[index]
+
+    def holders(self, index: int) -> int:
+        """How many hold the value ``index`` (0 once it is forgotten)."""
+        return self._holders[index]
+
+    def release(self, index: int) -> bool:
+        """One holder fewer; True if that was the last one (the value is forgotten)."""
+        self._holders[index] -= 1
+        if self._holders[index]:
+            return False
+        key = self._keys[index]
+        candidates = self._by_key[key]
+        candidates.remove(index)
+        if not candidates:
+            del self._by_key[key]
+        self._values[index] = self._keys[index] = None
+        self._free.append(index)
+        return True
+
+    def __len__(self) -> int:
+        """How many distinct values are held."""
+        return len(self._values) - len(self._free)
+
+
+def pack(fields: Sequence[int], widths: Sequence[int]) -> Optional[int]:
+    """Non-negative integers as one ``int``, or None if one does not fit its width.
+
+    ``fields[i]`` takes ``widths[i]`` bits, from the lowest; the last field, which has no width,
+    takes the bits above. An ``int`` below 2**90 costs 36 bytes; a tuple of three small ints,
+    64 bytes and theirs.
+    """
+    assert len(fields) == len(widths) + 1
+    packed = fields[-1]
+    if packed < 0:
+        return None
+    for value, width in zip(reversed(fields[:-1]), reversed(widths)):
+        if not 0 <= value < 1 << width:
+            return None
+        packed = packed << width | value
+    return packed
+
+
+def unpack(packed: int, widths: Sequence[int]) -> Tuple[int, ...]:
+    """The fields ``pack(fields, widths)`` packed into ``packed``."""
+    fields = []
+    for width in widths:
+        fields.append(packed & ((1 << width) - 1))
+        packed >>= width
+    fields.append(packed)
+    return tuple(fields)

@@ -138,3 +138,12 @@ def _remember(state: "ProtocolState", m: Message) -> None:
     if isinstance(sid, str):
         # What SYSPROMPT-11 compares later requests with: the value last applied.
         state.system_prompts[sid] = m.request.params.get("systemPrompt")
+
+
+@transition("response", A, "session/delete")
+def _forget(state: "ProtocolState", m: Message) -> None:
+    assert m.request is not None
+    sid = m.request.params.get("sessionId")
+    if not m.is_error and isinstance(sid, str):
+        # spec DELETE-05: a deleted session is never loaded or resumed: nothing to compare.
+        state.system_prompts.pop(sid, None)

@@ -251,6 +251,7 @@ class Agent:
         session = self.require_session(params.session_id)
         self._disconnect_mcp(session)
         session._live = None  # what was live goes (and no dict is made just to be emptied)
+        self.sessions.close(session)  # what stays is a compact record, while nothing needs more
         return s.CloseSessionResponse()  # spec SETUP-17: an empty object
 
     def session_list(self, params: s.ListSessionsRequest) -> s.ListSessionsResponse:

@@ -17,6 +17,13 @@ atomically when they change) and ``<id>.history.jsonl`` (one line appended per h
 that a long turn costs one small write per update, not one rewrite of everything). A damaged
 last line (a crash mid-write) is skipped when reading back.
 
+A closed session stays listable and loadable, but keeps little: ``close`` replaces a session
+that holds nothing but its settings (no history, no terminal output, no extra or live state) by
+one ``int``, its *compact record*: its ``updated_at`` in milliseconds, its ``touched`` counter,
+and the index of its settings, which sessions set up alike share (``_closed.ClosedRecords``).
+``get`` gives it back whole, as it was, and the record is a full ``Session`` again. A hostile
+client that opens and closes sessions forever costs the registry about 140 bytes a session.
+
 What must not live here: wire I/O and the protocol rules.
 """
 
@@ -39,6 +46,7 @@ from typing import (
     Sequence,
     Set,
     Tuple,
+    Union,
 )
 
 import attrs
@@ -47,6 +55,7 @@ from .. import codec
 from .. import schema as s
 from ..schema import UNSET
 
+from ._closed import ClosedRecords
 from ._session import _REPLAYED, _SESSION_LOCKS, Session, _now
 
 __all__ = ["Session", "SessionRegistry", "DEFAULT_PAGE_SIZE", "InvalidCursor"]
@@ -63,14 +72,17 @@ class InvalidCursor(ValueError):
 class SessionRegistry:
     """All sessions an agent knows, by id. Thread-safe; optionally persisted to ``state_dir``.
 
-    Locks: ``_lock`` guards the id tables; each session's lock (see ``_SESSION_LOCKS``) guards
-    its fields and its files. Neither is held while the other is taken the other way round, nor across wire I/O.
+    Locks: ``_lock`` guards the id tables and the compact records; each session's lock (see
+    ``_SESSION_LOCKS``) guards its fields and its files. A session's lock may be held while
+    ``_lock`` is taken, never the other way round; neither is held across wire I/O.
     """
 
     def __init__(
         self, state_dir: Optional[str] = None, *, page_size: int = DEFAULT_PAGE_SIZE
     ) -> None:
-        self._sessions: Dict[str, Session] = {}
+        #: Every session by id: a ``Session``, or the compact record of a closed one (``close``).
+        self._sessions: Dict[str, Union[Session, int]] = {}
+        self._closed = ClosedRecords()  # what the compact records share
         self._deleted: Set[str] = set()
         self._lock = threading.Lock()
         self._state_dir = state_dir
@@ -118,9 +130,13 @@ class SessionRegistry:
         return session
 
     def get(self, session_id: str) -> Optional[Session]:
-        """The session ``session_id``, or None."""
+        """The session ``session_id``, or None. A closed one is whole again (see ``close``)."""
         with self._lock:
-            return self._sessions.get(session_id)
+            kept = self._sessions.get(session_id)
+            if isinstance(kept, int):
+                kept = self._closed.session(session_id, kept, release=True)
+                self._sessions[session_id] = kept
+            return kept
 
     def __contains__(self, session_id: object) -> bool:
         with self._lock:
@@ -131,8 +147,44 @@ class SessionRegistry:
             return len(self._sessions)
 
     def __iter__(self) -> Iterator[Session]:
+        """Every session. A closed one kept compact is given as a copy rebuilt for the occasion,
+        one at a time: changes to it are not kept (``get`` it to change it)."""
         with self._lock:
-            return iter(list(self._sessions.values()))
+            ids = list(self._sessions)
+        for session_id in ids:
+            with self._lock:
+                kept = self._sessions.get(session_id)
+                if isinstance(kept, int):
+                    kept = self._closed.session(session_id, kept, release=False)
+            if kept is not None:
+                yield kept
+
+    # -- closing ---------------------------------------------------------------------------------
+
+    def close(self, session: Session) -> None:
+        """The session was closed: keep it as a compact record if it holds only its settings.
+
+        spec SETUP-16: a closed session's resources are freed. It stays listable and loadable,
+        so what ``list``, ``load`` and ``resume`` show of it is kept exactly (``get`` rebuilds
+        it as it was); a session with a history, terminal output, extra or live state, or a
+        running turn, stays whole. A ``Session`` taken from the registry before it closed is
+        no longer the registry's (``_is_live``): ``get`` the session again after a close.
+        """
+        with session._lock:
+            if (
+                session.turn is not None
+                or session._history
+                or session._terminal_output
+                or session._extra
+                or session._live
+            ):
+                return
+            with self._lock:
+                if self._sessions.get(session.id) is not session:
+                    return
+                record = self._closed.record(session)
+                if record is not None:  # else a field too large to pack: it stays whole
+                    self._sessions[session.id] = record
 
     # -- reopening -------------------------------------------------------------------------------
 
@@ -255,23 +307,43 @@ class SessionRegistry:
         deleted between two pages do not shift the next page.
         """
         after = self._decode_cursor(cursor) if cursor is not None else None
-        # spec LIST-17: listing only reads: no session is loaded, touched or changed.
+        # spec LIST-17: listing only reads: no session is loaded, touched or changed (a closed
+        # session stays compact: only the page's are rebuilt, as copies).
+        keyed: List[Tuple[Tuple[str, int], str]] = []
         with self._lock:
-            chosen = [x for x in self._sessions.values() if cwd is None or _same_dir(x.cwd, cwd)]
+            for session_id, kept in self._sessions.items():
+                key, its_cwd = self._listing_key(kept)
+                if cwd is None or _same_dir(its_cwd, cwd):
+                    keyed.append((key, session_id))
         # spec-gap list-order: most recently updated first, keyset cursors.
-        keyed = sorted(
-            (((x.updated_at, x.touched), x) for x in chosen), key=lambda kx: kx[0], reverse=True
-        )
+        keyed.sort(key=lambda kx: kx[0], reverse=True)
         if after is not None:
             keyed = [(k, x) for k, x in keyed if k < after]
         page = keyed[: self._page_size]
         next_cursor = self._encode_cursor(page[-1][0]) if len(keyed) > len(page) else None
-        return [x.info(with_directories=with_directories) for _, x in page], next_cursor
+        infos = []
+        with self._lock:
+            for _, session_id in page:
+                found = self._sessions.get(session_id)
+                if isinstance(found, int):
+                    found = self._closed.session(session_id, found, release=False)
+                if found is not None:  # else deleted meanwhile
+                    infos.append(found.info(with_directories=with_directories))
+        return infos, next_cursor
+
+    def _listing_key(self, kept: Union[Session, int]) -> Tuple[Tuple[str, int], str]:
+        """``((updated_at, touched), cwd)`` of a session or compact record (holding ``_lock``)."""
+        if isinstance(kept, Session):
+            return (kept.updated_at, kept.touched), kept.cwd
+        return self._closed.listing_key(kept)
 
     def delete(self, session_id: str) -> bool:
         """Forget a session for good (hard delete); True if it existed (DELETE-04)."""
         with self._lock:
-            session = self._sessions.pop(session_id, None)
+            kept = self._sessions.pop(session_id, None)
+            if isinstance(kept, int):
+                kept = self._closed.session(session_id, kept, release=True)
+            session = kept
             self._deleted.add(session_id)
         if session is not None and self._state_dir is not None:
             with session._lock:
