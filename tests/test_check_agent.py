@@ -322,3 +322,18 @@ def test_FS_01_FS_02_TERM_01_echo_agent_asked_for_tools_uses_none_unadvertised(p
     for clause in ("FS-01", "FS-02", "TERM-01"):
         assert report.results[clause].status == "PASS", (clause, report.format_table())
     assert report.failures == [], report.format_table()
+
+
+def test_EXT_07_a_custom_request_answered_under_another_id_fails_at_MUST() -> None:
+    options = AgentCheckOptions(only=("bad-input",), **FAST)
+    ids = check_agent([*CHECK_AGENTS, "StringIdToInt"], options)
+    row = ids.results["EXT-07"]
+    assert row.status == "FAIL" and "42" in row.evidence[0], ids.format_table()
+    assert row.level == "MUST" and not ids.ok, ids.format_table()
+
+
+def test_SCHEMA_18_no_sentence_states_it_so_it_fails_as_a_spec_gap() -> None:
+    options = AgentCheckOptions(only=("bad-input",), **FAST)
+    nulls = check_agent([*CHECK_AGENTS, "NullServersRefused"], options)
+    row = nulls.results["SCHEMA-18"]
+    assert row.status == "FAIL" and row.level == "spec-gap" and nulls.ok, nulls.format_table()

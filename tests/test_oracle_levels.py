@@ -328,6 +328,7 @@ DEMOTED = {
     "TOOL-05": "no sentence makes an update of an unknown tool call invalid",
     "SETUP-11": "the docs list mcpServers for session/resume, the schema makes it optional",
     "AUTH-17": "logout 'will require' a login again for sessions that require one: no MUST",
+    "SCHEMA-18": "default-on-null is stated without an RFC 2119 keyword (definitional)",
     "SCHEMA-24": "emitted only as a forward-compatibility warning (an update kind not in the 14)",
 }
 

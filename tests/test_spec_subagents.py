@@ -575,6 +575,78 @@ def test_SUBAGENT_44_the_reference_client_cancels_a_grandchilds_pending_permissi
         side.close()
 
 
+@pytest.mark.parametrize("new_work", ["child-reports-running", "parent-next-turn"])
+def test_SUBAGENT_44_a_cancel_does_not_reach_a_childs_later_work(
+    tmp_path: Path, new_work: str
+) -> None:
+    # After the cancel, the child's pending question was answered cancelled; a question of its
+    # new work (it reports running again, or the parent's next turn) is the user's to answer.
+    import threading
+
+    from acpref.client import Ask
+
+    asks_seen: List[Any] = []
+    first_asked = threading.Event()
+    outcomes: List[Any] = []
+    child = "sess_child_later"
+    cancel = s.SubagentSessionCapabilities(cancel=s.SessionCancelCapabilities())
+
+    def dialog(request: s.RequestPermissionRequest, cancelled: threading.Event) -> Any:
+        asks_seen.append(request)
+        if len(asks_seen) == 1:
+            first_asked.set()
+            cancelled.wait(WAIT)  # the first question is ended by the cancel only
+        return "ok"
+
+    def ask(turn: Any) -> None:
+        turn.update(s.SubagentUpdate(session_id=child, capabilities=cancel,
+                                     state=s.RequiresActionStateUpdate()))  # fmt: skip
+        option = s.PermissionOption(
+            option_id="ok", name="OK", kind=s.PermissionOptionKind.ALLOW_ONCE
+        )
+        request = s.RequestPermissionRequest(
+            session_id=child, tool_call=s.ToolCallUpdate(tool_call_id="t"), options=[option]
+        )
+        outcomes.append(turn.client.session_request_permission(request, timeout=WAIT).outcome)
+
+    def run(params: s.PromptRequest, turn: Any) -> Any:
+        if params.prompt[0].text == "first":  # type: ignore[union-attr]
+            turn.update(s.SubagentUpdate(session_id=child, capabilities=cancel,
+                                         state=s.RunningStateUpdate()))  # fmt: skip
+            turn.client.update(child, s.ToolCall(tool_call_id="t", title="Edit"))
+            ask(turn)  # cancelled
+            if new_work == "parent-next-turn":
+                return s.StopReason.CANCELLED
+            turn.update(s.SubagentUpdate(session_id=child, capabilities=cancel,
+                                         state=s.RunningStateUpdate()))  # fmt: skip
+        ask(turn)
+        return s.StopReason.END_TURN
+
+    a_in, c_out = os.pipe()
+    c_in, a_out = os.pipe()
+    side = AgentSideConnection(
+        lambda c: Scripted(c, run), FdStream(a_in, a_out, owns_fds=True)
+    ).start()
+    conn = ClientSideConnection(
+        ReferenceClient(permissions=Ask(dialog)), FdStream(c_in, c_out, owns_fds=True)
+    )
+    try:
+        conn.initialize(timeout=WAIT)
+        sid = conn.new_session(str(tmp_path), timeout=WAIT).session_id
+        turn = conn.prompt_async(sid, "first")
+        assert first_asked.wait(WAIT)
+        conn.cancel(child if new_work == "child-reports-running" else sid)
+        turn.result(WAIT)
+        if new_work == "parent-next-turn":
+            conn.prompt(sid, "second", timeout=WAIT)
+        ok = s.SelectedPermissionOutcome(option_id="ok")
+        assert outcomes == [s.CancelledPermissionOutcome(), ok]
+        assert [f.clause for f in conn.rules.findings + side.findings] == []
+    finally:
+        conn.close()
+        side.close()
+
+
 def test_SUBAGENT_35_36_28_replayed_or_stale_children_are_last_known_only(
     tmp_path: Path,
 ) -> None:

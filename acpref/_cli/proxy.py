@@ -87,6 +87,7 @@ class Proxy:
         self._open_streams = 2
         self.report: Optional[dict] = None
         self._pump_ended = threading.Event()
+        self._forwarded = {"client": 0, "agent": 0}  # bytes passed on, by sender
         self._ended: Set[str] = set()  # the senders whose stream ended ("client", "agent")
 
     def stop(self, signum: int = 0) -> None:
@@ -119,6 +120,7 @@ class Proxy:
                     break
                 copy(sender, data)
                 _write_all(dst, data)
+                self._forwarded[sender] += len(data)
         except OSError:
             pass  # the receiving side is gone: stop forwarding this way
         finally:
@@ -218,7 +220,13 @@ class Proxy:
         # is passed on at once, with the short ladder of a stopping process.
         agent_ended = self._ended == {"agent"}
         status = process.shutdown(grace=1.0 if agent_ended else self.grace, term_grace=2.0)
-        down.join(1.0)  # the agent's group has ended: the rest of its output is in the pipe
+        # The agent's group has ended: the rest of its output is in the pipe. Wait while it
+        # still flows; a second without a byte passed on means the client reads no more (or a
+        # process outside the group holds the pipe open): stop there.
+        forwarded = -1
+        while down.is_alive() and self._forwarded["agent"] != forwarded:
+            forwarded = self._forwarded["agent"]
+            down.join(1.0)
         try:
             os.close(self._client_out)
         except OSError:

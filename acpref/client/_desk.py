@@ -126,8 +126,19 @@ class PermissionDesk:
                 self._cond.notify_all()
 
     def turn_started(self, session_id: str) -> None:
+        """A new turn of ``session_id``: an earlier cancel no longer reaches it, nor its
+        children's work in it."""
+        below = descendants(self._children, session_id) if self._children is not None else []
         with self._cond:
             self._cancelled.discard(session_id)
+            self._cancelled.difference_update(below)
+
+    def update_seen(self, update: Any) -> None:
+        """A child that reports running has new work, which a cancel before it does not reach
+        (the same reading as for its elicitations, spec-gap child-cancel-reach)."""
+        if isinstance(update, s.SubagentUpdate) and isinstance(update.state, s.RunningStateUpdate):
+            with self._cond:
+                self._cancelled.discard(update.session_id)
 
     def cancel(self, session_id: str) -> None:
         """Answer the session's pending requests ``cancelled``, and those of its descendants

@@ -313,10 +313,8 @@ class ClientSideConnection(Conveniences):
     def session_list(
         self, params: Optional[s.ListSessionsRequest] = None, *, timeout: Optional[float] = None
     ) -> s.ListSessionsResponse:
-        # spec LIST-01: refused unless sessionCapabilities.list (the rules)
-        """One page of the agent's sessions (spec LIST-01); refused unless
-        ``sessionCapabilities.list``. ``list_sessions`` walks every page.
-        """
+        """One page of the agent's sessions; ``list_sessions`` walks every page."""
+        # spec LIST-01: refused by the rules unless the agent advertised sessionCapabilities.list
         return self._call("session/list", params or s.ListSessionsRequest(), timeout)
 
     def session_delete(
@@ -457,6 +455,7 @@ class ClientSideConnection(Conveniences):
         self.client.on_agent_result(method, params, result)
 
     def _on_update(self, params: s.SessionNotification, ctx: RequestContext) -> None:
+        self._desk.update_seen(params.update)  # a child reporting running has new work
         self.client.session_update(params)
 
     def _on_permission(

@@ -207,8 +207,13 @@ class ReferenceClient(Client):
         """A turn starts: the prompt is recorded as the user's message."""
         with self._lock:
             session = self._sessions.get(params.session_id)
+            # spec-gap child-cancel-reach: a cancel reached the children's work in the last
+            # turn; their work in this one is new.
+            below = [self._sessions[c] for c in self._descendants(params.session_id)]
+        for known in ([session] if session is not None else []) + below:
+            if known.cancelled.is_set():
+                known.cancelled = threading.Event()
         if session is not None:
-            session.cancelled = threading.Event()
             session.view.begin_turn(params.prompt)
 
     def on_cancel(self, session_id: str) -> None:

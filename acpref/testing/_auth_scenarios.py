@@ -82,7 +82,7 @@ def _logout(ctx: ScenarioContext, gated: bool) -> None:
         )
         return
     ctx.at()
-    # spec AUTH-17: a session that needed the login needs it again after logout.
+    # spec AUTH-17, spec-gap logout-gate: a session that needed the login needs it again.
     ctx.check(
         "AUTH-17",
         _needs_login(ctx),

@@ -68,10 +68,21 @@ def bad_input(ctx: ScenarioContext) -> None:
     if not _auth_skipped(ctx, "EXT-02", answer):
         # spec EXT-02: _meta never causes an error.
         ctx.check("EXT-02", "result" in answer, f"a session/new with _meta answered {answer!r}")
+    _null_servers(ctx)
     # The connection survives all of it: a normal session and turn still work.
     ctx.at("RPC-10", "RPC-11")
     session_id = ctx.new_session()
     ctx.driver.prompt(session_id, ctx.options.prompt)
+
+
+def _null_servers(ctx: ScenarioContext) -> None:
+    params = {"cwd": ctx.cwd, "mcpServers": None}
+    answer = _answer(ctx, {"id": "acpref-null-servers", "method": "session/new", "params": params})
+    if not _auth_skipped(ctx, "SCHEMA-18", answer):
+        # spec SCHEMA-18: mcpServers is default-on-null: null reads as the empty list.
+        ctx.check(
+            "SCHEMA-18", "result" in answer, _describe(answer, "a session, as for mcpServers []")
+        )
 
 
 #: Request ids of every JSON shape the spec allows (RequestId: integer or string), each of
@@ -89,6 +100,8 @@ def _ids(ctx: ScenarioContext) -> None:
             wrong.append(f"id {json.dumps(request_id)} answered as {json.dumps(got)}")
     # spec RPC-04: a response echoes the request id exactly, same value and JSON type.
     ctx.check("RPC-04", not wrong, "; ".join(wrong))
+    # spec EXT-07: these are custom requests (_acpref/unknown): answered under their own ids.
+    ctx.check("EXT-07", not wrong, "; ".join(wrong))
 
 
 #: Notifications, each of which must get no answer at all (not even an error without an id).

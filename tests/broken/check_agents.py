@@ -331,6 +331,18 @@ class BooleanOptionUnasked(RawAgent):
         super().reply(message, result)
 
 
+class NullServersRefused(RawAgent):
+    """Refuses session/new with mcpServers null (a reader without default-on-null)."""
+
+    scenario, clause = "bad-input", "SCHEMA-18"
+
+    def on_session_new(self, m: M) -> None:
+        if isinstance(m.get("params"), dict) and m["params"].get("mcpServers", []) is None:
+            self.error(m, -32602, "mcpServers: expected an array")
+            return
+        super().on_session_new(m)
+
+
 class UsesClientTools(RawAgent):
     """Asked to read a file, calls ``method`` of the client whatever it advertised."""
 
