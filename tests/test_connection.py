@@ -1191,14 +1191,12 @@ def test_worker_bound_queues_requests_and_nested_calls_still_work_at_the_bound(p
     lock = threading.Lock()
     running = {"now": 0, "max": 0}
     four_running = threading.Event()
-    handler_threads = set()
 
     def work(params: Any, ctx: Any) -> Any:
         # A peer call while b is at its bound: answered, since responses never wait for a
         # handler thread.
         echoed = ctx.connection.request("_echo", params, timeout=WAIT)
         with lock:
-            handler_threads.add(threading.current_thread().name)
             running["now"] += 1
             running["max"] = max(running["max"], running["now"])
             if running["now"] == 4:
@@ -1235,8 +1233,9 @@ def test_worker_bound_queues_requests_and_nested_calls_still_work_at_the_bound(p
     assert all(not p.done for p in pendings)
     gate.set()
     assert [p.result(WAIT) for p in pendings] == list(range(50))
+    # The bound is on requests running at once (never more than four), not on which hosts run
+    # them: a host that kept watch may take a queued request while a runner is between two.
     assert running["max"] == 4
-    assert len(handler_threads) == 4
 
 
 def test_RPC_15_requests_beyond_max_queued_get_request_cancelled_at_once(raw_peer):
