@@ -128,6 +128,15 @@ class Proxy:
             self._ended.add(sender)
             self._pump_ended.set()
 
+    def _drain(self, down: threading.Thread) -> None:
+        """The agent's group has ended: the rest of its output is in the pipe. Wait while it
+        still flows; a second without a byte passed on means the client reads no more (or a
+        process outside the group holds the pipe open): stop there."""
+        forwarded = -1
+        while down.is_alive() and self._forwarded["agent"] != forwarded:
+            forwarded = self._forwarded["agent"]
+            down.join(1.0)
+
     # -- copies for the judge ----------------------------------------------------------------------
 
     def _copy(self, sender: str, data: Optional[bytes]) -> None:
@@ -220,13 +229,7 @@ class Proxy:
         # is passed on at once, with the short ladder of a stopping process.
         agent_ended = self._ended == {"agent"}
         status = process.shutdown(grace=1.0 if agent_ended else self.grace, term_grace=2.0)
-        # The agent's group has ended: the rest of its output is in the pipe. Wait while it
-        # still flows; a second without a byte passed on means the client reads no more (or a
-        # process outside the group holds the pipe open): stop there.
-        forwarded = -1
-        while down.is_alive() and self._forwarded["agent"] != forwarded:
-            forwarded = self._forwarded["agent"]
-            down.join(1.0)
+        self._drain(down)
         try:
             os.close(self._client_out)
         except OSError:
