@@ -408,16 +408,20 @@ def _child_permission_answer(state: "ProtocolState", m: Message) -> Iterable[Fin
             f"{m.id!r} without reporting requires_action",
             m.index,
         )
-    if m.id not in known.cancelled_permissions:
-        return
-    kind = m.permission_outcome
-    if kind != "cancelled":
-        got = "an error" if m.is_error else f"outcome {kind!r}"
+    if m.id in known.cancelled_permissions:
         # spec SUBAGENT-44: after cancelling the child's work, its pending requests: cancelled.
-        yield finding(
-            "SUBAGENT-44", C, f"child permission request {m.id!r} answered {got} after the cancel",
-            m.index,
+        yield from _answered_after_cancel(
+            "SUBAGENT-44", m, "permission request", "outcome", m.permission_outcome, "cancelled"
         )
+
+
+def _answered_after_cancel(
+    clause: str, m: Message, what: str, field: str, got: Any, wanted: str
+) -> Iterable[Finding]:
+    """A child's request answered after the client cancelled the child's work: ``wanted`` is due."""
+    if got != wanted:
+        said = "an error" if m.is_error else f"{field} {got!r}"
+        yield finding(clause, C, f"child {what} {m.id!r} answered {said} after the cancel", m.index)
 
 
 @transition("response", C, "session/request_permission")
@@ -444,13 +448,8 @@ def _child_elicitation_answer(state: "ProtocolState", m: Message) -> Iterable[Fi
     if known is None or m.id not in known.cancelled_elicitations:
         return
     action = m.result.get("action") if isinstance(m.result, dict) else None
-    if action != "cancel":
-        got = "an error" if m.is_error else f"action {action!r}"
-        # spec SUBAGENT-45: after cancelling the child's work, its pending elicitations: cancel.
-        yield finding(
-            "SUBAGENT-45", C, f"child elicitation {m.id!r} answered {got} after the cancel",
-            m.index,
-        )
+    # spec SUBAGENT-45: after cancelling the child's work, its pending elicitations: cancel.
+    yield from _answered_after_cancel("SUBAGENT-45", m, "elicitation", "action", action, "cancel")
 
 
 @transition("response", C, "elicitation/create")

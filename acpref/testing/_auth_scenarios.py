@@ -9,7 +9,7 @@ with the reason.
 
 from __future__ import annotations
 
-from typing import Any, Dict, List
+from typing import Any, Dict, Iterable, List
 
 from ..errors import ErrorCode, RpcError
 from ._scenario import AUTH_HINT, ScenarioContext
@@ -32,21 +32,9 @@ def authentication(ctx: ScenarioContext) -> None:
     # An unexpected error before the login is no verdict: what follows needs the login.
     ctx.at()
     gated = _needs_login(ctx)
-    ctx.at("AUTH-09")
-    result = ctx.driver.request_raw({"method": "authenticate", "params": {"methodId": method}})
-    if "error" in result:
-        # "On success" is what the page rules on; a refused login is no violation we can name.
-        reason = f"authenticate with {method!r} answered error {result['error']!r}"
-        for clause in CLAUSES:
-            ctx.skip(clause, f"not reached: {reason}")
+    # spec AUTH-09: a successful authenticate answers an (empty) object.
+    if not _answers_an_object(ctx, "AUTH-09", "authenticate", {"methodId": method}, CLAUSES):
         return
-    # spec AUTH-09: a successful authenticate answers an (empty) object; keys a newer schema
-    # may add are the oracle's forward-compatibility warnings, not a failure here.
-    ctx.check(
-        "AUTH-09",
-        isinstance(result.get("result"), dict),
-        f"authenticate answered result {result.get('result')!r}, not an object",
-    )
     ctx.at()
     # spec AUTH-10: after the login, session/new is no longer answered auth_required.
     if _needs_login(ctx):
@@ -60,21 +48,37 @@ def authentication(ctx: ScenarioContext) -> None:
     _logout(ctx, gated)
 
 
+def _answers_an_object(
+    ctx: ScenarioContext,
+    clause: str,
+    method: str,
+    params: Dict[str, Any],
+    not_reached: Iterable[str],
+) -> bool:
+    """Send ``method``: an error skips ``not_reached``; a success must answer an object.
+
+    "On success" is what the page rules on, so a refused call is no violation we can name. Keys
+    a newer schema may add to the answer are the oracle's forward-compatibility warnings.
+    """
+    ctx.at(clause)
+    result = ctx.driver.request_raw({"method": method, "params": params})
+    if "error" in result:
+        for skipped in not_reached:
+            ctx.skip(skipped, f"not reached: {method} {params} answered error {result['error']!r}")
+        return False
+    ctx.check(
+        clause,
+        isinstance(result.get("result"), dict),
+        f"{method} answered result {result.get('result')!r}, not an object",
+    )
+    return True
+
+
 def _logout(ctx: ScenarioContext, gated: bool) -> None:
     """``logout``, then a session asked for again: it needs the login again when it did first."""
-    ctx.at("AUTH-16")
-    result = ctx.driver.request_raw({"method": "logout", "params": {}})
-    if "error" in result:
-        reason = f"logout answered error {result['error']!r}"
-        for clause in ("AUTH-16", "AUTH-17"):
-            ctx.skip(clause, f"not reached: {reason}")
-        return
     # spec AUTH-16: a successful logout answers an (empty) object.
-    ctx.check(
-        "AUTH-16",
-        isinstance(result.get("result"), dict),
-        f"logout answered result {result.get('result')!r}, not an object",
-    )
+    if not _answers_an_object(ctx, "AUTH-16", "logout", {}, ("AUTH-16", "AUTH-17")):
+        return
     if not gated:
         ctx.skip(
             "AUTH-17",
