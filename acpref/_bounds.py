@@ -1,6 +1,6 @@
 """What a line may cost once decoded, and what can be read of a line that is refused unread.
 
-Two helpers of the connection (``acpref.connection``), both on raw bytes, neither decoding the
+Three helpers of the connection (``acpref.connection``), all on raw bytes, none decoding the
 line whole:
 
 * ``count_items(line, limit)``: about how many JSON values ``line`` holds (its ``,``, ``[`` and
@@ -8,6 +8,10 @@ line whole:
   (``{}`` is 2 bytes and a 64-byte dict; ``[{},{},...]`` costs 24 times its size), so the number
   of values, not the bytes, bounds what a message costs after ``json.loads``. Counted before
   decoding: a refused line never costs more than its own bytes.
+* ``held_cost(line)``: an upper estimate of what a request costs in memory once decoded, in
+  bytes (its bytes, plus ``VALUE_COST`` for each ``,``, ``[`` and ``{``): the measure of the
+  connection's bound on all the requests it holds at once (``max_held_bytes``), running or
+  waiting, since the bound on one message does not stop a peer from sending many.
 * ``peek_envelope(head, tail)``: the ``id`` and kind (request or response) of a line from its
   first and last bytes, so that a line refused unread (over the line bound, or over the item
   bound) can still fail the request it belonged to. Most writers put the envelope first (acpref
@@ -23,7 +27,7 @@ from __future__ import annotations
 import json
 from typing import Any, Dict, Tuple
 
-__all__ = ["count_items", "peek_envelope", "NO_ID"]
+__all__ = ["count_items", "held_cost", "peek_envelope", "NO_ID", "VALUE_COST"]
 
 #: ``peek_envelope``'s id when the head shows none.
 NO_ID: Any = object()
@@ -60,6 +64,22 @@ def count_items(line: bytes, limit: int) -> int:
         if close < 0:
             return total
         pos = close + 1
+
+
+#: What one JSON value is counted to cost once decoded, beyond its bytes: an empty dict is 64
+#: bytes in CPython, an empty list 56, each plus the pointer that holds it (tests/test_hostile.py
+#: checks the estimate against tracemalloc for tiny values, nesting, numbers and text).
+VALUE_COST = 96
+
+
+def held_cost(line: bytes) -> int:
+    """An upper estimate of the bytes ``json.loads(line)`` holds: never below the truth.
+
+    Every value after the first is preceded by ``,`` or opens with ``[`` or ``{``; those inside
+    strings are counted too, which only overestimates. Strings cost about their UTF-8 bytes.
+    """
+    values = line.count(b",") + line.count(b"{") + line.count(b"[") + 1
+    return len(line) + VALUE_COST * values
 
 
 def peek_envelope(head: bytes, tail: bytes = b"") -> Tuple[Any, str]:

@@ -18,7 +18,7 @@ import threading
 from typing import Any, Callable, Dict, Iterator, Mapping, Optional, cast
 
 from . import codec
-from ._bounds import NO_ID, count_items, peek_envelope
+from ._bounds import NO_ID, count_items, held_cost, peek_envelope
 from ._calls import Handler, Observer, PendingRequest, Peer, Recorder, RequestContext
 from ._core import envelope
 from ._core.cancellation import CancelReply, reply_to_cancel_request
@@ -53,6 +53,7 @@ class Inbound:
     _observer: Optional[Observer]
     _max_line_bytes: int
     _max_items: int
+    _max_held_bytes: int
     _read_takes_timeout: bool
     _crew: Crew
     _lines: Optional[Iterator[Any]]
@@ -72,6 +73,9 @@ class Inbound:
         #: Answers being written now (their requests already left ``_inbound``, so that the peer
         #: may reuse the id as soon as it reads the answer); guarded by ``_inbound_lock``.
         self._answers_writing = 0
+        #: What the requests received and not finished cost decoded (``acpref._bounds.held_cost``,
+        #: bounded by ``max_held_bytes``); guarded by ``_inbound_lock``.
+        self._held_bytes = 0
 
 
     def _read_chunk(self, size: int) -> Optional[bytes]:
@@ -164,7 +168,7 @@ class Inbound:
             self._send_error_raw(None, _refusal(unparsed))  # spec RPC-10: -32700, id null
             return
         if type(value) is dict:
-            self._on_message(value)
+            self._on_message(value, line)
         else:
             self._refuse(envelope.inspect(value))  # a batch, or JSON that is no message
 
@@ -175,7 +179,7 @@ class Inbound:
             reply_id, fault = answer
             self._send_error_raw(reply_id, _refusal(fault))
 
-    def _on_message(self, message: Dict[str, Any]) -> None:
+    def _on_message(self, message: Dict[str, Any], line: bytes = b"") -> None:
         env = envelope.inspect(message)
         kind = env.kind
         if kind is envelope.RESPONSE or (kind is envelope.INVALID and self._is_pending(env.id)):
@@ -201,16 +205,34 @@ class Inbound:
                     )
                 return
         if kind is envelope.REQUEST:
-            self._on_request(method, env.id, message.get("params"))
+            self._on_request(method, env.id, message.get("params"), held_cost(line))
         else:
             self._on_notification(method, message.get("params"))
 
-    def _on_request(self, method: str, request_id: Any, params: Any) -> None:
+    def _on_request(self, method: str, request_id: Any, params: Any, cost: int) -> None:
         ctx = RequestContext(cast(Peer, self), method, request_id)
         with self._inbound_lock:
             duplicate = request_id in self._inbound
-            if not duplicate:
+            held = self._held_bytes
+            # One request alone is always taken (its line and values are bounded already).
+            over = held > 0 and held + cost > self._max_held_bytes
+            if not duplicate and not over:
                 self._inbound[request_id] = ctx
+                self._held_bytes = held + cost
+        if over and not duplicate:
+            # spec RPC-15 / CANCEL-07: aborted by a resource limit -> -32800. What the requests
+            # held at once cost decoded is bounded, whatever each one's size on the wire.
+            self._send_error_raw(
+                request_id,
+                RpcError(
+                    ErrorCode.REQUEST_CANCELLED,
+                    f"the requests in progress hold about {held} bytes; with this one's about "
+                    f"{cost} that passes the limit of {self._max_held_bytes}; try again",
+                    {"held": held, "cost": cost, "limit": self._max_held_bytes},
+                ),
+                observe=True,
+            )
+            return
         if duplicate:
             # spec-gap duplicate-id: a second request reusing an id still in flight is refused,
             # so that each id keeps exactly one answer to its first request.
@@ -220,7 +242,8 @@ class Inbound:
                 observe=True,
             )
             return
-        if not self._crew.submit(lambda: self._run_request(ctx, params)):
+        if not self._crew.submit(lambda: self._run_held(ctx, params, cost)):
+            self._release(cost)
             # spec RPC-15 / CANCEL-07: aborted by a resource limit -> -32800.
             self._send_response(
                 ctx,
@@ -228,6 +251,16 @@ class Inbound:
                     ErrorCode.REQUEST_CANCELLED, "too many requests in progress; try again"
                 ),
             )
+
+    def _run_held(self, ctx: RequestContext, params: Any, cost: int) -> None:
+        try:
+            self._run_request(ctx, params)
+        finally:
+            self._release(cost)  # the handler is done with its params
+
+    def _release(self, cost: int) -> None:
+        with self._inbound_lock:
+            self._held_bytes -= cost
 
     def _run_request(self, ctx: RequestContext, params: Any) -> None:
         method = ctx.method

@@ -13,7 +13,8 @@ How the threads divide the work (``acpref._threads`` explains why, with measurem
   handler may call the peer and wait (a prompt handler asking ``session/request_permission``)
   without deadlock. A host that reads a request passes the role to another host and runs it
   (leader/follower). Past ``max_handlers`` running at once, requests queue; past ``max_queued``
-  waiting, they are answered -32800 at once (spec RPC-15: a request aborted by a resource limit).
+  waiting, or past ``max_held_bytes`` of decoded params held by all of them together, they are
+  answered -32800 at once (spec RPC-15: a request aborted by a resource limit).
 * Inbound **notifications** run on the thread that read them, at once: one after another in wire
   order, and all of those received before a response are handled before its caller gets it (the
   ``session/update``s of a turn are all delivered before ``prompt`` returns). A notification
@@ -60,6 +61,7 @@ __all__ = [
     "Observer",
     "DEFAULT_MAX_LINE_BYTES",
     "DEFAULT_MAX_ITEMS",
+    "DEFAULT_MAX_HELD_BYTES",
 ]
 
 log = logging.getLogger("acpref.connection")
@@ -70,6 +72,10 @@ DEFAULT_MAX_LINE_BYTES = 64 * 1024 * 1024
 #: may cost once decoded. 1 000 000 tiny values cost about 70 MiB decoded; without the bound a
 #: line of 64 MiB could cost 1.5 GiB.
 DEFAULT_MAX_ITEMS = 1_000_000
+#: Default bound on what the requests received and not finished (running or waiting) cost at
+#: once, decoded (``acpref._bounds.held_cost``): a message at both bounds above costs about
+#: 160 MiB, so one is always taken alone, and thousands of ordinary ones fit together.
+DEFAULT_MAX_HELD_BYTES = 256 * 1024 * 1024
 
 # Built once: json.dumps with options builds a new encoder on every call. NaN and Infinity are
 # not JSON: never written (and a line holding one is a parse error, ``envelope.decode``).
@@ -107,6 +113,7 @@ class Connection(Inbound):
         name: str = "acpref",
         max_line_bytes: int = DEFAULT_MAX_LINE_BYTES,
         max_items: int = DEFAULT_MAX_ITEMS,
+        max_held_bytes: int = DEFAULT_MAX_HELD_BYTES,
         max_handlers: int = 64,
         max_queued: int = 1024,
         recorder: Optional[Recorder] = None,
@@ -123,6 +130,7 @@ class Connection(Inbound):
         self._fallback = fallback
         self._max_line_bytes = max_line_bytes
         self._max_items = max_items
+        self._max_held_bytes = max_held_bytes
         self._recorder = recorder
         self._observer = observer
         self._on_close = on_close

@@ -23,7 +23,7 @@ import pytest
 from peers.reliability_sides import WAIT, RawSide, Watch, encode_line
 
 from acpref import schema as s
-from acpref._bounds import NO_ID, count_items, peek_envelope
+from acpref._bounds import NO_ID, count_items, held_cost, peek_envelope
 from acpref.client import Allow, ClientSideConnection, ReferenceClient
 from acpref.errors import ErrorCode, RpcError
 
@@ -313,6 +313,148 @@ def test_many_tiny_values_are_refused_before_decoding_client_side(
         side.probe()
     finally:
         side.close()
+
+
+@pytest.mark.parametrize(
+    "shape",
+    [
+        "[" + ",".join(["{}"] * 50_000) + "]",
+        "[" + ",".join(["[]"] * 50_000) + "]",
+        "[" * 500 + "]" * 500,
+        "[" + ",".join(["1.5"] * 50_000) + "]",
+        "[" + ",".join([str(2**62)] * 50_000) + "]",
+        json.dumps(["x" * 10] * 20_000),
+        json.dumps(["\u00e9" * 10] * 20_000, ensure_ascii=False),
+        json.dumps(["\U0001f600" * 10] * 20_000, ensure_ascii=False),
+        json.dumps("x" * 2_000_000),
+        json.dumps([{"a": i, "b": "x", "c": [1, True, None]} for i in range(20_000)]),
+    ],
+    ids=["dicts", "lists", "nested", "floats", "ints", "strings", "latin", "emoji", "text", "objs"],
+)
+def test_held_cost_is_never_below_what_a_line_costs_decoded(shape: str) -> None:
+    import tracemalloc
+
+    line = shape.encode()
+    tracemalloc.start()
+    try:
+        value = json.loads(line)
+        decoded, _ = tracemalloc.get_traced_memory()
+    finally:
+        tracemalloc.stop()
+    del value
+    assert decoded <= held_cost(line), f"{decoded} B decoded, estimated {held_cost(line)} B"
+
+
+def _held_prompt(side: RawSide, session_id: str, padding: int) -> str:
+    """A prompt that stays in flight (it asks a permission nobody answers), ``padding`` bytes."""
+    request_id = side.next_id()
+    params = {"sessionId": session_id, "prompt": [{"type": "text", "text": "ask"}],
+              "_meta": {"pad": "x" * padding}}
+    message = {"jsonrpc": "2.0", "id": request_id, "method": "session/prompt", "params": params}
+    side.send_json(message)
+    return request_id
+
+
+def _asked(side: RawSide, session_id: str) -> Dict[str, Any]:
+    """The permission request the turn of ``session_id`` sent (waited for)."""
+    return side.out.wait_for(
+        lambda m: m.get("method") == "session/request_permission"
+        and m["params"]["sessionId"] == session_id
+    )
+
+
+def test_RPC_15_what_requests_held_at_once_cost_decoded_is_bounded(clean: Watch, tmp_path: Path) -> None:
+    # Bug: each message was bounded, not how many of them a peer keeps in flight: 64 running and
+    # 1024 waiting handlers each holding a message at the bounds could reach about 100 GiB.
+    # Every prompt here stays in flight (asking a permission); past max_held_bytes of them
+    # together, the next one is refused -32800 with the figures, and taken again once one ends.
+    side = RawSide("agent", tmp_path, max_held_bytes=4 * MiB)
+    try:
+        sessions = [side.setup()]
+        for _ in range(5):
+            got = side.call("session/new", {"cwd": str(tmp_path), "mcpServers": []})
+            sessions.append(got["result"]["sessionId"])
+        held = [_held_prompt(side, sid, MiB) for sid in sessions[:3]]  # about 3 MiB together
+        asks = [_asked(side, sid) for sid in sessions[:3]]
+        refused = _held_prompt(side, sessions[3], MiB)  # a fourth passes 4 MiB
+        answer = side.out.response(refused)
+        assert answer["error"]["code"] == ErrorCode.REQUEST_CANCELLED, answer
+        data = answer["error"]["data"]
+        assert data["limit"] == 4 * MiB and data["held"] + data["cost"] > 4 * MiB, data
+        assert data["held"] >= 3 * MiB, data
+        side.probe()  # a small request still fits, and the connection is usable
+        # One turn ends: what it held is released, and the refused prompt is taken again.
+        side.send_json({"jsonrpc": "2.0", "id": asks[0]["id"],
+                        "result": {"outcome": {"outcome": "selected", "optionId": "yes"}}})
+        assert side.out.response(held[0])["result"]["stopReason"] == "end_turn"
+        again = _held_prompt(side, sessions[3], MiB)
+        last = _asked(side, sessions[3])
+        for ask in [*asks[1:], last]:
+            cancelled = {"outcome": {"outcome": "cancelled"}}
+            side.send_json({"jsonrpc": "2.0", "id": ask["id"], "result": cancelled})
+        for request_id in [*held[1:], again]:
+            assert "result" in side.out.response(request_id)
+    finally:
+        side.close()
+
+
+def test_requests_held_at_once_are_bounded_in_a_real_agent_process(tmp_path: Path) -> None:
+    # A real agent process (acpref's library defaults) sent ten prompts of 450 000 empty
+    # objects (each about 32 MiB decoded, under both bounds of one message; counted 900 000
+    # values, 88 MiB) that all stay in flight: unbounded, the process held all ten (over 320
+    # MiB); bounded by max_held_bytes (256 MiB counted), it holds two and refuses the rest.
+    code = (
+        "import sys; sys.path.insert(0, %r)\n"
+        "from peers.reliability_sides import SmallAgent\n"
+        "from acpref.agent import serve_stdio\n"
+        "serve_stdio(SmallAgent)\n" % str(Path(__file__).parent)
+    )
+    proc = subprocess.Popen(
+        [sys.executable, "-c", code], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+        stderr=subprocess.DEVNULL,
+    )
+    try:
+        assert proc.stdin is not None and proc.stdout is not None
+        lines = iter(proc.stdout.readline, b"")
+
+        def call(request_id: int, method: str, params: Any) -> Dict[str, Any]:
+            message = {"jsonrpc": "2.0", "id": request_id, "method": method, "params": params}
+            proc.stdin.write(encode_line(message))  # type: ignore[union-attr]
+            proc.stdin.flush()  # type: ignore[union-attr]
+            return json.loads(next(lines))
+
+        call(1, "initialize", {"protocolVersion": 1, "clientCapabilities": {}})
+        new = {"cwd": str(tmp_path), "mcpServers": []}
+        sessions = [call(2 + n, "session/new", new)["result"]["sessionId"] for n in range(10)]
+        before = _status(proc.pid)["VmHWM"]
+        pad = "[" + ",".join(["{}"] * 450_000) + "]"
+        for n, sid in enumerate(sessions):
+            head = '{"jsonrpc":"2.0","id":%d,"method":"session/prompt","params":' % (100 + n)
+            prompt = '"prompt":[{"type":"text","text":"ask"}]'
+            params = '{"sessionId":"%s",%s,"_meta":{"pad":%s}}' % (sid, prompt, pad)
+            proc.stdin.write((head + params + "}\n").encode())
+        proc.stdin.flush()
+        # Each prompt is either held (its turn sends a tool call, then asks permission) or
+        # refused; read until all ten are accounted for.
+        asked, refused = set(), set()
+        while len(asked) + len(refused) < 10:
+            message = json.loads(next(lines))
+            if message.get("method") == "session/request_permission":
+                asked.add(message["params"]["sessionId"])
+            elif "error" in message:
+                assert message["error"]["code"] == ErrorCode.REQUEST_CANCELLED, message
+                refused.add(message["id"])
+        grew = _status(proc.pid)["VmHWM"] - before
+        print(f"\nheld {len(asked)}, refused {len(refused)}; peak RSS grew {grew / MiB:.0f} MiB")
+        assert 1 <= len(asked) <= 3 and len(refused) >= 7, (asked, refused)
+        assert grew < 200 * MiB, f"peak RSS grew by {grew / MiB:.0f} MiB"
+    finally:
+        if proc.stdin is not None:
+            proc.stdin.close()
+        proc.kill()
+        proc.wait(WAIT)
+        if proc.stdout is not None:
+            proc.stdout.close()
 
 
 def test_values_inside_strings_do_not_count() -> None:

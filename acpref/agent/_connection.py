@@ -105,6 +105,7 @@ class AgentSideConnection:
         max_queued: Optional[int] = None,
         max_line_bytes: Optional[int] = None,
         max_items: Optional[int] = None,
+        max_held_bytes: Optional[int] = None,
         drain_timeout: float = DRAIN_TIMEOUT,
     ) -> None:
         self._slots = TurnSlots()
@@ -116,13 +117,9 @@ class AgentSideConnection:
             self._after,
             self._requests,
         )
-        kwargs: Dict[str, Any] = {"max_handlers": max_handlers}
-        if max_queued is not None:
-            kwargs["max_queued"] = max_queued
-        if max_line_bytes is not None:
-            kwargs["max_line_bytes"] = max_line_bytes
-        if max_items is not None:
-            kwargs["max_items"] = max_items
+        bounds = dict(max_queued=max_queued, max_line_bytes=max_line_bytes, max_items=max_items,
+                      max_held_bytes=max_held_bytes)  # None: the connection's default
+        kwargs: Dict[str, Any] = {k: v for k, v in bounds.items() if v is not None}
         self.connection = Connection(
             stream,
             fallback=self._fallback,
@@ -132,6 +129,7 @@ class AgentSideConnection:
             on_close=lambda _c: self._on_close(),
             on_end_of_input=lambda _c: self._on_end_of_input(),
             drain_timeout=drain_timeout,
+            max_handlers=max_handlers,
             **kwargs,
         )
         self.client = ClientHandle(self.connection, self.observer.rules)

@@ -32,7 +32,8 @@ from .. import schema as s
 from .._core import Party
 from .._observer import RulesObserver
 from .._transport import FdStream, Process, StderrBuffer, Stream, spawn
-from ..connection import DEFAULT_MAX_ITEMS, DEFAULT_MAX_LINE_BYTES, Connection, Handler
+from ..connection import DEFAULT_MAX_HELD_BYTES, DEFAULT_MAX_ITEMS, DEFAULT_MAX_LINE_BYTES
+from ..connection import Connection, Handler
 from ..connection import Recorder, RequestContext
 from ..errors import ConnectionClosed, RequestTimeout
 from ..methods import PROTOCOL_VERSION
@@ -66,6 +67,7 @@ class ClientSideConnection(Conveniences):
         on_finding: Optional[Callable[[Any], None]] = None,
         max_line_bytes: int = DEFAULT_MAX_LINE_BYTES,
         max_items: int = DEFAULT_MAX_ITEMS,
+        max_held_bytes: int = DEFAULT_MAX_HELD_BYTES,
         max_handlers: int = 64,
         max_queued: int = 1024,
     ) -> None:
@@ -91,13 +93,10 @@ class ClientSideConnection(Conveniences):
                 self.rules, self._desk, self._on_agent_result, self._wants_agent_result
             ),
             on_close=self._on_connection_closed,
-            # The bounds on what an agent can make us hold: one line, its values once decoded,
-            # requests running at once, requests waiting (beyond: -32800, spec RPC-15). See
-            # spec_notes/reliability.md and threat-model.md.
-            max_line_bytes=max_line_bytes,
-            max_items=max_items,
-            max_handlers=max_handlers,
-            max_queued=max_queued,
+            # What an agent can make us hold: one line, its values decoded; its requests decoded
+            # together, running, waiting (past these three -32800, spec RPC-15): reliability.md.
+            max_line_bytes=max_line_bytes, max_items=max_items,
+            max_held_bytes=max_held_bytes, max_handlers=max_handlers, max_queued=max_queued,
         )
         self.connection.start()
 
