@@ -12,8 +12,16 @@ import sys
 from pathlib import Path
 from typing import Any, Callable, Optional
 
+import pytest
+
 from acpref import schema as s
+from acpref._core.register import quote_of
 from acpref.testing import AgentDriver, CheckReport, read_client_report
+from acpref.testing._client_steps import STEP_CLAUSES
+
+sys.path.insert(0, str(Path(__file__).resolve().parent / "broken"))
+
+import check_clients  # noqa: E402
 
 PY = sys.executable
 
@@ -53,10 +61,19 @@ def _grade(
     return read_client_report(str(report_path))
 
 
+def _assert_every_step_clause(report: CheckReport) -> None:
+    """Every clause the steps decide has its row (PASS, FAIL or SKIPPED), whatever the client
+    did: the clause list is the same for every client."""
+    declared = {c for clauses in STEP_CLAUSES.values() for c in clauses}
+    missing = sorted(declared - set(report.results))
+    assert not missing, (missing, report.format_table())
+
+
 def test_conforming_client_passes_every_step(tmp_path: Path) -> None:
     report = _grade(tmp_path)
     assert report.ok and report.failures == [], report.format_table()
     assert report.final
+    _assert_every_step_clause(report)
     statuses = {row.clause: row.status for row in report.rows()}
     for clause in (
         "TOOL-08",
@@ -72,6 +89,7 @@ def test_conforming_client_passes_every_step(tmp_path: Path) -> None:
         "ELICIT-29",
         "RPC-17",
         "CANCEL-05",
+        "RPC-07",
     ):
         assert statuses[clause] == "PASS", (clause, report.format_table())
     assert statuses["ELICIT-20"] == "SKIPPED"  # no elicitation advertised
@@ -92,8 +110,10 @@ def test_client_without_capabilities_must_refuse_the_methods(tmp_path: Path) -> 
         report.results["FS-04"].status == "SKIPPED"
         and report.results["TERM-03"].status == "SKIPPED"
         and report.results["CANCEL-05"].status == "SKIPPED"
+        and report.results["RPC-07"].status == "SKIPPED"
     )
     assert report.ok
+    _assert_every_step_clause(report)
 
 
 def test_PROMPT_21_client_selecting_after_cancel_fails(tmp_path: Path) -> None:
@@ -160,6 +180,8 @@ def test_reference_client_passes_step_one(tmp_path: Path) -> None:
     report = read_client_report(str(report_path))
     assert report.ok, report.format_table()
     assert report.results["TOOL-08"].status == "PASS" and report.results["TERM-09"].status == "PASS"
+    # spec RPC-07: the reference client answers two reads open at once each under its own id.
+    assert report.results["RPC-07"].status == "PASS", report.format_table()
 
 
 def test_report_cli_json_and_errors(tmp_path: Path) -> None:
@@ -412,4 +434,58 @@ def test_CANCEL_05_client_finishing_the_cancelled_read_passes(tmp_path: Path) ->
 
     report = _grade(tmp_path, lambda d, _: _honours_cancel_late(d, finished), load=False)
     assert report.results["CANCEL-05"].status == "PASS", report.format_table()
+    assert report.ok, report.format_table()
+
+
+# -- RPC-07: two requests of the agent open at once, answered by id --------------------------------
+
+
+def _caught_on_rpc_07(tmp_path: Path, defect: Any) -> None:
+    report = _grade(tmp_path, defect.bend, load=False)
+    row = report.results[defect.clause]
+    assert row.status == "FAIL" and row.level == "MUST", report.format_table()
+    assert "two reads open at once" in row.evidence[0] and check_clients.CROSSED in row.evidence[0]
+    quote = quote_of("RPC-07")
+    assert quote is not None and quote.text in report.format_text()  # the sentence it breaks
+    assert not report.ok
+    _assert_every_step_clause(report)
+    # The rest of step 1 goes on: only the crossed reads were answered wrong.
+    for clause in ("FS-04", "CANCEL-05", "TERM-09", "RPC-04"):
+        assert report.results[clause].status == "PASS", (clause, report.format_table())
+
+
+def test_RPC_07_client_answering_two_open_reads_under_each_others_ids_fails(
+    tmp_path: Path,
+) -> None:
+    _caught_on_rpc_07(tmp_path, check_clients.SwapsCrossedIds)
+
+
+def test_RPC_07_client_answering_the_second_open_read_with_the_first_file_fails(
+    tmp_path: Path,
+) -> None:
+    _caught_on_rpc_07(tmp_path, check_clients.FirstContentTwice)
+
+
+@pytest.mark.parametrize("name", sorted(check_clients.DEFECTS))
+def test_every_broken_check_client_defect_names_a_clause_with_a_test(name: str) -> None:
+    # Each defect of tests/broken/check_clients.py is run by a test of this file named after it.
+    defect = check_clients.DEFECTS[name]
+    source = Path(__file__).read_text(encoding="utf-8")
+    assert f"check_clients.{name})" in source and quote_of(defect.clause) is not None
+
+
+def test_RPC_07_client_refusing_the_two_open_reads_is_skipped_not_failed(tmp_path: Path) -> None:
+    from acpref.errors import RpcError
+
+    def bend(driver: AgentDriver, session: str) -> None:
+        def on_read(params: Any, ctx: Any) -> Any:
+            if check_clients.CROSSED_PATH in params.path:
+                raise RpcError(-32603, "busy")  # an error says nothing of the ids
+            return driver._on_read(params, ctx)
+
+        driver.connection.set_handler("fs/read_text_file", on_read)
+
+    report = _grade(tmp_path, bend, load=False)
+    row = report.results["RPC-07"]
+    assert row.status == "SKIPPED" and "-32603" in row.evidence[0], report.format_table()
     assert report.ok, report.format_table()

@@ -2,11 +2,11 @@
 
 Spec: prompt-turn.mdx, tool-calls.mdx, file-system.mdx, terminals.mdx, elicitation.mdx,
 extensibility.mdx, cancellation.mdx, session-setup.mdx. Step 1 (the first prompt) streams every
-kind of update, asks a permission, reads and writes a file, runs terminals, asks a form, and
-calls custom methods; step 2 asks the user to cancel while a permission request is open; then
-the user may reopen the session (load replay). What a step cannot see from the answers, the
-oracle judges from the transcript. The parts that send what no conforming agent would (``_meta``
-at a params root, odd ids, bad input) are in ``_client_wire``.
+kind of update, asks a permission, reads and writes a file, keeps two reads open at once, runs
+terminals, asks a form, and calls custom methods; step 2 asks the user to cancel while a
+permission request is open; then the user may reopen the session (load replay). What a step
+cannot see from the answers, the oracle judges from the transcript. The parts written raw (``_meta``
+at a params root, odd ids, bad input, the two reads kept open) are in ``_client_wire``.
 """
 
 from __future__ import annotations
@@ -21,7 +21,7 @@ from .. import schema as s
 from .._core.subagents import CAPABILITY as SUBAGENTS
 from ..agent import PromptTurn
 from ..errors import ErrorCode, RemoteProtocolError, RequestTimeout, RpcError
-from ._client_wire import bad_input, extensions, update_with_meta
+from ._client_wire import bad_input, crossed_reads, extensions, update_with_meta
 from ._grader import META, GraderAgent, code, say
 
 __all__ = ["STEPS", "STEP_CLAUSES", "say"]
@@ -463,6 +463,7 @@ _PARTS: List[Any] = [
     (_permission, ("TOOL-08", "SCHEMA-04", "EXT-02")),
     (_files, ("FS-08", "FS-07", "FS-04", "EXT-02", "RPC-17")),
     (_cancelled_read, ("CANCEL-05",)),
+    (crossed_reads, ("RPC-07",)),
     (_terminals, _TERMINAL_CLAUSES),
     (_elicitation, ("ELICIT-20", "SCHEMA-17", "ELICIT-29")),
     (_child_request, ("SUBAGENT-19",)),

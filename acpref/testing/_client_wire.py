@@ -1,22 +1,28 @@
-"""The parts of ``check-client``'s step 1 that only an agent bent on purpose would send.
+"""The parts of ``check-client``'s step 1 written raw: what only an agent bent on purpose would
+send, and two requests kept open at once.
 
 Spec: overview.mdx (JSON-RPC errors, notifications, ids), extensibility.mdx (``_meta``, custom
 methods), cancellation.mdx (``$/cancel_request``). Each writes what no conforming agent would (a
 notification answered, ``_meta`` at a params root, an unparseable line, a method of the wrong
-type), raw where the typed side would refuse it, and judges the client's answer.
+type), raw where the typed side would refuse it, and judges the client's answer. The two reads
+kept open at once (``crossed_reads``, RPC-07) are conforming, but written raw too, so that both
+are out before either answer is read.
 """
 
 from __future__ import annotations
 
 import json
-from typing import Any, List
+import os
+import secrets
+import time
+from typing import Any, Dict, List, Tuple
 
 from .. import schema as s
 from ..agent import PromptTurn
 from ..errors import ErrorCode, RpcError
 from ._grader import META, GraderAgent, code
 
-__all__ = ["bad_input", "extensions", "update_with_meta"]
+__all__ = ["bad_input", "crossed_reads", "extensions", "update_with_meta"]
 
 def update_with_meta(agent: GraderAgent, turn: PromptTurn) -> None:
     """A session/update with ``_meta`` at its params root, then a request: a client that
@@ -143,3 +149,69 @@ def _answer_to_line(agent: GraderAgent, line: bytes) -> Any:
         )[1]
     except TimeoutError as exc:
         return {"no answer": str(exc)}
+
+
+def crossed_reads(agent: GraderAgent, turn: PromptTurn) -> None:
+    """Two ``fs/read_text_file`` requests of two files with different contents, both written
+    before either answer is read: the answer under each id must hold that request's file. A
+    client that answers in arrival order under the wrong ids, or both with one file, shows it."""
+    g = agent.grader
+    if not agent.client.supports("fs.readTextFile"):
+        g.skip("RPC-07", "the client does not advertise fs.readTextFile (two reads kept open)")
+        return
+    session = agent.sessions.get(turn.session_id)
+    cwd = session.cwd if session is not None else os.getcwd()
+    token = secrets.token_hex(4)
+    reads: Dict[str, Tuple[str, str]] = {}  # request id -> (path, the one line it holds)
+    for name in ("one", "two"):
+        path = os.path.join(cwd, f".acpref-check-crossed-{name}-{token}.txt")
+        reads[g.new_raw_id()] = (path, f"acpref check: crossed read {name} {token}")
+    try:
+        for path, line in reads.values():  # this agent runs beside the client
+            with open(path, "w", encoding="utf-8") as f:
+                f.write(line + "\n")
+        since = g.sink.received_count
+        for request_id, (path, _) in reads.items():
+            g.write_request(
+                agent.stream,
+                "fs/read_text_file",
+                {"sessionId": turn.session_id, "path": path},
+                request_id,
+            )
+        deadline = time.monotonic() + 20.0
+        answers = {
+            rid: g.answer(rid, since, max(0.1, deadline - time.monotonic())) for rid in reads
+        }
+    finally:
+        for path, _ in reads.values():
+            if os.path.isfile(path):
+                os.remove(path)
+    _judge_crossed(agent, reads, answers)
+
+
+def _judge_crossed(
+    agent: GraderAgent, reads: Dict[str, Tuple[str, str]], answers: Dict[str, Any]
+) -> None:
+    g = agent.grader
+    lines = {rid: line for rid, (_, line) in reads.items()}
+    wrong: List[str] = []
+    unclear: List[str] = []
+    for rid, answer in answers.items():
+        result = answer.get("result")
+        content = result.get("content") if isinstance(result, dict) else None
+        others = [line for other, line in lines.items() if other != rid]
+        if isinstance(content, str) and lines[rid] in content:
+            continue
+        if isinstance(content, str) and any(line in content for line in others):
+            path = reads[rid][0]
+            wrong.append(f"id {rid!r} (a read of {path}) was answered {content!r}")
+        else:
+            unclear.append(f"id {rid!r} answered {answer!r}")
+    if wrong:
+        # spec RPC-07: each answer is matched to its request by id, not by arrival order.
+        g.check("RPC-07", False, "two reads open at once: " + "; ".join(wrong)[:400])
+    elif unclear:
+        # An error or no answer says nothing of the ids (RPC-06 judges a missing answer).
+        g.skip("RPC-07", "the two reads open at once: " + "; ".join(unclear)[:400])
+    else:
+        g.passed("RPC-07")

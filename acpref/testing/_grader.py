@@ -116,14 +116,31 @@ class Grader:
         ``cancel``, a ``$/cancel_request`` for it follows the request at once.
         """
         if request_id is None:
-            request_id = f"acpref-check-{next(self.raw_ids)}"
+            request_id = self.new_raw_id()
         since = self.sink.received_count
-        message = {"jsonrpc": "2.0", "id": request_id, "method": method, "params": params}
-        stream.write_raw((json.dumps(message) + "\n").encode("utf-8"))
+        self.write_request(stream, method, params, request_id)
         if cancel:
             cancel_it = {"requestId": request_id}
             notice = {"jsonrpc": "2.0", "method": "$/cancel_request", "params": cancel_it}
             stream.write_raw((json.dumps(notice) + "\n").encode("utf-8"))
+        return self.answer(request_id, since, timeout, any_id=any_id)
+
+    def new_raw_id(self) -> str:
+        """An id for a request written raw: no id the typed side uses has this form."""
+        return f"acpref-check-{next(self.raw_ids)}"
+
+    def write_request(
+        self, stream: RecordingStream, method: str, params: Dict[str, Any], request_id: Any
+    ) -> None:
+        """Write one request raw; its answer is ``answer(request_id, ...)``."""
+        message = {"jsonrpc": "2.0", "id": request_id, "method": method, "params": params}
+        stream.write_raw((json.dumps(message) + "\n").encode("utf-8"))
+
+    def answer(
+        self, request_id: Any, since: int, timeout: float = 30.0, *, any_id: bool = False
+    ) -> Any:
+        """The first response received from position ``since`` with ``request_id`` (the same
+        value and JSON type; with ``any_id``, any response), or ``{"no answer": ...}``."""
 
         def answers(m: Any) -> bool:
             if not isinstance(m, dict) or "method" in m:
