@@ -51,11 +51,12 @@ LAYERS: Dict[str, int] = {
     "acpref/schema/": 0,
     "acpref/errors.py": 0,
     # L1: the codec (the one cattrs converter), methods (wire name -> types, side, gate), what a
-    # line costs once decoded
+    # line costs once decoded, what a form answer must be
     "acpref/codec.py": 1,
     "acpref/_codec/": 1,
     "acpref/methods.py": 1,
     "acpref/_bounds.py": 1,
+    "acpref/_forms.py": 1,
     # L2: the protocol core, sans-I/O: capability gates, phases, ordering, id bookkeeping
     "acpref/_core/": 2,
     # L3: transport (framing, writer lock, spawn), connection (reader thread, futures), threads,

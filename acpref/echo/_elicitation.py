@@ -12,7 +12,7 @@ import os
 from typing import List
 
 from .. import schema as s
-from ..client.forms import validate as validate_form
+from .._forms import validate as validate_form
 from ._commands import END, Invocation, _missing_named, command
 
 __all__: List[str] = []
