@@ -11,6 +11,8 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
+import tempfile
 from pathlib import Path
 from typing import Any
 
@@ -53,6 +55,26 @@ def pytest_configure(config: pytest.Config) -> None:
     # stop at once with the reason instead of collecting a fraction of the suite.
     if not (find_spec_dir() / "schema.json").is_file():
         raise pytest.UsageError(missing_spec_reason())
+    _share_bytecode_with_the_children()
+
+
+_PYC_CACHE: list[str] = []
+
+
+def _share_bytecode_with_the_children() -> None:
+    """With ``PYTHONDONTWRITEBYTECODE`` set (as CI images often do), every Python process the
+    suite starts (agents, clients, proxies: over a thousand) compiles acpref from source again,
+    a third of its start-up. The children then share one bytecode cache of this run's own,
+    outside the checkout, removed at the end; nothing else about them changes."""
+    if os.environ.get("PYTHONDONTWRITEBYTECODE") and not os.environ.get("PYTHONPYCACHEPREFIX"):
+        _PYC_CACHE.append(tempfile.mkdtemp(prefix="acpref-tests-pyc-"))
+        del os.environ["PYTHONDONTWRITEBYTECODE"]
+        os.environ["PYTHONPYCACHEPREFIX"] = _PYC_CACHE[0]
+
+
+def pytest_unconfigure(config: pytest.Config) -> None:
+    for path in _PYC_CACHE:
+        shutil.rmtree(path, ignore_errors=True)
 
 
 @pytest.fixture
