@@ -21,7 +21,7 @@ from .. import schema as s
 from .._core.subagents import CAPABILITY as SUBAGENTS
 from ..agent import PromptTurn
 from ..errors import ErrorCode, RemoteProtocolError, RequestTimeout, RpcError
-from ._client_wire import bad_input, crossed_reads, extensions, update_with_meta
+from ._client_wire import bad_input, crossed_reads, extensions, reading_dir, update_with_meta
 from ._grader import META, GraderAgent, code, say
 
 __all__ = ["STEPS", "STEP_CLAUSES", "say"]
@@ -242,11 +242,9 @@ def _cancelled_read(agent: GraderAgent, turn: PromptTurn) -> None:
     error -32800. A file of the session's directory that the client read a moment before without
     a cancel, so that an error cannot be the file's fault."""
     g = agent.grader
-    if not agent.client.supports("fs.readTextFile"):
-        g.skip("CANCEL-05", "the client does not advertise fs.readTextFile (the request cancelled)")
+    cwd = reading_dir(agent, turn, "CANCEL-05", "the request cancelled")
+    if cwd is None:
         return
-    session = agent.sessions.get(turn.session_id)
-    cwd = session.cwd if session is not None else os.getcwd()
     path = os.path.join(cwd, f".acpref-check-cancel-{secrets.token_hex(4)}.txt")
     params = {"sessionId": turn.session_id, "path": path}
     with open(path, "w", encoding="utf-8") as f:  # this agent runs beside the client

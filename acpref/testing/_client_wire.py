@@ -15,14 +15,14 @@ import json
 import os
 import secrets
 import time
-from typing import Any, Dict, List, Tuple
+from typing import Any, Dict, List, Optional, Tuple
 
 from .. import schema as s
 from ..agent import PromptTurn
 from ..errors import ErrorCode, RpcError
 from ._grader import META, GraderAgent, code
 
-__all__ = ["bad_input", "crossed_reads", "extensions", "update_with_meta"]
+__all__ = ["bad_input", "crossed_reads", "extensions", "reading_dir", "update_with_meta"]
 
 def update_with_meta(agent: GraderAgent, turn: PromptTurn) -> None:
     """A session/update with ``_meta`` at its params root, then a request: a client that
@@ -151,16 +151,24 @@ def _answer_to_line(agent: GraderAgent, line: bytes) -> Any:
         return {"no answer": str(exc)}
 
 
+def reading_dir(agent: GraderAgent, turn: PromptTurn, clause: str, what: str) -> Optional[str]:
+    """The session's directory, where the files a part asks the client to read are written;
+    None, with ``clause`` skipped, when the client does not advertise reading files."""
+    if not agent.client.supports("fs.readTextFile"):
+        agent.grader.skip(clause, f"the client does not advertise fs.readTextFile ({what})")
+        return None
+    session = agent.sessions.get(turn.session_id)
+    return session.cwd if session is not None else os.getcwd()
+
+
 def crossed_reads(agent: GraderAgent, turn: PromptTurn) -> None:
     """Two ``fs/read_text_file`` requests of two files with different contents, both written
     before either answer is read: the answer under each id must hold that request's file. A
     client that answers in arrival order under the wrong ids, or both with one file, shows it."""
     g = agent.grader
-    if not agent.client.supports("fs.readTextFile"):
-        g.skip("RPC-07", "the client does not advertise fs.readTextFile (two reads kept open)")
+    cwd = reading_dir(agent, turn, "RPC-07", "two reads kept open")
+    if cwd is None:
         return
-    session = agent.sessions.get(turn.session_id)
-    cwd = session.cwd if session is not None else os.getcwd()
     token = secrets.token_hex(4)
     reads: Dict[str, Tuple[str, str]] = {}  # request id -> (path, the one line it holds)
     for name in ("one", "two"):
