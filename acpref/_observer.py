@@ -81,7 +81,8 @@ class RulesObserver:
             return bool(self.state.duplicates[self.peer].get(request_id))
 
     def ask(self, question: Callable[..., _T], *args: Any) -> _T:
-        """``question(state, *args)``, a read of the core's state, under the lock."""
+        """``question(state, *args)`` under the lock: a read of the core's state, or a plain
+        step of it that is no message (``cancellation.input_ended``)."""
         with self._lock:
             return question(self.state, *args)
 

@@ -33,7 +33,7 @@ def _ok(i: Any, result: Any) -> Dict[str, Any]:
 def _state() -> ProtocolState:
     state = ProtocolState()
     state.observe(C, _req(0, "initialize", {"protocolVersion": 1, "clientCapabilities": {}}))
-    caps = {"loadSession": True, "sessionCapabilities": {"resume": {}, "close": {}}}
+    caps = {"loadSession": True, "sessionCapabilities": {"resume": {}, "close": {}, "delete": {}}}
     state.observe(A, _ok(0, {"protocolVersion": 1, "agentCapabilities": caps}))
     return state
 
@@ -242,3 +242,86 @@ def test_the_order_of_a_sessions_answers_and_the_cancelled_answers() -> None:
     assert prompt_answer(True, None) == "cancelled"
     assert prompt_answer(False, "end_turn") == "end_turn"
     assert prompt_answer(False, None) is None
+
+
+# -- The other ways a running turn is asked to stop: delete, $/cancel_request, end of input -------
+
+
+def _prompt_running(state: ProtocolState) -> None:
+    state.observe(C, _req(1, "session/new", {"cwd": CWD, "mcpServers": []}))
+    state.observe(A, _ok(1, {"sessionId": "s"}))
+    state.observe(C, _req(2, "session/prompt", {"sessionId": "s", "prompt": []}))
+    # the agent is waiting on the client: were "cancelled" due, it would be certainly due
+    state.observe(A, _req(50, "fs/read_text_file", {"sessionId": "s", "path": "/etc/hosts"}))
+
+
+@pytest.mark.parametrize(
+    "stop",
+    [_req(9, "session/delete", {"sessionId": "s"}), _note("$/cancel_request", {"requestId": 2})],
+)
+def test_a_turn_asked_to_stop_but_not_cancelled_owes_no_cancelled_answer(
+    stop: Dict[str, Any]
+) -> None:
+    # spec-gap delete-active, cancel-request-prompt: DELETE-05 leaves an active session's delete
+    # to the agent, CANCEL-05 allows any result: "end_turn" breaks nothing (not PROMPT-23).
+    state = _state()
+    _prompt_running(state)
+    state.observe(C, stop)
+    s = state.sessions["s"]
+    assert s.turn_phase is TurnPhase.STOP_REQUESTED and s.cancel_clause is None
+    assert s.turn_phase.running and s.turn_phase.stopped
+    assert state.observe(A, _chunk()) == []  # its pending updates may still come (CANCEL-04)
+    state.observe(C, _ok(50, {"content": ""}))
+    assert state.observe(A, _ok(2, {"stopReason": "end_turn"})) == []
+    assert s.turn_phase is TurnPhase.ENDED
+
+
+def test_a_cancel_request_of_the_prompt_is_judged_by_CANCEL_05_a_later_cancel_by_PROMPT_23() -> None:
+    state = _state()
+    _prompt_running(state)
+    state.observe(C, _note("$/cancel_request", {"requestId": 2}))
+    wrong = {"jsonrpc": "2.0", "id": 2, "error": {"code": -32603, "message": "boom"}}
+    assert _clauses(state.observe(A, wrong)) == ["CANCEL-05"]
+    state = _state()
+    _prompt_running(state)
+    state.observe(C, _note("$/cancel_request", {"requestId": 2}))
+    state.observe(C, _note("session/cancel", {"sessionId": "s"}))
+    s = state.sessions["s"]
+    assert s.turn_phase is TurnPhase.CANCEL_REQUESTED and s.cancel_clause == "PROMPT-23"
+    state.observe(C, _ok(50, {"content": ""}))
+    assert "PROMPT-23" in _clauses(state.observe(A, _ok(2, {"stopReason": "end_turn"})))
+
+
+def test_a_delete_answered_drops_the_session_and_an_unknown_ones_delete_is_no_fault() -> None:
+    assert SESSION.allows(SessionPhase.UNKNOWN, SessionEvent.DELETE_SENT)  # DELETE-04
+    state = _state()
+    assert state.observe(C, _req(1, "session/delete", {"sessionId": "never"})) == []
+    _prompt_running(state)
+    state.observe(C, _req(9, "session/delete", {"sessionId": "s"}))
+    state.observe(C, _ok(50, {"content": ""}))
+    state.observe(A, _ok(2, {"stopReason": "cancelled"}))
+    state.observe(A, _ok(9, {}))
+    assert "s" not in state.sessions and "s" in state.deleted
+
+
+def test_the_end_of_input_stops_every_running_turn_and_no_other() -> None:
+    from acpref._core.cancellation import input_ended
+
+    state = _state()
+    _prompt_running(state)
+    state.observe(C, _req(3, "session/new", {"cwd": CWD, "mcpServers": []}))
+    state.observe(A, _ok(3, {"sessionId": "idle"}))
+    state.observe(C, _req(4, "session/new", {"cwd": CWD, "mcpServers": []}))
+    state.observe(A, _ok(4, {"sessionId": "cancelled"}))
+    state.observe(C, _req(5, "session/prompt", {"sessionId": "cancelled", "prompt": []}))
+    state.observe(C, _note("session/cancel", {"sessionId": "cancelled"}))
+    stops = input_ended(state)
+    assert sorted((t.session_id, t.ending, t.clause) for t in stops) == [
+        ("cancelled", True, "spec-gap:end-of-input"),
+        ("s", True, "spec-gap:end-of-input"),
+    ]
+    assert state.sessions["s"].turn_phase is TurnPhase.STOP_REQUESTED
+    assert state.sessions["cancelled"].turn_phase is TurnPhase.CANCEL_REQUESTED
+    assert state.sessions["idle"].turn_phase is TurnPhase.NO_TURN
+    # a turn stopped by the end of input owes no "cancelled" (acpref's agent answers it anyway)
+    assert state.observe(A, _ok(2, {"stopReason": "end_turn"})) == []

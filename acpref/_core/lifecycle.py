@@ -17,6 +17,12 @@ resumed, a turn answered, a load answered): that is what names the clause of a s
 Loads and resumes of one session may overlap; ``SessionState.reopening`` counts those in flight,
 and the count only chooses which of the session table's "reopen answered" events an answer is.
 
+A running turn is asked to stop by session/cancel or session/close ("cancel requested": the
+answer must be stopReason "cancelled", PROMPT-23, SETUP-16), or by a $/cancel_request of its
+prompt, a session/delete of its session, or the end of the agent's input ("stop requested": no
+clause says how it is answered). Either way the agent side stops it: which turn a message stops
+is read from the phase it leads to (``cancellation.turn_stop``, ``cancellation.input_ended``).
+
 A session in phase ``UNKNOWN`` has no record in ``facts.ConnectionFacts.sessions``: never set up
 on this connection, closed, deleted, or made by a reopen that failed. Nothing is kept of it.
 """
@@ -72,6 +78,7 @@ class SessionEvent(_Member):
     NAMED = "named by a request"
     CLOSE_SENT = "session/close sent"
     CLOSED = "session/close answered"
+    DELETE_SENT = "session/delete sent"
     DELETED = "session/delete answered"
 
 
@@ -80,6 +87,13 @@ class TurnPhase(_Member):
     #: resumed: a turn's content now belongs to nothing.
     NO_TURN = "no turn"
     RUNNING = "running"
+    #: The client asked the turn to stop other than by session/cancel or session/close: a
+    #: $/cancel_request naming its prompt (CANCEL-05: answered with a result or -32800),
+    #: session/delete of its session (DELETE-05: implementation-defined), or the end of the
+    #: agent's input. acpref's agent stops it as session/cancel would (spec-gap
+    #: cancel-request-prompt, delete-active, end-of-input); no clause holds a peer to a
+    #: "cancelled" answer.
+    STOP_REQUESTED = "stop requested"
     CANCEL_REQUESTED = "cancel requested"
     #: The last turn was answered: nothing of it may follow (PROMPT-26).
     ENDED = "turn answered"
@@ -88,8 +102,18 @@ class TurnPhase(_Member):
 
     @property
     def running(self) -> bool:
-        """True while a turn runs (cancelled or not), until its prompt is answered."""
-        return self is TurnPhase.RUNNING or self is TurnPhase.CANCEL_REQUESTED
+        """True while a turn runs (asked to stop or not), until its prompt is answered."""
+        return (
+            self is TurnPhase.RUNNING
+            or self is TurnPhase.STOP_REQUESTED
+            or self is TurnPhase.CANCEL_REQUESTED
+        )
+
+    @property
+    def stopped(self) -> bool:
+        """True once the client asked the running turn to stop, in any way: the agent stops it
+        (``cancellation.turn_stop``)."""
+        return self is TurnPhase.STOP_REQUESTED or self is TurnPhase.CANCEL_REQUESTED
 
 
 class TurnEvent(_Member):
@@ -97,7 +121,12 @@ class TurnEvent(_Member):
     #: A turn's content arrives (a message chunk, a tool call, a plan).
     CONTENT = "turn content sent"
     CANCEL_SENT = "session/cancel sent"
+    #: A $/cancel_request naming the running turn's session/prompt request.
+    CANCEL_REQUEST_SENT = "$/cancel_request of the prompt sent"
     CLOSE_SENT = "session/close sent"
+    DELETE_SENT = "session/delete sent"
+    #: The agent's input ended: the client can send nothing more, not even session/cancel.
+    INPUT_ENDED = "end of the agent's input"
     ANSWERED = "session/prompt answered"
     #: The session's session/load or session/resume succeeded.
     LOAD_ANSWERED = "session/load answered"
@@ -188,6 +217,9 @@ SESSION = Table(
         *((p, SE.NAMED, p, "spec-gap:unknown-session") for p in _OPEN),
         *((p, SE.CLOSE_SENT, p, "SETUP-15") for p in _OPEN),
         *((p, SE.CLOSED, S.UNKNOWN, "SETUP-17") for p in _OPEN),
+        # Deleting a session never set up here (or deleted already) is no fault (DELETE-04).
+        (S.UNKNOWN, SE.DELETE_SENT, S.UNKNOWN, "DELETE-04"),
+        *((p, SE.DELETE_SENT, p, "DELETE-02") for p in _OPEN),
         *((p, SE.DELETED, S.UNKNOWN, "DELETE-03") for p in (S.UNKNOWN, *_OPEN)),
     ],
     [
@@ -199,7 +231,8 @@ SESSION = Table(
 T, TE = TurnPhase, TurnEvent
 #: The phases between two turns: they differ only in what a stray update of a turn breaks.
 _IDLE = (T.NO_TURN, T.ENDED, T.REPLAYED)
-_RUNNING = (T.RUNNING, T.CANCEL_REQUESTED)
+_RUNNING = (T.RUNNING, T.STOP_REQUESTED, T.CANCEL_REQUESTED)
+_STOPPED = (T.STOP_REQUESTED, T.CANCEL_REQUESTED)
 
 TURN = Table(
     "turn",
@@ -208,14 +241,30 @@ TURN = Table(
         # spec-gap concurrent-prompt: one turn at a time per session.
         *((p, TE.PROMPT_SENT, T.RUNNING, "spec-gap:concurrent-prompt") for p in _IDLE),
         (T.RUNNING, TE.CONTENT, T.RUNNING, "PROMPT-06"),
+        # A turn asked to stop may still send its pending updates before its answer.
+        (T.STOP_REQUESTED, TE.CONTENT, T.STOP_REQUESTED, "CANCEL-04"),
         (T.CANCEL_REQUESTED, TE.CONTENT, T.CANCEL_REQUESTED, "PROMPT-25"),
         *((p, TE.CANCEL_SENT, p, "PROMPT-19") for p in _IDLE),
-        (T.RUNNING, TE.CANCEL_SENT, T.CANCEL_REQUESTED, "PROMPT-23"),
-        (T.CANCEL_REQUESTED, TE.CANCEL_SENT, T.CANCEL_REQUESTED, "PROMPT-23"),
+        # session/cancel and session/close make "cancelled" due (PROMPT-23, SETUP-16), also of
+        # a turn asked to stop before in another way.
+        *((p, TE.CANCEL_SENT, T.CANCEL_REQUESTED, "PROMPT-23") for p in _RUNNING),
         *((p, TE.CLOSE_SENT, p, "SETUP-16") for p in _IDLE),
-        (T.RUNNING, TE.CLOSE_SENT, T.CANCEL_REQUESTED, "SETUP-16"),
-        (T.CANCEL_REQUESTED, TE.CLOSE_SENT, T.CANCEL_REQUESTED, "SETUP-16"),
+        *((p, TE.CLOSE_SENT, T.CANCEL_REQUESTED, "SETUP-16") for p in _RUNNING),
+        # spec-gap cancel-request-prompt: $/cancel_request of the prompt stops the turn; the
+        # request is answered once, with a result or -32800 (CANCEL-05).
+        (T.RUNNING, TE.CANCEL_REQUEST_SENT, T.STOP_REQUESTED, "spec-gap:cancel-request-prompt"),
+        *((p, TE.CANCEL_REQUEST_SENT, p, "spec-gap:cancel-request-prompt") for p in _STOPPED),
+        # spec-gap delete-active: deleting a session whose turn runs stops the turn (DELETE-05
+        # leaves it to the agent, so no "cancelled" is due); the session goes with the answer.
+        *((p, TE.DELETE_SENT, p, "DELETE-02") for p in _IDLE),
+        (T.RUNNING, TE.DELETE_SENT, T.STOP_REQUESTED, "spec-gap:delete-active"),
+        *((p, TE.DELETE_SENT, p, "spec-gap:delete-active") for p in _STOPPED),
+        # spec-gap end-of-input: the client can send nothing more; the agent stops the turn.
+        *((p, TE.INPUT_ENDED, p, "spec-gap:end-of-input") for p in _IDLE),
+        (T.RUNNING, TE.INPUT_ENDED, T.STOP_REQUESTED, "spec-gap:end-of-input"),
+        *((p, TE.INPUT_ENDED, p, "spec-gap:end-of-input") for p in _STOPPED),
         (T.RUNNING, TE.ANSWERED, T.ENDED, "PROMPT-11"),
+        (T.STOP_REQUESTED, TE.ANSWERED, T.ENDED, "PROMPT-11"),
         (T.CANCEL_REQUESTED, TE.ANSWERED, T.ENDED, "PROMPT-23"),
         # What the session did last, between turns: a load's replay, or a resume (no replay).
         *((p, TE.LOAD_ANSWERED, T.REPLAYED, "SETUP-07") for p in _IDLE),

@@ -7,7 +7,8 @@ chunks (grouped by ``messageId``, PROMPT-07), tool calls (``tool_calls``), plans
 when the agent answers the prompt with a ``stopReason``; nothing of the turn comes after that
 (PROMPT-26). The client may cancel with ``session/cancel``: every permission request still open
 is then answered "cancelled" (PROMPT-21), and the turn ends with ``stopReason: "cancelled"``, not
-an error (PROMPT-23, PROMPT-24).
+an error (PROMPT-23, PROMPT-24). A turn asked to stop in another way (``cancellation``) owes no
+"cancelled" answer.
 """
 
 from __future__ import annotations
@@ -140,15 +141,16 @@ def _chunk(state: ConnectionFacts, m: Message) -> None:
 def _cancel(state: ConnectionFacts, m: Message) -> None:
     s = state.session(m.session_id)
     if s is not None:
-        cancel_turn(state, s, TurnEvent.CANCEL_SENT)
+        stop_turn(state, s, TurnEvent.CANCEL_SENT)
 
 
-def cancel_turn(state: ConnectionFacts, s: SessionState, event: TurnEvent) -> None:
-    """``session/cancel`` or ``session/close`` (``event``) reaches the session's turn."""
+def stop_turn(state: ConnectionFacts, s: SessionState, event: TurnEvent) -> None:
+    """An event that may stop the session's turn reaches it (``lifecycle.TURN``): session/cancel,
+    session/close, session/delete, a $/cancel_request of its prompt, the end of input."""
     row = TURN.row(s.turn_phase, event)
     if row is None:
         return
-    if s.turn_phase is TurnPhase.RUNNING:
+    if row.target is TurnPhase.CANCEL_REQUESTED and s.turn_phase is not row.target:
         # The row's clause makes "cancelled" due: PROMPT-23, or SETUP-16 for a close.
         s.cancel_clause = row.clause
         s.cancel_certain = state.waiting_on_agent_request(s.id)

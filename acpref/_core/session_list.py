@@ -4,7 +4,8 @@
 those under the cwd filter when one is sent (LIST-03, LIST-04), pages linked by opaque cursors the
 client only echoes (LIST-11). ``session_info_update`` changes a session's title or timestamps,
 never its id or roots (LIST-16). ``session/delete`` removes a session for good: it is never listed
-again (DELETE-03) and its id is never reused (SETUP-02, in ``session_setup``).
+again (DELETE-03) and its id is never reused (SETUP-02, in ``session_setup``). Deleting a session
+whose turn runs asks the turn to stop (spec-gap delete-active: the turn table's "stop requested").
 """
 
 from __future__ import annotations
@@ -14,8 +15,9 @@ from typing import Iterable
 from ..errors import ErrorCode
 from .book import Message, check, transition, update_check, update_of
 from .facts import ConnectionFacts
-from .lifecycle import SESSION, SessionEvent, SessionPhase
+from .lifecycle import SESSION, SessionEvent, SessionPhase, TurnEvent
 from .findings import Finding, Party, finding
+from .prompt_turn import stop_turn
 from .values import is_absolute_path, is_iso8601
 
 A, C = Party.AGENT, Party.CLIENT
@@ -97,6 +99,16 @@ def _info_update(state: ConnectionFacts, m: Message) -> Iterable[Finding]:
         if key in update:
             # spec LIST-16: session_info_update never carries sessionId, cwd or roots.
             yield finding("LIST-16", A, f"session_info_update carries {key}", m.index)
+
+
+@transition("request", C, "session/delete")
+def _deleting(state: ConnectionFacts, m: Message) -> None:
+    s = state.session(m.session_id)
+    if s is not None:
+        s.phase = SESSION.step(s.phase, SessionEvent.DELETE_SENT)
+        # spec-gap delete-active: a running turn is asked to stop (DELETE-05 leaves deleting an
+        # active session to the agent); the session goes once the delete is answered.
+        stop_turn(state, s, TurnEvent.DELETE_SENT)
 
 
 @transition("response", A, "session/delete")

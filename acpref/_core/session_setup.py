@@ -20,7 +20,7 @@ from ..errors import ErrorCode
 from .book import Message, check, transition, update_check, update_of
 from .facts import ConnectionFacts, SessionState
 from .lifecycle import SESSION, TURN, SessionEvent, SessionPhase, TurnEvent, TurnPhase
-from .prompt_turn import cancel_turn
+from .prompt_turn import stop_turn
 from .findings import Finding, Party, finding
 from .session_modes import config_findings, modes_findings, remember_options
 from .values import is_absolute_path
@@ -247,7 +247,7 @@ def _closing(state: ConnectionFacts, m: Message) -> None:
     s = state.session(m.session_id)
     if s is not None:
         # spec SETUP-16: close cancels a running turn as if session/cancel arrived.
-        cancel_turn(state, s, TurnEvent.CLOSE_SENT)
+        stop_turn(state, s, TurnEvent.CLOSE_SENT)
 
 
 # -- What the agent answers -----------------------------------------------------------------------

@@ -22,10 +22,11 @@ What ``AgentSideConnection`` does around the implementer's ``Agent`` methods:
   answers a second concurrent prompt -32600 (spec-gap concurrent-prompt). Which turn a message
   stops is the core's decision, read from its turn phase as the message is read
   (``_core.cancellation.turn_stop``: ``session/cancel``, ``$/cancel_request`` on the prompt,
-  ``session/close``, ``session/delete``), and sets the turn's ``cancelled`` flag; what a
-  cancelled turn answers is the core's too (``_core.prompt_turn.prompt_answer``: stopReason
-  "cancelled" whatever the agent returned or raised, PROMPT-23, PROMPT-24); the turn is closed
-  before its response is written, so none of its updates can follow it (PROMPT-26).
+  ``session/close``, ``session/delete``; at the end of input ``input_ended``: every turn), and
+  sets the turn's ``cancelled`` flag; what a cancelled turn answers is the core's too
+  (``_core.prompt_turn.prompt_answer``: stopReason "cancelled" whatever the agent returned or
+  raised, PROMPT-23, PROMPT-24); the turn is closed before its response is written, so none of
+  its updates can follow it (PROMPT-26).
 * **session order**: which requests of a session wait for which (close and delete after the
   others, the others after a load or resume) is the core's ``session_setup.answered_after``;
   ``_requests._SessionRequests`` only waits.
@@ -59,6 +60,7 @@ from ..errors import ErrorCode, LocalProtocolError, RpcError
 from ..methods import AGENT_METHODS, PROTOCOL_VERSION
 from ._client import ClientHandle
 from ._interface import Agent
+from .._core.cancellation import input_ended
 from .._core.prompt_turn import prompt_answer
 from .._core.session_setup import ENDING, REOPENING, ending_in_flight
 from ._requests import _SESSION_METHODS, _AfterResponse, _AgentObserver, _SessionRequests
@@ -179,13 +181,14 @@ class AgentSideConnection:
         return self.connection.wait_closed(timeout)
 
     def _on_end_of_input(self) -> None:
-        # spec-gap end-of-input: the client will send nothing more, not even session/cancel:
-        # every running turn is cancelled now, as session/cancel would, and answers
-        # stopReason "cancelled" (a client that half-closed still reads it); other requests
-        # get drain_timeout to answer, then the connection closes.
-        self._slots.cancel_all()
+        # spec-gap end-of-input: which turns stop, and that they answer stopReason "cancelled",
+        # is the core's decision (acpref/_core/cancellation.py, input_ended); the slots carry it
+        # out. Other requests get drain_timeout to answer, then the connection closes.
+        for stop in self.observer.rules.ask(input_ended):
+            self._slots.cancel_session(stop.session_id, ending=stop.ending)
 
     def _on_close(self) -> None:
+        # Nothing can be written any more: every turn's threads are let go.
         self._slots.cancel_all()
         self._after.stop()
         self._requests.forget_all()

@@ -101,7 +101,9 @@ class TurnSlots:
         return slot is not None
 
     def cancel_all(self) -> None:
-        """The connection ends (its input, or close): every turn is cancelled, as by a close."""
+        """The connection is closed: no answer can be written any more, so every turn is
+        cancelled, as by a close, for its threads to end. (At the end of input the core decides
+        which turns stop: ``cancel_session`` each.)"""
         with self._lock:
             slots = list(self._by_session.values())
         self._cancel(slots, ending=True)
