@@ -179,7 +179,7 @@ class Inbound:
             reply_id, fault = answer
             self._send_error_raw(reply_id, _refusal(fault))
 
-    def _on_message(self, message: Dict[str, Any], line: bytes = b"") -> None:
+    def _on_message(self, message: Dict[str, Any], line: bytes) -> None:
         env = envelope.inspect(message)
         kind = env.kind
         if kind is envelope.RESPONSE or (kind is envelope.INVALID and self._is_pending(env.id)):

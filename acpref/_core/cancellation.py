@@ -53,7 +53,7 @@ def _cancel_request_apply(state: ConnectionFacts, m: Message) -> None:
     if req is None:
         return
     req.cancel_requested = True
-    s = _turn_of_prompt(state, target) if m.sender is C else None
+    s = _turn_of(state, req, target) if m.sender is C else None
     if s is not None:
         # spec-gap cancel-request-prompt: $/cancel_request of a running prompt stops its turn.
         stop_turn(state, s, TurnEvent.CANCEL_REQUEST_SENT)
@@ -62,7 +62,12 @@ def _cancel_request_apply(state: ConnectionFacts, m: Message) -> None:
 def _turn_of_prompt(state: ConnectionFacts, request_id: Any) -> Optional[SessionState]:
     """The session whose running turn the client's request ``request_id`` is the prompt of."""
     req = state.outstanding[C].get(request_id) if isinstance(request_id, (str, int)) else None
-    s = state.session(req.params.get("sessionId")) if req is not None else None
+    return _turn_of(state, req, request_id) if req is not None else None
+
+
+def _turn_of(state: ConnectionFacts, req: Any, request_id: Any) -> Optional[SessionState]:
+    """The session whose running turn ``req`` (the client's ``request_id``) is the prompt of."""
+    s = state.session(req.params.get("sessionId"))
     return s if s is not None and s.turn_phase.running and s.turn == request_id else None
 
 
