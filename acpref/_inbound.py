@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import logging
 import threading
-from typing import Any, Callable, Dict, Iterator, Mapping, Optional, cast
+from typing import Any, Callable, Dict, FrozenSet, Iterator, Mapping, Optional, cast
 
 from . import codec
 from ._bounds import NO_ID, count_items, held_cost, peek_envelope
@@ -54,6 +54,7 @@ class Inbound:
     _max_line_bytes: int
     _max_items: int
     _max_held_bytes: int
+    _answers_own_cancel: FrozenSet[str]
     _read_takes_timeout: bool
     _crew: Crew
     _lines: Optional[Iterator[Any]]
@@ -211,6 +212,9 @@ class Inbound:
 
     def _on_request(self, method: str, request_id: Any, params: Any, cost: int) -> None:
         ctx = RequestContext(cast(Peer, self), method, request_id)
+        # Decided as the request is read, before any $/cancel_request of it can be (CANCEL-05:
+        # _on_cancel_request asks the core whether the handler answers).
+        ctx.answer_on_cancel = method not in self._answers_own_cancel
         with self._inbound_lock:
             duplicate = request_id in self._inbound
             held = self._held_bytes

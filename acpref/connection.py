@@ -42,7 +42,7 @@ import json
 import logging
 import threading
 import time
-from typing import Any, Callable, Dict, Iterator, Mapping, Optional
+from typing import Any, Callable, Collection, Dict, Iterator, Mapping, Optional
 
 from . import codec
 from ._calls import Handler, Observer, PendingRequest, Recorder, RequestContext
@@ -100,6 +100,9 @@ class Connection(Inbound):
     table that types params and results (ACP's by default; another JSON-RPC protocol spoken
     with this class, such as MCP, passes its own or ``{}`` for raw JSON throughout), and
     ``cancel_method`` the notification that cancels a request (``None``: none is sent).
+    ``answers_own_cancel`` names the methods whose handlers answer a cancellation themselves,
+    from the moment the request is read (their ``ctx.answer_on_cancel`` starts False, so a
+    ``$/cancel_request`` that arrives before the handler starts is not answered -32800 for it).
     At the end of input, ``on_end_of_input`` (optional) is called once, and requests already
     received get up to ``drain_timeout`` seconds to be answered before the connection closes.
     """
@@ -123,6 +126,7 @@ class Connection(Inbound):
         drain_timeout: float = 5.0,
         methods: Mapping[str, Method] = METHODS,
         cancel_method: Optional[str] = CANCEL_REQUEST,
+        answers_own_cancel: Collection[str] = (),
     ) -> None:
         self.name = name
         self._stream = stream
@@ -136,8 +140,8 @@ class Connection(Inbound):
         self._on_close = on_close
         self._on_eof_hook = on_end_of_input
         self._drain_timeout = drain_timeout
-        self._methods = methods
-        self._cancel_method = cancel_method
+        self._methods, self._cancel_method = methods, cancel_method
+        self._answers_own_cancel = frozenset(answers_own_cancel)
 
         self._ids = itertools.count(1)
         self._pending: Dict[Any, PendingRequest] = {}

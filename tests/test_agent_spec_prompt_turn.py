@@ -33,6 +33,7 @@ from agent_client import (  # noqa: E402
     reject_first,
     spawn_echo,
 )
+from agent_scripted import Scripted  # noqa: E402
 from agent_spec_kit import (  # noqa: E402
     echo,
     error_code,
@@ -233,6 +234,37 @@ def test_PROMPT_24_a_cancelled_turn_whose_handler_returns_no_stop_reason_is_canc
     assert prompt.result(WAIT).stop_reason == s.StopReason.CANCELLED
     answer = next(m for d, m in client.wire if d == "in" and m.get("id") == prompt.id)
     assert answer["result"]["stopReason"] == "cancelled"
+
+
+def test_PROMPT_24_a_prompt_queued_behind_a_load_cancelled_twice_is_answered_cancelled(
+    local: Any, tmp_path: Path
+) -> None:
+    # The prompt waits behind a session/load of its session (its handler has not started) when
+    # the client sends session/cancel and then $/cancel_request of it: the turn is cancelled,
+    # so its one answer is stopReason "cancelled", not the connection's -32800 (an error).
+    loading, hold = threading.Event(), threading.Event()
+
+    class SlowLoad(Scripted):
+        def session_load(self, params: s.LoadSessionRequest) -> s.LoadSessionResponse:
+            loading.set()
+            hold.wait(WAIT)
+            return super().session_load(params)
+
+    client = local(lambda handle: SlowLoad(handle, ext_method=lambda method, params: {}))
+    sid = new_session(client, tmp_path)
+    load = client.request_async(
+        "session/load", s.LoadSessionRequest(session_id=sid, cwd=str(tmp_path), mcp_servers=[])
+    )
+    assert loading.wait(WAIT)
+    prompt = client.prompt_async(sid, "go")
+    client.cancel(sid)
+    prompt.cancel()
+    client.request("_fence", {})  # answered in wire order: both cancels were read before it
+    hold.set()
+    load.result(WAIT)
+    assert prompt.result(WAIT).stop_reason == s.StopReason.CANCELLED
+    answers = [m for d, m in client.wire if d == "in" and m.get("id") == prompt.id]
+    assert [a.get("result", {}).get("stopReason") for a in answers] == ["cancelled"], answers
 
 
 def test_PROMPT_25_updates_after_cancel_before_the_answer(local: Any, tmp_path: Path) -> None:

@@ -132,6 +132,9 @@ class AgentSideConnection:
             on_end_of_input=lambda _c: self._on_end_of_input(),
             drain_timeout=drain_timeout,
             max_handlers=max_handlers,
+            # spec-gap cancel-request-prompt, PROMPT-24: the prompt answers "cancelled" itself,
+            # even to a $/cancel_request read before its handler starts (behind a session/load).
+            answers_own_cancel=("session/prompt",),
             **kwargs,
         )
         self.client = ClientHandle(self.connection, self.observer.rules)
@@ -320,9 +323,8 @@ class AgentSideConnection:
         self.agent.session_cancel(params)
 
     def _on_session_prompt(self, params: s.PromptRequest, ctx: RequestContext) -> s.PromptResponse:
-        # The prompt answers cancellation itself, with stopReason "cancelled":
+        # ctx.answer_on_cancel is False since the prompt was read (answers_own_cancel above):
         # spec-gap cancel-request-prompt: $/cancel_request on a prompt acts as session/cancel.
-        ctx.answer_on_cancel = False
         registry = self.agent.sessions
         turn = self._slots.attach(
             ctx.id,
