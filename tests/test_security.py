@@ -199,8 +199,12 @@ def test_odd_spellings_of_paths_inside_stay_inside(side: RawSide, land: Any, sha
 
 
 def _flipper(stop: threading.Event, link: Path, targets: List[Path]) -> threading.Thread:
+    # The name exists before the first request: otherwise a write could make it a real
+    # directory first (mkdir -p), and no symlink can replace a directory.
+    os.symlink(targets[0], link)
+
     def flip() -> None:
-        i = 0
+        i = 1
         tmp = link.with_name(link.name + ".swap")
         while not stop.is_set():
             os.symlink(targets[i % len(targets)], tmp)

@@ -210,10 +210,12 @@ class AgentSideConnection:
         def handle(params: Any, ctx: RequestContext) -> Any:
             if method in _SESSION_METHODS and method not in ENDING:
                 # After the loads and resumes read before it (the core's order, answered_after);
-                # a session whose reopening failed meanwhile is unknown (spec-gap unknown-session).
+                # a session whose reopenings before it all failed is unknown (spec-gap
+                # unknown-session), though a load read after it keeps its record in flight.
                 if self._requests.wait_turn(ctx.id, _TURN_END_TIMEOUT):
                     sid = getattr(params, "session_id", None)
-                    if method not in REOPENING and self.observer.rules.state.session(sid) is None:
+                    known = self.observer.rules.state.session(sid)
+                    if method not in REOPENING and (known is None or known.created_by_reopen):
                         raise RpcError.resource_not_found(f"unknown session {sid!r}")
             try:
                 return handler(params, ctx)
