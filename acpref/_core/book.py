@@ -15,13 +15,24 @@ from __future__ import annotations
 
 from collections import defaultdict
 from types import ModuleType
-from typing import Any, Callable, DefaultDict, Dict, Iterable, List, Optional, Sequence, Tuple
+from typing import (
+    Any,
+    Callable,
+    DefaultDict,
+    Dict,
+    Iterable,
+    List,
+    NamedTuple,
+    Optional,
+    Sequence,
+    Tuple,
+)
 
 import attrs
 
 from .findings import Finding, Party
 
-__all__ = ["Message", "Outstanding", "RuleBook", "check", "transition"]
+__all__ = ["Message", "Outstanding", "RuleBook", "Rules", "check", "transition"]
 
 #: The method whose messages are also keyed by their update's kind.
 UPDATE = "session/update"
@@ -103,36 +114,47 @@ class RuleBook:
         #: The methods and update kinds some rule names: only their lists are kept joined.
         keys = [*self.checks, *self.transitions]
         self._named = {method for _, _, method in keys}
-        #: Each table's functions for (kind, sender, method, update kind), joined on first use:
-        #: the method's own, then its update kind's (updates are most of the traffic).
-        self._joined: Dict[int, Dict[Tuple[Any, ...], List[Any]]] = {
-            id(self.checks): {},
-            id(self.transitions): {},
-        }
+        #: The checks and the transitions for (kind, sender, method, update kind), joined on
+        #: first use: the method's own, then its update kind's (updates are most of the traffic).
+        self._joined: Dict[Tuple[Any, ...], Rules] = {}
 
     def checks_for(self, m: Message) -> List[CheckFn]:
-        return self._lookup(self.checks, m)
+        return self.rules_for(m).checks
 
     def transitions_for(self, m: Message) -> List[TransitionFn]:
-        return self._lookup(self.transitions, m)
+        return self.rules_for(m).transitions
 
-    def _lookup(self, table: Dict[_Key, List[Any]], m: Message) -> List[Any]:
+    def rules_for(self, m: Message) -> "Rules":
+        """The checks and the transitions of a message, found with one look at its key."""
         kind = m.update.get("sessionUpdate") if m.update is not None else None
         if not isinstance(kind, str):
             kind = None  # no update kind (or none a rule could name)
         key = (m.kind, m.sender, m.method, kind)
-        joined = self._joined[id(table)]
-        found = joined.get(key)
+        found = self._joined.get(key)
         if found is not None:
             return found
         method = m.method or ""
-        found = table.get((m.kind, m.sender, method), [])
         by_kind = f"{UPDATE}#{kind}" if m.kind == "notification" and method == UPDATE else None
-        if by_kind is not None and kind is not None:
-            found = found + table.get((m.kind, m.sender, by_kind), [])
+        own, joined = (m.kind, m.sender, method), by_kind if kind is not None else None
+        found = Rules(_join(self.checks, own, joined), _join(self.transitions, own, joined))
         if method in self._named and (by_kind is None or by_kind in self._named):
-            joined[key] = found  # a peer's own methods and update kinds are not kept
+            self._joined[key] = found  # a peer's own methods and update kinds are not kept
         return found
+
+
+class Rules(NamedTuple):
+    """The functions one message runs: its checks, then (if it is recorded) its transitions."""
+
+    checks: List[CheckFn]
+    transitions: List[TransitionFn]
+
+
+def _join(table: Dict[_Key, List[Any]], key: _Key, by_kind: Optional[str]) -> List[Any]:
+    """The functions of ``key``, then those of its update kind (``by_kind``), if any."""
+    found = table.get(key, [])
+    if by_kind is not None:
+        found = found + table.get((key[0], key[1], by_kind), [])
+    return found
 
 
 def _mark(role: str, kind: str, senders: Tuple[Party, ...], methods: Tuple[str, ...]) -> Any:

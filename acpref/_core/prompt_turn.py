@@ -44,7 +44,7 @@ TURN_CONTENT = CHUNKS | {
 
 @check("request", C, "session/prompt")
 def _prompt(state: ConnectionFacts, m: Message) -> Iterable[Finding]:
-    s = state.session(m.session_id)
+    s = m.session
     if s is None:
         # spec PROMPT-01: a prompt goes to a session set up on this connection.
         yield finding(
@@ -85,10 +85,11 @@ def _prompt(state: ConnectionFacts, m: Message) -> Iterable[Finding]:
 
 @transition("request", C, "session/prompt")
 def _turn_starts(state: ConnectionFacts, m: Message) -> None:
-    s = state.session(m.session_id)
-    if s is None or not TURN.allows(s.turn_phase, TurnEvent.PROMPT_SENT):
+    s = m.session
+    row = TURN.row(s.turn_phase, TurnEvent.PROMPT_SENT) if s is not None else None
+    if s is None or row is None:
         return
-    s.turn_phase = TURN.step(s.turn_phase, TurnEvent.PROMPT_SENT)
+    s.turn_phase = row.target
     s.turn = m.id
     s.cancel_clause = None
     s.cancel_certain = False
@@ -127,7 +128,7 @@ _OUTSIDE = {
 
 @update_transition(*CHUNKS)
 def _chunk(state: ConnectionFacts, m: Message) -> None:
-    s = state.session(m.session_id)
+    s = m.session
     message_id = update_of(m).get("messageId")
     if s is not None and isinstance(message_id, str) and message_id != s.message_id:
         s.finish_message()

@@ -27,7 +27,7 @@ from typing import Any, Callable, Dict, Iterable, List, Optional
 
 from ..methods import CANCEL_REQUEST, METHODS, is_extension
 from . import envelope
-from .book import UPDATE, Message, Outstanding, params_of
+from .book import UPDATE, CheckFn, Message, Outstanding, TransitionFn, params_of
 from .compact import AnsweredIds
 from .facts import ConnectionFacts, SessionState, TerminalState
 from .findings import Finding, Party, finding, other
@@ -74,9 +74,10 @@ class ProtocolState(ConnectionFacts):
         m = self._message(sender, raw, index)
         if m is None:
             return []
-        findings = self._check(m)
+        rules = RULES.rules_for(m)
+        findings = list(self._check(m, rules.checks))
         if not findings or refuse is None or not refuse(findings):
-            self._apply(m)
+            self._apply(m, rules.transitions)
         return findings
 
     def check(
@@ -84,13 +85,13 @@ class ProtocolState(ConnectionFacts):
     ) -> List[Finding]:
         """The findings a message would cause; changes nothing."""
         m = self._message(sender, raw, index)
-        return [] if m is None else self._check(m)
+        return [] if m is None else list(self._check(m, RULES.checks_for(m)))
 
     def apply(self, sender: Party, raw: Dict[str, Any], index: Optional[int] = None) -> None:
         """Record a message without checking it."""
         m = self._message(sender, raw, index)
         if m is not None:
-            self._apply(m)
+            self._apply(m, RULES.transitions_for(m))
 
     def finish(self, *, complete: bool = True) -> List[Finding]:
         """Findings that only the end of a transcript shows.
@@ -134,13 +135,14 @@ class ProtocolState(ConnectionFacts):
             return None
         if kind == "response":
             request_id = raw.get("id")
-            duplicates = self.duplicates[other(sender)]
+            asker = other(sender)
+            duplicates = self.duplicates[asker]
             if "error" in raw and _hashable(request_id) and duplicates.get(request_id):
                 return Message(
                     sender=sender, raw=raw, index=index, kind="refusal", method=None, id=request_id
                 )
             # spec RPC-07: a response is matched to its request by id, whatever the order.
-            req = self.outstanding[other(sender)].get(request_id) if _hashable(request_id) else None
+            req = self.outstanding[asker].get(request_id) if _hashable(request_id) else None
             return Message(
                 sender=sender,
                 raw=raw,
@@ -166,28 +168,28 @@ class ProtocolState(ConnectionFacts):
             session=self.session(session_id),
         )
 
-    def _check(self, m: Message) -> List[Finding]:
+    def _check(self, m: Message, checks: List[CheckFn]) -> Iterable[Finding]:
         if m.kind == "refusal":
-            return []  # the answer owed to a duplicate request: nothing to judge (see duplicates)
+            return  # the answer owed to a duplicate request: nothing to judge (see duplicates)
         if m.kind == "response":
-            findings = list(self._check_response(m))
+            yield from self._check_response(m)
             if m.request is None:
-                return findings  # an answer to no request in flight: no method's rules apply
+                return  # an answer to no request in flight: no method's rules apply
         else:
-            findings = list(self._check_call(m))
-        for fn in RULES.checks_for(m):
+            yield from self._check_call(m)
+        for fn in checks:
             try:
-                findings.extend(fn(self, m))
+                yield from fn(self, m)
             except TypeError:
                 # A list or an object where the rule expects an id or a name (unhashable): the
                 # message is ill-formed, which the codec reports (-32602, SCHEMA-*); the
                 # protocol rules have nothing to say about it.
-                break
-        return findings
+                return
 
     def _check_call(self, m: Message) -> Iterable[Finding]:
         """Rules every request and notification obeys, whatever its method."""
         method = m.method or ""
+        receiver = other(m.sender)
         row = METHODS.get(method)
         if row is None:
             if not (is_extension(method) or method.startswith("$/")):
@@ -200,7 +202,7 @@ class ProtocolState(ConnectionFacts):
                     -32601,
                 )
             return
-        if row.receiver not in (other(m.sender), "both"):  # a Party is its wire name
+        if row.receiver not in (receiver, "both"):  # a Party is its wire name
             # spec RPC-12: a method the receiver does not implement.
             yield finding(
                 "RPC-12",
@@ -223,12 +225,11 @@ class ProtocolState(ConnectionFacts):
                 m.index,
                 -32600,
             )
-        yield from self._check_phase_and_gate(m, row)
+        yield from self._check_phase_and_gate(m, row, receiver)
 
-    def _check_phase_and_gate(self, m: Message, row: Any) -> Iterable[Finding]:
+    def _check_phase_and_gate(self, m: Message, row: Any, receiver: Party) -> Iterable[Finding]:
         """A known method, sent the right way: may it be sent now, to this receiver?"""
         method = m.method or ""
-        receiver = other(m.sender)
         if (
             m.sender is Party.CLIENT
             and method not in ("initialize", CANCEL_REQUEST)
@@ -282,7 +283,7 @@ class ProtocolState(ConnectionFacts):
                     m.index,
                 )
 
-    def _apply(self, m: Message) -> None:
+    def _apply(self, m: Message, transitions: List[TransitionFn]) -> None:
         if m.kind == "refusal":
             duplicates = self.duplicates[other(m.sender)]
             duplicates[m.id] -= 1
@@ -299,9 +300,10 @@ class ProtocolState(ConnectionFacts):
                 method=m.method or "", params=m.params, index=m.index
             )
         elif m.kind == "response" and m.request is not None:
-            self.outstanding[other(m.sender)].pop(m.id, None)
-            self.answered[other(m.sender)].add(m.id)
-        for fn in RULES.transitions_for(m):
+            asker = other(m.sender)
+            self.outstanding[asker].pop(m.id, None)
+            self.answered[asker].add(m.id)
+        for fn in transitions:
             try:
                 fn(self, m)
             except TypeError:
