@@ -41,7 +41,9 @@ def structure_str_keeping(value: Any, tp: Any = str) -> Any:
     """``structure_str`` of the lenient mode: an undefined enum value is kept (see below)."""
     if tp is not str and is_enum(tp):
         return structure_enum(value, tp, keep_undefined=True)
-    return structure_str(value, tp)
+    if type(value) is str:
+        return value
+    raise expected("a string", value)
 
 
 def structure_enum(value: Any, cl: Type[enum.Enum], *, keep_undefined: bool = False) -> Any:
