@@ -85,6 +85,10 @@ class _NeverSet(Flag):
 
 _NOT_CANCELLABLE = _NeverSet()
 
+#: The lock of every notification's context: a notification has no response to claim
+#: (``_claim_response`` is False from the start), so nothing contends for it.
+_NO_RESPONSE_LOCK = threading.Lock()
+
 
 class RequestContext:
     """What a handler knows about the message it handles.
@@ -118,8 +122,8 @@ class RequestContext:
         #: the handler's later result is dropped. A handler that answers a cancellation itself
         #: (a prompt turn ends with ``stopReason: "cancelled"``) sets it to False.
         self.answer_on_cancel = True
-        self._responded = request_id is _NO_ID
-        self._lock = threading.Lock()
+        self._responded = self.is_notification
+        self._lock = _NO_RESPONSE_LOCK if self.is_notification else threading.Lock()
 
     def _claim_response(self) -> bool:
         """True exactly once: the right to send this request's one response (RPC-06)."""

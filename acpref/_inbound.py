@@ -68,6 +68,8 @@ class Inbound:
     _on_end_of_input: Callable[[str], None]
 
     def _init_inbound(self) -> None:
+        #: This connection as its handlers' contexts name it (``RequestContext.connection``).
+        self._peer = cast(Peer, self)
         #: Requests received and not answered yet, by id.
         self._inbound: Dict[Any, RequestContext] = {}
         self._inbound_lock = threading.Condition()  # notified when a request is answered
@@ -186,7 +188,7 @@ class Inbound:
         if kind is envelope.RESPONSE or (kind is envelope.INVALID and self._is_pending(env.id)):
             self._on_response(message, env)
             return
-        refusal = env.refusal
+        refusal = env.refusal if env.faults else None  # nearly every message is sound
         if refusal is not None:
             if kind is envelope.NOTIFICATION:
                 # spec OVERVIEW-09: a notification is never answered, even a malformed one.
@@ -211,7 +213,7 @@ class Inbound:
             self._on_notification(method, message.get("params"))
 
     def _on_request(self, method: str, request_id: Any, params: Any, cost: int) -> None:
-        ctx = RequestContext(cast(Peer, self), method, request_id)
+        ctx = RequestContext(self._peer, method, request_id)
         # Decided as the request is read, before any $/cancel_request of it can be (CANCEL-05:
         # _on_cancel_request asks the core whether the handler answers).
         ctx.answer_on_cancel = method not in self._answers_own_cancel
@@ -334,7 +336,7 @@ class Inbound:
             # spec EXT-10, CANCEL-02: unknown notifications (and unhandled `$/` ones) are ignored.
             log.debug("%s: ignored notification %s", self.name, method)
             return
-        ctx = RequestContext(cast(Peer, self), method, _NO_ID)
+        ctx = RequestContext(self._peer, method, _NO_ID)
         # Run here, on the reading thread: in wire order, and before anything read after it.
         outermost = not self._crew.holding
         try:

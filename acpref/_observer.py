@@ -110,6 +110,8 @@ class RulesObserver:
     def on_receive(self, message: Dict[str, Any]) -> Optional[RpcError]:
         with self._lock:
             findings = self.state.observe(self.peer, message)
+        if not findings:
+            return None  # the common case: nothing to report, nothing to refuse
         self._report(findings)
         if "method" in message and "id" in message:
             for f in findings:
