@@ -454,7 +454,8 @@ class ClientSideConnection(Conveniences):
         self.client.on_agent_result(method, params, result)
 
     def _on_update(self, params: s.SessionNotification, ctx: RequestContext) -> None:
-        self._desk.update_seen(params.update)  # a child reporting running has new work
+        if isinstance(params.update, s.SubagentUpdate):
+            self._desk.update_seen(params.update)  # a child reporting running has new work
         self.client.session_update(params)
 
     def _on_permission(
