@@ -13,7 +13,8 @@ Modes:
   - ``echo`` {"text"}: answers the text;
   - ``getenv`` {"names": [...]}: answers the values of those environment variables (JSON);
   - ``cwd``: answers the working directory;
-  - ``log``: answers what the server received and recorded, as JSON;
+  - ``log``: answers what the server received and recorded, as JSON, once its own requests
+    are answered;
   - ``slow`` {"seconds"}: answers after that long (cancellation notices still get read);
   - ``child``: answers the pid of the child process started with ``--fork``;
   - ``die``: exits at once with status 3, without answering.
@@ -40,6 +41,8 @@ import time
 PAGES = [["echo", "getenv"], ["cwd", "log", "slow"], ["child", "die"]]
 
 received = []  # what the server recorded: methods of notifications, answers to its requests
+pending = {}  # id of a request the server sent and has no answer to yet -> its method
+answered = threading.Condition()  # guards both, notified at each answer
 write_lock = threading.Lock()
 child = None
 
@@ -76,10 +79,14 @@ def call_tool(params):
     if name == "cwd":
         return text_result(os.getcwd())
     if name == "log":
-        return {
-            "content": [{"type": "text", "text": json.dumps(received)}],
-            "structuredContent": {"received": received},
-        }
+        # The client may answer the server's requests on a thread of its own, after it sends
+        # this call: the log waits for those answers, so that it says what the client answered.
+        with answered:
+            answered.wait_for(lambda: not pending, timeout=10)
+            return {
+                "content": [{"type": "text", "text": json.dumps(received)}],
+                "structuredContent": {"received": list(received)},
+            }
     if name == "slow":
         time.sleep(float(args.get("seconds", 5)))
         return text_result("slept")
@@ -91,17 +98,19 @@ def call_tool(params):
 
 
 def serve(version):
-    pending = {}  # id of a request we sent -> its method
     for line in sys.stdin:
         if not line.strip():
             continue
         message = json.loads(line)
         method = message.get("method")
         if method is None:  # an answer to one of our requests
-            asked = pending.pop(message.get("id"), "?")
-            received.append(
-                {"answer_to": asked, "result": message.get("result"), "error": message.get("error")}
-            )
+            with answered:
+                asked = pending.pop(message.get("id"), "?")
+                received.append(
+                    {"answer_to": asked, "result": message.get("result"),
+                     "error": message.get("error")}
+                )
+                answered.notify_all()
             continue
         if "id" not in message:
             received.append({"notification": method, "params": message.get("params")})
@@ -110,9 +119,10 @@ def serve(version):
         params = message.get("params") or {}
         if method == "initialize":
             received.append({"initialize": params})
-            pending["srv-ping"] = "ping"
+            with answered:
+                pending["srv-ping"] = "ping"
+                pending["srv-roots"] = "roots/list"
             send({"jsonrpc": "2.0", "id": "srv-ping", "method": "ping"})
-            pending["srv-roots"] = "roots/list"
             send({"jsonrpc": "2.0", "id": "srv-roots", "method": "roots/list", "params": {}})
             send(
                 {
