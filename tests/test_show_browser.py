@@ -22,6 +22,7 @@ from pathlib import Path
 import pytest
 
 from acpref.testing import AgentDriver
+from peers.show_agent import UPDATES
 
 HERE = Path(__file__).resolve().parent
 AGENT = [sys.executable, str(HERE / "peers" / "show_agent.py")]
@@ -59,9 +60,9 @@ def test_a_person_sees_the_arrows_the_violations_and_the_counts(tmp_path):
     session = driver.new_session(str(tmp_path))
     driver.prompt(session, "hello <b>there</b>")
     # The agent's update after its answer (PROMPT-26) may still be on its way: close only once
-    # it is read (2 hostile texts, 30 chunks, the late one), so that the transcript has it
-    # before the client's close, in the order the test reads below.
-    assert driver.wait_updates(session, 33, timeout=10), driver.updates(session)
+    # it is read, so that the transcript has it before the client's close, in the order the
+    # test reads below.
+    assert driver.wait_updates(session, UPDATES, timeout=10), driver.updates(session)
     report = driver.close()
     assert {f.clause for f in report.violations} == {"TRANSPORT-08", "RPC-04", "PROMPT-26"}
 

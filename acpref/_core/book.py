@@ -134,9 +134,11 @@ class RuleBook:
         if found is not None:
             return found
         method = m.method or ""
-        by_kind = f"{UPDATE}#{kind}" if m.kind == "notification" and method == UPDATE else None
-        own, joined = (m.kind, m.sender, method), by_kind if kind is not None else None
-        found = Rules(_join(self.checks, own, joined), _join(self.transitions, own, joined))
+        own = (m.kind, m.sender, method)
+        by_kind = None
+        if kind is not None and m.kind == "notification" and method == UPDATE:
+            by_kind = f"{UPDATE}#{kind}"  # the rules of one update kind join the method's own
+        found = Rules(_join(self.checks, own, by_kind), _join(self.transitions, own, by_kind))
         if method in self._named and (by_kind is None or by_kind in self._named):
             self._joined[key] = found  # a peer's own methods and update kinds are not kept
         return found

@@ -21,6 +21,7 @@ from _raw import RawAgent  # noqa: E402
 HOSTILE = '</script><script>document.title="pwned"</script><img src=x onerror="alert(1)">'
 CONTROL = "\x1b[31mred\x1b[0m \u202eevil\u202c"
 CHUNKS = 30
+UPDATES = 2 + CHUNKS + 1  # per prompt: the two hostile texts, the chunks, the late one
 
 
 class ShowAgent(RawAgent):
