@@ -5,6 +5,7 @@ Spec: none (the tools); exit statuses per spec_notes/client.md. Real subprocesse
 
 from __future__ import annotations
 
+import os
 import subprocess
 import sys
 
@@ -47,14 +48,21 @@ def test_help_is_written_for_people(command: str) -> None:
 )
 def test_a_closed_stdout_ends_the_command_quietly(argv, tmp_path) -> None:
     # `acpref ... | head`: the reader went away before the first line.
+    scratch = tmp_path / "tmp"  # the command's temporary files, which it must remove
+    scratch.mkdir()
     proc = subprocess.Popen(
-        [*ACPREF, *argv], stdout=subprocess.PIPE, stderr=subprocess.PIPE, cwd=tmp_path
+        [*ACPREF, *argv],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        cwd=tmp_path,
+        env={**os.environ, "TMPDIR": str(scratch)},
     )
     assert proc.stdout is not None and proc.stderr is not None
     proc.stdout.close()
     err = proc.stderr.read().decode()
     assert proc.wait(WAIT) == 141, err
     assert "BrokenPipeError" not in err and "Traceback" not in err, err
+    assert list(scratch.iterdir()) == []
 
 
 def test_spec_finds_a_decision_by_its_name_alone() -> None:

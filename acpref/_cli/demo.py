@@ -192,7 +192,15 @@ def run(args: argparse.Namespace) -> int:
         )
         return 1
     scratch = tempfile.mkdtemp(prefix="acpref-demo-")
+    try:
+        return _narrate(scratch)
+    finally:
+        # Also when stdout is closed (`acpref demo | head`) and the first line already fails.
+        if not args.keep:
+            shutil.rmtree(scratch, ignore_errors=True)
 
+
+def _narrate(scratch: str) -> int:
     def write(text: str) -> None:
         sys.stdout.write(text)
         sys.stdout.flush()
@@ -206,8 +214,6 @@ def run(args: argparse.Namespace) -> int:
         status = 1
     finally:
         demo.close()
-        if not args.keep:
-            shutil.rmtree(scratch, ignore_errors=True)
     if demo.failures:
         write("\nThe demo found problems:\n" + "".join(f"  - {f}\n" for f in demo.failures))
     write(f"\nacpref demo: {'all steps passed' if status == 0 else 'FAILED'}\n")
