@@ -19,6 +19,7 @@ from typing import Any
 
 from ..testing import AgentCheckOptions, check_agent
 from ..testing._agent_scenarios import SCENARIOS
+from ._levels import add_level_options, levels_of
 
 SCENARIO_NAMES = [scenario.name for scenario in SCENARIOS]
 
@@ -60,11 +61,7 @@ def register(sub: Any, name: str, help_text: str) -> None:
     p.add_argument(
         "--table", action="store_true", help="also print every clause checked, passed or not"
     )
-    p.add_argument(
-        "--strict-gaps",
-        action="store_true",
-        help="a spec-gap finding (acpref's reading where the spec is silent) fails too",
-    )
+    add_level_options(p)
     p.add_argument("--prompt", help="the text of an ordinary prompt (default: a greeting)")
     p.add_argument(
         "--tools-prompt",
@@ -175,8 +172,8 @@ def _check(args: argparse.Namespace, argv: Any, record_dir: Any) -> int:
         mcp_wait=args.mcp_wait,
     )
     report = check_agent(argv, options)
-    strict = args.strict_gaps
-    print(report.dumps() if args.json else report.format_text(full=args.table, strict_gaps=strict))
+    levels = levels_of(args)
+    print(report.dumps() if args.json else report.format_text(full=args.table, **levels))
     if args.report:
         from .._show_html import write_report
 
@@ -184,10 +181,10 @@ def _check(args: argparse.Namespace, argv: Any, record_dir: Any) -> int:
         try:
             write_report(
                 args.report, parts, title=f"acpref check-agent: {' '.join(argv)}",
-                notes=report.format_text(full=True, strict_gaps=strict),
+                notes=report.format_text(full=True, **levels),
             )
         except OSError as exc:
             print(f"acpref check-agent: cannot write {args.report}: {exc}", file=sys.stderr)
             return 2
         print(f"acpref check-agent: report written to {args.report}", file=sys.stderr)
-    return 0 if not report.failing(strict_gaps=strict) else 1
+    return 0 if not report.failing(**levels) else 1

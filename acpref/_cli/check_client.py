@@ -15,6 +15,8 @@ import logging
 import sys
 from typing import Any
 
+from ._levels import add_level_options, levels_of
+
 
 def register(sub: Any, name: str, help_text: str) -> None:
     p = sub.add_parser(name, help=help_text, description=__doc__.split("\n\n")[0])
@@ -27,11 +29,7 @@ def register(sub: Any, name: str, help_text: str) -> None:
     group.add_argument("--report", metavar="REPORT.json", help="print a report written by --serve")
     p.add_argument("--json", action="store_true", help="with --report: print JSON")
     p.add_argument("--table", action="store_true", help="with --report: the full table too")
-    p.add_argument(
-        "--strict-gaps",
-        action="store_true",
-        help="with --report: fail on spec-gap findings too (acpref's readings)",
-    )
+    add_level_options(p, when="with --report: ")
     p.set_defaults(func=run)
 
 
@@ -46,6 +44,6 @@ def run(args: argparse.Namespace) -> int:
     except (OSError, ValueError, KeyError) as exc:
         print(f"acpref check-client: cannot read {args.report}: {exc}", file=sys.stderr)
         return 2
-    strict = args.strict_gaps
-    print(report.dumps() if args.json else report.format_text(full=args.table, strict_gaps=strict))
-    return 0 if not report.failing(strict_gaps=strict) else 1
+    levels = levels_of(args)
+    print(report.dumps() if args.json else report.format_text(full=args.table, **levels))
+    return 0 if not report.failing(**levels) else 1

@@ -14,6 +14,7 @@ import sys
 from typing import Any
 
 from ..oracle import validate
+from ._levels import add_level_options, levels_of
 
 
 _DESCRIPTION = """\
@@ -54,11 +55,7 @@ def register(sub: Any, name: str, help_text: str) -> None:
     p.add_argument(
         "--json", action="store_true", help="print the report as JSON instead of text"
     )
-    p.add_argument(
-        "--strict-gaps",
-        action="store_true",
-        help="a spec-gap finding (acpref's reading where the spec is silent) fails too",
-    )
+    add_level_options(p)
     p.set_defaults(func=run)
 
 
@@ -68,5 +65,6 @@ def run(args: argparse.Namespace) -> int:
     except (OSError, ValueError) as exc:
         print(f"acpref validate: cannot read {args.transcript}: {exc}", file=sys.stderr)
         return 2
-    print(json.dumps(report.to_json(), indent=1) if args.json else report.format_text())
-    return 0 if not report.failing(strict_gaps=args.strict_gaps) else 1
+    levels = levels_of(args)
+    print(json.dumps(report.to_json(), indent=1) if args.json else report.format_text(**levels))
+    return 0 if not report.failing(**levels) else 1

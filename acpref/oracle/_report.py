@@ -7,12 +7,12 @@ JSON forms are what ``acpref validate`` prints.
 
 from __future__ import annotations
 
-from typing import Any, Dict, List, Union
+from typing import Any, Dict, List, Tuple, Union
 
 import attrs
 
 from .._core import Finding, Party
-from .._core.register import SPEC_GAP
+from .._core.register import SPEC_GAP, below_the_fold
 
 __all__ = ["Report", "format_finding", "format_quote"]
 
@@ -37,7 +37,8 @@ class Report:
     @property
     def warnings(self) -> List[Finding]:
         """SHOULD / SHOULD NOT / MAY findings and ``warning`` notes: forward compatibility, and
-        every finding on a provisional clause (spec-gap provisional-features)."""
+        the findings on a provisional clause that no page sentence states (spec-gap
+        provisional-features)."""
         return [f for f in self.findings if not f.is_violation and f.level != SPEC_GAP]
 
     @property
@@ -45,9 +46,10 @@ class Report:
         """True when no MUST rule was broken."""
         return not self.violations
 
-    def failing(self, *, strict_gaps: bool = False) -> List[Finding]:
-        """The findings that fail a run: violations, and the spec-gaps when ``strict_gaps``."""
-        return [f for f in self.findings if f.fails(strict_gaps=strict_gaps)]
+    def failing(self, *, strict_gaps: bool = False, fail_on: Tuple[str, ...] = ()) -> List[Finding]:
+        """The findings that fail a run: violations, the spec-gaps when ``strict_gaps``, and the
+        levels ``fail_on`` names (``register.fails``)."""
+        return [f for f in self.findings if f.fails(strict_gaps=strict_gaps, fail_on=fail_on)]
 
     def clauses(self) -> List[str]:
         """The clauses of every finding, sorted, each once."""
@@ -58,8 +60,9 @@ class Report:
         who = Party(party)
         return [f for f in self.findings if f.blame is who]
 
-    def format_text(self) -> str:
-        """A human summary: violations first (each with its quote), then gaps, then warnings."""
+    def format_text(self, *, strict_gaps: bool = False, fail_on: Tuple[str, ...] = ()) -> str:
+        """A human summary: violations first (each with its quote), then gaps, then warnings,
+        then one line that counts what does not fail and names the option that would."""
         lines = [
             f"{_count(self.messages, 'message')}, {_count(len(self.violations), 'violation')}, "
             f"{_count(len(self.gaps), 'spec-gap')}, {_count(len(self.warnings), 'warning')}"
@@ -75,6 +78,11 @@ class Report:
                 for f in group:
                     lines.append("  " + format_finding(f))
                     lines.extend("  " + line for line in format_quote(f))
+        lines.append(
+            below_the_fold(
+                [f.level for f in self.findings], strict_gaps=strict_gaps, fail_on=fail_on
+            )
+        )
         return "\n".join(lines)
 
     def to_json(self) -> Dict[str, Any]:

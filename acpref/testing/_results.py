@@ -15,12 +15,12 @@ clause); the checks record verdicts through the private ``_record``.
 from __future__ import annotations
 
 import json
-from typing import Any, Dict, Iterable, List, Optional, Sequence, Union, overload
+from typing import Any, Dict, Iterable, List, Optional, Sequence, Tuple, Union, overload
 
 import attrs
 
 from .._core import Finding, clauses, level_of
-from .._core.register import WARNING, fails, quote_of
+from .._core.register import WARNING, below_the_fold, fails, quote_of
 
 __all__ = ["CheckReport", "ClauseResult", "PASS", "FAIL", "SKIPPED"]
 
@@ -40,9 +40,9 @@ class ClauseResult:
     scenario: str
     evidence: List[str] = attrs.Factory(list)
 
-    def fails(self, *, strict_gaps: bool = False) -> bool:
-        """True when this row fails the check (a FAIL at MUST level, or spec-gap if strict)."""
-        return self.status == FAIL and fails(self.level, strict_gaps=strict_gaps)
+    def fails(self, *, strict_gaps: bool = False, fail_on: Tuple[str, ...] = ()) -> bool:
+        """True when this row fails the check: a FAIL at a level that fails (register.fails)."""
+        return self.status == FAIL and fails(self.level, strict_gaps=strict_gaps, fail_on=fail_on)
 
     def to_json(self) -> Dict[str, Any]:
         return attrs.asdict(self)
@@ -135,9 +135,12 @@ class CheckReport:
         """The rows that failed, at any level (``failing()``: those that fail the check)."""
         return self.failed()
 
-    def failing(self, *, strict_gaps: bool = False) -> List[ClauseResult]:
-        """The failed rows that fail the check: MUST level (and spec-gap when ``strict_gaps``)."""
-        return [r for r in self.rows() if r.fails(strict_gaps=strict_gaps)]
+    def failing(
+        self, *, strict_gaps: bool = False, fail_on: Tuple[str, ...] = ()
+    ) -> List[ClauseResult]:
+        """The failed rows that fail the check: MUST level (and spec-gap when ``strict_gaps``,
+        the levels named by ``fail_on``: ``register.fails``)."""
+        return [r for r in self.rows() if r.fails(strict_gaps=strict_gaps, fail_on=fail_on)]
 
     @property
     def ok(self) -> bool:
@@ -159,16 +162,19 @@ class CheckReport:
 
     # -- output ----------------------------------------------------------------------------------
 
-    def format_text(self, *, full: bool = False, strict_gaps: bool = False) -> str:
+    def format_text(
+        self, *, full: bool = False, strict_gaps: bool = False, fail_on: Tuple[str, ...] = ()
+    ) -> str:
         """What people read: failures first (quote and evidence), the rest as counts.
 
         The failures that fail the check come first, each with the spec's sentence and the
         evidence (scenario, message index, what was wrong); then the failures that do not
-        (SHOULD, spec-gap), then the forward-compatibility warnings, then the counts.
+        (SHOULD, spec-gap), then the forward-compatibility warnings, then the counts and one
+        line that counts what did not fail and names the option that would fail on it.
         ``full=True`` appends the whole table.
         """
         lines: List[str] = []
-        failing = self.failing(strict_gaps=strict_gaps)
+        failing = self.failing(strict_gaps=strict_gaps, fail_on=fail_on)
         others = [r for r in self.failed() if r not in failing]
         if failing:
             lines.append(f"FAILED ({len(failing)}):")
@@ -186,7 +192,9 @@ class CheckReport:
                 lines.append(f"  [{f.get('scenario')}] {where}: {f['message']}")
             if len(compat) > _SHOWN * 2:
                 lines.append(f"  (+{len(compat) - _SHOWN * 2} more; --json lists them)")
-        lines.append(self._counts(strict_gaps=strict_gaps))
+        lines.append(self._counts(strict_gaps=strict_gaps, fail_on=fail_on))
+        below = [r.level for r in others] + [WARNING] * len(compat)
+        lines.append(below_the_fold(below, strict_gaps=strict_gaps, fail_on=fail_on))
         lines.extend(f"note: {n}" for n in self.notes)
         if not self.final:
             lines.append(
@@ -198,10 +206,10 @@ class CheckReport:
             lines.append(self.format_table())
         return "\n".join(lines)
 
-    def _counts(self, *, strict_gaps: bool = False) -> str:
+    def _counts(self, *, strict_gaps: bool = False, fail_on: Tuple[str, ...] = ()) -> str:
         rows = self.results.values()
         counts = {status: sum(1 for r in rows if r.status == status) for status in _RANK}
-        failing = len(self.failing(strict_gaps=strict_gaps))
+        failing = len(self.failing(strict_gaps=strict_gaps, fail_on=fail_on))
         verdict = "ok" if not failing else "not ok"
         return (
             f"{verdict}: {counts[PASS]} passed, {counts[FAIL]} failed ({failing} failing the "
