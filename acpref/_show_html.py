@@ -33,6 +33,8 @@ __all__ = ["render_html", "spec_link", "write_report", "SPEC_SITE"]
 
 #: The public pages of the spec, for a report written where no carried copy can be linked.
 SPEC_SITE = "https://agentclientprotocol.com/protocol/"
+#: The JSON-RPC 2.0 sentences a finding may quote (ACP follows JSON-RPC 2.0), and their origin.
+JSONRPC_PAGE, JSONRPC_SITE = "jsonrpc-2.0.md", "https://www.jsonrpc.org/specification"
 
 
 def spec_link(page: str, out_path: Optional[str], root: Optional[str]) -> str:
@@ -45,7 +47,8 @@ def spec_link(page: str, out_path: Optional[str], root: Optional[str]) -> str:
     """
     if not page:
         return ""
-    name = page if page.endswith(".json") else os.path.join("v1", page)
+    # The schemas and JSON-RPC 2.0's sentences sit beside the pages, in spec_notes/spec/.
+    name = page if page.endswith(".json") or page == JSONRPC_PAGE else os.path.join("v1", page)
     if root is not None:
         target = os.path.join(root, "spec_notes", "spec", name)
         if os.path.exists(target):
@@ -55,6 +58,8 @@ def spec_link(page: str, out_path: Optional[str], root: Optional[str]) -> str:
                 if os.path.commonpath([out_dir, real_root]) == real_root:
                     return os.path.relpath(os.path.realpath(target), out_dir).replace(os.sep, "/")
             return "file://" + os.path.realpath(target)
+    if page == JSONRPC_PAGE:
+        return JSONRPC_SITE
     stem = os.path.splitext(os.path.basename(page))[0]
     return SPEC_SITE + ("schema" if page.endswith(".json") else stem)
 

@@ -422,8 +422,8 @@ def test_no_update_of_a_turn_after_its_response(make: Any, tmp_path: Path) -> No
     client.prompt(sid, "go")
     count = len(client.inbound())
     with pytest.raises(LocalProtocolError) as info:
-        turns[0].say("too late")  # spec PROMPT-26
-    assert info.value.clause == "PROMPT-26"
+        turns[0].say("too late")  # spec-gap content-after-turn (PROMPT-26 after a cancel)
+    assert info.value.clause == "spec-gap:content-after-turn"
     assert len(client.inbound()) == count
 
 

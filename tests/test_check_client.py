@@ -186,7 +186,7 @@ def test_reference_client_passes_step_one(tmp_path: Path) -> None:
 
 def test_report_cli_json_and_errors(tmp_path: Path) -> None:
     report = CheckReport(subject="client")
-    report._record("TOOL-08", "FAIL", "basics", "#7: selected option 'yolo' was not offered")
+    report._record("PROMPT-21", "FAIL", "cancel", "#9: a pending permission answered 'selected'")
     path = tmp_path / "r.json"
     path.write_text(report.dumps())
     result = subprocess.run(
@@ -196,7 +196,7 @@ def test_report_cli_json_and_errors(tmp_path: Path) -> None:
         timeout=30,
     )
     assert result.returncode == 1
-    assert json.loads(result.stdout)["results"][0]["clause"] == "TOOL-08"
+    assert json.loads(result.stdout)["results"][0]["clause"] == "PROMPT-21"
     missing = subprocess.run(
         [PY, "-m", "acpref", "check-client", "--report", str(tmp_path / "none.json")],
         capture_output=True,
@@ -360,8 +360,8 @@ def test_SUBAGENT_19_client_refusing_a_childs_request_fails(tmp_path: Path) -> N
     report = _grade(tmp_path, bend, load=False, cancel=False, caps=SUBAGENT_CAPS)
     row = report.results["SUBAGENT-19"]
     assert row.status == "FAIL" and "child's permission request" in row.evidence[0]
-    assert row.level == "warning"  # provisional: reported, failing nothing
-    assert report.ok, report.format_table()
+    assert row.level == "MUST"  # its sentence: "... and MUST still be delivered."
+    assert not report.ok, report.format_table()
 
 
 def test_a_part_the_client_breaks_does_not_hide_the_others(tmp_path: Path) -> None:

@@ -116,7 +116,7 @@ def test_a_cancelled_turn_owes_the_clause_of_its_row(cancel: Dict[str, Any], cla
     state.observe(C, _ok(50, {"content": ""}))
     found = state.observe(A, _ok(2, {"stopReason": "end_turn"}))
     assert clause in _clauses(found)
-    assert s.turn_phase is TurnPhase.ENDED
+    assert s.turn_phase is TurnPhase.CANCEL_ENDED
 
 
 def _chunk(sid: str = "s") -> Dict[str, Any]:
@@ -127,7 +127,8 @@ def _chunk(sid: str = "s") -> Dict[str, Any]:
 @pytest.mark.parametrize(
     "last,phase,clause",
     [
-        ("turn", TurnPhase.ENDED, "PROMPT-26"),
+        ("turn", TurnPhase.ENDED, "spec-gap:content-after-turn"),
+        ("cancelled", TurnPhase.CANCEL_ENDED, "PROMPT-26"),
         ("load", TurnPhase.REPLAYED, "SETUP-07"),
         ("resume", TurnPhase.NO_TURN, "spec-gap:content-outside-turn"),
         ("new", TurnPhase.NO_TURN, "spec-gap:content-outside-turn"),
@@ -142,6 +143,10 @@ def test_between_turns_the_turn_table_names_what_a_stray_update_breaks(
     if last == "turn":
         state.observe(C, _req(2, "session/prompt", {"sessionId": "s", "prompt": []}))
         state.observe(A, _ok(2, {"stopReason": "end_turn"}))
+    elif last == "cancelled":
+        state.observe(C, _req(2, "session/prompt", {"sessionId": "s", "prompt": []}))
+        state.observe(C, _note("session/cancel", {"sessionId": "s"}))
+        state.observe(A, _ok(2, {"stopReason": "cancelled"}))
     elif last in ("load", "resume"):
         params = {"sessionId": "s", "cwd": CWD, "mcpServers": []}
         state.observe(C, _req(2, f"session/{last}", params))

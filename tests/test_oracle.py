@@ -404,7 +404,11 @@ def test_PROMPT_26_update_after_the_prompt_response() -> None:
             },
         },
     )
-    assert _found(PROMPT, END_TURN, late) == [("PROMPT-26", A, 6)]
+    # spec PROMPT-26: a cancelled turn's updates come before its answer ("it MUST ensure that it
+    # does so before responding"); after an ordinary answer no sentence says so (spec-gap).
+    cancelled = (A, {"jsonrpc": "2.0", "id": 5, "result": {"stopReason": "cancelled"}})
+    assert _found(PROMPT, CANCEL, cancelled, late) == [("PROMPT-26", A, 7)]
+    assert _found(PROMPT, END_TURN, late) == [("spec-gap:content-after-turn", A, 6)]
 
 
 def test_INIT_01_session_before_initialize() -> None:

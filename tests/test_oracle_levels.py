@@ -311,25 +311,16 @@ def test_unstable_table_matches_the_spec_unstable_schema(spec_dir: Path) -> None
     assert set(unstable_fields()) == expected
 
 
-# -- the quotes: every MUST finding quotes a sentence of the spec ----------------------------------
+# -- the quotes: every level comes from the sentence it quotes ------------------------------------
 
-#: MUST / MUST NOT clauses of the register that rules emit but no sentence of the spec states:
-#: reported as spec-gap (spec_notes/oracle.md, "Demoted clauses"). Adding a rule for a MUST
-#: clause means adding its quote to acpref/_core/quotes.tsv, or listing it here with a reason.
-DEMOTED = {
-    "SETUP-08": "the docs' example answers session/load with result null (result-null)",
-    "FS-08": "the docs' example answers fs/write_text_file with result null (result-null)",
-    "SCHEMA-09": "an object result is the schema's type only; no sentence (result-null)",
-    "MODES-05": "the set_mode result's shape is the schema's type only (result-null)",
-    "INIT-19": "no sentence forbids loadSession inside sessionCapabilities (an unknown key)",
-    "MODES-02": "the register marks it implied: no sentence ties currentModeId to availableModes",
-    "OVERVIEW-04": "the client's baseline methods are a heading, not a sentence",
-    "TERM-10": "the schema says exitCode 'may be null' when killed by a signal, not must",
-    "TOOL-05": "no sentence makes an update of an unknown tool call invalid",
-    "SETUP-11": "the docs list mcpServers for session/resume, the schema makes it optional",
-    "AUTH-17": "logout 'will require' a login again for sessions that require one: no MUST",
-    "SCHEMA-18": "default-on-null is stated without an RFC 2119 keyword (definitional)",
-    "SCHEMA-24": "emitted only as a forward-compatibility warning (an update kind not in the 14)",
+#: The RFC 2119 keywords that give each level (decisions.md must-quote: any case, since the
+#: carried pages cite neither RFC 2119 nor RFC 8174). A schema ``required`` list gives MUST.
+KEYWORDS = {
+    "MUST": r"\b(MUST|REQUIRED|SHALL)\b(?!\s+(NOT|never)\b)",
+    "MUST NOT": r"\b(MUST NOT|SHALL NOT|MUST never)\b",
+    "SHOULD": r"\b(SHOULD|RECOMMENDED)\b(?!\s+NOT\b)",
+    "SHOULD NOT": r"\bSHOULD NOT\b",
+    "MAY": r"\b(MAY|OPTIONAL)\b",
 }
 
 
@@ -352,16 +343,42 @@ def _emitted_clauses() -> List[str]:
     found = set()
     for path in root.rglob("*.py"):
         found.update(re.findall(r'"([A-Z]+-\d\d)"', path.read_text(encoding="utf-8")))
+    return sorted(c for c in found if c in register.clauses())
+
+
+def _emitted_gaps() -> List[str]:
+    root = HERE.parent / "acpref"
+    found = set()
+    for path in root.rglob("*.py"):
+        found.update(re.findall(r'"spec-gap:([a-z0-9-]+)"', path.read_text(encoding="utf-8")))
     return sorted(found)
 
 
+def _decision(name: str) -> str:
+    """The text of the decision ``### name`` of spec_notes/decisions.md, up to the next heading."""
+    text = (HERE.parent / "spec_notes" / "decisions.md").read_text(encoding="utf-8")
+    match = re.search(rf"^### {re.escape(name)}\n(.*?)(?=^##)", text + "\n##", re.M | re.S)
+    assert match, f"decisions.md has no decision {name!r}"
+    return match.group(1)
+
+
+def _demoted() -> dict:
+    """Clause -> reason, from the table of decisions.md ``unquoted``."""
+    rows = re.findall(r"^\| ([A-Z]+-\d\d) \| (.+) \|$", _decision("unquoted"), re.M)
+    return dict(rows)
+
+
 def test_every_quote_occurs_in_the_spec_source_it_names(spec_dir: Path) -> None:
-    defs = json.loads((spec_dir / "schema.json").read_text(encoding="utf-8"))["$defs"]
+    schemas = {
+        name: json.loads((spec_dir / name).read_text(encoding="utf-8"))["$defs"]
+        for name in ("schema.json", "schema.unstable.json")
+    }
     wrong = []
     for clause, quote in register.quotes().items():
-        if quote.source.startswith("schema.json#/$defs/"):
-            name, _, tail = quote.source[len("schema.json#/$defs/") :].partition("/")
-            node = defs.get(name, {})
+        schema, _, path = quote.source.partition("#/$defs/")
+        if path:
+            name, _, tail = path.partition("/")
+            node = schemas[schema].get(name, {})
             if tail == "required":
                 wanted = quote.text.removeprefix("required: ").split(", ")
                 ok = quote.text.startswith("required: ") and set(wanted) <= set(
@@ -370,7 +387,9 @@ def test_every_quote_occurs_in_the_spec_source_it_names(spec_dir: Path) -> None:
             else:
                 ok = any(_normalised(quote.text) in _normalised(d) for d in _descriptions(node))
         else:
-            page = spec_dir / "v1" / quote.source
+            # A page of the carried spec, or the JSON-RPC 2.0 sentences carried beside it.
+            folder = spec_dir if quote.source == "jsonrpc-2.0.md" else spec_dir / "v1"
+            page = folder / quote.source
             ok = page.is_file() and _normalised(quote.text) in _normalised(
                 page.read_text(encoding="utf-8")
             )
@@ -379,27 +398,75 @@ def test_every_quote_occurs_in_the_spec_source_it_names(spec_dir: Path) -> None:
     assert not wrong, wrong
 
 
-def test_quotes_are_only_for_MUST_clauses_and_short() -> None:
+def test_the_level_of_every_quote_is_the_keyword_of_its_sentence() -> None:
+    # A level changes only with its sentence: the keyword of the quoted words decides it.
+    wrong = []
     for clause, quote in register.quotes().items():
-        assert register.clauses()[clause].level in register.FAILING, clause
-        assert len(quote.text) <= 300, clause
+        if quote.source.endswith("/required"):
+            ok = quote.level == "MUST"
+        else:
+            pattern = KEYWORDS.get(quote.level)
+            ok = pattern is not None and re.search(pattern, _normalised(quote.text), re.I) is not None
+        if not ok or len(quote.text) > 300:
+            wrong.append((clause, quote.level, quote.text[:80]))
+    assert not wrong, wrong
 
 
-def test_every_MUST_clause_a_rule_emits_has_its_quote_or_is_demoted() -> None:
-    must = [
+#: The provisional clauses the rules check whose only source is the unstable shape (a
+#: ``required`` list or a definition): warnings until a stable schema confirms them.
+PROVISIONAL_SHAPES = {"PLANOP-03", "PLANOP-08", "SUBAGENT-21"}
+
+
+def test_every_emitted_clause_is_graded_by_its_sentence_or_a_named_decision() -> None:
+    demoted = _demoted()
+    for clause in _emitted_clauses():
+        quote = register.quote_of(clause)
+        level, row = register.level_of(clause), register.clauses()[clause]
+        if quote is not None and not quote.source.endswith("/required"):
+            assert level == quote.level, clause  # the sentence's keyword, provisional or not
+        elif register.is_provisional(clause):
+            assert level == "warning" and clause in PROVISIONAL_SHAPES, clause
+        elif quote is not None:
+            assert level == "MUST", clause  # a required list of the stable schema
+        else:
+            assert level == "spec-gap" and clause in demoted, clause
+            assert register.strength_of(clause) == row.level  # acpref's own sides obey
+    # The table of unquoted clauses names exactly the unquoted clauses the rules check.
+    unquoted = {
         c
         for c in _emitted_clauses()
-        if register.clauses()[c].level in register.FAILING and not register.is_provisional(c)
-    ]
-    unquoted = {c for c in must if c not in register.quotes()}
-    assert unquoted == set(DEMOTED)
-    for clause in DEMOTED:
-        # Reported, never failing: acpref's reading, not a sentence of the spec.
-        assert register.level_of(clause) == "spec-gap"
-        assert register.strength_of(clause) in register.FAILING  # acpref's own sides still obey
-    for clause in must:
-        if clause not in DEMOTED:
-            assert register.level_of(clause) == register.clauses()[clause].level
+        if not register.is_provisional(c) and register.quote_of(c) is None
+    }
+    assert unquoted == set(demoted)
+
+
+def test_every_spec_gap_decision_says_why_no_sentence_settles_it() -> None:
+    gaps = _emitted_gaps()
+    named = {g.removeprefix("spec-gap:") for g in register.GAP_LEVELS}
+    assert len(gaps) >= 18 and named <= set(gaps) | {"plan-file-variant"}
+    for name in [*gaps, "unquoted", "must-quote", "provisional-features"]:
+        assert "**Why no sentence settles it.**" in _decision(name), name
+        assert register.level_of(f"spec-gap:{name}") == "spec-gap"
+
+
+def test_each_stabilized_feature_fails_on_its_MUST_sentences() -> None:
+    # provisional-features: the capability gates of plan operations and subagents, and the
+    # system prompt's own rules, are sentences; only the unstable shape alone is a warning.
+    assert register.level_of("PLANOP-01") == register.level_of("SUBAGENT-01") == "MUST NOT"
+    assert register.level_of("SYSPROMPT-02") == register.level_of("SYSPROMPT-05") == "MUST"
+    assert register.level_of("SYSPROMPT-09") == "MUST NOT"
+    assert register.level_of("SYSPROMPT-11") == "SHOULD"
+    assert {register.level_of(c) for c in PROVISIONAL_SHAPES} == {"warning"}
+
+
+def test_the_level_is_the_sentences_not_the_registers() -> None:
+    # EXT-10: the register says SHOULD, and so does its sentence; OVERVIEW-09's answered
+    # notification is JSON-RPC's MUST NOT; RPC-12's definition of -32601 fails nothing.
+    assert register.level_of("EXT-10") == "SHOULD"
+    assert register.quote_of("OVERVIEW-09").source == "jsonrpc-2.0.md"  # type: ignore[union-attr]
+    assert register.level_of("OVERVIEW-09") == "MUST NOT"
+    assert register.level_of("RPC-12") == "spec-gap"
+    assert register.level_of("TOOL-08") == "spec-gap"
 
 
 def test_SETUP_08_a_null_load_result_as_in_the_docs_is_not_a_failure() -> None:
@@ -494,11 +561,11 @@ def test_agent(acp_agent):
 
 
 def test_plugin_failure_shows_the_quote_under_the_finding(tmp_path: Path) -> None:
-    result = _child_pytest(tmp_path, _agent_test("UpdateAfterResponse"))
+    result = _child_pytest(tmp_path, _agent_test("RelativeLocation"))
     assert result.returncode == 1, result.stdout
     lines = result.stdout.splitlines()
-    at = next(i for i, line in enumerate(lines) if "PROMPT-26" in line and "MUST NOT" in line)
-    assert lines[at + 1].strip().startswith('spec (prompt-turn.mdx): "The Agent MAY send')
+    at = next(i for i, line in enumerate(lines) if "TOOL-15" in line and "MUST" in line)
+    assert lines[at + 1].strip().startswith('spec (overview.mdx): "All file paths in the protocol')
 
 
 def test_plugin_spec_gaps_fail_only_with_acp_strict_gaps(tmp_path: Path) -> None:

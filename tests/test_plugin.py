@@ -70,8 +70,8 @@ def test_acp_agent_fails_at_teardown_with_the_clause(tmp_path: Path) -> None:
     source = f"""
 import sys
 
-def test_update_after_response(acp_agent):
-    agent = acp_agent([sys.executable, {str(BROKEN / "agents.py")!r}, "UpdateAfterResponse"])
+def test_relative_location(acp_agent):
+    agent = acp_agent([sys.executable, {str(BROKEN / "agents.py")!r}, "RelativeLocation"])
     agent.initialize()
     session = agent.new_session("/tmp")
     assert agent.prompt(session, "hello").stop_reason == "end_turn"
@@ -79,7 +79,7 @@ def test_update_after_response(acp_agent):
     result = _pytest(tmp_path, "test_broken.py", source)
     assert result.returncode == 1
     assert "1 passed, 1 error" in result.stdout
-    assert "PROMPT-26" in result.stdout and "the agent broke the ACP spec" in result.stdout
+    assert "TOOL-15" in result.stdout and "the agent broke the ACP spec" in result.stdout
 
 
 def test_acp_client_check_fails_a_client_that_never_launched_it(tmp_path: Path) -> None:

@@ -202,7 +202,10 @@ def test_findings_sit_on_the_message_that_caused_them_or_at_the_end():
     assert (by_clause["RPC-01"].row, by_clause["RPC-01"].index) == (5, 5)
     assert (by_clause["RPC-06"].row, by_clause["RPC-06"].index) == (4, 4)
     assert layout.rows[5].findings == (layout.findings.index(by_clause["RPC-01"]),)
-    assert by_clause["RPC-01"].requirement and by_clause["RPC-01"].page == "overview.mdx"
+    # RPC-01 quotes JSON-RPC 2.0's sentence, carried beside the pages (jsonrpc-2.0.md).
+    assert by_clause["RPC-01"].requirement.startswith("jsonrpc: A String specifying the version")
+    assert by_clause["RPC-01"].page == "jsonrpc-2.0.md"
+    assert spec_link("jsonrpc-2.0.md", None, None) == "https://www.jsonrpc.org/specification"
     assert layout.summary["levels"]["MUST"] == 2
     # A finding of no message in particular goes on the last row.
     nowhere = Finding(clause="RPC-06", level="MUST", blame=Party.AGENT, message="m")
@@ -340,7 +343,7 @@ def test_proxy_report_from_memory_and_from_its_record(tmp_path):
     page = tmp_path / "kept.html"
     stderr = _drive_through_proxy(tmp_path, "--report", str(page))
     assert f"report written to {page}" in stderr
-    assert {"TRANSPORT-08", "RPC-04", "PROMPT-26"} <= _clauses_on_page(page)
+    assert {"TRANSPORT-08", "RPC-04", "spec-gap:content-after-turn"} <= _clauses_on_page(page)
     recorded = tmp_path / "run.jsonl"
     page2 = tmp_path / "recorded.html"
     _drive_through_proxy(tmp_path, "--record", str(recorded), "--report", str(page2))
@@ -376,7 +379,7 @@ def test_plugin_names_the_report_it_writes_beside_the_transcript(tmp_path):
 import sys
 
 def test_broken(acp_agent):
-    agent = acp_agent([sys.executable, {BROKEN_AGENTS!r}, "UpdateAfterResponse"])
+    agent = acp_agent([sys.executable, {BROKEN_AGENTS!r}, "RelativeLocation"])
     agent.initialize()
     agent.prompt(agent.new_session("/tmp"), "hello")
 """
@@ -391,7 +394,7 @@ def test_broken(acp_agent):
     assert found, result.stdout
     page = Path(found.group(1))
     assert page.exists() and page.with_suffix(".jsonl").exists()
-    assert "PROMPT-26" in _clauses_on_page(page)
+    assert "TOOL-15" in _clauses_on_page(page)
 
 
 def test_a_decision_is_quoted_from_decisions_md():

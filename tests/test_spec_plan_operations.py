@@ -4,7 +4,8 @@ Spec: v1/plan-operations.md; clauses PLANOP-01 .. PLANOP-08, whose shape comes f
 schema of 2026-11-02 (the feature was stabilized on 2026-11-20); the decision on the ``file``
 variant is spec-gap plan-file-variant (spec_notes/decisions.md). The agent side is the echo agent
 (``/plans``) or a scripted agent that breaks the rules, in this process; the client side is the
-reference client's ``SessionView``; the oracle grades the provisional findings as warnings.
+reference client's ``SessionView``; the oracle grades each finding by its sentence (the capability
+gate fails a run) and the unstable shape alone as a warning.
 """
 
 from __future__ import annotations
@@ -239,7 +240,9 @@ def prelude(caps: Any = None) -> List[Any]:
         (None, {"type": "markdown", "planId": "p", "content": "x", "path": "p.md"}, "PLANOP-08"),
     ],
 )  # fmt: skip
-def test_PLANOP_findings_are_warnings_in_the_oracle(caps: Any, plan: Any, clause: str) -> None:
+def test_PLANOP_findings_in_the_oracle(caps: Any, plan: Any, clause: str) -> None:
+    # provisional-features: the capability gate is a sentence (MUST NOT: the run fails); the
+    # Markdown plan's path and the file variant rest on the unstable shape alone (reported).
     records = [{"from": who, "line": line} for who, line in prelude(caps)]
     for body in ({"sessionUpdate": "plan_update", "plan": plan},):
         records.append({"from": "agent", "line": json.dumps(update_msg(body))})
@@ -248,4 +251,4 @@ def test_PLANOP_findings_are_warnings_in_the_oracle(caps: Any, plan: Any, clause
     records.append({"from": "client", "event": "eof"})
     report = validate(records)
     assert clause in report.clauses(), report.format_text()
-    assert report.ok, report.format_text()
+    assert report.ok is (clause != "PLANOP-01"), report.format_text()

@@ -5,7 +5,8 @@ unstable schema of 2026-11-02 (the feature was stabilized on 2026-11-06). The ag
 echo agent (both modes) or the ``Agent`` base advertising append only, served in this process and
 driven by a raw ``TestClient`` that can break the rules; the client side is the
 ``ClientSideConnection``, whose rules refuse what it must not send. The oracle tests check that
-these findings are graded as warnings (spec_notes/decisions.md, provisional-features).
+these findings fail a run at their sentence's level (spec_notes/decisions.md,
+provisional-features).
 """
 
 from __future__ import annotations
@@ -299,7 +300,7 @@ def test_SYSPROMPT_16_override_changes_only_the_instructions(pair: Any, tmp_path
     assert (append.modes, append.config_options) == (override.modes, override.config_options)
 
 
-# -- The oracle: provisional findings are warnings ------------------------------------------------
+# -- The oracle: each finding at its sentence's level ---------------------------------------------
 
 
 def transcript(*, caps: Any = None, prompt: Any = None, load_prompt: Any = None) -> List[dict]:
@@ -335,14 +336,15 @@ def transcript(*, caps: Any = None, prompt: Any = None, load_prompt: Any = None)
         ({"prompt": {"mode": "append", "content": []}}, "SYSPROMPT-09", Party.CLIENT),
     ],
 )  # fmt: skip
-def test_SYSPROMPT_provisional_findings_are_warnings(
+def test_SYSPROMPT_findings_fail_the_run_at_their_sentence(
     kwargs: Dict[str, Any], clause: str, blame: Party
 ) -> None:
+    # provisional-features: the feature's rules are sentences of the carried unstable schema.
     report = validate(transcript(**kwargs))
     found = [f for f in report.findings if f.clause == clause]
-    assert found and all(f.blame is blame and f.provisional for f in found)
-    assert not [f for f in report.violations if f.clause.startswith("SYSPROMPT")]
-    assert report.ok, report.format_text()
+    assert found and all(f.blame is blame and f.is_violation for f in found)
+    assert found[0].quote is not None and found[0].level == found[0].quote.level
+    assert not report.ok, report.format_text()
 
 
 def test_SYSPROMPT_04_oracle_blames_an_agent_that_accepts_an_unadvertised_mode() -> None:

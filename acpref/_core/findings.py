@@ -8,7 +8,7 @@ Spec: clauses.tsv levels (MUST, MUST NOT, SHOULD, SHOULD NOT, MAY); acpref's own
 from __future__ import annotations
 
 import enum
-from typing import Any, Dict, Optional
+from typing import Any, Dict, Optional, Tuple
 
 import attrs
 
@@ -62,8 +62,9 @@ class Finding:
     index: Optional[int] = None
     code: Optional[int] = None
     strength: str = ""
-    #: The clause is provisional (its shape comes from the unstable schema): reported at level
-    #: ``warning``, enforced live at its ``strength`` (spec-gap provisional-features).
+    #: The clause is provisional and no sentence of a carried page states it (its shape comes
+    #: from the unstable schema alone): reported at level ``warning``, enforced live at its
+    #: ``strength`` (spec-gap provisional-features).
     provisional: bool = False
 
     @property
@@ -71,9 +72,9 @@ class Finding:
         """MUST / MUST NOT findings are violations: they fail a run."""
         return self.level in FAILING
 
-    def fails(self, *, strict_gaps: bool = False) -> bool:
-        """True when this finding fails a run (``spec-gap`` too when ``strict_gaps``)."""
-        return fails(self.level, strict_gaps=strict_gaps)
+    def fails(self, *, strict_gaps: bool = False, fail_on: Tuple[str, ...] = ()) -> bool:
+        """True when this finding fails a run (``register.fails``)."""
+        return fails(self.level, strict_gaps=strict_gaps, fail_on=fail_on)
 
     @property
     def binding(self) -> bool:
@@ -124,13 +125,14 @@ def finding(
     ``level`` overrides it for a finding that is not a breach of the clause it names: a
     forward-compatibility note (``"warning"``) about a field a newer schema may define.
     """
+    level = level if level is not None else level_of(clause)
     return Finding(
         clause=clause,
-        level=level if level is not None else level_of(clause),
+        level=level,
         blame=blame,
         message=message,
         index=index,
         code=int(code) if code is not None else None,
         strength=WARNING if level == WARNING else strength_of(clause),
-        provisional=is_provisional(clause),
+        provisional=level == WARNING and is_provisional(clause),
     )

@@ -95,8 +95,12 @@ class TurnPhase(_Member):
     #: "cancelled" answer.
     STOP_REQUESTED = "stop requested"
     CANCEL_REQUESTED = "cancel requested"
-    #: The last turn was answered: nothing of it may follow (PROMPT-26).
+    #: The last turn was answered: nothing of it may follow (spec-gap content-after-turn: the
+    #: sentence binds only a cancelled turn, PROMPT-26).
     ENDED = "turn answered"
+    #: The last turn was cancelled and answered: its updates had to come before the answer
+    #: (PROMPT-26: "it MUST ensure that it does so before responding").
+    CANCEL_ENDED = "cancelled turn answered"
     #: A session/load was answered since the last turn: its replay is over (SETUP-07).
     REPLAYED = "load answered"
 
@@ -230,7 +234,7 @@ SESSION = Table(
 
 T, TE = TurnPhase, TurnEvent
 #: The phases between two turns: they differ only in what a stray update of a turn breaks.
-_IDLE = (T.NO_TURN, T.ENDED, T.REPLAYED)
+_IDLE = (T.NO_TURN, T.ENDED, T.CANCEL_ENDED, T.REPLAYED)
 _RUNNING = (T.RUNNING, T.STOP_REQUESTED, T.CANCEL_REQUESTED)
 _STOPPED = (T.STOP_REQUESTED, T.CANCEL_REQUESTED)
 
@@ -265,7 +269,7 @@ TURN = Table(
         *((p, TE.INPUT_ENDED, p, "spec-gap:end-of-input") for p in _STOPPED),
         (T.RUNNING, TE.ANSWERED, T.ENDED, "PROMPT-11"),
         (T.STOP_REQUESTED, TE.ANSWERED, T.ENDED, "PROMPT-11"),
-        (T.CANCEL_REQUESTED, TE.ANSWERED, T.ENDED, "PROMPT-23"),
+        (T.CANCEL_REQUESTED, TE.ANSWERED, T.CANCEL_ENDED, "PROMPT-23"),
         # What the session did last, between turns: a load's replay, or a resume (no replay).
         *((p, TE.LOAD_ANSWERED, T.REPLAYED, "SETUP-07") for p in _IDLE),
         *((p, TE.RESUME_ANSWERED, T.NO_TURN, "SETUP-12") for p in _IDLE),
@@ -277,7 +281,8 @@ TURN = Table(
         *((p, TE.PROMPT_SENT, "spec-gap:concurrent-prompt") for p in _RUNNING),
         # A turn's content outside a turn (a load's own replay is the session's LOADING phase).
         (T.NO_TURN, TE.CONTENT, "spec-gap:content-outside-turn"),
-        (T.ENDED, TE.CONTENT, "PROMPT-26"),
+        (T.ENDED, TE.CONTENT, "spec-gap:content-after-turn"),
+        (T.CANCEL_ENDED, TE.CONTENT, "PROMPT-26"),
         (T.REPLAYED, TE.CONTENT, "SETUP-07"),
     ],
 )

@@ -1,9 +1,9 @@
 """Rules of plan operations (PROVISIONAL): ``plan_update`` and ``plan_removed``.
 
 Spec: v1/plan-operations.md; clauses PLANOP-01 .. PLANOP-08. The shape comes from the unstable
-schema of 2026-11-02 (stabilized 2026-11-20): every finding here is on a provisional clause or a
-SHOULD-level decision, so the oracle grades it as a warning while the live sides obey the MUSTs
-(``Finding.provisional``; spec_notes/decisions.md, provisional-features).
+schema of 2026-11-02 (stabilized 2026-11-20). The capability gate is a sentence of the page and
+fails a run; the shape alone (PLANOP-03, PLANOP-08) is a warning (``Finding.provisional``); the
+live sides obey the MUSTs (spec_notes/decisions.md, provisional-features).
 
 * The agent sends either update only to a client that advertised ``clientCapabilities.plan``
   (PLANOP-01); otherwise it falls back to the legacy ``plan`` update (PLANOP-02, which only the

@@ -112,17 +112,20 @@ def _turn_content(state: ConnectionFacts, m: Message) -> Iterable[Finding]:
     elif s.phase is not SessionPhase.LOADING:
         clause = TURN.refusal(s.turn_phase, TurnEvent.CONTENT)
         if clause is not None:
-            # spec PROMPT-26, SETUP-07, spec-gap content-outside-turn: the turn table names what
-            # a turn's content breaks between turns: nothing of a turn after its session/prompt
-            # response, of a replay after the session/load response, nor outside both.
-            yield finding(clause, A, f"{kind} sent {_OUTSIDE[clause]}", m.index)
+            # spec PROMPT-26, SETUP-07, spec-gap content-after-turn, content-outside-turn: the
+            # turn table names what a turn's content breaks between turns: nothing of a
+            # cancelled turn after its session/prompt response, of a replay after the
+            # session/load response; after an ordinary answer or before any turn it is
+            # acpref's reading.
+            yield finding(clause, A, f"{kind} sent {_OUTSIDE[s.turn_phase]}", m.index)
 
 
-#: What a stray update of a turn is sent after, by the clause it breaks (``TURN.refusal``).
+#: What a stray update of a turn is sent after, by the phase it finds (``TURN.refusal``).
 _OUTSIDE = {
-    "PROMPT-26": "after the prompt turn ended",
-    "SETUP-07": "after the session/load response",
-    "spec-gap:content-outside-turn": "outside any prompt turn",
+    TurnPhase.ENDED: "after the prompt turn ended",
+    TurnPhase.CANCEL_ENDED: "after the cancelled prompt turn ended",
+    TurnPhase.REPLAYED: "after the session/load response",
+    TurnPhase.NO_TURN: "outside any prompt turn",
 }
 
 

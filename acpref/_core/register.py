@@ -10,19 +10,26 @@ and a finding names the decision as ``spec-gap:<name>`` (see ``spec_notes/decisi
 
 **Levels of a finding** (what a report says; one place defines them: here):
 
-* ``MUST`` / ``MUST NOT``: a sentence of the spec says it, quoted in ``quotes.tsv`` (a page
-  sentence, a schema description, or a schema ``required`` list). These fail a run (the CLI's exit
-  status, the pytest fixtures, ``Report.ok``, ``CheckReport.ok``). A MUST clause of the register
-  without a quote is reported as ``spec-gap``.
-* ``SHOULD`` / ``SHOULD NOT`` / ``MAY``: reported as warnings; never fail.
-* ``spec-gap``: acpref's own reading where the spec is silent or ambiguous
-  (``spec-gap:<name>``). Reported, never failing by default; ``strict_gaps`` (``--strict-gaps``,
-  the plugin's ``--acp-strict-gaps``) makes them fail.
+* ``MUST`` / ``MUST NOT``: a sentence of the spec says it. ``quotes.tsv`` gives, for every clause
+  a rule can report, the sentence and its level: the RFC 2119 keyword *of that sentence* (a page
+  sentence, a schema description or ``required`` list, or a sentence of JSON-RPC 2.0, which ACP
+  follows). The level comes from the sentence, never from the register's paraphrase: a clause the
+  register calls SHOULD whose sentence says MUST is reported at MUST, and the other way round.
+  These fail a run (the CLI's exit status, the pytest fixtures, ``Report.ok``,
+  ``CheckReport.ok``).
+* ``SHOULD`` / ``SHOULD NOT`` / ``MAY``: reported; never fail unless asked (``fail_on``,
+  ``--fail-on SHOULD``).
+* ``spec-gap``: acpref's own reading where the spec is silent or ambiguous: a decision
+  (``spec-gap:<name>``, in ``spec_notes/decisions.md`` with why no sentence settles it), or a
+  clause of the register that no sentence with a keyword states (decisions.md ``unquoted``).
+  Reported, never failing by default; ``strict_gaps`` (``--strict-gaps``, the plugin's
+  ``--acp-strict-gaps``) makes them fail.
 * ``warning``: forward compatibility. A field or capability key that only the unstable schema
   defines, or that no schema defines: reported with where it comes from; the message is still
-  judged on everything else. Every finding on a *provisional* clause (``is_provisional``: a
-  feature stabilized after the stable schema, whose shape comes from the unstable one) is
-  reported at this level too, while acpref's own sides enforce it at the register's level
+  judged on everything else. A clause of a *provisional* feature (stabilized after the stable
+  schema, its shape from the unstable one: ``is_provisional``) is graded by its sentence like any
+  other, but a rule that rests on the unstable shape alone (a ``required`` list of
+  ``schema.unstable.json``, a definition) is a warning until a stable schema confirms that shape
   (spec_notes/decisions.md, provisional-features).
 
 **Strength** is a different thing: how acpref's *own* agent and client sides enforce a rule live
@@ -33,7 +40,7 @@ MUST strength live while the oracle only reports it as ``spec-gap`` in other pee
 from __future__ import annotations
 
 import functools
-from typing import Dict, Optional, Tuple
+from typing import Dict, Iterable, Optional, Tuple
 
 import attrs
 
@@ -57,6 +64,9 @@ __all__ = [
     "WARNING",
     "LEVELS",
     "FAILING",
+    "FAIL_ON",
+    "CLI_FLAGS",
+    "below_the_fold",
 ]
 
 MUST, MUST_NOT, SHOULD, SHOULD_NOT, MAY = "MUST", "MUST NOT", "SHOULD", "SHOULD NOT", "MAY"
@@ -94,23 +104,31 @@ def clauses() -> Dict[str, Clause]:
 
 @attrs.frozen
 class Quote:
-    """The sentence of the spec that states a MUST clause: where it is, and its words."""
+    """The sentence of the spec that states a clause: where it is, its level, and its words.
 
-    source: str  # a page (``session-setup.mdx``) or ``schema.json#/$defs/<Name>``
+    ``source`` is a page of ``spec_notes/spec/v1/`` (``session-setup.mdx``), JSON-RPC 2.0
+    (``jsonrpc-2.0.md``), a schema description (``schema.json#/$defs/<Name>``; for a feature
+    stabilized after it, ``schema.unstable.json#/$defs/<Name>``) or a schema ``required`` list
+    (``schema.json#/$defs/<Name>/required``, quoted ``required: a, b``).
+    ``level`` is the RFC 2119 keyword of the sentence itself (MUST for a ``required`` list).
+    """
+
+    source: str
+    level: str
     text: str
 
 
 @functools.lru_cache(maxsize=None)
 def quotes() -> Dict[str, Quote]:
-    """The quoted sentence of every MUST / MUST NOT clause a rule can report (``quotes.tsv``)."""
+    """The quoted sentence of every clause a rule can report, with its level (``quotes.tsv``)."""
     from importlib import resources
 
     text = resources.files(__package__).joinpath("quotes.tsv").read_text(encoding="utf-8")
     out: Dict[str, Quote] = {}
     for line in text.splitlines()[1:]:
         fields = line.split("\t")
-        if len(fields) >= 3 and fields[0]:
-            out[fields[0]] = Quote(fields[1], fields[2])
+        if len(fields) >= 4 and fields[0]:
+            out[fields[0]] = Quote(fields[1], fields[2], fields[3])
     return out
 
 
@@ -126,6 +144,7 @@ GAP_LEVELS: Dict[str, str] = {
     "spec-gap:concurrent-prompt": MUST,
     "spec-gap:initialize-twice": SHOULD,
     "spec-gap:content-outside-turn": SHOULD,
+    "spec-gap:content-after-turn": MUST,
     "spec-gap:released-terminal": SHOULD,
     "spec-gap:cancel-race": SHOULD,
     "spec-gap:duplicate-id": MUST,
@@ -154,22 +173,24 @@ def strength_of(clause: str) -> str:
 def level_of(clause: str) -> str:
     """The level a finding of ``clause`` is reported at (see the module's docstring).
 
-    A MUST / MUST NOT clause fails a run only when a sentence of the spec says it: the clause has
-    a quote in ``quotes.tsv``. Without one it is acpref's reading of the spec (the register's
-    paraphrase, an "implied" rule, a schema shape the docs contradict) and is reported as
-    ``spec-gap`` (spec_notes/oracle.md lists them).
+    The quoted sentence gives it (``quotes.tsv``). A clause without one is acpref's reading of
+    the spec (the register's paraphrase, an "implied" rule, a definition, a schema shape the docs
+    contradict): ``spec-gap``, or ``warning`` for a provisional feature's shape.
     """
     if is_gap(clause):
         return SPEC_GAP
     found = clauses().get(clause)
     if found is None:
         return SPEC_GAP
-    if _PROVISIONAL_MARK in found.requirement:
-        # spec-gap provisional-features: graded a warning until a stable schema confirms the shape.
+    quote = quotes().get(clause)
+    provisional = _PROVISIONAL_MARK in found.requirement
+    if quote is not None and not (provisional and quote.source.endswith("/required")):
+        return quote.level
+    if provisional:
+        # spec-gap provisional-features: a shape of the unstable schema alone is a warning.
         return WARNING
-    if found.level in FAILING and clause not in quotes():
-        return SPEC_GAP
-    return found.level
+    # spec-gap unquoted: no sentence with an RFC 2119 keyword states the clause.
+    return SPEC_GAP
 
 
 #: The marker the register puts on clauses whose shape comes from the unstable schema.
@@ -180,13 +201,70 @@ def is_provisional(clause: str) -> bool:
     """True for a clause of a feature stabilized after the stable schema of 2026-11-02.
 
     Such a clause's shape comes from ``schema.unstable.json`` and draft pages (its requirement
-    says ``[provisional: ...]``). Its findings are reported at level ``warning`` until a stable
-    schema confirms it; the live sides still enforce it at its register level (``strength_of``).
+    says ``[provisional: ...]``). Its findings are graded by their sentence, but a rule on the
+    unstable shape alone is reported at level ``warning`` until a stable schema confirms it
+    (``level_of``); the live sides enforce it at its register level either way (``strength_of``).
     """
     found = clauses().get(clause)
     return found is not None and _PROVISIONAL_MARK in found.requirement
 
 
-def fails(level: str, *, strict_gaps: bool = False) -> bool:
-    """True when a finding (or a failed check) of this level fails a run."""
-    return level in FAILING or (strict_gaps and level == SPEC_GAP)
+#: The levels ``fail_on`` may add to those that fail a run, and what each one adds.
+FAIL_ON: Dict[str, Tuple[str, ...]] = {
+    SHOULD: (SHOULD, SHOULD_NOT),
+    MAY: (MAY,),
+    SPEC_GAP: (SPEC_GAP,),
+}
+
+
+def fails(level: str, *, strict_gaps: bool = False, fail_on: Tuple[str, ...] = ()) -> bool:
+    """True when a finding (or a failed check) of this level fails a run.
+
+    MUST and MUST NOT always fail; ``strict_gaps`` adds ``spec-gap``; ``fail_on`` adds the levels
+    of ``FAIL_ON`` it names (``("SHOULD",)``: SHOULD and SHOULD NOT). A ``warning`` never fails.
+    """
+    if level in FAILING or (strict_gaps and level == SPEC_GAP):
+        return True
+    return any(level in FAIL_ON[named] for named in fail_on)
+
+
+#: The option that makes each non-failing level fail a run, as the command line spells it.
+CLI_FLAGS: Dict[str, str] = {
+    SHOULD: "--fail-on SHOULD",
+    SHOULD_NOT: "--fail-on SHOULD",
+    MAY: "--fail-on MAY",
+    SPEC_GAP: "--strict-gaps",
+}
+
+
+def below_the_fold(
+    levels: Iterable[str],
+    *,
+    strict_gaps: bool = False,
+    fail_on: Tuple[str, ...] = (),
+    flags: Optional[Dict[str, str]] = None,
+) -> str:
+    """One line that counts the findings that did not fail the run, by level, and names the
+    option that would fail on each (so that nothing important hides below the fold)."""
+    flags = CLI_FLAGS if flags is None else flags
+    counts: Dict[str, int] = {}
+    for level in levels:
+        if not fails(level, strict_gaps=strict_gaps, fail_on=fail_on):
+            counts[level] = counts.get(level, 0) + 1
+    if not counts:
+        return "not failing the run: no finding below MUST"
+    plural = (SPEC_GAP, WARNING)  # "2 spec-gaps", but "2 SHOULD"
+    parts = [
+        f"{counts[level]} {level}{'s' if counts[level] != 1 and level in plural else ''}"
+        for level in LEVELS
+        if level in counts
+    ]
+    options = []
+    for level in LEVELS:
+        option = flags.get(level)
+        if level in counts and option and option not in options:
+            options.append(option)
+    tail = f"; {', '.join(options)} would fail on them" if options else ""
+    if WARNING in counts:
+        tail += "; warnings (forward compatibility) never fail"
+    return f"not failing the run: {', '.join(parts)}{tail}"

@@ -3,7 +3,8 @@
 Spec: v1/subagents.md; clauses SUBAGENT-01 .. SUBAGENT-59. The shapes come from the unstable
 schema of 2026-11-02 (stabilized 2026-11-20) and, for the ``session`` tool-call content, from a
 draft page (spec-gap session-reference-content): every finding here is on a provisional clause,
-reported as a warning and enforced live (spec_notes/decisions.md, provisional-features).
+graded by the sentence it quotes (SUBAGENT-21, a definition, is a warning) and enforced live
+(spec_notes/decisions.md, provisional-features).
 
 What the rules know of a child (``ProtocolState.children``): its parent and whether it advertised
 ``cancel``. What they check:

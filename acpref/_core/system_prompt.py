@@ -1,9 +1,9 @@
 """Rules of the client-provided system prompt (PROVISIONAL), both directions.
 
 Spec: v1/system-prompt.md; clauses SYSPROMPT-01 .. SYSPROMPT-16. The shape comes from the unstable
-schema of 2026-11-02 (stabilized 2026-11-06): every finding here is on a provisional clause, so
-the oracle grades it as a warning while the live sides obey it (``Finding.provisional``;
-spec_notes/decisions.md, provisional-features).
+schema of 2026-11-02 (stabilized 2026-11-06), whose descriptions state every rule here: the
+oracle grades a finding by that sentence and the live sides obey it (spec_notes/decisions.md,
+provisional-features).
 
 * The client sends ``systemPrompt`` on ``session/new``, ``session/load`` and ``session/resume``
   only when the agent advertised ``sessionCapabilities.systemPrompt`` (SYSPROMPT-02), uses

@@ -297,7 +297,8 @@ _PAGES: Dict[str, Tuple[str, ...]] = {
 #: The pages of features stabilized after the stable schema of 2026-11-02, whose shapes come from
 #: ``schema.unstable.json`` and draft pages: every type they define is provisional (each page's
 #: ``PROVISIONAL`` says why), as are the ``field(provisional=True)`` fields of stable types.
-#: Findings on their clauses are graded as warnings (spec_notes/decisions.md, provisional-features).
+#: Findings on their clauses are graded by their sentence; the unstable shape alone is a warning
+#: (spec_notes/decisions.md, provisional-features).
 PROVISIONAL_PAGES: Tuple[str, ...] = ("system_prompt", "plan_operations", "subagents")
 
 _PAGE_OF = {name: page for page, names in _PAGES.items() for name in names}

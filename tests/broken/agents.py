@@ -42,12 +42,23 @@ class LogOnStdout(RawAgent):
 
 
 class UpdateAfterResponse(RawAgent):
-    """Streams one more chunk after answering session/prompt."""
+    """Streams one more chunk after answering session/prompt (no sentence forbids it after an
+    ordinary answer: acpref's reading, content-after-turn)."""
 
-    expect, drive = "PROMPT-26", "prompt"
+    expect, drive = "spec-gap:content-after-turn", "prompt"
 
     def on_session_prompt(self, m: M) -> None:
         super().on_session_prompt(m)
+        self.say(m["params"]["sessionId"], "one more thing")
+
+
+class UpdateAfterCancelledAnswer(RawAgent):
+    """Streams one more chunk after answering a cancelled session/prompt."""
+
+    expect, drive = "PROMPT-26", "cancel"
+
+    def finish_cancelled(self, m: M) -> None:
+        super().finish_cancelled(m)
         self.say(m["params"]["sessionId"], "one more thing")
 
 
