@@ -294,21 +294,25 @@ class RawAgent:
             self.cancelled.update(self.history)
 
     def prompt_tool(self, m: Dict[str, Any], session_id: str) -> None:
-        self.update(
-            session_id,
-            {"sessionUpdate": "tool_call", "toolCallId": "call-1", "title": "Edit", "kind": "edit"},
-        )
-        answer = self.ask_permission(session_id, "call-1")
-        if session_id in self.cancelled:
-            self.finish_cancelled(m)
-            return
-        outcome = answer.get("result", {}).get("outcome", {})
-        status = "completed" if outcome.get("outcome") == "selected" else "failed"
-        self.update(
-            session_id,
-            {"sessionUpdate": "tool_call_update", "toolCallId": "call-1", "status": status},
-        )
-        self.reply(m, {"stopReason": "end_turn"})
+        """A tool call that asks permission; a session/close meanwhile cancels it (SETUP-16)."""
+        self.running = session_id
+        try:
+            call_id = f"call-{m['id']}"  # spec TOOL-02: unique within the session
+            call = {"toolCallId": call_id, "title": "Edit", "kind": "edit"}
+            self.update(session_id, {"sessionUpdate": "tool_call", **call})
+            answer = self.ask_permission(session_id, call_id)
+            if session_id in self.cancelled:
+                self.finish_cancelled(m)
+                return
+            outcome = answer.get("result", {}).get("outcome", {})
+            status = "completed" if outcome.get("outcome") == "selected" else "failed"
+            self.update(
+                session_id,
+                {"sessionUpdate": "tool_call_update", "toolCallId": call_id, "status": status},
+            )
+            self.reply(m, {"stopReason": "end_turn"})
+        finally:
+            self.turn_ended(session_id)
 
     def ask_permission(self, session_id: str, call: str) -> Dict[str, Any]:
         options = [
