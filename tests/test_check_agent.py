@@ -1,6 +1,46 @@
 """``acpref check-agent``: a well-behaved agent passes; broken ones fail the right clauses.
 
 Spec: the clauses of each scenario (spec_notes/oracle.md). Real agent processes, one per scenario.
+
+Every area of the spec has a one-defect agent (``tests/broken/check_agents.py`` ``DEFECTS``)
+that breaks one MUST / MUST NOT sentence of it, and the run it is checked in ends ``ok: false``
+with a MUST-level FAIL on that clause (``AREAS``; the sentences are quoted in
+spec_notes/oracle.md, "check-agent's own tests", checked against ``quotes.tsv`` below):
+
+* initialization: VersionRefused, INIT-08 ("Otherwise, the Agent MUST respond with the latest
+  version it supports.")
+* authentication: TerminalAuthUnasked, AUTH-05 ("Agents MUST advertise this method only when
+  the client enabled its terminal authentication capability.")
+* session setup: SameSessionId, SETUP-02 ("MUST respond with a unique Session ID");
+  McpHandshakeUnfinished, SETUP-30 ("All Agents MUST support connecting to MCP servers via stdio")
+* load: PartialReplay, ForgetsUsersAfterRestart, SETUP-05 ("MUST replay the entire
+  conversation"); resume: ReplayAfterResume, SETUP-12 ("MUST NOT replay the conversation
+  history"); close: CloseKeepsTurn, SETUP-16 ("MUST cancel any ongoing work for that session");
+  list: NoMatchIsAnError, LIST-09 ("the Agent MUST return an empty `sessions` array")
+* delete: no MUST sentence for the agent (DELETE-03 has no keyword: DeletedStillListed is a
+  ``LESSER_DEFECTS`` spec-gap; DELETE-04 says SHOULD; DELETE-01, DELETE-02 are the client's)
+* modes and config options: BooleanOptionUnasked, CONFIG-05 ("Agents MUST NOT include
+  `type: "boolean"` options ... unless the Client advertised support."); the modes page states
+  nothing the agent MUST do (MODES-02, -03, -05 have no keyword; MODES-04 is the client's)
+* prompt turn and updates: NullPromptResult, DiesAtPrompt, PROMPT-11 ("the Agent MUST respond
+  to the original `session/prompt` request with a `StopReason`"); TwoAnswersPerTurn, RPC-06
+* tool calls: RelativeToolLocation, TOOL-15 ("All file paths in the protocol MUST be absolute.")
+* file system: ReadsWithoutCapability, WritesWithoutCapability, FS-01, FS-02; terminals:
+  RunsWithoutTerminal, TERM-01 ("the Agent MUST NOT attempt to call ...")
+* elicitation: ElicitsUnasked, ELICIT-06 ("Agents MUST NOT request a mode the Client has not
+  advertised.")
+* cancellation: IgnoresCancelWhileAsking, PROMPT-23; ErrorOnCancel, PROMPT-24;
+  CancelRequestWrongError, CANCEL-05 ("MUST send one of these responses for the original request")
+* extensibility: RefusesMeta, EXT-02 ("Implementations MUST NOT make assumptions about values at
+  these keys.")
+* notices: NoticeUnasked, NOTICE-01; compaction: CompactionUnasked, COMPACT-01; plan
+  operations: PlanUpdateUnasked, PLANOP-01; subagents: SubagentUnasked, SUBAGENT-01 (each: only
+  when the Client advertised the capability, which check-agent's client does not)
+* system prompt: OverrideUnadvertised, SYSPROMPT-04 ("Agents that cannot apply it, for example
+  because of an unadvertised mode ..., MUST return an error"); UnknownModeAsAppend, SYSPROMPT-05
+  ("Agents MUST return an error for a mode they do not support")
+* the process's exit on end of input: GoodbyeOnStdout, TRANSPORT-08 ("The agent MUST NOT write
+  anything to its `stdout` that is not a valid ACP message."), written after its input ended
 """
 
 from __future__ import annotations
@@ -12,6 +52,7 @@ from pathlib import Path
 
 import pytest
 
+from acpref._core.register import quote_of
 from acpref.testing import AgentCheckOptions, CheckReport, Scenario, check_agent
 from acpref.testing._agent_scenarios import SCENARIOS
 from acpref.testing._check_agent import declared_clauses
@@ -57,8 +98,12 @@ def test_well_behaved_agent_passes_every_scenario(tmp_path: Path) -> None:
         "spec-gap:exit-on-eof",
     ):
         assert statuses[clause] == "PASS", (clause, report.format_table())
-    # One per agent process: load-restarted runs two.
-    assert len(report.transcripts) == len(SCENARIOS) + 1
+    # It offers no system prompt: that scenario is skipped without a process, with the reason.
+    for clause in ("SYSPROMPT-04", "SYSPROMPT-05"):
+        row = report.results[clause]
+        assert row.status == "SKIPPED" and "sessionCapabilities.systemPrompt" in row.evidence[0]
+    # One per agent process: load-restarted runs two, system-prompt none.
+    assert len(report.transcripts) == len(SCENARIOS)
 
 
 def _echo_available() -> bool:
@@ -80,8 +125,12 @@ def test_echo_agent_passes_every_scenario() -> None:
     # after logout (test_AUTH_echo_agent_requiring_auth_passes_the_login_and_logout sees it).
     row = report.results["AUTH-17"]
     assert row.status == "SKIPPED" and "needed no authentication" in row.evidence[0]
-    others = [row for row in report.rows() if row.clause != "AUTH-17"]
+    # It applies both system prompt modes: only an unknown one can be refused (SYSPROMPT-05).
+    row = report.results["SYSPROMPT-04"]
+    assert row.status == "SKIPPED" and "mode.override" in row.evidence[0]
+    others = [row for row in report.rows() if row.clause not in ("AUTH-17", "SYSPROMPT-04")]
     assert all(row.status == "PASS" for row in others), report.format_table()
+    assert report.results["SYSPROMPT-05"].status == "PASS"
 
 
 def test_SETUP_05_a_session_is_loaded_by_a_restarted_agent_and_its_replay_judged(
@@ -209,14 +258,105 @@ def test_a_scenario_cannot_decide_a_clause_it_does_not_declare() -> None:
         check_agent([*CHECK_AGENTS, "RawAgent"], AgentCheckOptions(**FAST), scenarios=[rogue])
 
 
+def _check_defect(name: str, cls: type) -> CheckReport:
+    """Run only the scenario that provokes the defect (with the defect's own options)."""
+    options = AgentCheckOptions(only=(cls.scenario,), **{**FAST, **getattr(cls, "options", {})})
+    report = check_agent([*CHECK_AGENTS, name], options)
+    _assert_every_declared_clause(report, [s for s in SCENARIOS if s.name == cls.scenario])
+    return report
+
+
 @pytest.mark.parametrize("name", sorted(check_agents.DEFECTS))
 def test_check_agent_catches_the_defect_on_its_clause(name: str) -> None:
+    # One MUST sentence broken: a FAIL on its clause at MUST, with evidence, and the run fails.
     cls = check_agents.DEFECTS[name]
-    options = AgentCheckOptions(only=(cls.scenario,), **FAST, **getattr(cls, "options", {}))
-    report = check_agent([*CHECK_AGENTS, name], options)
+    report = _check_defect(name, cls)
     row = report.results[cls.clause]
     assert row.status == "FAIL" and row.evidence, report.format_table()
-    _assert_every_declared_clause(report, [s for s in SCENARIOS if s.name == cls.scenario])
+    assert row.level in ("MUST", "MUST NOT"), report.format_table()
+    assert row in report.failing() and report.ok is False, report.format_table()
+
+
+@pytest.mark.parametrize("name", sorted(check_agents.LESSER_DEFECTS))
+def test_a_defect_below_MUST_fails_its_clause_at_its_level_not_the_run(name: str) -> None:
+    # The level comes from the sentence (SHOULD), or is spec-gap where none states the clause:
+    # reported, failing the run only with --fail-on that level or --strict-gaps.
+    cls = check_agents.LESSER_DEFECTS[name]
+    report = _check_defect(name, cls)
+    row = report.results[cls.clause]
+    assert row.status == "FAIL" and row.evidence, report.format_table()
+    assert row.level == cls.level, report.format_table()
+    assert report.ok is True and row not in report.failing(), report.format_table()
+    if cls.level == "spec-gap":
+        assert row in report.failing(strict_gaps=True)
+    else:
+        assert row not in report.failing(strict_gaps=True)
+        assert row in report.failing(fail_on=(cls.level,))
+
+
+#: Every area of the spec -> the one-defect agents that break a MUST sentence of it (the table of
+#: the module's docstring and of spec_notes/oracle.md). Delete and modes have none: see there.
+AREAS = {
+    "initialization": ("VersionRefused",),
+    "authentication": ("TerminalAuthUnasked",),
+    "session setup": ("SameSessionId", "McpHandshakeUnfinished"),
+    "session load": ("PartialReplay", "ForgetsUsersAfterRestart"),
+    "session resume": ("ReplayAfterResume",),
+    "session close": ("CloseKeepsTurn",),
+    "session list": ("NoMatchIsAnError",),
+    "session delete": (),
+    "modes and config options": ("BooleanOptionUnasked",),
+    "prompt turn and updates": ("NullPromptResult", "DiesAtPrompt", "TwoAnswersPerTurn"),
+    "tool calls": ("RelativeToolLocation",),
+    "file system": ("ReadsWithoutCapability", "WritesWithoutCapability"),
+    "terminals": ("RunsWithoutTerminal",),
+    "elicitation": ("ElicitsUnasked",),
+    "cancellation": ("IgnoresCancelWhileAsking", "ErrorOnCancel", "CancelRequestWrongError"),
+    "extensibility": ("RefusesMeta",),
+    "notices": ("NoticeUnasked",),
+    "compaction": ("CompactionUnasked",),
+    "system prompt": ("OverrideUnadvertised", "UnknownModeAsAppend"),
+    "plan operations": ("PlanUpdateUnasked",),
+    "subagents": ("SubagentUnasked",),
+    "exit on end of input": ("GoodbyeOnStdout",),
+}
+
+
+def test_every_area_has_a_one_defect_agent_and_oracle_md_quotes_its_sentence() -> None:
+    # The table of spec_notes/oracle.md: | area | agent (scenario) | clause | level | sentence |.
+    text = (Path(__file__).resolve().parents[1] / "spec_notes" / "oracle.md").read_text("utf-8")
+    section = text.split("### check-agent's own tests", 1)[1].split("\n## ", 1)[0]
+    rows = {}
+    for line in section.splitlines():
+        cells = [c.strip() for c in line.strip().strip("|").split("|")]
+        if len(cells) == 5 and cells[1].startswith("`"):
+            rows[cells[1].split("`")[1]] = cells
+    for area, names in AREAS.items():
+        assert all(name in check_agents.DEFECTS for name in names), area
+        for name in names:
+            cls = check_agents.DEFECTS[name]
+            row = rows.get(name)
+            assert row is not None, f"oracle.md has no row for {name}"
+            quote = quote_of(cls.clause)
+            assert quote is not None and quote.level in ("MUST", "MUST NOT"), name
+            assert row[0] == area and row[2] == cls.clause and row[3] == quote.level, row
+            assert row[4] == f'{quote.source}: "{quote.text}"', row
+        if not names:  # an area without a breakable MUST sentence says why
+            assert any(line.startswith(f"| {area} | none ") for line in section.splitlines())
+
+
+def test_SYSPROMPT_04_05_an_agent_that_applies_what_it_advertises_passes() -> None:
+    options = AgentCheckOptions(only=("system-prompt",), **FAST)
+    report = check_agent([*CHECK_AGENTS, "SystemPromptAgent"], options)
+    for clause in ("SYSPROMPT-04", "SYSPROMPT-05"):
+        assert report.results[clause].status == "PASS", report.format_table()
+    assert report.failures == [], report.format_table()
+    # The override request broke the client's SYSPROMPT-03 on purpose: the driver's finding.
+    blamed = [f for f in report.findings if f["clause"] == "SYSPROMPT-03"]
+    assert blamed and all(f["blame"] == "client" for f in blamed)
+    plain = check_agent([*CHECK_AGENTS, "RawAgent"], options)
+    row = plain.results["SYSPROMPT-05"]
+    assert row.status == "SKIPPED" and "sessionCapabilities.systemPrompt" in row.evidence[0]
 
 
 def test_RPC_10_a_parse_error_answered_without_an_id_is_no_timeout() -> None:

@@ -2,7 +2,7 @@
 
 Spec: initialization.mdx, session-modes.mdx, session-config-options.mdx, prompt-turn.mdx,
 extensibility.mdx, transports.mdx here (the handshake, the version, a prompt turn); cancellation
-in ``_cancel_scenarios``, load/resume/list/delete/close and MCP servers in
+in ``_cancel_scenarios``, load/resume/list/delete/close, the system prompt and MCP servers in
 ``_session_scenarios``, what no client should send in ``_bad_input_scenarios``. ``SCENARIOS``,
 at the end, lists them all with the clauses each decides; the oracle judges every message
 besides (a finding blamed on the agent fails its clause whatever the scenario).
@@ -24,7 +24,16 @@ from ._bad_input_scenarios import bad_input
 from ._cancel_scenarios import IGNORED, cancel_scenario
 from ._driver import _TURN_CONTENT
 from ._scenario import META, Scenario, ScenarioContext, round_trip
-from ._session_scenarios import close, delete, list_sessions, load, load_restarted, mcp, resume
+from ._session_scenarios import (
+    close,
+    delete,
+    list_sessions,
+    load,
+    load_restarted,
+    mcp,
+    resume,
+    system_prompt,
+)
 
 __all__ = ["SCENARIOS"]
 
@@ -343,6 +352,13 @@ SCENARIOS = [
         ("SETUP-16", "SETUP-17", "PROMPT-24", IGNORED),
         needs="sessionCapabilities.close",
         main="SETUP-17",
+    ),
+    Scenario(
+        "system-prompt",
+        system_prompt,
+        ("SYSPROMPT-05", "SYSPROMPT-04"),
+        needs="sessionCapabilities.systemPrompt",
+        main="SYSPROMPT-05",
     ),
     Scenario("mcp", mcp, ("SETUP-30", "SETUP-31", "SETUP-36"), main="SETUP-30"),
     Scenario(

@@ -1,7 +1,9 @@
-"""The session scenarios of ``check-agent``: load, resume, list, delete, close, MCP servers.
+"""The session scenarios of ``check-agent``: load, resume, list, delete, close, MCP servers, and
+a system prompt the agent cannot apply.
 
-Spec: session-setup.mdx, session-list.mdx, session-delete.mdx. Each runs only when the agent
-advertises the capability it needs (``Scenario.needs``); otherwise its clauses are SKIPPED.
+Spec: session-setup.mdx, session-list.mdx, session-delete.mdx, system-prompt.md (provisional).
+Each runs only when the agent advertises the capability it needs (``Scenario.needs``);
+otherwise its clauses are SKIPPED.
 """
 
 from __future__ import annotations
@@ -10,11 +12,22 @@ import os
 from typing import Any, List
 
 from .. import schema as s
+from .._core.system_prompt import CAPABILITY as SYSTEM_PROMPT
+from .._core.system_prompt import OVERRIDE_CAPABILITY
 from ..errors import ErrorCode, RpcError
 from ._cancel_scenarios import cancel_busy_turn
 from ._scenario import ScenarioContext, round_trip
 
-__all__ = ["load", "load_restarted", "resume", "list_sessions", "delete", "close", "mcp"]
+__all__ = [
+    "load",
+    "load_restarted",
+    "resume",
+    "list_sessions",
+    "delete",
+    "close",
+    "system_prompt",
+    "mcp",
+]
 
 
 def load(ctx: ScenarioContext) -> None:
@@ -164,6 +177,52 @@ def close(ctx: ScenarioContext) -> None:
     cancel_busy_turn(ctx, busy, "SETUP-16", close)
     for request in closing:
         request.result(ctx.options.timeout)
+
+
+# -- a system prompt the agent cannot apply (provisional) ---------------------------------------
+
+#: A mode no version of the feature defines: preserved on the wire, never supported.
+UNKNOWN_MODE = "acpref-unknown-mode"
+
+
+def system_prompt(ctx: ScenarioContext) -> None:
+    """``session/new`` with a ``systemPrompt`` in a mode the agent does not know, then in
+    ``override`` when it advertised ``append`` only: each must be an error, not a session.
+
+    The second request breaks the client's SYSPROMPT-03 on purpose (as bad-input breaks other
+    client rules): the oracle's finding on the driver fails nothing.
+    """
+    ctx.initialize()
+    if not ctx.driver.supports(SYSTEM_PROMPT):  # also when --only skipped the handshake
+        for clause in ("SYSPROMPT-05", "SYSPROMPT-04"):
+            ctx.skip(clause, f"the agent does not advertise {SYSTEM_PROMPT}")
+        return
+    ctx.at("SYSPROMPT-05")
+    ctx.new_session()  # none: a login the agent needs shows here, not as the error below
+    _refuses_system_prompt(ctx, "SYSPROMPT-05", UNKNOWN_MODE)
+    if ctx.driver.supports(OVERRIDE_CAPABILITY):
+        reason = f"the agent advertises {OVERRIDE_CAPABILITY}: it supports both modes"
+        ctx.skip("SYSPROMPT-04", reason)
+        return
+    _refuses_system_prompt(ctx, "SYSPROMPT-04", "override")
+
+
+def _refuses_system_prompt(ctx: ScenarioContext, clause: str, mode: str) -> None:
+    ctx.at(clause)
+    text = "acpref check-agent: answer in one short sentence."
+    prompt = {"mode": mode, "content": [{"type": "text", "text": text}]}
+    params = {"cwd": ctx.cwd, "mcpServers": [], "systemPrompt": prompt}
+    try:
+        answer = ctx.driver.request("session/new", params)
+    except RpcError as exc:
+        if exc.code == ErrorCode.AUTH_REQUIRED:
+            raise  # spec RPC-16: filed with the auth hint, like any other scenario's
+        ctx.passed(clause)
+        return
+    # spec SYSPROMPT-04, SYSPROMPT-05: a mode the agent did not advertise, or does not know, is
+    # an error instead of a session.
+    evidence = f"session/new with systemPrompt mode {mode!r} opened session {answer.session_id!r}"
+    ctx.check(clause, False, evidence)
 
 
 # -- MCP servers ----------------------------------------------------------------------------------

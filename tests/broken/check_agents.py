@@ -3,9 +3,13 @@
 Run one with ``python tests/broken/check_agents.py NAME``. Each is a ``RawAgent`` (raw JSON
 lines, single-threaded) bent one way:
 
-* ``DEFECTS``: what only ``check-agent`` provokes (odd ids, notifications, non-ASCII text,
-  ``_meta``, an ignored cancel...). ``scenario`` is the scenario that provokes it and ``clause``
-  the clause that must FAIL.
+* ``DEFECTS``: one MUST / MUST NOT sentence broken each (odd ids, notifications, non-ASCII
+  text, ``_meta``, an update the client did not ask for...), at least one per area of the spec.
+  ``scenario`` is the scenario that provokes it and ``clause`` the clause that must FAIL, at
+  MUST, failing the run; ``options`` adds check options.
+* ``LESSER_DEFECTS``: the same for clauses below MUST: ``level`` is the level their sentence
+  gives (SHOULD), or ``spec-gap`` when no keyworded sentence states them. They FAIL at that
+  level and fail the run only when asked to (``--fail-on``, ``--strict-gaps``).
 * ``HARMLESS``: what real agents do that the spec allows (authentication required at the
   prompt, unstable fields, a slow start, a wrapper process...): ``check-agent`` must report no
   FAIL on them.
@@ -20,7 +24,7 @@ import os
 import subprocess
 import sys
 import time
-from typing import Any, Dict
+from typing import Any, Dict, List
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
@@ -87,7 +91,7 @@ class ParseErrorNoId(RawAgent):
 class UnknownMethodInternalError(RawAgent):
     """Answers unknown methods -32603 instead of -32601."""
 
-    scenario, clause = "bad-input", "RPC-12"
+    scenario, clause, level = "bad-input", "RPC-12", "spec-gap"
 
     def error(self, message: M, code: int, text: str) -> None:
         super().error(message, -32603 if code == -32601 else code, text)
@@ -96,7 +100,7 @@ class UnknownMethodInternalError(RawAgent):
 class BadParamsInternalError(RawAgent):
     """Answers a session/new whose cwd is not a string with -32603 instead of -32602."""
 
-    scenario, clause = "bad-input", "RPC-13"
+    scenario, clause, level = "bad-input", "RPC-13", "spec-gap"
 
     def on_session_new(self, m: M) -> None:
         if not isinstance(m["params"].get("cwd"), str):
@@ -161,7 +165,7 @@ class DiesAtPrompt(RawAgent):
 class UpdateBeforeNewAnswer(RawAgent):
     """Sends its available commands for a new session before answering session/new."""
 
-    scenario, clause = "prompt", "spec-gap:unknown-session"
+    scenario, clause, level = "prompt", "spec-gap:unknown-session", "spec-gap"
 
     def on_session_new(self, m: M) -> None:
         session_id = f"sess-{self.count + 1}"
@@ -187,7 +191,7 @@ class TwoAnswersPerTurn(RawAgent):
 class IgnoresMcpServers(RawAgent):
     """Accepts mcpServers and never starts them (the most reported real-world defect)."""
 
-    scenario, clause = "mcp", "SETUP-36"
+    scenario, clause, level = "mcp", "SETUP-36", "SHOULD"
 
     def connect_mcp(self, servers: Any) -> None:
         pass
@@ -205,7 +209,7 @@ class McpHandshakeUnfinished(RawAgent):
 class IgnoresCancelStreaming(RawAgent):
     """Ignores session/cancel: answers the next request, streams on, then ends end_turn."""
 
-    scenario, clause = "cancel", "spec-gap:cancel-ignored"
+    scenario, clause, level = "cancel", "spec-gap:cancel-ignored", "spec-gap"
 
     def prompt_slow(self, m: M, session_id: str) -> None:
         self.say(session_id, "working")
@@ -227,7 +231,7 @@ class IgnoresCancelStreaming(RawAgent):
 class IgnoresCancelLate(RawAgent):
     """Ignores session/cancel without reading on: streams for a second more, ends end_turn."""
 
-    scenario, clause = "cancel", "spec-gap:cancel-ignored"
+    scenario, clause, level = "cancel", "spec-gap:cancel-ignored", "spec-gap"
 
     def prompt_slow(self, m: M, session_id: str) -> None:
         self.say(session_id, "working")
@@ -334,7 +338,7 @@ class BooleanOptionUnasked(RawAgent):
 class NullServersRefused(RawAgent):
     """Refuses session/new with mcpServers null (a reader without default-on-null)."""
 
-    scenario, clause = "bad-input", "SCHEMA-18"
+    scenario, clause, level = "bad-input", "SCHEMA-18", "spec-gap"
 
     def on_session_new(self, m: M) -> None:
         if isinstance(m.get("params"), dict) and m["params"].get("mcpServers", []) is None:
@@ -411,7 +415,8 @@ class LoginLogout(RawAgent):
 class NullAuthenticateResult(LoginLogout):
     """Answers a successful authenticate with result null."""
 
-    scenario, clause, options = "auth", "AUTH-09", {"auth_method": "login"}
+    scenario, clause, level = "auth", "AUTH-09", "spec-gap"
+    options = {"auth_method": "login"}
 
     def on_authenticate(self, m: M) -> None:
         self.authed = True
@@ -421,7 +426,8 @@ class NullAuthenticateResult(LoginLogout):
 class LoginForgotten(LoginLogout):
     """Answers authenticate {} but keeps answering session/new -32000."""
 
-    scenario, clause, options = "auth", "AUTH-10", {"auth_method": "login"}
+    scenario, clause, level = "auth", "AUTH-10", "spec-gap"
+    options = {"auth_method": "login"}
 
     def on_authenticate(self, m: M) -> None:
         self.reply(m, {})
@@ -430,7 +436,8 @@ class LoginForgotten(LoginLogout):
 class NullLogoutResult(LoginLogout):
     """Answers a successful logout with result null."""
 
-    scenario, clause, options = "auth", "AUTH-16", {"auth_method": "login"}
+    scenario, clause, level = "auth", "AUTH-16", "spec-gap"
+    options = {"auth_method": "login"}
 
     def on_logout(self, m: M) -> None:
         self.authed = False
@@ -440,17 +447,272 @@ class NullLogoutResult(LoginLogout):
 class LogoutKeepsLogin(LoginLogout):
     """Answers logout {} but stays logged in: session/new is served after it."""
 
-    scenario, clause, options = "auth", "AUTH-17", {"auth_method": "login"}
+    scenario, clause, level = "auth", "AUTH-17", "spec-gap"
+    options = {"auth_method": "login"}
 
     def on_logout(self, m: M) -> None:
         self.reply(m, {})
 
 
-DEFECTS = {
+# -- One MUST sentence per area of the spec (issue 29) ---------------------------------------------
+#
+# Each breaks one MUST / MUST NOT sentence of its area (the table in tests/test_check_agent.py and
+# spec_notes/oracle.md); the areas already covered above are not repeated here. What the client
+# did not advertise (notices, compaction, plans, subagents, elicitation) is sent during the
+# ordinary prompt: check-agent's client advertises only fs and terminal.
+
+
+class VersionRefused(RawAgent):
+    """Answers an initialize that asks a version it does not speak with an error."""
+
+    scenario, clause = "version", "INIT-08"
+
+    def on_initialize(self, m: M) -> None:
+        if m["params"].get("protocolVersion") != 1:
+            self.error(m, -32602, "unsupported protocol version")
+            return
+        super().on_initialize(m)
+
+
+class TerminalAuthUnasked(RawAgent):
+    """Offers a terminal login to a client that did not advertise auth.terminal."""
+
+    scenario, clause = "handshake", "AUTH-05"
+
+    def reply(self, message: M, result: Any) -> None:
+        if isinstance(result, dict) and "protocolVersion" in result:
+            tui = {"id": "tui", "name": "Log in", "type": "terminal", "args": ["--login"]}
+            result = {**result, "authMethods": [tui]}
+        super().reply(message, result)
+
+
+class SameSessionId(RawAgent):
+    """Answers every session/new with the same session id (one conversation per cwd)."""
+
+    scenario, clause = "prompt", "SETUP-02"
+
+    def new_session_id(self) -> str:
+        self.count += 1
+        return "sess-1"
+
+
+class CloseKeepsTurn(RawAgent):
+    """Answers session/close at once and lets the session's running turn go on to end_turn."""
+
+    scenario, clause, options = "close", "SETUP-16", {"cancel_prompt": "tool"}
+
+    def on_session_close(self, m: M) -> None:
+        self.history.pop(m["params"]["sessionId"], None)
+        self.reply(m, {})
+
+
+class NoMatchIsAnError(RawAgent):
+    """Answers a session/list that matches no session with -32002 instead of an empty list."""
+
+    scenario, clause = "list", "LIST-09"
+
+    def on_session_list(self, m: M) -> None:
+        cwd = (m.get("params") or {}).get("cwd")
+        if cwd is not None and cwd not in self.cwds.values():
+            self.error(m, -32002, f"no sessions in {cwd}")
+            return
+        super().on_session_list(m)
+
+
+class RelativeToolLocation(RawAgent):
+    """Reports the file its tool call reads by a path relative to the session's cwd."""
+
+    scenario, clause = "prompt", "TOOL-15"
+
+    def on_session_prompt(self, m: M) -> None:
+        session_id = m["params"]["sessionId"]
+        if session_id in self.history:
+            call = {"toolCallId": f"read-{self.ids}", "title": "Read README.md", "kind": "read"}
+            self.ids += 1
+            where = {"locations": [{"path": "README.md"}]}
+            self.update(session_id, {"sessionUpdate": "tool_call", **call, **where})
+            done = {"toolCallId": call["toolCallId"], "status": "completed"}
+            self.update(session_id, {"sessionUpdate": "tool_call_update", **done})
+        super().on_session_prompt(m)
+
+
+class ElicitsUnasked(RawAgent):
+    """Asks the user a form through a client that did not advertise elicitation."""
+
+    scenario, clause = "prompt", "ELICIT-06"
+
+    def on_session_prompt(self, m: M) -> None:
+        session_id = m["params"]["sessionId"]
+        if session_id in self.history:
+            schema = {"type": "object", "properties": {"name": {"type": "string"}}}
+            form = {"mode": "form", "message": "Your name?", "requestedSchema": schema}
+            self.request("elicitation/create", {"sessionId": session_id, **form})
+        super().on_session_prompt(m)
+
+
+class CancelRequestWrongError(RawAgent):
+    """Ends a prompt cancelled by $/cancel_request with -32603 instead of -32800 or a result."""
+
+    scenario, clause = "cancel", "CANCEL-05"
+    by_request = False
+
+    def on_dollar_cancel_request(self, m: M) -> None:
+        self.by_request = m["params"].get("requestId") == getattr(self, "prompt_id", None)
+        super().on_dollar_cancel_request(m)
+
+    def finish_cancelled(self, m: M) -> None:
+        if self.by_request:
+            self.error(m, -32603, "aborted")
+            return
+        super().finish_cancelled(m)
+
+
+class IgnoresCancelWhileAsking(RawAgent):
+    """Ignores session/cancel: the turn that waited on a permission ends end_turn."""
+
+    scenario, clause, options = "cancel", "PROMPT-23", {"cancel_prompt": "tool"}
+
+    def on_session_cancel(self, m: M) -> None:
+        pass
+
+
+class UnaskedUpdate(RawAgent):
+    """Sends ``unasked`` (a session update kind) in every turn, before its answer."""
+
+    unasked: M = {}
+
+    def on_session_prompt(self, m: M) -> None:
+        session_id = m["params"]["sessionId"]
+        if session_id in self.history:
+            for update in self.unasked_updates():
+                self.update(session_id, update, keep=False)
+        super().on_session_prompt(m)
+
+    def unasked_updates(self) -> List[M]:
+        return [self.unasked]
+
+
+class NoticeUnasked(UnaskedUpdate):
+    """Shows a notice to a client that did not advertise session.notices."""
+
+    scenario, clause = "prompt", "NOTICE-01"
+    unasked = {"sessionUpdate": "notice", "severity": "info", "title": "Model switched"}
+
+
+class CompactionUnasked(UnaskedUpdate):
+    """Reports a compaction to a client that did not advertise session.compaction."""
+
+    scenario, clause = "prompt", "COMPACT-01"
+
+    def unasked_updates(self) -> List[M]:
+        self.ids += 1
+        start = {"sessionUpdate": "compaction_update", "compactionId": f"cmp-{self.ids}"}
+        return [{**start, "status": "in_progress"}, {**start, "status": "completed"}]
+
+
+class PlanUpdateUnasked(UnaskedUpdate):
+    """Sends plan_update to a client that did not advertise plan."""
+
+    scenario, clause = "prompt", "PLANOP-01"
+    entry = {"content": "Answer", "priority": "high", "status": "completed"}
+    unasked = {
+        "sessionUpdate": "plan_update",
+        "plan": {"type": "items", "planId": "plan-1", "entries": [entry]},
+    }
+
+
+class SubagentUnasked(UnaskedUpdate):
+    """Announces a subagent to a client that did not advertise subagents."""
+
+    scenario, clause = "prompt", "SUBAGENT-01"
+
+    def unasked_updates(self) -> List[M]:
+        self.ids += 1
+        child = {"sessionUpdate": "subagent_update", "sessionId": f"child-{self.ids}"}
+        return [
+            {**child, "title": "Helper", "state": {"state": "running"}},
+            {**child, "state": {"state": "idle", "stopReason": "end_turn"}},
+        ]
+
+
+class SystemPromptAgent(RawAgent):
+    """Advertises a client system prompt in append mode only and refuses any other mode (a
+    correct agent, in ``HARMLESS``)."""
+
+    capabilities = {
+        **RawAgent.capabilities,
+        "sessionCapabilities": {**RawAgent.capabilities["sessionCapabilities"], "systemPrompt": {}},
+    }
+
+    def supports(self, mode: Any) -> bool:
+        return mode == "append"
+
+    def on_session_new(self, m: M) -> None:
+        prompt = m["params"].get("systemPrompt")
+        if isinstance(prompt, dict) and not self.supports(prompt.get("mode")):
+            self.error(m, -32602, f"systemPrompt mode {prompt.get('mode')!r} is not supported")
+            return
+        super().on_session_new(m)
+
+
+class OverrideUnadvertised(SystemPromptAgent):
+    """Advertises append mode only, and applies an override system prompt anyway."""
+
+    scenario, clause = "system-prompt", "SYSPROMPT-04"
+
+    def supports(self, mode: Any) -> bool:
+        return mode in ("append", "override")
+
+
+class UnknownModeAsAppend(SystemPromptAgent):
+    """Advertises both modes, and reads a mode it does not know as append."""
+
+    scenario, clause = "system-prompt", "SYSPROMPT-05"
+    capabilities = {
+        **RawAgent.capabilities,
+        "sessionCapabilities": {
+            **RawAgent.capabilities["sessionCapabilities"],
+            "systemPrompt": {"mode": {"override": {}}},
+        },
+    }
+
+    def supports(self, mode: Any) -> bool:
+        return True
+
+
+class GoodbyeOnStdout(RawAgent):
+    """Says goodbye on stdout when its input ends, then exits."""
+
+    scenario, clause = "handshake", "TRANSPORT-08"
+
+    def run(self) -> None:
+        super().run()
+        self.write(b"Goodbye.\n")
+
+
+class DeletedStillListed(RawAgent):
+    """Answers session/delete {} and keeps listing the session (DELETE-03 has no keyword)."""
+
+    scenario, clause, level = "delete", "DELETE-03", "spec-gap"
+    capabilities = {
+        **RawAgent.capabilities,
+        "sessionCapabilities": {**RawAgent.capabilities["sessionCapabilities"], "delete": {}},
+    }
+
+    def on_session_delete(self, m: M) -> None:
+        self.reply(m, {})
+
+
+_ONE_DEFECT = {
     name: cls
     for name, cls in list(globals().items())
     if isinstance(cls, type) and issubclass(cls, RawAgent) and hasattr(cls, "clause")
 }
+#: Each breaks a MUST / MUST NOT sentence: the run fails on its clause.
+DEFECTS = {name: cls for name, cls in _ONE_DEFECT.items() if not hasattr(cls, "level")}
+#: Each breaks a clause whose sentence says SHOULD, or that no keyworded sentence states
+#: (``level``: spec-gap): reported at that level, failing the run only when asked to.
+LESSER_DEFECTS = {name: cls for name, cls in _ONE_DEFECT.items() if hasattr(cls, "level")}
 
 
 # -- What real agents do, and the spec allows --------------------------------------------------------
@@ -581,7 +843,8 @@ HARMLESS = {
     "SlowStart": SlowStart,
     "InvalidRequestNullId": InvalidRequestNullId,
     "Wrapper": Wrapper,
+    "SystemPromptAgent": SystemPromptAgent,
 }
 
 if __name__ == "__main__":
-    {**DEFECTS, **HARMLESS}[sys.argv[1]]().run()  # type: ignore[operator]
+    {**_ONE_DEFECT, **HARMLESS}[sys.argv[1]]().run()  # type: ignore[operator]
