@@ -18,7 +18,8 @@ spec_notes/oracle.md, "check-agent's own tests", checked against ``quotes.tsv`` 
   history"); close: CloseKeepsTurn, SETUP-16 ("MUST cancel any ongoing work for that session");
   list: NoMatchIsAnError, LIST-09 ("the Agent MUST return an empty `sessions` array")
 * delete: no MUST sentence for the agent (DELETE-03 has no keyword: DeletedStillListed is a
-  ``LESSER_DEFECTS`` spec-gap; DELETE-04 says SHOULD; DELETE-01, DELETE-02 are the client's)
+  ``LESSER_DEFECTS`` spec-gap; DELETE-04 says SHOULD; DELETE-01 is the client's; DELETE-02's "returns an empty result"
+  has no keyword either)
 * modes and config options: BooleanOptionUnasked, CONFIG-05 ("Agents MUST NOT include
   `type: "boolean"` options ... unless the Client advertised support."); the modes page states
   nothing the agent MUST do (MODES-02, -03, -05 have no keyword; MODES-04 is the client's)
