@@ -92,12 +92,10 @@ class LineSplitter:
                     dropping, head, tail = 0, b"", b""
                 elif parts:
                     parts.append(chunk[start:nl])
-                    line = b"".join(parts)
-                    parts, pending = [], 0
-                    if len(line) > self._max:
-                        yield Oversize(len(line), line[:OVERSIZE_HEAD], line[-OVERSIZE_HEAD:])
-                    else:
-                        yield line
+                    pending = 0
+                    # Joined by a function, so that this frame holds no reference to the line
+                    # while it waits at the yield: a line is freed once its reader is done.
+                    yield _joined(parts, self._max)
                 elif nl - start > self._max:
                     yield Oversize(
                         nl - start,
@@ -122,6 +120,15 @@ class LineSplitter:
             else:
                 parts.append(chunk[start:] if start else chunk)
                 pending += rest
+
+
+def _joined(parts: List[bytes], limit: int) -> Union[bytes, Oversize]:
+    """The line made of ``parts`` (emptied), or its ``Oversize`` when it passes ``limit``."""
+    line = b"".join(parts)
+    parts.clear()
+    if len(line) > limit:
+        return Oversize(len(line), line[:OVERSIZE_HEAD], line[-OVERSIZE_HEAD:])
+    return line
 
 
 def _head(parts: List[bytes], more: bytes) -> bytes:

@@ -2,8 +2,7 @@
 
 Spec: transports.mdx (stdio: stdout carries protocol messages only, logs go to stderr,
 TRANSPORT-08). The agent itself is ``acpref.echo``; this module only parses options, sets up
-logging on stderr and serves. Room is left for ``--check REPORT.json`` and ``/mcp`` (a later
-issue).
+logging on stderr and serves.
 """
 
 from __future__ import annotations
@@ -27,6 +26,17 @@ def _epilog() -> str:
         "Any other prompt is echoed back. spec_notes/echo-agent.md tells what each one exercises."
     )
     return "\n".join(lines)
+
+
+def _seconds(text: str) -> float:
+    """A number of seconds above zero, finite (argparse says what is wrong with another)."""
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a number of seconds") from None
+    if not (0 < value < 1e9):  # also refuses nan
+        raise argparse.ArgumentTypeError(f"{text!r} is not a number of seconds above 0")
+    return value
 
 
 def register(subparsers: Any, name: str, help_text: str) -> None:
@@ -53,6 +63,14 @@ def register(subparsers: Any, name: str, help_text: str) -> None:
         help="session methods answer -32000 until the client authenticates (method echo-login)",
     )
     parser.add_argument(
+        "--mcp-timeout",
+        type=_seconds,
+        default=30.0,
+        metavar="SECONDS",
+        help="how long session/new, load and resume wait for the session's MCP servers, all "
+        "together (default: 30); a server not connected by then is left out and stopped",
+    )
+    parser.add_argument(
         "--log-level",
         default="WARNING",
         choices=["DEBUG", "INFO", "WARNING", "ERROR"],
@@ -73,4 +91,9 @@ def _run(args: argparse.Namespace) -> int:
 
     registry = SessionRegistry(args.state_dir)
     require_auth = bool(args.require_auth)
-    return serve_stdio(lambda client: EchoAgent(client, registry, require_auth=require_auth))
+    mcp_timeout = args.mcp_timeout
+    return serve_stdio(
+        lambda client: EchoAgent(
+            client, registry, require_auth=require_auth, mcp_timeout=mcp_timeout
+        )
+    )

@@ -57,8 +57,12 @@ class Agent:
     #: Connect to the MCP servers each session names (spec SETUP-30, SETUP-36); False to leave
     #: ``mcpServers`` to the implementation.
     connect_mcp_servers: bool = True
-    #: How long session/new, load and resume wait for the MCP servers to start and answer.
+    #: How long session/new, load and resume wait for the MCP servers to start and answer:
+    #: one deadline for all of them together (spec-gap mcp-deadline).
     mcp_connect_timeout: float = 30.0
+    #: What each MCP server may make the agent hold (an ``acpref.mcp.McpLimits``); None for its
+    #: defaults (spec-gap mcp-bounds).
+    mcp_limits: Optional[Any] = None
 
     def __init__(self, client: "ClientHandle", sessions: Optional[SessionRegistry] = None) -> None:
         self.client = client
@@ -391,9 +395,12 @@ class Agent:
     def connect_mcp(self, session: Session, servers: List[Any]) -> None:
         """Connect the MCP servers a session names; keep them in ``session.live["mcp"]``.
 
-        Servers that fail to start or to answer are left out: the session is set up without
-        them (spec-gap mcp-failure), and their failures wait in ``session.live["mcp_notices"]``
-        for the implementation to tell the user (the echo agent does, in the next turn).
+        Servers that fail to start or to answer within ``mcp_connect_timeout`` are left out:
+        the session is set up without them (spec-gap mcp-failure); a server whose tool list was
+        cut at a bound of ``mcp_limits`` is kept with the tools taken (spec-gap mcp-bounds).
+        Both wait in ``session.live["mcp_notices"]``, as ``(title, text)`` pairs, for the
+        implementation to tell the user (the echo agent sends them as notices, or says them in
+        the next turn).
         """
         if not self.connect_mcp_servers:
             return
@@ -401,9 +408,9 @@ class Agent:
         self._disconnect_mcp(session)
         if not servers:
             return
-        from ..mcp import McpFailure, McpManager  # imported on first use: import acpref stays light
+        from ..mcp import McpManager, notices_for  # on first use: import acpref stays light
 
-        manager = McpManager()
+        manager = McpManager(**({} if self.mcp_limits is None else {"limits": self.mcp_limits}))
         session.live["mcp"] = manager
         # spec SETUP-36: connect to every server the client named (in parallel, bounded).
         outcomes = manager.connect(
@@ -413,10 +420,11 @@ class Agent:
             timeout=self.mcp_connect_timeout,
             cwd=session.cwd,  # spec SETUP-26: the session's cwd, not this process's directory
         )
-        # spec-gap mcp-failure: the session exists without the servers that failed.
-        failures = [str(o) for o in outcomes if isinstance(o, McpFailure)]
-        if failures:
-            session.live["mcp_notices"] = failures
+        # spec-gap mcp-failure: the session exists without the servers that failed; and
+        # spec-gap mcp-bounds: with the tools taken from lists cut at a bound. Both are told.
+        notices = notices_for(outcomes)
+        if notices:
+            session.live["mcp_notices"] = notices
 
     def mcp(self, session: Session) -> Any:
         """The session's ``acpref.mcp.McpManager``, or None when it names no servers."""

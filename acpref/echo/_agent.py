@@ -107,7 +107,8 @@ _BRAVE_SELECT = {
 
 
 class EchoAgent(Agent):
-    """The echo agent. ``require_auth`` makes session methods need ``authenticate`` first."""
+    """The echo agent. ``require_auth`` makes session methods need ``authenticate`` first;
+    ``mcp_timeout`` is the one deadline of a session's MCP servers (``mcp_connect_timeout``)."""
 
     info = s.Implementation(name="acpref-echo", title="acpref echo agent", version=__version__)
 
@@ -117,9 +118,12 @@ class EchoAgent(Agent):
         sessions: Optional[SessionRegistry] = None,
         *,
         require_auth: bool = False,
+        mcp_timeout: Optional[float] = None,
     ) -> None:
         super().__init__(client, sessions)
         self.auth_required = require_auth
+        if mcp_timeout is not None:
+            self.mcp_connect_timeout = mcp_timeout
         #: Per session: set once its command list is on the wire (see ``session_prompt``).
         self._announced: Dict[str, threading.Event] = {}
         self._announced_lock = threading.Lock()
@@ -234,6 +238,7 @@ class EchoAgent(Agent):
             self.client.update(
                 session_id, s.AvailableCommandsUpdate(available_commands=available_commands())
             )
+            self._tell_mcp(session_id)
         finally:
             announced.set()
             with self._announced_lock:
@@ -262,11 +267,7 @@ class EchoAgent(Agent):
         # answer, on a thread of its own) goes out before anything of the first turn, so two
         # runs of one scenario send the same messages in the same order.
         self._announcement(params.session_id).wait(_ANNOUNCE_WAIT)
-        notices = session.live.pop("mcp_notices", None)
-        if notices:
-            # spec-gap mcp-failure: servers that could not be connected are told in the next
-            # turn (an update outside a turn would itself break a rule).
-            turn.say("Some MCP servers of this session are not connected:\n" + "\n".join(notices))
+        self._tell_mcp(params.session_id, turn)
         blocks = list(params.prompt)
         first = blocks[0] if blocks else None
         if isinstance(first, s.TextContent) and first.text.startswith("/"):
@@ -278,6 +279,30 @@ class EchoAgent(Agent):
                     Invocation(agent=self, turn=turn, session=session, args=args, extra=blocks[1:])
                 )
         return self._echo(blocks, turn)
+
+    def _tell_mcp(self, session_id: str, turn: Optional[PromptTurn] = None) -> None:
+        """Tell the user of the session's MCP servers that failed or whose tools were cut.
+
+        spec-gap mcp-failure, mcp-bounds: as notices, right after the session is set up, to a
+        client that takes them (NOTICE-01, NOTICE-10); to any other client, as an agent message
+        at the start of the next turn (NOTICE-02; content outside a turn would break a rule).
+        """
+        session = self.sessions.get(session_id)
+        if session is None or not session.mcp_servers:
+            return
+        takes_notices = self.client.supports("session.notices")
+        if not takes_notices and turn is None:
+            return  # kept for the next turn
+        notices = session.live.pop("mcp_notices", None)
+        if not notices:
+            return
+        if takes_notices:
+            for title, text in notices:
+                notice = s.Notice(severity=s.NoticeSeverity.WARNING, title=title, description=text)
+                self.client.update(session_id, notice)
+        elif turn is not None:
+            lines = "\n".join(text for _, text in notices)
+            turn.say(f"Some MCP servers of this session are not connected, or not whole:\n{lines}")
 
     def _echo(self, blocks: List[Any], turn: PromptTurn) -> s.StopReason:
         """Send the prompt back, block by block, as one agent message (PROMPT-06, PROMPT-07)."""

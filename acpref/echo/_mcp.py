@@ -28,6 +28,8 @@ CANCELLED = s.StopReason.CANCELLED
 
 #: How long one /mcp tool call may take.
 CALL_TIMEOUT = 30.0
+#: Characters of a tool's description that /mcp shows: its first line, cut there.
+SUMMARY_CHARS = 120
 
 
 @command(
@@ -120,9 +122,18 @@ def _list(inv: Invocation, manager: Any) -> s.StopReason:
             f"{len(server.tools)} tools"
         )
         for tool in server.tools:
-            lines.append(f"    {tool.name}: {tool.description or tool.title or ''}".rstrip(": "))
+            lines.append(f"    {tool.name}: {_summary(tool.description or tool.title)}".rstrip(": "))
+        if server.tools_cut is not None:
+            lines.append(f"    (not all of its tools: {server.tools_cut})")
     for failure in failures:
         lines.append(f"  {failure.name} ({failure.transport}): not connected: {failure.reason}")
     lines.append('Call a tool with /mcp SERVER TOOL {"argument": "value"}.')
     inv.say("\n".join(lines))
     return END
+
+
+def _summary(description: Optional[str]) -> str:
+    """The first line of a tool's description, at most ``SUMMARY_CHARS`` characters: a list
+    stays readable (and small) whatever a server wrote there."""
+    first = (description or "").strip().split("\n", 1)[0]
+    return first if len(first) <= SUMMARY_CHARS else first[: SUMMARY_CHARS - 1] + "…"

@@ -7,9 +7,11 @@ MCP Servers (SETUP-30, SETUP-31, SETUP-32 .. SETUP-34).
 
 ``McpServerConnection.open`` reaches one server named in ``mcpServers`` over its channel (stdio
 or streamable HTTP), runs the handshake and lists the tools, all within one timeout, and stops
-the server again if any of it fails. The channel is what differs between transports: it sends
-raw JSON-RPC requests and notifications and knows how to end; everything MCP says about the
-conversation lives here, once.
+the server again if any of it fails (``start`` and ``handshake`` are its two halves, for a
+caller that must be able to stop the server while it starts). What a server may make it keep
+is bounded by ``McpLimits``: a list of tools cut at a bound is kept, and says why. The channel
+is what differs between transports: it sends raw JSON-RPC requests and notifications and knows
+how to end; everything MCP says about the conversation lives here, once.
 
 What must not live here: spawning, HTTP, process groups (``_stdio``, ``_http``); several servers
 at once (``_manager``).
@@ -19,9 +21,10 @@ from __future__ import annotations
 
 import logging
 import os
+import sys
 import threading
 import time
-from typing import Any, Dict, Iterable, List, Mapping, Optional, Protocol, Tuple
+from typing import Any, Dict, Iterable, List, Mapping, Optional, Protocol, Set, Tuple
 
 from .. import __version__
 from ..schema import McpServerHttp, McpServerSse, McpServerStdio
@@ -30,24 +33,25 @@ from ._model import (
     MCP_PROTOCOL_VERSION,
     SUPPORTED_PROTOCOL_VERSIONS,
     McpError,
+    McpLimits,
     McpServerEntry,
     McpTimeout,
     McpTool,
+    McpTooLarge,
     McpToolResult,
+    decoded_size,
 )
 from ._secrets import Redactor
 from ._stdio import StdioChannel
 
-__all__ = ["McpServerConnection", "transport_of", "secrets_of"]
+__all__ = ["McpServerConnection", "transport_of", "secrets_of", "QUICK_CLOSE"]
 
 log = logging.getLogger("acpref.mcp")
 
 #: Sent as ``clientInfo`` in ``initialize``.
 CLIENT_INFO = {"name": "acpref", "version": __version__}
-#: Bound on ``tools/list`` pages, against a server whose cursors never end.
-_MAX_TOOL_PAGES = 100
 #: The shutdown ladder for a server that failed to connect: it is not worth waiting for.
-_QUICK_CLOSE = {"grace": 0.5, "term_grace": 1.0, "kill_wait": 2.0}
+QUICK_CLOSE = {"grace": 0.5, "term_grace": 1.0, "kill_wait": 2.0}
 
 
 class _Channel(Protocol):
@@ -89,12 +93,15 @@ def secrets_of(server: Any) -> Iterable[str]:
 class McpServerConnection:
     """A connected MCP server: what it said about itself, its tools, and calls to them."""
 
-    def __init__(self, name: str, transport: str, channel: _Channel) -> None:
+    def __init__(
+        self, name: str, transport: str, channel: _Channel, limits: McpLimits = McpLimits()
+    ) -> None:
         #: The ``name`` the client gave the server in ``mcpServers``.
         self.name = name
         #: ``"stdio"`` or ``"http"``.
         self.transport = transport
         self._channel = channel
+        self._limits = limits
         #: The MCP revision agreed in ``initialize``.
         self.protocol_version: str = ""
         #: The server's ``serverInfo`` (name, version...) and ``capabilities``, as sent.
@@ -103,6 +110,11 @@ class McpServerConnection:
         #: The server's ``instructions`` for the model, if it gave any.
         self.instructions: Optional[str] = None
         self._tools: Tuple[McpTool, ...] = ()
+        #: Why the tools as last listed are not the server's whole list (the bound that stopped
+        #: the listing, and how many tools were kept), or None.
+        self.tools_cut: Optional[str] = None
+        #: The method of the last request sent that got no answer (``"initialize"``...), if any.
+        self.waiting_for: Optional[str] = None
         self._close_lock = threading.Lock()  # guards _closed
         self._closed = False
 
@@ -122,6 +134,7 @@ class McpServerConnection:
         timeout: float,
         cwd: Optional[str] = None,
         base_env: Optional[Mapping[str, str]] = None,
+        limits: McpLimits = McpLimits(),
     ) -> "McpServerConnection":
         """Connect to one ``mcpServers`` entry: start it, shake hands, list its tools.
 
@@ -130,6 +143,20 @@ class McpServerConnection:
         process behind. SSE servers raise at once: acpref does not support that transport.
         """
         deadline = time.monotonic() + timeout
+        connection = cls.start(server, cwd=cwd, base_env=base_env, limits=limits)
+        connection.handshake(deadline)
+        return connection
+
+    @classmethod
+    def start(
+        cls,
+        server: McpServerEntry,
+        *,
+        cwd: Optional[str] = None,
+        base_env: Optional[Mapping[str, str]] = None,
+        limits: McpLimits = McpLimits(),
+    ) -> "McpServerConnection":
+        """The server started (a stdio one spawned), not yet spoken to: ``handshake`` next."""
         transport = transport_of(server)
         label = f"mcp:{server.name}"
         redact = Redactor(secrets_of(server))
@@ -139,7 +166,7 @@ class McpServerConnection:
                 "the SSE transport (deprecated by MCP) is not supported by acpref; use HTTP"
             )
         if isinstance(server, McpServerHttp):
-            channel = HttpChannel(server, label=label, redact=redact)
+            channel = HttpChannel(server, label=label, redact=redact, limits=limits)
         elif isinstance(server, McpServerStdio):
             channel = StdioChannel.start(
                 server,
@@ -147,17 +174,24 @@ class McpServerConnection:
                 base_env=os.environ if base_env is None else base_env,
                 cwd=cwd,
                 redact=redact,
+                limits=limits,
             )
         else:
             raise McpError(f"unknown kind of MCP server: {type(server).__name__}")
-        connection = cls(server.name, transport, channel)
+        return cls(server.name, transport, channel, limits)
+
+    def handshake(self, deadline: float) -> None:
+        """``initialize``, then ``tools/list``, before ``deadline`` (a ``time.monotonic()``).
+
+        On failure the server is stopped (quickly: it is not worth waiting for) and
+        ``McpError`` raised.
+        """
         try:
-            connection._initialize(deadline)
-            connection.list_tools(max(0.0, deadline - time.monotonic()))
+            self._initialize(deadline)
+            self.list_tools(max(0.0, deadline - time.monotonic()))
         except BaseException:
-            connection.close(**_QUICK_CLOSE)
+            self.close(**QUICK_CLOSE)
             raise
-        return connection
 
     def _initialize(self, deadline: float) -> None:
         """MCP lifecycle: ``initialize``, check the version, then ``notifications/initialized``."""
@@ -208,38 +242,46 @@ class McpServerConnection:
         """List the server's tools again, following ``nextCursor`` (all within ``timeout``).
 
         A server that did not declare the ``tools`` capability has none and is not asked.
+        spec-gap mcp-bounds: the listing stops at the first bound of ``McpLimits`` it reaches
+        (tools, their decoded bytes, pages, one page's size); the tools taken until then are
+        kept, and ``tools_cut`` says which bound stopped it and how many tools were kept.
         """
         if "tools" not in self.capabilities:
-            self._tools = ()
+            self._tools, self.tools_cut = (), None
             return self._tools
         deadline = time.monotonic() + timeout
-        tools: List[McpTool] = []
-        seen = set()
+        limits = self._limits
+        listing = _Listing(limits)
         cursor: Optional[str] = None
-        for _ in range(_MAX_TOOL_PAGES):
+        for page in range(1, limits.max_tool_pages + 1):
             params = {} if cursor is None else {"cursor": cursor}
-            result = self._request("tools/list", params, deadline - time.monotonic())
+            try:
+                result = self._request("tools/list", params, deadline - time.monotonic())
+            except McpTooLarge as exc:
+                listing.cut = f"page {page} of tools/list was refused: {exc.reason}"
+                break
             if not isinstance(result, dict) or not isinstance(result.get("tools", []), list):
                 raise McpError("tools/list answered something other than a list of tools")
-            for tool in filter(None, map(McpTool.from_wire, result.get("tools", []))):
-                if tool.name in seen:
-                    log.warning(
-                        "mcp:%s: tool %r listed twice; the first one is kept", self.name, tool.name
-                    )
-                    continue
-                seen.add(tool.name)
-                tools.append(tool)
+            listing.take(result.get("tools", []))
             next_cursor = result.get("nextCursor")
+            del result  # the page goes now: only the tools taken from it stay
+            if listing.cut is not None:
+                break
             if not isinstance(next_cursor, str) or not next_cursor:
                 break
             cursor = next_cursor
         else:
-            log.warning(
-                "mcp:%s: tools/list still had pages after %d; stopped there",
-                self.name,
-                _MAX_TOOL_PAGES,
+            listing.cut = (
+                f"tools/list still had pages after {limits.max_tool_pages} "
+                "(the bound max_tool_pages)"
             )
-        self._tools = tuple(tools)
+        listing.log_skipped(self.name)
+        self._tools = tuple(listing.tools)
+        self.tools_cut = (
+            None if listing.cut is None else f"{listing.cut}; {len(self._tools)} tools kept"
+        )
+        if self.tools_cut is not None:
+            log.warning("mcp:%s: %s", self.name, self.tools_cut)
         return self._tools
 
     def call_tool(
@@ -272,8 +314,9 @@ class McpServerConnection:
             raise McpError(f"{method}: the connection to MCP server {self.name!r} is closed")
         if timeout <= 0:
             raise McpTimeout(f"{method}: no time left to ask")
+        self.waiting_for = method
         try:
-            return self._channel.request(method, params, timeout)
+            result = self._channel.request(method, params, timeout)
         except McpTimeout as exc:
             # MCP cancellation: tell the server we gave up (never for initialize, which MCP
             # says must not be cancelled), so that it can stop the work. Best effort.
@@ -287,6 +330,59 @@ class McpServerConnection:
                 except McpError:
                     pass
             raise
+        self.waiting_for = None
+        return result
+
+
+class _Listing:
+    """The tools taken from ``tools/list`` pages so far, within the bounds of ``McpLimits``."""
+
+    def __init__(self, limits: McpLimits) -> None:
+        self._limits = limits
+        self.tools: List[McpTool] = []
+        self._names: Set[str] = set()
+        self._bytes = 0
+        #: The bound that stopped the listing, in words; None while it goes on.
+        self.cut: Optional[str] = None
+        self._malformed = 0
+        self._twice = 0
+
+    def take(self, page: List[Any]) -> None:
+        """Take the page's tools in order, until a bound is reached (then ``cut`` says which)."""
+        limits = self._limits
+        for data in page:
+            tool = McpTool.from_wire(data)
+            if tool is None:
+                self._malformed += 1
+                continue
+            if tool.name in self._names:
+                self._twice += 1  # the first one listed is kept
+                continue
+            if len(self.tools) >= limits.max_tools:
+                self.cut = f"tools/list passed the bound of {limits.max_tools} tools (max_tools)"
+                return
+            # spec-gap mcp-bounds: counted as held in memory, not as sent on the wire.
+            cost = sys.getsizeof(tool) + decoded_size(tool.raw)
+            if self._bytes + cost > limits.max_tool_bytes:
+                self.cut = (
+                    f"tools/list passed the bound of {limits.max_tool_bytes} bytes of tools, "
+                    "counted decoded (max_tool_bytes)"
+                )
+                return
+            self.tools.append(tool)
+            self._names.add(tool.name)
+            self._bytes += cost
+
+    def log_skipped(self, server: str) -> None:
+        if self._malformed:
+            log.warning("mcp:%s: skipped %d malformed tools", server, self._malformed)
+        if self._twice:
+            log.warning(
+                "mcp:%s: %d tools were listed again under a name already taken; "
+                "the first of each was kept",
+                server,
+                self._twice,
+            )
 
 
 def _object(value: Any) -> Dict[str, Any]:

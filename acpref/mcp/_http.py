@@ -13,7 +13,10 @@ Transports, Streamable HTTP. What acpref does of it:
 * The ``Mcp-Session-Id`` the server gives in its ``initialize`` response is sent on every later
   request, with ``MCP-Protocol-Version``; ``close()`` DELETEs the session (best effort).
 * Every exchange runs under one deadline: connect, send, and each read of the body are bounded
-  by the time that is left of it.
+  by the time that is left of it; ``close()`` shuts the sockets of exchanges still under way, so
+  that a server that trickles bytes (each read short, their sum endless) holds nothing past it.
+* spec-gap mcp-bounds: a body, or one event of a stream, is bounded in bytes and in JSON values
+  (``McpLimits.max_message_bytes``, ``max_message_items``), as a stdio line is.
 
 Not supported, each said in the error a user sees: the GET stream for server-initiated messages
 (acpref needs none: it declares no client capabilities), resuming a broken stream
@@ -34,11 +37,12 @@ import socket
 import ssl
 import threading
 import time
-from typing import Any, Dict, Iterator, List, Optional, Tuple
+from typing import Any, Dict, Iterator, List, Optional, Set, Tuple
 from urllib.parse import urlsplit
 
+from .._bounds import count_items
 from ..schema import McpServerHttp
-from ._model import McpError, McpTimeout, server_request_answer
+from ._model import McpError, McpLimits, McpTimeout, McpTooLarge, server_request_answer
 from ._secrets import Redactor, safe_url
 from ._sse import SseParser, SseTooLarge
 
@@ -88,7 +92,7 @@ class HttpChannel:
         *,
         label: str,
         redact: Redactor,
-        max_message_bytes: int = 64 * 1024 * 1024,
+        limits: McpLimits = McpLimits(),
     ) -> None:
         parts = urlsplit(server.url)
         try:
@@ -105,9 +109,12 @@ class HttpChannel:
         self._port = port
         self._target = (parts.path or "/") + (f"?{parts.query}" if parts.query else "")
         self._headers = _client_headers(server, label)
-        self._max = max_message_bytes
+        self._max = limits.max_message_bytes
+        self._max_items = limits.max_message_items
         self._ids = itertools.count(1)
-        self._state_lock = threading.Lock()  # guards the ids, the session and the flags below
+        self._state_lock = threading.Lock()  # guards the ids, the session, the sockets, the flags
+        #: The sockets of the exchanges under way: ``close()`` shuts them.
+        self._sockets: Set[socket.socket] = set()
         self._session_id: Optional[str] = None
         self._protocol_version: Optional[str] = None
         self._dead: Optional[str] = None
@@ -177,16 +184,22 @@ class HttpChannel:
                 return
             self._closed = True
             session_id = self._session_id
+            under_way = list(self._sockets)
+        for sock in under_way:
+            try:
+                sock.shutdown(socket.SHUT_RDWR)  # its reader wakes at once, with an error
+            except OSError:
+                pass  # it ended meanwhile
         if session_id is None:
             return
         deadline = time.monotonic() + _DELETE_TIMEOUT
         try:
-            conn, _sock, response = self._send("DELETE", None, deadline)
+            conn, sock, response = self._send("DELETE", None, deadline)
             try:
                 # MCP: 405 means the server does not let clients end sessions; nothing to do.
                 log.debug("%s: DELETE session answered HTTP %d", self._label, response.status)
             finally:
-                conn.close()
+                self._done(conn, sock)
         except (OSError, http.client.HTTPException) as exc:
             log.debug("%s: DELETE session failed: %s", self._label, self._redact(str(exc)))
 
@@ -218,7 +231,7 @@ class HttpChannel:
                 raise McpError(f"the response to {method} has neither result nor error")
             raise McpError(f"the server's answer to {method} ended without a response")
         finally:
-            conn.close()
+            self._done(conn, sock)
 
     def _post_only(self, message: Dict[str, Any], deadline: float) -> None:
         """POST a notification or a response: anything 2xx is accepted, the body is not read."""
@@ -227,7 +240,7 @@ class HttpChannel:
             what = message.get("method") or "response"
             self._check_status(response, sock, deadline, what)
         finally:
-            conn.close()
+            self._done(conn, sock)
 
     def _answer(self, request: Dict[str, Any], deadline: float) -> None:
         """Answer a request the server sent on the event stream (ping), with a POST."""
@@ -251,10 +264,15 @@ class HttpChannel:
             )
         else:
             conn = http.client.HTTPConnection(self._host, self._port, timeout=timeout)
+        sock: Optional[socket.socket] = None
         try:
             conn.connect()
             sock = conn.sock  # kept: http.client lets go of it once the response owns it
             assert sock is not None
+            with self._state_lock:
+                if self._closed and verb != "DELETE":
+                    raise McpError("the MCP server connection is closed")
+                self._sockets.add(sock)
             body = (
                 None
                 if message is None
@@ -271,8 +289,14 @@ class HttpChannel:
             sock.settimeout(_remaining(deadline, "response"))
             return conn, sock, conn.getresponse()
         except BaseException:
-            conn.close()
+            self._done(conn, sock)
             raise
+
+    def _done(self, conn: http.client.HTTPConnection, sock: Optional[socket.socket]) -> None:
+        """The exchange is over: its socket is no longer one for ``close()`` to shut."""
+        with self._state_lock:
+            self._sockets.discard(sock)  # type: ignore[arg-type]
+        conn.close()
 
     def _headers_for(self, body: Optional[bytes]) -> List[Tuple[str, str]]:
         with self._state_lock:
@@ -333,6 +357,7 @@ class HttpChannel:
         kind = (response.getheader("Content-Type") or "").split(";")[0].strip().lower()
         if kind == "application/json":
             body = self._read_all(response, sock, deadline)
+            self._check_items(body, what)
             try:
                 data = json.loads(body)
             except ValueError:
@@ -347,10 +372,13 @@ class HttpChannel:
                 try:
                     events = parser.feed(chunk) if chunk else parser.finish()
                 except SseTooLarge as exc:
-                    raise McpError(f"the answer to {what}: {exc}") from None
+                    raise McpTooLarge(
+                        f"the answer to {what}: {exc} (max_message_bytes)"
+                    ) from None
                 for event in events:
                     if event.type != "message":
                         continue
+                    self._check_items(event.data.encode("utf-8"), what)
                     try:
                         yield json.loads(event.data)
                     except ValueError:
@@ -375,8 +403,20 @@ class HttpChannel:
                 return b"".join(parts)
             size += len(chunk)
             if size > self._max:
-                raise McpError(f"a response body exceeds {self._max} bytes")
+                raise McpTooLarge(
+                    f"a response body passed the bound of {self._max} bytes (max_message_bytes)"
+                )
             parts.append(chunk)
+
+    def _check_items(self, data: bytes, what: str) -> None:
+        """Refuse a message of more JSON values than the bound, before it is decoded."""
+        if len(data) > self._max_items:
+            items = count_items(data, self._max_items)
+            if items > self._max_items:
+                raise McpTooLarge(
+                    f"the answer to {what} held about {items} JSON values, over the bound of "
+                    f"{self._max_items} (max_message_items)"
+                )
 
     def _read_some(
         self, response: http.client.HTTPResponse, sock: socket.socket, deadline: float

@@ -5,13 +5,14 @@ Spec: the Model Context Protocol (modelcontextprotocol.io), revision 2025-06-18:
 ACP only says which servers to reach (session-setup.mdx, MCP Servers; SETUP-29 .. SETUP-36).
 
 Plain values built from wire JSON, leniently: a server's extra fields are kept in ``raw``, and a
-malformed tool is skipped (with a warning) rather than failing the whole server. Nothing here
+malformed tool is skipped rather than failing the whole server. ``McpLimits`` says what one
+server may make acpref hold, and ``decoded_size`` counts it. Nothing here
 does I/O or knows about threads or transports.
 """
 
 from __future__ import annotations
 
-import logging
+import sys
 from typing import Any, Dict, List, Mapping, Optional, Tuple, Union
 
 import attrs
@@ -24,13 +25,14 @@ __all__ = [
     "McpServerEntry",
     "McpError",
     "McpTimeout",
+    "McpTooLarge",
+    "McpLimits",
     "McpFailure",
     "McpTool",
     "McpToolResult",
     "server_request_answer",
+    "decoded_size",
 ]
-
-log = logging.getLogger("acpref.mcp")
 
 #: The MCP revision acpref offers in ``initialize``.
 MCP_PROTOCOL_VERSION = "2025-06-18"
@@ -71,6 +73,35 @@ class McpTimeout(McpError):
         self.request_id = request_id
 
 
+class McpTooLarge(McpError):
+    """A message from the server was over a bound of ``McpLimits``; nothing of it was kept."""
+
+
+_MiB = 1024 * 1024
+
+
+@attrs.frozen(kw_only=True)
+class McpLimits:
+    """What one MCP server may make acpref hold: spec-gap mcp-bounds (spec_notes/mcp.md).
+
+    MCP sets no bound on a server's messages nor on its list of tools, so a server could make
+    the agent hold anything it sends. Each server of a session has these bounds of its own.
+    """
+
+    #: One message from the server, as it came: a stdio line, an HTTP body, one event of a
+    #: stream. It bounds a ``tools/list`` page and a ``tools/call`` result alike.
+    max_message_bytes: int = 16 * _MiB
+    #: The JSON values of one message, counted before it is decoded
+    #: (``acpref._bounds.count_items``): what a message may cost once decoded.
+    max_message_items: int = 250_000
+    #: Tools kept from ``tools/list``, all pages together.
+    max_tools: int = 1000
+    #: What the kept tools cost decoded, all pages together (``decoded_size``).
+    max_tool_bytes: int = 8 * _MiB
+    #: ``tools/list`` pages asked for.
+    max_tool_pages: int = 100
+
+
 @attrs.frozen
 class McpFailure:
     """A server named in ``mcpServers`` that acpref did not (or no longer) connect to.
@@ -102,9 +133,8 @@ class McpTool:
 
     @classmethod
     def from_wire(cls, data: Any) -> Optional["McpTool"]:
-        """The tool, or None when ``data`` has no string ``name`` (logged, then skipped)."""
+        """The tool, or None when ``data`` has no string ``name`` (the caller counts those)."""
         if not isinstance(data, dict) or not isinstance(data.get("name"), str):
-            log.warning("skipped a malformed MCP tool: %.200r", data)
             return None
         description = data.get("description")
         title = data.get("title")
@@ -154,6 +184,24 @@ class McpToolResult:
             else:
                 parts.append(f"[{block.get('type', 'unknown')} content]")
         return "\n".join(parts)
+
+
+def decoded_size(value: Any) -> int:
+    """What a decoded JSON value holds in memory, in bytes: ``sys.getsizeof`` of each object in
+    it. An object that appears in several places (a key ``json.loads`` shared, a small integer)
+    is counted at each: the figure is never below the truth.
+    """
+    total = 0
+    stack = [value]
+    while stack:
+        item = stack.pop()
+        total += sys.getsizeof(item)
+        if isinstance(item, dict):
+            stack.extend(item.keys())
+            stack.extend(item.values())
+        elif isinstance(item, list):
+            stack.extend(item)
+    return total
 
 
 def server_request_answer(method: str, params: Any) -> Mapping[str, Any]:

@@ -29,9 +29,9 @@ from typing import Any, Dict, Mapping, Optional
 
 from .._transport import FdStream, Process, StderrBuffer, spawn
 from ..connection import Connection, RequestContext
-from ..errors import ConnectionClosed, ProtocolError, RequestTimeout, RpcError
+from ..errors import ConnectionClosed, ErrorCode, ProtocolError, RequestTimeout, RpcError
 from ..schema import McpServerStdio
-from ._model import McpError, McpTimeout, server_request_answer
+from ._model import McpError, McpLimits, McpTimeout, McpTooLarge, server_request_answer
 from ._secrets import Redactor
 
 __all__ = ["StdioChannel"]
@@ -101,7 +101,7 @@ def _spawn(
         raise McpError(f"cannot start {server.command!r}: {redact(str(exc))}") from None
 
 
-def _connect(process: Process, label: str) -> Connection:
+def _connect(process: Process, label: str, limits: McpLimits) -> Connection:
     """A JSON-RPC connection over the server's pipes, not yet started."""
     assert process.popen.stdout is not None and process.popen.stdin is not None
     stream = FdStream(
@@ -113,6 +113,10 @@ def _connect(process: Process, label: str) -> Connection:
         # declared no client capabilities); notifications we do not use are ignored.
         {"ping": _answer_ping},
         name=label,
+        # spec-gap mcp-bounds: one message from the server (a tools/list page, a tools/call
+        # result) is bounded in bytes and in values.
+        max_line_bytes=limits.max_message_bytes,
+        max_items=limits.max_message_items,
         max_handlers=4,
         drain_timeout=0.5,
         methods={},
@@ -128,9 +132,15 @@ class StdioChannel:
     """
 
     def __init__(
-        self, process: Process, connection: Connection, label: str, redact: Redactor
+        self,
+        process: Process,
+        connection: Connection,
+        label: str,
+        redact: Redactor,
+        limits: McpLimits,
     ) -> None:
         self._process = process
+        self._limits = limits
         self._connection = connection
         self._label = label
         self._redact = redact
@@ -147,6 +157,7 @@ class StdioChannel:
         base_env: Mapping[str, str],
         cwd: Optional[str],
         redact: Redactor,
+        limits: McpLimits,
     ) -> "StdioChannel":
         """Spawn ``server.command`` with ``server.args`` and connect to its pipes.
 
@@ -166,11 +177,11 @@ class StdioChannel:
 
         process = _spawn(server, env=env, cwd=cwd, label=label, redact=redact)
         try:
-            connection = _connect(process, label)
+            connection = _connect(process, label, limits)
         except BaseException:
             process.shutdown(grace=0.0, term_grace=0.5)  # out of descriptors, say: no orphan
             raise
-        channel = cls(process, connection, label, redact)
+        channel = cls(process, connection, label, redact, limits)
         connection.start()
         return channel
 
@@ -203,12 +214,37 @@ class StdioChannel:
         except ConnectionClosed:
             raise McpError(self._gone_reason()) from None
         except RpcError as exc:
+            too_large = self._over_bound(exc)
+            if too_large is not None:
+                raise McpTooLarge(f"the answer to {method} {too_large}") from None
             raise McpError(
                 f"{method} failed: {self._redact(exc.message)} ({int(exc.code)})",
                 code=int(exc.code),
             ) from None
         except ProtocolError as exc:
             raise McpError(f"{method}: {self._redact(exc.message)}") from None
+
+    def _over_bound(self, exc: RpcError) -> Optional[str]:
+        """The bound of ours an answer was refused for, in words; None for a server's error.
+
+        The connection fails a request whose answer it refused unread with -32603 and the
+        figures in ``data``: ``{size, limit}`` or ``{items, limit}``, the limit being ours.
+        """
+        data = exc.data
+        if not isinstance(data, dict) or exc.code != ErrorCode.INTERNAL_ERROR:
+            return None
+        limits = self._limits
+        if data.get("limit") == limits.max_message_bytes and "size" in data:
+            return (
+                f"was {data['size']} bytes, over the bound of {limits.max_message_bytes} "
+                "(max_message_bytes)"
+            )
+        if data.get("limit") == limits.max_message_items and "items" in data:
+            return (
+                f"held about {data['items']} JSON values, over the bound of "
+                f"{limits.max_message_items} (max_message_items)"
+            )
+        return None
 
     def notify(self, method: str, params: Any, timeout: float = 5.0) -> None:
         """Send a notification (the connection's write is bounded by its write timeout)."""

@@ -14,6 +14,15 @@ request (``seen``: verb, headers, JSON body). Behaviour by message:
 * ``tools/call`` ``slow``: an event stream that never sends anything (until the server stops).
 * ``DELETE``: 200.
 
+With ``hold`` set, ``initialize`` is never answered and the exchange is held open until the
+server stops: ``"stream"`` starts an event stream and sends a keep-alive comment every 0.1 s;
+``"trickle"`` sends the status line, then one byte of a header every 0.1 s (so that no read of
+the client ever waits long); ``hung_up`` is set once the client has hung up on it.
+
+With ``pages=(N, SIZE)``, ``tools/list`` is answered with a JSON body of N tools (SIZE bytes of
+description each, names never seen before) and a ``nextCursor``, for ever; with ``events``
+too, each page is an event of an event stream instead.
+
 With ``token`` set, a request without ``Authorization: Bearer <token>`` gets 401, and the body
 quotes the Authorization header it got (to check that acpref masks it in its reasons).
 """
@@ -23,7 +32,7 @@ from __future__ import annotations
 import json
 import threading
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
-from typing import Any, Dict, List, Optional
+from typing import Any, Dict, List, Optional, Tuple
 
 __all__ = ["RawHttpServer", "SESSION_ID"]
 
@@ -33,11 +42,23 @@ SESSION_ID = "raw-session-1"
 class RawHttpServer:
     """Use as a context manager; ``url`` is the MCP endpoint."""
 
-    def __init__(self, *, token: Optional[str] = None) -> None:
+    def __init__(
+        self,
+        *,
+        token: Optional[str] = None,
+        hold: Optional[str] = None,
+        pages: Optional[Tuple[int, int]] = None,
+        events: bool = False,
+    ) -> None:
         self.seen: List[Dict[str, Any]] = []
         self.token = token
+        self.hold = hold
+        self.pages = pages
+        self.events = events
         self.ping_answered = threading.Event()
         self.stopping = threading.Event()
+        #: Set when the client hangs up on an exchange held open (``hold``).
+        self.hung_up = threading.Event()
         owner = self
 
         class Handler(BaseHTTPRequestHandler):
@@ -74,6 +95,8 @@ class RawHttpServer:
                     if body.get("id") == "srv-ping":
                         owner.ping_answered.set()
                     self._empty(202)
+                elif method == "initialize" and owner.hold is not None:
+                    self._hold(owner.hold)
                 elif method == "initialize":
                     result = {
                         "protocolVersion": "2025-06-18",
@@ -81,6 +104,8 @@ class RawHttpServer:
                         "serverInfo": {"name": "raw", "version": "1"},
                     }
                     self._json({"jsonrpc": "2.0", "id": body["id"], "result": result}, session=True)
+                elif method == "tools/list" and owner.pages is not None:
+                    self._endless_page(body["id"], body["params"].get("cursor"), *owner.pages)
                 elif method == "tools/list":
                     self._tools_list(body["id"])
                 elif method == "tools/call" and body["params"]["name"] == "slow":
@@ -113,6 +138,32 @@ class RawHttpServer:
                     self.send_header("Mcp-Session-Id", SESSION_ID)
                 self.end_headers()
                 self.wfile.write(data)
+
+            def _endless_page(self, request_id: Any, cursor: Any, count: int, size: int) -> None:
+                number = int(cursor or 0)
+                tools = [
+                    {"name": f"p{number}-{i}", "description": "d" * size, "inputSchema": {}}
+                    for i in range(count)
+                ]
+                result = {"tools": tools, "nextCursor": str(number + 1)}
+                message = {"jsonrpc": "2.0", "id": request_id, "result": result}
+                if not owner.events:
+                    self._json(message)
+                    return
+                self._events_start()
+                self.wfile.write(b"data: " + json.dumps(message).encode() + b"\n\n")
+
+            def _hold(self, how: str) -> None:
+                if how == "stream":
+                    self._events_start()
+                else:
+                    self.wfile.write(b"HTTP/1.1 200 OK\r\nX-Slow: ")
+                try:
+                    while not owner.stopping.wait(0.1):
+                        self.wfile.write(b": keep-alive\n\n" if how == "stream" else b"z")
+                        self.wfile.flush()
+                except OSError:
+                    owner.hung_up.set()  # the client gave up
 
             def _events_start(self) -> None:
                 # HTTP/1.0 and no length: the body ends when the server closes the connection.

@@ -23,6 +23,12 @@ Modes:
   ``sleep``) in the server's process group at start.
 * ``fail``: writes ``boom`` and the value of ``$SECRET`` (if set) to stderr, exits 1.
 * ``silent``: reads stdin and never answers; ignores the end of stdin (sleeps on).
+* ``endless``: answers ``initialize``, then every ``tools/list`` with a page of tools and a
+  ``nextCursor``, for ever. Options: ``--tools N`` tools a page (default 1000), ``--size B``
+  bytes of description each (default 1000), ``--same`` the same names on every page.
+* ``plan FILE``: answers ``initialize``, then the n-th ``tools/list`` with the n-th result of
+  the JSON file's ``pages`` (whatever its cursor), then, if ``endless`` is true there, pages of
+  tools never seen before, each with a ``nextCursor``, for ever (else ``{"tools": []}``).
 * ``stubborn``: like ``silent``, but ignores SIGTERM, and forks a child that ignores it too.
 
 Nothing but protocol messages goes to stdout.
@@ -162,6 +168,66 @@ def serve(version):
             )
 
 
+def answer_tools_lists(next_page):
+    """Answer initialize, then each tools/list with ``next_page()``; anything else with {}."""
+    for line in sys.stdin:
+        if not line.strip():
+            continue
+        message = json.loads(line)
+        if "id" not in message or "method" not in message:
+            continue
+        request_id, method = message["id"], message["method"]
+        params = message.get("params") or {}
+        if method == "initialize":
+            result = {
+                "protocolVersion": params.get("protocolVersion"),
+                "capabilities": {"tools": {}},
+                "serverInfo": {"name": "hostile", "version": "1"},
+            }
+        elif method == "tools/list":
+            result = next_page(params.get("cursor"))
+        else:
+            result = {}
+        send({"jsonrpc": "2.0", "id": request_id, "result": result})
+
+
+def endless(options):
+    per_page = int(options[options.index("--tools") + 1]) if "--tools" in options else 1000
+    size = int(options[options.index("--size") + 1]) if "--size" in options else 1000
+    same = "--same" in options
+    description = "d" * size
+
+    def page(cursor):
+        number = int(cursor or 0)
+        prefix = "t" if same else f"p{number}-"
+        tools = [
+            {"name": f"{prefix}{i}", "description": description, "inputSchema": {}}
+            for i in range(per_page)
+        ]
+        return {"tools": tools, "nextCursor": str(number + 1)}
+
+    answer_tools_lists(page)
+
+
+def plan(path):
+    with open(path) as f:
+        script = json.load(f)
+    pages = iter(script["pages"])
+    extra = iter(range(1 << 62))
+    done = object()
+
+    def page(cursor):
+        result = next(pages, done)
+        if result is not done:
+            return result
+        if not script.get("endless"):
+            return {"tools": []}
+        number = next(extra)
+        return {"tools": [{"name": f"more-{number}-{i}"} for i in range(3)], "nextCursor": "more"}
+
+    answer_tools_lists(page)
+
+
 def sleep_forever():
     while True:
         time.sleep(60)
@@ -180,6 +246,10 @@ def main():
     if mode == "serve":
         version = options[options.index("--version") + 1] if "--version" in options else None
         serve(version)
+    elif mode == "endless":
+        endless(options)
+    elif mode == "plan":
+        plan(options[0])
     elif mode == "fail":
         sys.stderr.write("boom: " + os.environ.get("SECRET", "") + "\n")
         sys.exit(1)
