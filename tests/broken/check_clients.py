@@ -321,7 +321,7 @@ class ParseErrorWithoutNullId(Conforming):
 
     clause = "RPC-10"
     also = ("OVERVIEW-01",)
-    evidence = "not -32700 with id null"
+    evidence = "not under id null"
 
     def bend(self, driver: AgentDriver, session: str) -> None:
         def no_id(m: Dict[str, Any]) -> Optional[List[Wire]]:
