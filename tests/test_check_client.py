@@ -6,7 +6,10 @@ Spec: the clauses of each step (spec_notes/oracle.md). The clients under test ar
 
 from __future__ import annotations
 
+import inspect
 import json
+import re
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -294,6 +297,10 @@ def test_RPC_07_client_refusing_the_two_open_reads_is_skipped_not_failed(tmp_pat
 
 @pytest.mark.parametrize("name", sorted(check_clients.DEFECTS))
 def test_one_defect_client_fails_its_must_clause(tmp_path: Path, name: str) -> None:
+    # The clauses of DEFECTS (the register finds the test by these; checked below):
+    # spec CANCEL-05, CANCEL-06, CONTENT-04, EXT-02, FS-07, INIT-01, OVERVIEW-01, OVERVIEW-09
+    # spec PROMPT-01, PROMPT-21, RPC-01, RPC-04, RPC-05, RPC-06, RPC-07, RPC-09, RPC-10, SCHEMA-04
+    # spec SETUP-04, SETUP-25, SUBAGENT-19, TERM-05, TRANSPORT-01, TRANSPORT-05, TRANSPORT-09
     defect = check_clients.DEFECTS[name]()
     report = _run(tmp_path, defect)
     table = report.format_table()
@@ -313,6 +320,7 @@ def test_one_defect_client_fails_its_must_clause(tmp_path: Path, name: str) -> N
 
 @pytest.mark.parametrize("name", sorted(check_clients.GAP_DEFECTS))
 def test_one_defect_client_on_a_spec_gap_fails_only_strictly(tmp_path: Path, name: str) -> None:
+    # spec ELICIT-29, RPC-12, TOOL-08: unquoted (decisions.md); spec-gap concurrent-prompt.
     defect = check_clients.GAP_DEFECTS[name]()
     report = _run(tmp_path, defect)
     table = report.format_table()
@@ -325,6 +333,9 @@ def test_one_defect_client_on_a_spec_gap_fails_only_strictly(tmp_path: Path, nam
 
 def test_at_least_fifteen_one_defect_clients_each_on_a_must_sentence() -> None:
     assert len(check_clients.DEFECTS) >= 15
+    source = inspect.getsource(test_one_defect_client_fails_its_must_clause)
+    cited = set(re.findall(r"[A-Z]+-\d\d", "".join(re.findall(r"# spec ([^:\n]*)", source))))
+    assert cited == {d.clause for d in check_clients.DEFECTS.values()}
     for name, defect in check_clients.DEFECTS.items():
         quote = quote_of(defect.clause)
         assert quote is not None and quote.level in ("MUST", "MUST NOT"), name
@@ -362,5 +373,28 @@ def test_python_sdk_client_fails_only_its_sdks_null_terminal_answer(tmp_path: Pa
     assert evidence and all("terminal/create result" in e for e in evidence), table
     assert report.results["RPC-12"].level == "spec-gap"
     for clause in (*_ALWAYS_PASS, "TOOL-08", "FS-04", "FS-07", "CANCEL-05", "RPC-07"):
+        assert report.results[clause].status == "PASS", (clause, table)
+    _assert_every_step_clause(report)
+
+
+TS_CLIENT = PEERS / "ts_check_client"
+
+
+def test_typescript_sdk_client_passes(tmp_path: Path) -> None:
+    """A client on the official TypeScript SDK's public API (tests/peers/ts_check_client,
+    ``@agentclientprotocol/sdk`` 2.4.0, installed there by ``npm ci``, as .ci/run does)."""
+    node = shutil.which("node")
+    if node is None:
+        pytest.skip("Node.js is not installed: the TypeScript SDK client cannot run")
+    if not (TS_CLIENT / "node_modules" / "@agentclientprotocol" / "sdk").is_dir():
+        pytest.skip(f"the TypeScript SDK is not installed: run `npm ci` in {TS_CLIENT}")
+    report_path = tmp_path / "report.json"
+    argv = [node, str(TS_CLIENT / "check_client.mjs"), PY, str(report_path), str(tmp_path)]
+    done = subprocess.run(argv, stdin=subprocess.DEVNULL, capture_output=True, text=True, timeout=50)
+    assert done.returncode == 0, done.stderr[-2000:]
+    report = read_client_report(str(report_path))
+    table = report.format_table()
+    assert report.ok and not _must_failures(report), table
+    for clause in (*_ALWAYS_PASS, "TOOL-08", "FS-04", "FS-07", "CANCEL-05", "RPC-07", "RPC-10"):
         assert report.results[clause].status == "PASS", (clause, table)
     _assert_every_step_clause(report)
