@@ -486,7 +486,10 @@ _PARTS: List[Any] = [
     (_elicitation, ("ELICIT-20", "SCHEMA-17", "ELICIT-29")),
     (_child_request, ("SUBAGENT-19",)),
     (extensions, ("EXT-10", "OVERVIEW-09", "RPC-04", "EXT-08")),
-    (bad_input, ("RPC-10", "RPC-11", "spec-gap:malformed-json", "RPC-12", "RPC-13", "CANCEL-06")),
+    (
+        bad_input,
+        ("RPC-10", "RPC-11", "spec-gap:malformed-json", "RPC-12", "RPC-13", "CANCEL-06"),
+    ),
 ]
 
 STEPS: List[Callable[[GraderAgent, PromptTurn], s.PromptResponse]] = [_basics, _cancellation]

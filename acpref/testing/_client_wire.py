@@ -152,6 +152,11 @@ def _judge_id(g: Any, clause: str, answer: Any, ids: Tuple[Any, ...], what: str)
     g.check(clause, ok, f"{what} was answered {answer!r}, not under id {wanted}"[:400])
 
 
+#: How long an answer to a line that is no request is waited for. A missing answer is no MUST
+#: (spec-gap malformed-json), and a client answers a line it cannot read as it reads it.
+_BAD_LINE_WAIT = 10.0
+
+
 def _answer_to_line(agent: GraderAgent, line: bytes) -> Any:
     """Write one raw line; the first response that comes (any id, or none), or ``no answer``."""
     g = agent.grader
@@ -159,7 +164,7 @@ def _answer_to_line(agent: GraderAgent, line: bytes) -> Any:
     agent.stream.write_raw(line)
     try:
         return g.sink.wait_for(
-            lambda m: isinstance(m, dict) and "method" not in m, since=since, timeout=30.0
+            lambda m: isinstance(m, dict) and "method" not in m, since=since, timeout=_BAD_LINE_WAIT
         )[1]
     except TimeoutError as exc:
         return {"no answer": str(exc)}

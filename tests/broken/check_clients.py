@@ -24,6 +24,8 @@ import os
 import sys
 from typing import Any, Callable, Dict, List, Optional, Tuple
 
+import attrs
+
 from acpref import schema as s
 from acpref.errors import RpcError
 from acpref.testing import AgentDriver
@@ -106,10 +108,14 @@ class Conforming:
         driver.request("session/load", {"sessionId": session, "cwd": cwd, "mcpServers": []})
 
 
-# -- Bending what goes on the wire ------------------------------------------------------------------
+# -- Bending what goes on the wire -----------------------------------------------------------------
 
 
-def on_the_wire(driver: AgentDriver, change: Callable[[Dict[str, Any]], Optional[List[Wire]]]) -> None:
+#: A bend of what goes on the wire: a message in, None (unchanged) or what to write instead.
+Change = Callable[[Dict[str, Any]], Optional[List[Wire]]]
+
+
+def on_the_wire(driver: AgentDriver, change: Change) -> None:
     """Pass every message the driver writes through ``change``: None keeps it as it is, a list
     replaces it (dicts written as JSON lines, bytes as they are)."""
     inner = driver.stream._inner  # type: ignore[attr-defined]
@@ -138,7 +144,7 @@ def _is_response(message: Dict[str, Any]) -> bool:
     return "method" not in message and ("result" in message or "error" in message)
 
 
-def _answer_as_a_request(driver: AgentDriver, handles: Callable[[Any], None]) -> Callable[[Any], None]:
+def _answer_as_a_request(driver: AgentDriver, handles: Callable[..., None]) -> Callable[..., None]:
     """A handler that answers a notification with -32601 under id null, then handles it."""
 
     def answering(params: Any, *rest: Any) -> None:
@@ -149,7 +155,7 @@ def _answer_as_a_request(driver: AgentDriver, handles: Callable[[Any], None]) ->
     return answering
 
 
-# -- JSON-RPC: ids, responses, the envelope -----------------------------------------------------------
+# -- JSON-RPC: ids, responses, the envelope --------------------------------------------------------
 
 
 class RetypesIds(Conforming):
@@ -475,7 +481,7 @@ class ImageWithoutCapability(Conforming):
         return super().prompt(driver, session, text)
 
 
-# -- The wire: bytes and lines -----------------------------------------------------------------------
+# -- The wire: bytes and lines ---------------------------------------------------------------------
 
 
 class Latin1Prompt(Conforming):
@@ -622,7 +628,7 @@ class AbortsCancelledRead(Conforming):
         on_the_wire(driver, _recode(-32800, -32603))
 
 
-def _recode(old: int, new: int) -> Callable[[Dict[str, Any]], Optional[List[Wire]]]:
+def _recode(old: int, new: int) -> Change:
     def recoded(m: Dict[str, Any]) -> Optional[List[Wire]]:
         error = m.get("error") if _is_response(m) else None
         if isinstance(error, dict) and error.get("code") == old:
@@ -694,8 +700,6 @@ class CutsInsideCharacters(Conforming):
 
 
 def _without_limit(params: s.CreateTerminalRequest) -> s.CreateTerminalRequest:
-    import attrs
-
     return attrs.evolve(params, output_byte_limit=s.UNSET)
 
 
@@ -752,7 +756,7 @@ DEFECTS = {
 }
 
 
-# -- Clauses no keyworded sentence states (spec-gap) ------------------------------------------------
+# -- Clauses no keyworded sentence states (spec-gap) -----------------------------------------------
 
 
 class SelectsAnOptionNotOffered(Conforming):
