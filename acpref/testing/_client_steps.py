@@ -330,11 +330,8 @@ def _terminals(agent: GraderAgent, turn: PromptTurn) -> None:
 
 
 def _limited_and_killed(agent: GraderAgent, turn: PromptTurn) -> None:
-    """A terminal whose output overflows its byte limit, and one killed while it runs.
-
-    The output is 50 two-byte characters (100 bytes) and the limit 11, so a cut 11 bytes from
-    either end falls inside a character: only a client that cuts at a boundary keeps valid
-    text (TERM-05)."""
+    """A terminal whose output (100 bytes of two-byte characters) overflows its limit of 11, so
+    that a cut 11 bytes from either end falls inside a character; one killed while it runs."""
     g = agent.grader
     limited = turn.create_terminal(
         sys.executable, ["-c", "print('\\u00e9' * 50, end='')"], output_byte_limit=11
