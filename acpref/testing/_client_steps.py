@@ -14,7 +14,7 @@ from __future__ import annotations
 import os
 import secrets
 import sys
-from typing import Any, Callable, Dict, List, Tuple
+from typing import Any, Callable, Dict, List, Optional, Tuple
 
 from .. import codec
 from .. import schema as s
@@ -171,10 +171,10 @@ def _files(agent: GraderAgent, turn: PromptTurn) -> None:
         agent.client.supports("fs.readTextFile"),
         agent.client.supports("fs.writeTextFile"),
     )
+    written: Optional[str] = None
     try:
         if can_write:
-            turn.write_text_file(path, text)
-            g.passed("FS-08")
+            written = _write_new(agent, turn, path, text)
         else:
             _refused(
                 agent,
@@ -184,11 +184,11 @@ def _files(agent: GraderAgent, turn: PromptTurn) -> None:
             for clause in ("FS-07", "FS-08"):
                 g.skip(clause, "the client does not advertise fs.writeTextFile")
         if can_read:
-            _reads(agent, turn, path, text if can_write else None)
+            _reads(agent, turn, path, written)
         else:
             _refused(agent, "fs/read_text_file", {"sessionId": turn.session_id, "path": path})
             g.skip("FS-04", "the client does not advertise fs.readTextFile")
-        if can_write and not can_read:
+        if written is not None and not can_read:
             # spec FS-07: the file exists afterwards (checked on disk: this agent runs locally).
             g.check("FS-07", os.path.isfile(path), f"{path} was not created")
     except RpcError as exc:
@@ -196,6 +196,22 @@ def _files(agent: GraderAgent, turn: PromptTurn) -> None:
     finally:
         if os.path.isfile(path):
             os.remove(path)
+
+
+def _write_new(agent: GraderAgent, turn: PromptTurn, path: str, text: str) -> Optional[str]:
+    """Write ``text`` to ``path``, a file that does not exist yet: the text written, or None when
+    the client refused to create it."""
+    g = agent.grader
+    try:
+        turn.write_text_file(path, text)
+    except RpcError as exc:
+        # spec FS-07: the client creates the file if it does not exist (an error is no creation).
+        why = f"writing {path}, which did not exist, was answered error {exc.code}: {exc.detail}"
+        g.check("FS-07", False, f"{why}; the file was not created")
+        g.skip("FS-08", "the write was refused")
+        return None
+    g.passed("FS-08")
+    return text
 
 
 def _reads(agent: GraderAgent, turn: PromptTurn, path: str, written: Any) -> None:
@@ -213,7 +229,7 @@ def _reads(agent: GraderAgent, turn: PromptTurn, path: str, written: Any) -> Non
         # spec EXT-02: _meta at the params root never causes an error.
         g.check("EXT-02", "result" in answer, f"fs/read_text_file with _meta answered {answer!r}")
     else:
-        g.skip("FS-04", "needs fs.writeTextFile to make a file to read")
+        g.skip("FS-04", "needs a file made by fs/write_text_file to read")
     try:
         turn.read_text_file(path + ".missing")
         g.check("RPC-17", False, "reading a missing file was answered with content")
@@ -314,10 +330,11 @@ def _terminals(agent: GraderAgent, turn: PromptTurn) -> None:
 
 
 def _limited_and_killed(agent: GraderAgent, turn: PromptTurn) -> None:
-    """A terminal whose output overflows its byte limit, and one killed while it runs."""
+    """A terminal whose output (100 bytes of two-byte characters) overflows its limit of 11, so
+    that a cut 11 bytes from either end falls inside a character; one killed while it runs."""
     g = agent.grader
     limited = turn.create_terminal(
-        sys.executable, ["-c", "print('\\u00e9' * 50)"], output_byte_limit=11
+        sys.executable, ["-c", "print('\\u00e9' * 50, end='')"], output_byte_limit=11
     )
     limited.wait_for_exit(timeout=60)
     out = limited.output()
@@ -466,7 +483,10 @@ _PARTS: List[Any] = [
     (_elicitation, ("ELICIT-20", "SCHEMA-17", "ELICIT-29")),
     (_child_request, ("SUBAGENT-19",)),
     (extensions, ("EXT-10", "OVERVIEW-09", "RPC-04", "EXT-08")),
-    (bad_input, ("RPC-10", "RPC-11", "RPC-12", "RPC-13", "CANCEL-06")),
+    (
+        bad_input,
+        ("RPC-10", "RPC-11", "spec-gap:malformed-json", "RPC-12", "RPC-13", "CANCEL-06"),
+    ),
 ]
 
 STEPS: List[Callable[[GraderAgent, PromptTurn], s.PromptResponse]] = [_basics, _cancellation]
