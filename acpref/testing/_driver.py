@@ -26,7 +26,8 @@ import json
 import os
 import shlex
 import threading
-from typing import Any, Callable, Dict, List, Optional, Sequence, Union
+from collections import deque
+from typing import Any, Callable, Deque, Dict, List, Optional, Sequence, Union
 
 import attrs
 
@@ -41,7 +42,10 @@ from ..oracle import Report
 from ._recording import RecordingStream, RecordSink
 from ._terminals import Terminals
 
-__all__ = ["AgentDriver", "Turn", "PendingTurn", "DEFAULT_CLIENT_CAPABILITIES"]
+__all__ = ["AgentDriver", "Turn", "PendingTurn", "DEFAULT_CLIENT_CAPABILITIES", "KEEP_UPDATES"]
+
+#: Updates kept per session (typed) for ``updates`` and turns; the oldest beyond are let go.
+KEEP_UPDATES = 10_000
 
 #: What the driver advertises unless told otherwise: files and terminals, no elicitation.
 DEFAULT_CLIENT_CAPABILITIES: Dict[str, Any] = {
@@ -66,11 +70,16 @@ PermissionPolicy = Callable[[s.RequestPermissionRequest], Any]
 
 @attrs.frozen
 class Turn:
-    """A finished prompt turn: its response and the session updates received during it."""
+    """A finished prompt turn: its response and the session updates received during it.
+
+    ``updates`` are the turn's last ``keep_updates`` (the driver's bound) when it streamed more;
+    ``dropped`` says how many of its first ones were let go.
+    """
 
     session_id: str
     response: s.PromptResponse
     updates: List[Any]
+    dropped: int = 0
 
     @property
     def stop_reason(self) -> str:
@@ -110,8 +119,8 @@ class PendingTurn:
 
     @property
     def updates(self) -> List[Any]:
-        """The updates received for the session since the prompt was sent."""
-        return self.driver.updates(self.session_id)[self._start :]
+        """The updates received for the session since the prompt was sent (those still kept)."""
+        return self.driver.updates(self.session_id, since=self._start)
 
     def wait_update(self, timeout: Optional[float] = None) -> bool:
         """Wait until the turn has streamed something (a chunk, a tool call or a plan)."""
@@ -120,10 +129,13 @@ class PendingTurn:
     def result(self, timeout: Optional[float] = None) -> Turn:
         """Wait for the response (``RpcError`` if the agent answered an error)."""
         response = self._pending.result(self.driver.timeout if timeout is None else timeout)
+        updates = self.driver.updates(self.session_id, since=self._start)
+        received = self.driver.update_count(self.session_id) - self._start
         return Turn(
             session_id=self.session_id,
             response=response,
-            updates=self.driver.updates(self.session_id)[self._start :],
+            updates=updates,
+            dropped=received - len(updates),
         )
 
 
@@ -139,9 +151,11 @@ class AgentDriver:
         timeout: float = 10.0,
         name: str = "agent-under-test",
         close_output: Optional[Callable[[], None]] = None,
+        keep_updates: Optional[int] = KEEP_UPDATES,
     ) -> None:
         self.process = process
         self.timeout = timeout
+        self.keep_updates = keep_updates
         self.sink = RecordSink("client", transcript, header={"agent": name})
         self.stream = RecordingStream(stream, self.sink, close_output=close_output)
         self.connection = Connection(self.stream, name=name, drain_timeout=1.0)
@@ -162,7 +176,9 @@ class AgentDriver:
         #: Every request the agent sent us, in order: (method, typed params).
         self.agent_requests: List[Any] = []
         self.terminals = Terminals()
-        self._updates: Dict[str, List[Any]] = {}
+        #: The latest updates of each session (at most ``keep_updates``), and how many came.
+        self._updates: Dict[str, Deque[Any]] = {}
+        self._update_counts: Dict[str, int] = {}
         self._updates_cond = threading.Condition()
         self._raw_ids = itertools.count(1)
         self._report: Optional[Report] = None
@@ -258,7 +274,7 @@ class AgentDriver:
         ``meta`` goes into the params as ``_meta``.
         """
         blocks = [_block(c) for c in content]
-        start = len(self.updates(session_id))
+        start = self.update_count(session_id)
         params: Dict[str, Any] = {"sessionId": session_id, "prompt": blocks}
         if meta is not None:
             params["_meta"] = meta
@@ -275,23 +291,32 @@ class AgentDriver:
 
     # -- Session updates -------------------------------------------------------------------------
 
-    def updates(self, session_id: str) -> List[Any]:
-        """Every update received for ``session_id`` so far (typed), in order."""
+    def updates(self, session_id: str, *, since: int = 0) -> List[Any]:
+        """The updates received for ``session_id`` (typed), in order, from the ``since``-th on
+        (a count of ``update_count``); the latest ``keep_updates`` only, when more came."""
         with self._updates_cond:
-            return list(self._updates.get(session_id, []))
+            return self._kept_since(session_id, since)
+
+    def update_count(self, session_id: str) -> int:
+        """How many updates were received for ``session_id`` (kept or let go)."""
+        with self._updates_cond:
+            return self._update_counts.get(session_id, 0)
+
+    def _kept_since(self, session_id: str, since: int) -> List[Any]:
+        kept = self._updates.get(session_id, ())
+        first = self._update_counts.get(session_id, 0) - len(kept)
+        return list(itertools.islice(kept, max(since - first, 0), None))
 
     def wait_updates(self, session_id: str, count: int, timeout: Optional[float] = None) -> bool:
         """Wait until at least ``count`` updates have been received for ``session_id``."""
         with self._updates_cond:
             return self._updates_cond.wait_for(
-                lambda: len(self._updates.get(session_id, [])) >= count, self._t(timeout)
+                lambda: self._update_counts.get(session_id, 0) >= count, self._t(timeout)
             )
 
     def _wait_turn_content(self, session_id: str, start: int, timeout: Optional[float]) -> bool:
         def streamed() -> bool:
-            return any(
-                isinstance(u, _TURN_CONTENT) for u in self._updates.get(session_id, [])[start:]
-            )
+            return any(isinstance(u, _TURN_CONTENT) for u in self._kept_since(session_id, start))
 
         with self._updates_cond:
             return self._updates_cond.wait_for(streamed, self._t(timeout))
@@ -427,7 +452,11 @@ class AgentDriver:
 
     def _on_update(self, params: s.SessionNotification, ctx: RequestContext) -> None:
         with self._updates_cond:
-            self._updates.setdefault(params.session_id, []).append(params.update)
+            sid = params.session_id
+            if sid not in self._updates:
+                self._updates[sid] = deque(maxlen=self.keep_updates)
+            self._updates[sid].append(params.update)
+            self._update_counts[sid] = self._update_counts.get(sid, 0) + 1
             self._updates_cond.notify_all()
 
     def _on_permission(

@@ -112,7 +112,9 @@ class _Launched:
 @pytest.fixture
 def acp_agent(tmp_path: Any, request: Any) -> Iterator[Callable[..., "AgentDriver"]]:
     """Start an agent under test: ``acp_agent(argv, *, cwd=None, env=None, ignore=(), warnings=False,
-    timeout=10.0)`` -> ``AgentDriver``. The test fails at teardown if the agent broke the spec."""
+    timeout=10.0, keep_updates=10_000)`` -> ``AgentDriver``. The test fails at teardown if the
+    agent broke the spec. The transcript streams to disk and is judged as it passes; the driver
+    keeps the last ``keep_updates`` updates of each session (``None``: all)."""
     launched = _Launched(_strict_gaps(request))
 
     def launch(
@@ -123,11 +125,15 @@ def acp_agent(tmp_path: Any, request: Any) -> Iterator[Callable[..., "AgentDrive
         ignore: Sequence[str] = (),
         warnings: bool = False,
         timeout: float = 10.0,
+        keep_updates: Optional[int] = 10_000,
     ) -> "AgentDriver":
         from ._driver import AgentDriver
 
         transcript = tmp_path / f"agent-{len(launched.drivers) + 1}.jsonl"
-        driver = AgentDriver.spawn(argv, cwd=cwd, env=env, transcript=transcript, timeout=timeout)
+        driver = AgentDriver.spawn(
+            argv, cwd=cwd, env=env, transcript=transcript, timeout=timeout,
+            keep_updates=keep_updates,
+        )
         return launched.add(driver, ignore, warnings)
 
     yield launch
