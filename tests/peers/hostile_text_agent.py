@@ -1,4 +1,4 @@
-"""A correct raw agent whose prompt turn streams what is hard to draw: ``python hostile_text_agent.py SHAPE [N]``.
+"""A raw agent whose prompt turn streams what is hard to draw: ``hostile_text_agent.py SHAPE [N]``.
 
 Every shape is legal JSON, so that the transcript is one ``acpref validate`` reads:
 
@@ -9,8 +9,7 @@ Every shape is legal JSON, so that the transcript is one ``acpref validate`` rea
 
 Then it answers the prompt ``end_turn``; with ``-late`` after the shape (``surrogate-late``), it
 answers first and streams after the answer, which breaks PROMPT-26, so that a test fails and the
-plugin draws its page. Used by tests/test_show_hostile.py and the plugin's
-flood test (tests/test_plugin_flood.py).
+plugin draws its page. Used by tests/test_show_hostile.py.
 """
 
 from __future__ import annotations
@@ -39,7 +38,7 @@ class HostileTextAgent(RawAgent):
     def __init__(self, shape: str, count: int) -> None:
         super().__init__()
         self.shape = shape
-        self.count = count
+        self.flood = count
 
     def on_session_prompt(self, m: Dict[str, Any]) -> None:
         session_id = m["params"]["sessionId"]
@@ -54,8 +53,8 @@ class HostileTextAgent(RawAgent):
         elif shape == "flood":
             line = chunk_line(session_id, '"."')
             batch = 10_000
-            for start in range(0, self.count, batch):
-                self.write(line * min(batch, self.count - start))
+            for start in range(0, self.flood, batch):
+                self.write(line * min(batch, self.flood - start))
         if not late:
             self.reply(m, {"stopReason": "end_turn"})
 
