@@ -11,8 +11,9 @@ either party, each a valid message of a method of ``acpref.methods.METHODS`` mut
 ``tests/test_fuzz.py`` mutates them (keys dropped and renamed, values swapped for hostile ones:
 lone surrogates, control characters, huge numbers; huge values; nesting up to 800 levels or
 100,000), or random JSON. Checked per case: the oracle judges it, the layout is built with the
-oracle's report, every string of the layout is UTF-8 as it is (peer text was made inert: no lone
-surrogate reaches the page), and the page is written, non-empty and UTF-8.
+oracle's report, the oracle's text report and every string of the layout are UTF-8 as they are
+(peer text was made inert: no lone surrogate reaches a terminal or the page), and the page is
+written, non-empty and UTF-8.
 
 Cases: ``ACPREF_FUZZ_CASES`` (default 200; 5000 with ``ACPREF_LONG=1``).
 """
@@ -63,6 +64,7 @@ def _draw(records: List[Record], tmp: Path) -> None:
     for record in records:
         validator.feed(record)
     report = validator.finish()
+    report.format_text().encode("utf-8")  # what `acpref validate` prints is UTF-8 as it is
     layout = build_layout(records, report)
     # Every string of the layout is UTF-8 as it is: nothing relies on the writer's escaping.
     json.dumps(_data(layout, [""] * len(layout.findings), None), ensure_ascii=False).encode()
@@ -132,3 +134,20 @@ def test_fuzz_mutated_messages_of_every_method_are_drawn(tmp_path: Path) -> None
 def test_the_shapes_of_issue_30_are_drawn(tmp_path: Path, line: bytes) -> None:
     for sender in ("agent", "client"):
         _draw(_transcript([(sender, line)]), tmp_path)
+
+
+def test_a_finding_that_quotes_a_lone_surrogate_prints(tmp_path: Path) -> None:
+    # Found by the fuzz target above: RPC-06 names the method of a request never answered, and
+    # the request's row is labelled with it.
+    line = dumps({"jsonrpc": "2.0", "id": 10, "method": "\ud800", "params": {}})
+    records = _transcript([("agent", line)])
+    records.append(Record(sender="agent", ts=99.0, event="eof"))
+    _draw(records, tmp_path)
+
+
+def test_a_request_with_an_array_id_and_a_bad_meta_is_judged(tmp_path: Path) -> None:
+    # Found by the fuzz target above: the oracle kept such a request by its id, which an array
+    # cannot be (a TypeError out of `acpref validate`); RPC-02 judges the id.
+    line = dumps({"jsonrpc": "2.0", "id": [], "method": "session/new",
+                  "params": {"cwd": "/tmp", "mcpServers": [], "_meta": 5}})
+    _draw(_transcript([("client", line)]), tmp_path)

@@ -13,7 +13,9 @@ decides how it looks. From a transcript and the oracle's ``Report`` it builds a 
   belongs to that turn (prompt-turn.mdx), so a turn can be folded away as a whole;
 * **items**, the order of display: a row, or a **fold** standing for a run of at least
   ``fold_min`` consecutive ``session/update`` notifications of one session and turn. A row with a
-  finding is never folded: a violation is always on screen;
+  finding is never folded: a violation is always on screen. A fold keeps ``fold_keep`` rows at
+  each end and counts the middle in its label: the layout holds what the page shows, and the
+  transcript is read as it is laid out, so a flood of updates costs the page nothing;
 * **findings**, each on the row of the message that caused it (findings the end of the transcript
   revealed go on the last row), with a level class for colour (``MUST``, ``SHOULD``, ``spec-gap``,
   ``warning``), the spec's sentence (the quotes table's, else the register's wording of the
@@ -39,6 +41,7 @@ from ._show_labels import (
     answer_label,
     as_list,
     brief,
+    decode_line,
     inert,
     obj,
     request_label,
@@ -225,7 +228,7 @@ class _Builder:
         if len(raw) > RAW_LIMIT:
             shown_raw += f"… [{len(raw) - RAW_LIMIT} more characters: see the transcript]"
         sender, receiver = record.sender, "agent" if record.sender == "client" else "client"
-        message, unreadable = _decode(raw_bytes)
+        message, unreadable = decode_line(raw_bytes)
         base: Dict[str, Any] = dict(n=n, index=index, ts=ts, raw=shown_raw, size=len(raw_bytes))
         if not isinstance(message, dict):
             self.unreadable[sender].append(n)
@@ -259,7 +262,7 @@ class _Builder:
         elif is_request:
             label = request_label(method, params)
         else:
-            label = method
+            label = inert(method)
         if method == "initialize" and isinstance(params, dict):
             info = params.get("clientInfo")
             if isinstance(info, dict) and isinstance(info.get("name"), str):
@@ -389,24 +392,6 @@ class _Run:
         return f"{self.count} session/update ({kinds}){said}{hidden}"
 
 
-def _decode(raw: bytes) -> Tuple[Any, str]:
-    """The JSON value of a line, and why it is unreadable when it is (the value is then None)."""
-    try:
-        text = raw.decode("utf-8")
-    except UnicodeDecodeError:
-        return None, "not UTF-8"
-    try:
-        value = json.loads(text)
-    except RecursionError:
-        # Too deep for the decoder, as for the oracle (acpref._core.envelope) and a receiver.
-        return None, "nested too deep"
-    except ValueError:
-        return None, "not JSON"
-    if not isinstance(value, dict):
-        return value, f"a JSON {type(value).__name__}"
-    return value, ""
-
-
 def _inert(text: Optional[str]) -> Optional[str]:
     return None if text is None else inert(text)
 
@@ -487,10 +472,16 @@ def build_layout(
     lanes = ["client", "agent"]
     if any("terminals" in (r.sender, r.receiver) for r in rows):
         lanes.insert(1, "terminals")
+    return Layout(lanes=lanes, rows=rows, items=items, turns=turns, findings=shown,
+                  summary=_summary(report, builder, rows, turns, shown))
+
+
+def _summary(report: Report, builder: _Builder, rows: List[Row], turns: List[Turn],
+             shown: List[Shown]) -> Dict[str, Any]:
     counts = {level: 0 for level in LEVELS}
     for s in shown:
         counts[s.level_class] += 1
-    summary = {
+    return {
         "messages": report.messages,
         "from_client": builder.sent["client"],
         "from_agent": builder.sent["agent"],
@@ -501,5 +492,3 @@ def build_layout(
         "names": dict(builder.names),
         "blamed": {p: sum(1 for s in shown if s.blame == p) for p in ("agent", "client")},
     }
-    return Layout(lanes=lanes, rows=rows, items=items, turns=turns, findings=shown,
-                  summary=summary)

@@ -5,7 +5,8 @@ fails on a shape; every piece of peer text passes through ``snippet``, ``inert``
 which turn control and bidirectional characters, and lone surrogates (legal in JSON text as
 ``"\\ud800"``, not encodable as UTF-8 once decoded), into visible escapes. ``brief`` is the one
 way a peer's value of any shape becomes text: short, and nesting beyond ``DEPTH`` levels shown
-as a placeholder, so that no value is too deep or too big to label.
+as a placeholder, so that no value is too deep or too big to label. ``decode_line`` reads a
+line whatever it holds, and says why one cannot be read.
 """
 
 from __future__ import annotations
@@ -20,6 +21,7 @@ __all__ = [
     "inert",
     "snippet",
     "brief",
+    "decode_line",
     "obj",
     "as_list",
     "text_of",
@@ -103,6 +105,24 @@ def snippet(text: str, limit: int = SNIPPET) -> str:
     return inert(flat if len(flat) <= limit else flat[: limit - 1] + "…")
 
 
+def decode_line(raw: bytes) -> Tuple[Any, str]:
+    """The JSON value of a line, and why it is unreadable when it is (the value is then None)."""
+    try:
+        text = raw.decode("utf-8")
+    except UnicodeDecodeError:
+        return None, "not UTF-8"
+    try:
+        value = json.loads(text)
+    except RecursionError:
+        # Too deep for the decoder, as for the oracle (acpref._core.envelope) and a receiver.
+        return None, "nested too deep"
+    except ValueError:
+        return None, "not JSON"
+    if not isinstance(value, dict):
+        return value, f"a JSON {type(value).__name__}"
+    return value, ""
+
+
 def obj(value: Any) -> Dict[str, Any]:
     """``value`` if it is a JSON object, else an empty one: peers send anything."""
     return value if isinstance(value, dict) else {}
@@ -145,7 +165,7 @@ def request_label(method: str, params: Any) -> str:
         detail = f"{brief(p.get('configId', ''))} = {brief(p.get('value', ''))}"
     elif method == "elicitation/create":
         detail = brief(p.get("message", ""))
-    return f"{method} {snippet(detail, 48)}".rstrip()
+    return f"{inert(method)} {snippet(detail, 48)}".rstrip()
 
 
 def update_label(params: Any) -> Tuple[Optional[str], str]:
@@ -168,7 +188,7 @@ def update_label(params: Any) -> Tuple[Optional[str], str]:
 
 def answer_label(method: Optional[str], message: Dict[str, Any], unreadable: bool) -> str:
     if method is not None:
-        name = method
+        name = inert(method)
     elif unreadable:
         name = "(to the unreadable line)"
     else:

@@ -165,7 +165,8 @@ class Validator:
         if params is None or isinstance(params, dict):  # else RPC-02, from the envelope
             shape = list(self._check_shape(sender, method, "params", params, index))
             yield from (f for _, f in shape)
-            if is_request and shape and all(only_meta for only_meta, _ in shape):
+            valid_id = _valid_id(message.get("id"))  # else RPC-02: no answer can match it
+            if is_request and valid_id and shape and all(only_meta for only_meta, _ in shape):
                 self._meta_only[(sender, message.get("id"))] = index
             yield from _check_meta(sender, method, "params", params, index)
         request_id = message.get("id")

@@ -25,9 +25,7 @@ import itertools
 import json
 import os
 import shlex
-import threading
-from collections import deque
-from typing import Any, Callable, Deque, Dict, List, Optional, Sequence, Union
+from typing import Any, Callable, Dict, List, Optional, Sequence, Union
 
 import attrs
 
@@ -41,11 +39,11 @@ from ..methods import PROTOCOL_VERSION
 from ..oracle import Report
 from ._recording import RecordingStream, RecordSink
 from ._terminals import Terminals
+from ._updates import SessionUpdates
 
 __all__ = ["AgentDriver", "Turn", "PendingTurn", "DEFAULT_CLIENT_CAPABILITIES", "KEEP_UPDATES"]
 
-#: Updates kept per session (typed) for ``updates`` and turns; the oldest beyond are let go.
-KEEP_UPDATES = 10_000
+KEEP_UPDATES = 10_000  # typed updates kept per session; the oldest beyond are let go
 
 #: What the driver advertises unless told otherwise: files and terminals, no elicitation.
 DEFAULT_CLIENT_CAPABILITIES: Dict[str, Any] = {
@@ -70,11 +68,8 @@ PermissionPolicy = Callable[[s.RequestPermissionRequest], Any]
 
 @attrs.frozen
 class Turn:
-    """A finished prompt turn: its response and the session updates received during it.
-
-    ``updates`` are the turn's last ``keep_updates`` (the driver's bound) when it streamed more;
-    ``dropped`` says how many of its first ones were let go.
-    """
+    """A finished prompt turn: its response and the session updates received during it (its
+    last ``keep_updates`` when it streamed more: ``dropped`` counts the first ones let go)."""
 
     session_id: str
     response: s.PromptResponse
@@ -130,13 +125,8 @@ class PendingTurn:
         """Wait for the response (``RpcError`` if the agent answered an error)."""
         response = self._pending.result(self.driver.timeout if timeout is None else timeout)
         updates = self.driver.updates(self.session_id, since=self._start)
-        received = self.driver.update_count(self.session_id) - self._start
-        return Turn(
-            session_id=self.session_id,
-            response=response,
-            updates=updates,
-            dropped=received - len(updates),
-        )
+        dropped = self.driver.update_count(self.session_id) - self._start - len(updates)
+        return Turn(self.session_id, response, updates, dropped)
 
 
 class AgentDriver:
@@ -155,7 +145,6 @@ class AgentDriver:
     ) -> None:
         self.process = process
         self.timeout = timeout
-        self.keep_updates = keep_updates
         self.sink = RecordSink("client", transcript, header={"agent": name})
         self.stream = RecordingStream(stream, self.sink, close_output=close_output)
         self.connection = Connection(self.stream, name=name, drain_timeout=1.0)
@@ -176,10 +165,7 @@ class AgentDriver:
         #: Every request the agent sent us, in order: (method, typed params).
         self.agent_requests: List[Any] = []
         self.terminals = Terminals()
-        #: The latest updates of each session (at most ``keep_updates``), and how many came.
-        self._updates: Dict[str, Deque[Any]] = {}
-        self._update_counts: Dict[str, int] = {}
-        self._updates_cond = threading.Condition()
+        self._updates = SessionUpdates(keep_updates)
         self._raw_ids = itertools.count(1)
         self._report: Optional[Report] = None
         self._install_handlers()
@@ -294,32 +280,21 @@ class AgentDriver:
     def updates(self, session_id: str, *, since: int = 0) -> List[Any]:
         """The updates received for ``session_id`` (typed), in order, from the ``since``-th on
         (a count of ``update_count``); the latest ``keep_updates`` only, when more came."""
-        with self._updates_cond:
-            return self._kept_since(session_id, since)
+        return self._updates.since(session_id, since)
 
     def update_count(self, session_id: str) -> int:
         """How many updates were received for ``session_id`` (kept or let go)."""
-        with self._updates_cond:
-            return self._update_counts.get(session_id, 0)
-
-    def _kept_since(self, session_id: str, since: int) -> List[Any]:
-        kept = self._updates.get(session_id, ())
-        first = self._update_counts.get(session_id, 0) - len(kept)
-        return list(itertools.islice(kept, max(since - first, 0), None))
+        return self._updates.count(session_id)
 
     def wait_updates(self, session_id: str, count: int, timeout: Optional[float] = None) -> bool:
         """Wait until at least ``count`` updates have been received for ``session_id``."""
-        with self._updates_cond:
-            return self._updates_cond.wait_for(
-                lambda: self._update_counts.get(session_id, 0) >= count, self._t(timeout)
-            )
+        return self._updates.wait_count(session_id, count, self._t(timeout))
 
     def _wait_turn_content(self, session_id: str, start: int, timeout: Optional[float]) -> bool:
-        def streamed() -> bool:
-            return any(isinstance(u, _TURN_CONTENT) for u in self._kept_since(session_id, start))
+        def streamed(update: Any) -> bool:
+            return isinstance(update, _TURN_CONTENT)
 
-        with self._updates_cond:
-            return self._updates_cond.wait_for(streamed, self._t(timeout))
+        return self._updates.wait_any(session_id, start, streamed, self._t(timeout))
 
     # -- Raw access ------------------------------------------------------------------------------
 
@@ -451,13 +426,7 @@ class AgentDriver:
         return handle
 
     def _on_update(self, params: s.SessionNotification, ctx: RequestContext) -> None:
-        with self._updates_cond:
-            sid = params.session_id
-            if sid not in self._updates:
-                self._updates[sid] = deque(maxlen=self.keep_updates)
-            self._updates[sid].append(params.update)
-            self._update_counts[sid] = self._update_counts.get(sid, 0) + 1
-            self._updates_cond.notify_all()
+        self._updates.add(params.session_id, params.update)
 
     def _on_permission(
         self, params: s.RequestPermissionRequest, ctx: RequestContext
