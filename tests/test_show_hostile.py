@@ -141,6 +141,19 @@ def test_hostile(acp_agent):
     _drawn_as_expected(Path(found.group(1)), shape.removesuffix("-late"))
 
 
+def test_diff_of_the_two_shapes_says_where_they_diverge(tmp_path: Path) -> None:
+    chunk = ('{{"jsonrpc":"2.0","method":"session/update","params":{{"sessionId":"s","update":'
+             '{{"sessionUpdate":"agent_message_chunk","content":{{"type":"text","text":{}}}}}}}}}')
+    deep = chunk.format('"x"')[:-2] + ',"x":' + '{"a":' * 100_000 + "1" + "}" * 100_000 + "}}"
+    lines = {"surrogate": chunk.format('"a\\ud800b"'), "deep": deep}
+    for name, line in lines.items():
+        (tmp_path / f"{name}.jsonl").write_text(
+            json.dumps({"from": "agent", "ts": 0.0, "line": line}) + "\n", encoding="utf-8")
+    result = _acpref("diff", "surrogate.jsonl", "deep.jsonl", cwd=tmp_path)
+    _no_traceback(result.stderr)
+    assert result.returncode == 1 and "a\\ud800b" in result.stdout, result.stdout
+
+
 def test_a_page_that_cannot_be_written_leaves_the_old_one_whole(tmp_path: Path) -> None:
     transcript = tmp_path / "run.jsonl"
     lines = [json.dumps({"format": "acpref-transcript/1"})]
