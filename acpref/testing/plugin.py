@@ -16,6 +16,11 @@ or import the fixtures into a conftest):
 
 ``assert_conforms(transcript)`` (``acpref.testing``) judges any recorded transcript.
 
+What a fixture holds of its agent is bounded by configuration, not by the agent: the transcript
+streams to disk and is judged as it travels, the driver keeps the last ``keep_updates`` updates
+of each session and the last 64 MiB of the agent's messages (``acpref.testing._recording``), and
+the page of a failed test folds long runs of updates (spec_notes/reliability.md, the bounds).
+
 Only MUST / MUST NOT findings fail a test, each printed with the spec's sentence and the offending
 message's index; ``spec-gap`` findings (acpref's own readings) fail too with ``--acp-strict-gaps``.
 ``--acp-full-table`` prints the client check's whole table, not only its failures.
