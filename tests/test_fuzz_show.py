@@ -145,6 +145,14 @@ def test_a_finding_that_quotes_a_lone_surrogate_prints(tmp_path: Path) -> None:
     _draw(records, tmp_path)
 
 
+@pytest.mark.parametrize("kind", [{}, ["image"]])
+def test_a_content_block_whose_type_is_not_a_string_is_judged(tmp_path: Path, kind: Any) -> None:
+    # Found by the fuzz target above (3000 cases): the oracle looked the type up in a table.
+    line = dumps({"jsonrpc": "2.0", "id": 10, "method": "session/prompt",
+                  "params": {"sessionId": SESSION, "prompt": [{"type": kind, "text": "x"}]}})
+    _draw(_transcript([("client", line)]), tmp_path)
+
+
 def test_a_request_with_an_array_id_and_a_bad_meta_is_judged(tmp_path: Path) -> None:
     # Found by the fuzz target above: the oracle kept such a request by its id, which an array
     # cannot be (a TypeError out of `acpref validate`); RPC-02 judges the id.

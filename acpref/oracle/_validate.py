@@ -392,8 +392,9 @@ def _content_clause(value: Any, path: str, part: str) -> Optional[str]:
     clause = None
     node = value
     for step in _PATH_STEP.finditer(path[len(part) :] if path.startswith(part) else path):
-        if isinstance(node, dict) and node.get("type") in _CONTENT_CLAUSES:
-            clause = _CONTENT_CLAUSES[node["type"]]
+        kind = node.get("type") if isinstance(node, dict) else None
+        if isinstance(kind, str) and kind in _CONTENT_CLAUSES:
+            clause = _CONTENT_CLAUSES[kind]
         key, position = step.group(1), step.group(2)
         if key is not None and isinstance(node, dict) and key in node:
             node = node[key]
@@ -402,8 +403,9 @@ def _content_clause(value: Any, path: str, part: str) -> Optional[str]:
         else:
             break
     else:
-        if isinstance(node, dict) and node.get("type") in _CONTENT_CLAUSES:
-            clause = _CONTENT_CLAUSES[node["type"]]
+        kind = node.get("type") if isinstance(node, dict) else None
+        if isinstance(kind, str) and kind in _CONTENT_CLAUSES:
+            clause = _CONTENT_CLAUSES[kind]
     return clause
 
 
