@@ -13,6 +13,11 @@ turns open and close in place.
 Every string that came from a peer is escaped where it is written: ``html.escape`` here, and in
 the script an ``esc`` for markup or ``textContent`` for raw lines. The embedded JSON escapes
 ``<``, ``>`` and ``&`` so that no message can close its ``<script>`` element.
+
+Every tool writes its page through ``write_page``: whole or not at all (a temporary file in the
+same directory, renamed over the old page), so a page that fails to be written never replaces a
+good one and never is left empty. Writing never fails on the text: the layout made peer text
+inert, and whatever else cannot be UTF-8 is written as its ``\\u`` escape.
 """
 
 from __future__ import annotations
@@ -22,6 +27,7 @@ import html
 import json
 import os
 import re
+import tempfile
 from typing import Any, Dict, List, Optional, Sequence, Tuple
 
 from ._show_assets import COLOURS, LEGEND, SCRIPT, STYLE
@@ -29,7 +35,7 @@ from ._spec_index import repo_root
 from .oracle._show import LEVELS, Layout, build_layout
 from .oracle._validate import Report
 
-__all__ = ["render_html", "spec_link", "write_report", "SPEC_SITE"]
+__all__ = ["render_html", "spec_link", "write_report", "write_page", "SPEC_SITE"]
 
 #: The public pages of the spec, for a report written where no carried copy can be linked.
 SPEC_SITE = "https://agentclientprotocol.com/protocol/"
@@ -337,6 +343,25 @@ def write_report(
         root=repo_root(),
         notes=notes,
     )
-    with open(out_path, "w", encoding="utf-8") as f:
-        f.write(page)
+    write_page(out_path, page)
     return out_path
+
+
+def write_page(path: str, text: str) -> None:
+    """Write ``text`` to ``path`` atomically: the old file stays whole until the new one is."""
+    data = text.encode("utf-8", "backslashreplace")
+    fd, part = tempfile.mkstemp(
+        prefix="." + os.path.basename(path) + ".", suffix=".part",
+        dir=os.path.dirname(os.path.abspath(path)),
+    )
+    try:
+        with os.fdopen(fd, "wb") as f:
+            os.fchmod(f.fileno(), 0o644)
+            f.write(data)
+        os.replace(part, path)
+    except BaseException:
+        try:
+            os.unlink(part)
+        except OSError:
+            pass
+        raise

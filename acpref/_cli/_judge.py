@@ -5,7 +5,9 @@ Run by the proxy as ``python -m acpref._cli._judge [--record FILE] [--quiet] [--
 on stdin, each a copy of a chunk the proxy forwarded (``pack``: who sent it, when, the bytes, or
 the end of that party's stream), cuts them into lines as the receiver would, records them, feeds
 them to the oracle's ``Validator``, and writes findings live on stderr. At the end of its stdin
-it writes the summary on stderr (and the HTML page of ``--report``), and one JSON line on stdout:
+it writes the summary on stderr (and the HTML page of ``--report``, drawn from the transcript
+file: ``--record``'s, or a scratch file beside the page, removed once it is written, so that the
+judge holds no record in memory), and one JSON line on stdout:
 ``{"ok": bool, "failing": N, "gaps_failing": N, "messages": N}`` (``failing``: the
 findings that fail a run; ``gaps_failing``: those and the spec-gaps, for ``--strict-gaps``).
 
@@ -21,6 +23,7 @@ import json
 import os
 import struct
 import sys
+import tempfile
 from typing import Any, BinaryIO, Dict, List, Optional
 
 from .._bounds import count_items
@@ -56,15 +59,22 @@ def _read_exactly(f: BinaryIO, n: int) -> Optional[bytes]:
 
 
 class _Judge:
-    def __init__(self, record: Optional[str], header: Dict, quiet: bool, keep: bool) -> None:
+    def __init__(
+        self, record: Optional[str], header: Dict, quiet: bool, page: Optional[str]
+    ) -> None:
         self.validator = Validator()
         self.quiet = quiet
-        self.record = record
-        # The records of the HTML report are read back from the transcript file, or kept.
+        #: A transcript written only to draw the page from, removed afterwards.
+        self.scratch: Optional[str] = None
+        if page and not record:
+            fd, self.scratch = tempfile.mkstemp(
+                prefix="." + os.path.basename(page) + ".", suffix=".jsonl",
+                dir=os.path.dirname(os.path.abspath(page)),
+            )
+            os.close(fd)
+        self.record = record or self.scratch
         self.recorder = (
-            TranscriptRecorder(record, me="client", header=header, keep=keep and not record)
-            if record or keep
-            else None
+            TranscriptRecorder(self.record, me="client", header=header) if self.record else None
         )
         self.buffers = {"client": LineBuffer(), "agent": LineBuffer()}
 
@@ -103,14 +113,16 @@ class _Judge:
 def _write_html(judge: _Judge, path: str, name: str, report: Any) -> None:
     from .._show_html import write_report
 
-    assert judge.recorder is not None
-    transcript: Any = judge.record if judge.record else list(judge.recorder)
+    assert judge.record is not None
     try:
-        write_report(path, [(name, transcript, report)], title=f"acpref proxy: {name}")
+        write_report(path, [(name, judge.record, report)], title=f"acpref proxy: {name}")
     except (OSError, ValueError) as exc:
         judge.say(f"acpref proxy: cannot write the report {path}: {exc}")
     else:
         judge.say(f"acpref proxy: report written to {path}")
+    finally:
+        if judge.scratch is not None:
+            os.unlink(judge.scratch)
 
 
 def main(argv: Optional[List[str]] = None) -> int:
@@ -121,7 +133,11 @@ def main(argv: Optional[List[str]] = None) -> int:
     p.add_argument("--report")
     p.add_argument("--name", default="agent")
     args = p.parse_args(argv)
-    judge = _Judge(args.record, json.loads(args.header), args.quiet, keep=bool(args.report))
+    try:
+        judge = _Judge(args.record, json.loads(args.header), args.quiet, args.report)
+    except OSError as exc:  # no room beside the page for its transcript: judge without a page
+        sys.stderr.write(f"acpref proxy: cannot write the report {args.report}: {exc}\n")
+        judge, args.report = _Judge(args.record, json.loads(args.header), args.quiet, None), None
     stdin = sys.stdin.buffer
     while True:
         head = _read_exactly(stdin, _HEADER.size)

@@ -130,7 +130,9 @@ def finding(
         clause=clause,
         level=level,
         blame=blame,
-        message=message,
+        # A message quotes what the peer sent, which may hold a lone surrogate (legal in JSON
+        # text as an escape): it is written as that escape, so every finding prints as UTF-8.
+        message=message.encode("utf-8", "backslashreplace").decode("utf-8"),
         index=index,
         code=int(code) if code is not None else None,
         strength=WARNING if level == WARNING else strength_of(clause),

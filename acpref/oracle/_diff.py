@@ -22,6 +22,7 @@ from typing import Any, Dict, Iterable, List, Optional, Tuple
 
 import attrs
 
+from ._show_labels import brief, inert
 from ._transcript import Record, read_transcript
 
 __all__ = ["Divergence", "diff", "normalize", "reordered"]
@@ -72,7 +73,10 @@ class _Names:
         self._counts: Dict[str, int] = {}
 
     def __call__(self, kind: str, value: Any) -> str:
-        key = (kind, json.dumps(value, sort_keys=True))
+        try:
+            key = (kind, json.dumps(value, sort_keys=True))
+        except (ValueError, RecursionError):  # not an id JSON-RPC allows: named once each
+            key = (kind, f"#{len(self._seen)}")
         name = self._seen.get(key)
         if name is None:
             self._counts[kind] = self._counts.get(kind, 0) + 1
@@ -90,7 +94,7 @@ def normalize(records: Iterable[Record]) -> List[Tuple[str, Any]]:
         raw = record.raw or b""
         try:
             message: Any = json.loads(raw.decode("utf-8"))
-        except (UnicodeDecodeError, ValueError):
+        except (ValueError, RecursionError):  # not UTF-8, not JSON, or too deep to decode
             out.append((record.sender, raw.decode("utf-8", "replace")))
             continue
         out.append((record.sender, _normalize_message(record.sender, message, names)))
@@ -203,9 +207,13 @@ def _is_records(value: Any) -> bool:
 
 
 def _show(message: Any, limit: int = 160) -> str:
-    text = (
-        message
-        if isinstance(message, str)
-        else json.dumps(message, sort_keys=True, ensure_ascii=False)
-    )
+    """A message as one inert line (a lone surrogate or a control as its escape)."""
+    if isinstance(message, str):
+        text = message
+    else:
+        try:
+            text = json.dumps(message, sort_keys=True, ensure_ascii=False)
+        except (ValueError, RecursionError):  # deeper than json writes: nesting as a placeholder
+            text = brief(message, limit, quote=True)
+    text = inert(text)
     return text if len(text) <= limit else text[: limit - 3] + "..."

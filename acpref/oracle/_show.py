@@ -13,7 +13,9 @@ decides how it looks. From a transcript and the oracle's ``Report`` it builds a 
   belongs to that turn (prompt-turn.mdx), so a turn can be folded away as a whole;
 * **items**, the order of display: a row, or a **fold** standing for a run of at least
   ``fold_min`` consecutive ``session/update`` notifications of one session and turn. A row with a
-  finding is never folded: a violation is always on screen;
+  finding is never folded: a violation is always on screen. A fold keeps ``fold_keep`` rows at
+  each end and counts the middle in its label: the layout holds what the page shows, and the
+  transcript is read as it is laid out, so a flood of updates costs the page nothing;
 * **findings**, each on the row of the message that caused it (findings the end of the transcript
   revealed go on the last row), with a level class for colour (``MUST``, ``SHOULD``, ``spec-gap``,
   ``warning``), the spec's sentence (the quotes table's, else the register's wording of the
@@ -28,7 +30,7 @@ bidirectional overrides are shown as escapes, never passed on. HTML escaping is 
 from __future__ import annotations
 
 import json
-from typing import Any, Dict, Iterable, List, Optional, Sequence, Tuple, Union
+from typing import Any, Dict, Iterable, List, Optional, Set, Tuple, Union
 
 import attrs
 
@@ -38,6 +40,8 @@ from ._show_labels import (
     SNIPPET,
     answer_label,
     as_list,
+    brief,
+    decode_line,
     inert,
     obj,
     request_label,
@@ -45,13 +49,15 @@ from ._show_labels import (
     text_of,
     update_label,
 )
-from ._transcript import Record, read_transcript
+from ._transcript import Record, iter_transcript
 from ._validate import Report, Validator
 
 __all__ = ["Layout", "Row", "Fold", "Turn", "Shown", "build_layout", "level_class", "inert"]
 
 #: Consecutive updates of one session and turn from this many on are shown as one fold.
 FOLD_MIN = 8
+#: Rows of a fold drawn at each of its ends; the middle of a longer run is counted, not drawn.
+FOLD_KEEP = 50
 #: Characters of a raw line kept for "show the raw line"; the transcript keeps all of it.
 RAW_LIMIT = 65536
 
@@ -138,7 +144,13 @@ class Layout:
 
 
 def _id_key(value: Any) -> str:
-    return json.dumps(value, sort_keys=True)
+    """The key that pairs a request and its answer: the id's JSON type and value (RPC-04)."""
+    if isinstance(value, (dict, list)):
+        return "container"  # not an id (RPC-02): answered, if at all, as a broken request
+    try:
+        return json.dumps(value)
+    except ValueError:  # an integer of more digits than Python spells
+        return "number"
 
 
 def _session_of(message: Dict[str, Any]) -> Optional[str]:
@@ -157,27 +169,40 @@ def _lane(method: Optional[str], party: str) -> str:
 
 
 class _Builder:
-    def __init__(self) -> None:
+    """Lays records out one at a time, holding only what the page shows.
+
+    Rows are numbered by record (``n`` is the record's position) while building; a run of
+    foldable updates keeps its first ``head`` and last ``tail`` rows, and ``build_layout``
+    renumbers the rows kept at the end. ``flagged`` holds the message indices that carry a
+    finding: their rows are never folded.
+    """
+
+    def __init__(self, flagged: Set[int], fold_min: int, head: int, tail: int) -> None:
         self.rows: List[Row] = []
+        self.items: List[Union[int, Fold]] = []
+        self.flagged = flagged
+        self.fold_min, self.head, self.tail = fold_min, head, tail
         self.t0: Optional[float] = None
         self.index = 0
-        #: (requester, id key) -> (row, method, turn) of requests not answered yet.
-        self.waiting: Dict[Tuple[str, str], Tuple[int, str, Optional[int]]] = {}
+        self.serial = 0
+        self.sent = {"client": 0, "agent": 0}
+        #: (requester, id key) -> (row, method, turn, session) of requests not answered yet.
+        self.waiting: Dict[Tuple[str, str], Tuple[int, str, Optional[int], Optional[str]]] = {}
         self.turns: List[Dict[str, Any]] = []
         self.open_turn: Dict[str, int] = {}  # session -> turn number (0-based) while open
-        self.sessions: List[str] = []
+        self.sessions: Dict[str, None] = {}
         self.pairs: Dict[int, int] = {}
         self.names: Dict[str, str] = {}
         #: Rows of lines each party could not read and nobody answered yet (RPC-10, RPC-11).
         self.unreadable: Dict[str, List[int]] = {"client": [], "agent": []}
-        #: The start of each message chunk's text, by row, for the preview of a fold.
-        self.texts: Dict[int, str] = {}
+        self.run = _Run()
 
     def add(self, record: Record) -> None:
         if self.t0 is None:
             self.t0 = record.ts
         ts = record.ts - self.t0
-        n = len(self.rows)
+        n = self.serial
+        self.serial += 1
         if record.event is not None:
             label = (
                 f"{record.sender} closed its output"
@@ -186,37 +211,35 @@ class _Builder:
                 if record.event == "oversize"
                 else f"event {snippet(record.event, 32)}"
             )
-            self.rows.append(
+            self._put(
                 Row(n=n, index=None, ts=ts, sender=record.sender, receiver=record.sender,
                     kind="event", method=None, label=label)
             )
             return
         index = self.index
         self.index += 1
+        self.sent[record.sender] += 1
         raw_bytes = record.raw or b""
         try:
-            raw, utf8 = raw_bytes.decode("utf-8"), True
+            raw = raw_bytes.decode("utf-8")
         except UnicodeDecodeError:
-            raw, utf8 = raw_bytes.decode("utf-8", errors="backslashreplace"), False
-        shown_raw = inert(raw if len(raw) <= RAW_LIMIT else raw[:RAW_LIMIT])
+            raw = raw_bytes.decode("utf-8", errors="backslashreplace")
+        shown_raw = inert(raw[:RAW_LIMIT])
+        if len(raw) > RAW_LIMIT:
+            shown_raw += f"… [{len(raw) - RAW_LIMIT} more characters: see the transcript]"
         sender, receiver = record.sender, "agent" if record.sender == "client" else "client"
-        try:
-            message = json.loads(raw_bytes)
-        except ValueError:
-            message = None
+        message, unreadable = decode_line(raw_bytes)
         base: Dict[str, Any] = dict(n=n, index=index, ts=ts, raw=shown_raw, size=len(raw_bytes))
         if not isinstance(message, dict):
-            what = f"a JSON {type(message).__name__}" if message is not None else "not JSON"
-            what = what if utf8 else "not UTF-8"
             self.unreadable[sender].append(n)
             row = Row(sender=sender, receiver=receiver, kind="invalid", method=None,
-                      label=f"unreadable line ({what}): {snippet(raw, 48)}", **base)
-            self.rows.append(row)
+                      label=f"unreadable line ({unreadable}): {snippet(raw, 48)}", **base)
+            self._put(row)
             return
         method = message.get("method") if isinstance(message.get("method"), str) else None
         session = _session_of(message)
-        if session is not None and session not in self.sessions:
-            self.sessions.append(session)
+        if session is not None:
+            self.sessions[session] = None
         if "method" in message:
             self._call(message, method, session, sender, receiver, base)
         else:
@@ -229,36 +252,38 @@ class _Builder:
         is_request = "id" in message
         turn = self.open_turn.get(session) if session is not None else None
         update = None
+        text = ""
         if method is None:
-            label = f"method {snippet(repr(message.get('method')), 32)} (not a string)"
+            label = f"method {brief(message.get('method'), 32, quote=True)} (not a string)"
         elif method == "session/update":
             update, label = update_label(params)
             if update in ("agent_message_chunk", "agent_thought_chunk", "user_message_chunk"):
-                self.texts[n] = text_of(obj(obj(params).get("update")).get("content"))[:SNIPPET]
+                text = text_of(obj(obj(params).get("update")).get("content"))[:SNIPPET]
         elif is_request:
             label = request_label(method, params)
         else:
-            label = method
+            label = inert(method)
         if method == "initialize" and isinstance(params, dict):
             info = params.get("clientInfo")
             if isinstance(info, dict) and isinstance(info.get("name"), str):
                 self.names["client"] = snippet(info["name"], 48)
         if is_request and method == "session/prompt" and sender == "client" and session:
             turn = len(self.turns)
-            text = " ".join(text_of(b) for b in as_list(obj(params).get("prompt")))
+            said = " ".join(text_of(b) for b in as_list(obj(params).get("prompt"))[:16])
             self.turns.append(
                 {"session": session, "request": n, "answer": None,
-                 "label": "“" + snippet(text, 60) + "”", "outcome": "never answered"}
+                 "label": "“" + snippet(said, 60) + "”", "outcome": "never answered"}
             )
             self.open_turn[session] = turn
         if is_request:
             key = (sender, _id_key(message.get("id")))
             if key not in self.waiting:  # a reused id keeps the first request (duplicate-id)
-                self.waiting[key] = (n, method or "?", turn)
-        self.rows.append(
+                self.waiting[key] = (n, method or "?", turn, session)
+        self._put(
             Row(sender=_lane(method, sender), receiver=_lane(method, receiver),
                 kind="request" if is_request else "notification", method=method, label=label,
-                turn=turn, session=session, update=update, **base)
+                turn=turn, session=_inert(session), update=update, **base),
+            text,
         )
 
     def _answer(self, message: Dict[str, Any], session: Optional[str], sender: str,
@@ -283,9 +308,9 @@ class _Builder:
             self.turns[turn]["answer"] = n
             result = message.get("result")
             self.turns[turn]["outcome"] = (
-                f"error {snippet(str(message['error'].get('code')), 12)}"
+                f"error {brief(obj(message['error']).get('code'), 12)}"
                 if isinstance(message.get("error"), dict)
-                else snippet(str(result.get("stopReason")), 24)
+                else brief(obj(result).get("stopReason"), 24)
                 if isinstance(result, dict)
                 else "?"
             )
@@ -296,12 +321,79 @@ class _Builder:
                 self.names["agent"] = snippet(info["name"], 48)
         kind = "error" if "error" in message else "response"
         if session is None and found is not None:
-            session = self.rows[found[0]].session
-        self.rows.append(
+            session = found[3]
+        self._put(
             Row(sender=_lane(method, sender), receiver=_lane(method, receiver), kind=kind,
                 method=method, label=answer_label(method, message, answers_unreadable), turn=turn,
-                session=session, **base)
+                session=_inert(session), **base)
         )
+
+    def _put(self, row: Row, text: str = "") -> None:
+        """Keep a row; fold it into the run of updates it continues, or end that run."""
+        foldable = (
+            row.method == "session/update"
+            and row.kind == "notification"
+            and row.index not in self.flagged
+        )
+        if self.run.count and (
+            not foldable or (row.sender, row.session, row.turn) != self.run.key
+        ):
+            self._end_run()
+        run = self.run
+        if not foldable:
+            self.rows.append(row)
+            self.items.append(row.n)
+            return
+        if not run.count:
+            run.key, run.start = (row.sender, row.session, row.turn), len(self.rows)
+        run.count += 1
+        run.kinds[row.update or "?"] = run.kinds.get(row.update or "?", 0) + 1
+        if len(run.preview) <= SNIPPET:
+            run.preview += text
+        self.rows.append(row)
+        if len(self.rows) - run.start > self.head + self.tail:
+            # The middle of a long run is not drawn: the page stays bounded (the transcript
+            # keeps every line).
+            del self.rows[run.start + self.head]
+            run.hidden += 1
+
+    def _end_run(self) -> None:
+        run, kept = self.run, self.rows[self.run.start :]
+        if run.count >= self.fold_min:
+            self.items.append(Fold(first=kept[0].n, last=kept[-1].n, label=run.label()))
+        else:
+            self.items.extend(r.n for r in kept)
+        self.run = _Run()
+
+    def finish(self) -> None:
+        if self.run.count:
+            self._end_run()
+
+
+class _Run:
+    """The run of consecutive foldable updates being laid out."""
+
+    def __init__(self) -> None:
+        self.key: Tuple[str, Optional[str], Optional[int]] = ("", None, None)
+        self.start = 0  # its first row's position in the rows kept
+        self.count = 0
+        self.hidden = 0  # rows of the run not kept (the middle of a long one)
+        self.kinds: Dict[str, int] = {}
+        self.preview = ""
+
+    def label(self) -> str:
+        kinds = ", ".join(
+            f"{k} ×{v}" for k, v in sorted(self.kinds.items(), key=lambda kv: -kv[1])
+        )
+        said = f": “{snippet(self.preview)}”" if self.preview.strip() else ""
+        hidden = (
+            f"; {self.hidden} of them not drawn (see the transcript)" if self.hidden else ""
+        )
+        return f"{self.count} session/update ({kinds}){said}{hidden}"
+
+
+def _inert(text: Optional[str]) -> Optional[str]:
+    return None if text is None else inert(text)
 
 
 def _shown(f: Finding, row: int) -> Shown:
@@ -326,94 +418,73 @@ def _shown(f: Finding, row: int) -> Shown:
     )
 
 
-def _fold_label(rows: Sequence[Row], texts: Dict[int, str]) -> str:
-    counts: Dict[str, int] = {}
-    for r in rows:
-        counts[r.update or "?"] = counts.get(r.update or "?", 0) + 1
-    kinds = ", ".join(f"{k} ×{v}" for k, v in sorted(counts.items(), key=lambda kv: -kv[1]))
-    preview = ""
-    for r in rows:
-        if len(preview) > SNIPPET:
-            break
-        preview += texts.get(r.n, "")
-    said = f": “{snippet(preview)}”" if preview.strip() else ""
-    return f"{len(rows)} session/update ({kinds}){said}"
-
-
-def _items(rows: List[Row], fold_min: int, texts: Dict[int, str]) -> List[Union[int, Fold]]:
-    items: List[Union[int, Fold]] = []
-    run: List[Row] = []
-
-    def flush() -> None:
-        if len(run) >= fold_min:
-            items.append(Fold(first=run[0].n, last=run[-1].n, label=_fold_label(run, texts)))
-        else:
-            items.extend(r.n for r in run)
-        run.clear()
-
-    for row in rows:
-        foldable = (
-            row.method == "session/update" and row.kind == "notification" and not row.findings
-        )
-        if foldable and run and (row.sender, row.session, row.turn) != (
-            run[-1].sender, run[-1].session, run[-1].turn
-        ):
-            flush()
-        if foldable:
-            run.append(row)
-        else:
-            flush()
-            items.append(row.n)
-    flush()
-    return items
-
-
 def build_layout(
     transcript: Union[str, Iterable[Any]],
     report: Optional[Report] = None,
     *,
     fold_min: int = FOLD_MIN,
+    fold_keep: int = FOLD_KEEP,
 ) -> Layout:
-    """The layout of a transcript (a path, or records); ``report`` is judged here if not given."""
-    records = read_transcript(transcript)
+    """The layout of a transcript (a path, or records); ``report`` is judged here if not given.
+
+    A path is read as it is laid out (twice without a report: once to judge it), so that what
+    the layout holds is what the page shows: a fold keeps ``fold_keep`` rows at each end.
+    """
     if report is None:
         validator = Validator()
-        for record in records:
+        for record in iter_transcript(transcript):
             validator.feed(record)
         report = validator.finish()
-    builder = _Builder()
-    for record in records:
+    flagged = {f.index for f in report.findings if f.index is not None}
+    builder = _Builder(flagged, fold_min, fold_keep, fold_keep)
+    for record in iter_transcript(transcript):
         builder.add(record)
+    builder.finish()
     rows = builder.rows
     if not rows:
         rows.append(Row(n=0, index=None, ts=0.0, sender="client", receiver="client", kind="event",
                         method=None, label="the transcript is empty"))
-    by_index = {r.index: r.n for r in rows if r.index is not None}
+        builder.items.append(0)
+    at = {r.n: i for i, r in enumerate(rows)}  # a record's row -> its place among those kept
+    by_index = {r.index: at[r.n] for r in rows if r.index is not None}
+    last = len(rows) - 1
     shown: List[Shown] = []
     on_row: Dict[int, List[int]] = {}
     for f in report.findings:
-        row = by_index.get(f.index, rows[-1].n) if f.index is not None else rows[-1].n
+        row = by_index.get(f.index, last) if f.index is not None else last
         on_row.setdefault(row, []).append(len(shown))
         shown.append(_shown(f, row))
     rows = [
-        attrs.evolve(r, pair=builder.pairs.get(r.n), findings=tuple(on_row.get(r.n, ())))
-        for r in rows
+        attrs.evolve(r, n=i, pair=at.get(builder.pairs.get(r.n, -1)),
+                     findings=tuple(on_row.get(i, ())))
+        for i, r in enumerate(rows)
     ]
     turns = [
-        Turn(number=i + 1, session=t["session"], request=t["request"], answer=t["answer"],
-             label=t["label"], outcome=t["outcome"])
+        Turn(number=i + 1, session=inert(t["session"]), request=at[t["request"]],
+             answer=None if t["answer"] is None else at[t["answer"]], label=t["label"],
+             outcome=t["outcome"])
         for i, t in enumerate(builder.turns)
+    ]
+    items: List[Union[int, Fold]] = [
+        at[it] if isinstance(it, int) else attrs.evolve(it, first=at[it.first], last=at[it.last])
+        for it in builder.items
     ]
     lanes = ["client", "agent"]
     if any("terminals" in (r.sender, r.receiver) for r in rows):
         lanes.insert(1, "terminals")
+    return Layout(lanes=lanes, rows=rows, items=items, turns=turns, findings=shown,
+                  summary=_summary(report, builder, rows, turns, shown))
+
+
+def _summary(report: Report, builder: _Builder, rows: List[Row], turns: List[Turn],
+             shown: List[Shown]) -> Dict[str, Any]:
     counts = {level: 0 for level in LEVELS}
     for s in shown:
         counts[s.level_class] += 1
-    summary = {
+    return {
         "messages": report.messages,
-        "from_client": sum(1 for r in rows if r.index is not None and r.sender == "client"),
-        "from_agent": sum(1 for r in rows if r.index is not None and r.sender != "client"),
+        "from_client": builder.sent["client"],
+        "from_agent": builder.sent["agent"],
         "levels": counts,
         "sessions": len(builder.sessions),
         "turns": len(turns),
@@ -421,5 +492,3 @@ def build_layout(
         "names": dict(builder.names),
         "blamed": {p: sum(1 for s in shown if s.blame == p) for p in ("agent", "client")},
     }
-    return Layout(lanes=lanes, rows=rows, items=_items(rows, fold_min, builder.texts), turns=turns,
-                  findings=shown, summary=summary)

@@ -25,7 +25,15 @@ from typing import IO, Any, Dict, Iterable, Iterator, List, Optional, Union
 
 import attrs
 
-__all__ = ["Record", "TranscriptRecorder", "LineBuffer", "read_transcript", "dumps", "FORMAT"]
+__all__ = [
+    "Record",
+    "TranscriptRecorder",
+    "LineBuffer",
+    "read_transcript",
+    "iter_transcript",
+    "dumps",
+    "FORMAT",
+]
 
 FORMAT = "acpref-transcript/1"
 
@@ -109,13 +117,19 @@ def _short(value: Any) -> str:
 
 def read_transcript(source: Union[str, os.PathLike, IO[str], Iterable[Any]]) -> List[Record]:
     """Read a transcript from a path, a text file, or an iterable of records/dicts/lines."""
+    return list(iter_transcript(source))
+
+
+def iter_transcript(source: Union[str, os.PathLike, IO[str], Iterable[Any]]) -> Iterator[Record]:
+    """The records of a transcript one by one, as ``read_transcript`` reads them, holding none:
+    a path is read as the records are taken (a transcript can be larger than memory)."""
     if isinstance(source, (str, os.PathLike)):
         with open(source, encoding="utf-8") as f:
-            return read_transcript(f)
-    out: List[Record] = []
+            yield from iter_transcript(f)
+        return
     for number, item in enumerate(source, start=1):
         if isinstance(item, Record):
-            out.append(item)
+            yield item
             continue
         try:
             if isinstance(item, (str, bytes)):
@@ -126,12 +140,12 @@ def read_transcript(source: Union[str, os.PathLike, IO[str], Iterable[Any]]) -> 
                 data = item
             if isinstance(data, dict) and "format" in data and "from" not in data:
                 continue  # header
-            out.append(Record.from_json(data))
+            record = Record.from_json(data)
         except ValueError as exc:  # json.JSONDecodeError is one
             raise ValueError(f"line {number}: {exc}") from None
         except RecursionError:
             raise ValueError(f"line {number}: nested too deep") from None
-    return out
+        yield record
 
 
 class TranscriptRecorder:

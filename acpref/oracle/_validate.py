@@ -165,7 +165,8 @@ class Validator:
         if params is None or isinstance(params, dict):  # else RPC-02, from the envelope
             shape = list(self._check_shape(sender, method, "params", params, index))
             yield from (f for _, f in shape)
-            if is_request and shape and all(only_meta for only_meta, _ in shape):
+            valid_id = _valid_id(message.get("id"))  # else RPC-02: no answer can match it
+            if is_request and valid_id and shape and all(only_meta for only_meta, _ in shape):
                 self._meta_only[(sender, message.get("id"))] = index
             yield from _check_meta(sender, method, "params", params, index)
         request_id = message.get("id")
@@ -391,8 +392,9 @@ def _content_clause(value: Any, path: str, part: str) -> Optional[str]:
     clause = None
     node = value
     for step in _PATH_STEP.finditer(path[len(part) :] if path.startswith(part) else path):
-        if isinstance(node, dict) and node.get("type") in _CONTENT_CLAUSES:
-            clause = _CONTENT_CLAUSES[node["type"]]
+        kind = node.get("type") if isinstance(node, dict) else None
+        if isinstance(kind, str) and kind in _CONTENT_CLAUSES:
+            clause = _CONTENT_CLAUSES[kind]
         key, position = step.group(1), step.group(2)
         if key is not None and isinstance(node, dict) and key in node:
             node = node[key]
@@ -401,8 +403,9 @@ def _content_clause(value: Any, path: str, part: str) -> Optional[str]:
         else:
             break
     else:
-        if isinstance(node, dict) and node.get("type") in _CONTENT_CLAUSES:
-            clause = _CONTENT_CLAUSES[node["type"]]
+        kind = node.get("type") if isinstance(node, dict) else None
+        if isinstance(kind, str) and kind in _CONTENT_CLAUSES:
+            clause = _CONTENT_CLAUSES[kind]
     return clause
 
 

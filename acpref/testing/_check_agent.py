@@ -209,12 +209,12 @@ def _last_call(driver: AgentDriver, *, answered: bool) -> str:
     """The method of our last request that was answered (``answered``) or is still unanswered."""
     sent: Dict[str, str] = {}
     last_answered = ""
-    for record in driver.sink.records:
+    for record in driver.sink.records():
         if not record.is_message or record.raw is None:
             continue
         try:
             message = json.loads(record.raw)
-        except ValueError:
+        except (ValueError, RecursionError):
             continue
         if not isinstance(message, dict):
             continue

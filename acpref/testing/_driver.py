@@ -25,7 +25,6 @@ import itertools
 import json
 import os
 import shlex
-import threading
 from typing import Any, Callable, Dict, List, Optional, Sequence, Union
 
 import attrs
@@ -40,8 +39,11 @@ from ..methods import PROTOCOL_VERSION
 from ..oracle import Report
 from ._recording import RecordingStream, RecordSink
 from ._terminals import Terminals
+from ._updates import SessionUpdates
 
-__all__ = ["AgentDriver", "Turn", "PendingTurn", "DEFAULT_CLIENT_CAPABILITIES"]
+__all__ = ["AgentDriver", "Turn", "PendingTurn", "DEFAULT_CLIENT_CAPABILITIES", "KEEP_UPDATES"]
+
+KEEP_UPDATES = 10_000  # typed updates kept per session; the oldest beyond are let go
 
 #: What the driver advertises unless told otherwise: files and terminals, no elicitation.
 DEFAULT_CLIENT_CAPABILITIES: Dict[str, Any] = {
@@ -66,11 +68,13 @@ PermissionPolicy = Callable[[s.RequestPermissionRequest], Any]
 
 @attrs.frozen
 class Turn:
-    """A finished prompt turn: its response and the session updates received during it."""
+    """A finished prompt turn: its response and the session updates received during it (its
+    last ``keep_updates`` when it streamed more: ``dropped`` counts the first ones let go)."""
 
     session_id: str
     response: s.PromptResponse
     updates: List[Any]
+    dropped: int = 0
 
     @property
     def stop_reason(self) -> str:
@@ -110,8 +114,8 @@ class PendingTurn:
 
     @property
     def updates(self) -> List[Any]:
-        """The updates received for the session since the prompt was sent."""
-        return self.driver.updates(self.session_id)[self._start :]
+        """The updates received for the session since the prompt was sent (those still kept)."""
+        return self.driver.updates(self.session_id, since=self._start)
 
     def wait_update(self, timeout: Optional[float] = None) -> bool:
         """Wait until the turn has streamed something (a chunk, a tool call or a plan)."""
@@ -120,11 +124,9 @@ class PendingTurn:
     def result(self, timeout: Optional[float] = None) -> Turn:
         """Wait for the response (``RpcError`` if the agent answered an error)."""
         response = self._pending.result(self.driver.timeout if timeout is None else timeout)
-        return Turn(
-            session_id=self.session_id,
-            response=response,
-            updates=self.driver.updates(self.session_id)[self._start :],
-        )
+        updates = self.driver.updates(self.session_id, since=self._start)
+        dropped = self.driver.update_count(self.session_id) - self._start - len(updates)
+        return Turn(self.session_id, response, updates, dropped)
 
 
 class AgentDriver:
@@ -139,6 +141,7 @@ class AgentDriver:
         timeout: float = 10.0,
         name: str = "agent-under-test",
         close_output: Optional[Callable[[], None]] = None,
+        keep_updates: Optional[int] = KEEP_UPDATES,
     ) -> None:
         self.process = process
         self.timeout = timeout
@@ -162,8 +165,7 @@ class AgentDriver:
         #: Every request the agent sent us, in order: (method, typed params).
         self.agent_requests: List[Any] = []
         self.terminals = Terminals()
-        self._updates: Dict[str, List[Any]] = {}
-        self._updates_cond = threading.Condition()
+        self._updates = SessionUpdates(keep_updates)
         self._raw_ids = itertools.count(1)
         self._report: Optional[Report] = None
         self._install_handlers()
@@ -258,7 +260,7 @@ class AgentDriver:
         ``meta`` goes into the params as ``_meta``.
         """
         blocks = [_block(c) for c in content]
-        start = len(self.updates(session_id))
+        start = self.update_count(session_id)
         params: Dict[str, Any] = {"sessionId": session_id, "prompt": blocks}
         if meta is not None:
             params["_meta"] = meta
@@ -275,26 +277,24 @@ class AgentDriver:
 
     # -- Session updates -------------------------------------------------------------------------
 
-    def updates(self, session_id: str) -> List[Any]:
-        """Every update received for ``session_id`` so far (typed), in order."""
-        with self._updates_cond:
-            return list(self._updates.get(session_id, []))
+    def updates(self, session_id: str, *, since: int = 0) -> List[Any]:
+        """The updates received for ``session_id`` (typed), in order, from the ``since``-th on
+        (a count of ``update_count``); the latest ``keep_updates`` only, when more came."""
+        return self._updates.since(session_id, since)
+
+    def update_count(self, session_id: str) -> int:
+        """How many updates were received for ``session_id`` (kept or let go)."""
+        return self._updates.count(session_id)
 
     def wait_updates(self, session_id: str, count: int, timeout: Optional[float] = None) -> bool:
         """Wait until at least ``count`` updates have been received for ``session_id``."""
-        with self._updates_cond:
-            return self._updates_cond.wait_for(
-                lambda: len(self._updates.get(session_id, [])) >= count, self._t(timeout)
-            )
+        return self._updates.wait_count(session_id, count, self._t(timeout))
 
     def _wait_turn_content(self, session_id: str, start: int, timeout: Optional[float]) -> bool:
-        def streamed() -> bool:
-            return any(
-                isinstance(u, _TURN_CONTENT) for u in self._updates.get(session_id, [])[start:]
-            )
+        def streamed(update: Any) -> bool:
+            return isinstance(update, _TURN_CONTENT)
 
-        with self._updates_cond:
-            return self._updates_cond.wait_for(streamed, self._t(timeout))
+        return self._updates.wait_any(session_id, start, streamed, self._t(timeout))
 
     # -- Raw access ------------------------------------------------------------------------------
 
@@ -426,9 +426,7 @@ class AgentDriver:
         return handle
 
     def _on_update(self, params: s.SessionNotification, ctx: RequestContext) -> None:
-        with self._updates_cond:
-            self._updates.setdefault(params.session_id, []).append(params.update)
-            self._updates_cond.notify_all()
+        self._updates.add(params.session_id, params.update)
 
     def _on_permission(
         self, params: s.RequestPermissionRequest, ctx: RequestContext

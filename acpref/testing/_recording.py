@@ -3,8 +3,13 @@
 ``RecordingStream`` wraps the stream of a ``Connection``: a line we send is recorded *before* it
 is written (so the peer's reaction to it can never be recorded first), a line we receive as it is
 read, and the end of each direction as an ``eof`` event. Every record goes to a ``RecordSink``,
-which keeps it, writes it to a transcript file, feeds it to the oracle's ``Validator`` at once,
-and lets a test wait for a message of the peer.
+which writes it to a transcript file (or keeps it, without one), feeds it to the oracle's
+``Validator`` at once, and lets a test wait for a message of the peer.
+
+What a sink holds is bounded by configuration, not by the peer: the records stream to the
+transcript file (read back from it when asked for), the oracle judges as they pass, and the
+peer's messages are kept for waiters while the last ``keep_bytes`` of them (counted decoded,
+``acpref._bounds.held_cost``; 64 MiB by default) hold them, the newest always.
 
 Raw bytes can be written through the same stream (``write_raw``) to send what ``Connection``
 never would: broken JSON, a wrong ``jsonrpc``, a request with a string id. They are recorded and
@@ -18,14 +23,19 @@ import logging
 import os
 import threading
 import time
-from typing import Any, Callable, Dict, List, Optional, Tuple, Union
+from collections import deque
+from typing import Any, Callable, Deque, Dict, Iterator, List, Optional, Tuple, Union
 
+from .._bounds import held_cost
 from .._core import Finding, Party
 from .._transport import Stream, read_accepts_timeout
 from ..oracle import Record, Report, TranscriptRecorder, Validator
-from ..oracle._transcript import LineBuffer
+from ..oracle._transcript import LineBuffer, iter_transcript
 
-__all__ = ["RecordSink", "RecordingStream"]
+__all__ = ["RecordSink", "RecordingStream", "KEEP_BYTES"]
+
+#: What the peer's messages kept for waiters may cost decoded, together (the newest is kept).
+KEEP_BYTES = 64 * 1024 * 1024
 
 
 log = logging.getLogger("acpref.testing")
@@ -43,15 +53,21 @@ class RecordSink:
         transcript: Union[str, os.PathLike, None] = None,
         *,
         header: Optional[Dict[str, Any]] = None,
+        keep_bytes: int = KEEP_BYTES,
     ) -> None:
         self.me = Party(me)
         self.peer = Party.CLIENT if self.me is Party.AGENT else Party.AGENT
-        self.records: List[Record] = []
         self.validator = Validator()
         self.transcript_path = os.fspath(transcript) if transcript is not None else None
         self._file = TranscriptRecorder(transcript, me=me, header=header) if transcript else None
+        #: The records, kept only when no transcript file holds them.
+        self._records: Optional[List[Record]] = None if self._file is not None else []
         self._cond = threading.Condition()
-        self._received: List[Received] = []
+        #: The peer's latest messages (index, parsed, cost); ``_base`` counts those let go.
+        self._received: Deque[Tuple[int, Any, int]] = deque()
+        self._base = 0
+        self._held = 0
+        self._keep_bytes = keep_bytes
         self._ended: Dict[Party, bool] = {Party.AGENT: False, Party.CLIENT: False}
         self._report: Optional[Report] = None
 
@@ -59,16 +75,32 @@ class RecordSink:
         """Record, write and validate one record; wake whoever waits for it."""
         with self._cond:
             index = self.validator.messages
-            self.records.append(record)
+            if self._records is not None:
+                self._records.append(record)
             if self._file is not None:
                 self._file.add(record)
             found = self.validator.feed(record)
             if record.event == "eof":
                 self._ended[Party(record.sender)] = True
             elif record.is_message and record.sender == self.peer.value:
-                self._received.append((index, _parse(record.raw or b"")))
+                raw = record.raw or b""
+                cost = held_cost(raw)
+                self._received.append((index, _parse(raw), cost))
+                self._held += cost
+                while self._held > self._keep_bytes and len(self._received) > 1:
+                    self._held -= self._received.popleft()[2]
+                    self._base += 1
             self._cond.notify_all()
         return found
+
+    def records(self) -> Iterator[Record]:
+        """Every record so far, in order: read back from the transcript file when there is one."""
+        with self._cond:
+            kept = None if self._records is None else list(self._records)
+        if kept is not None:
+            return iter(kept)
+        assert self.transcript_path is not None
+        return iter_transcript(self.transcript_path)
 
     @property
     def findings(self) -> List[Finding]:
@@ -77,14 +109,16 @@ class RecordSink:
             return list(self.validator.findings)
 
     def received(self, since: int = 0) -> List[Received]:
-        """The peer's messages from position ``since`` of the received list."""
+        """The peer's messages from position ``since`` of the received list (those still kept)."""
         with self._cond:
-            return list(self._received[since:])
+            skip = max(since - self._base, 0)
+            return [(i, m) for i, m, _ in list(self._received)[skip:]]
 
     @property
     def received_count(self) -> int:
+        """How many messages the peer sent so far (positions for ``since``)."""
         with self._cond:
-            return len(self._received)
+            return self._base + len(self._received)
 
     def wait_for(
         self, predicate: Callable[[Any], bool], *, since: int = 0, timeout: float = 10.0
@@ -92,16 +126,18 @@ class RecordSink:
         """The first peer message from position ``since`` that ``predicate`` accepts.
 
         Raises ``TimeoutError`` after ``timeout`` seconds, or at once when the peer has ended.
+        Messages let go before they were looked at (``keep_bytes``) are not looked at.
         """
         deadline = time.monotonic() + timeout
         position = since
         with self._cond:
             while True:
-                while position < len(self._received):
-                    item = self._received[position]
+                position = max(position, self._base)
+                while position < self._base + len(self._received):
+                    index, message, _ = self._received[position - self._base]
                     position += 1
-                    if item[1] is not None and predicate(item[1]):
-                        return item
+                    if message is not None and predicate(message):
+                        return index, message
                 if self._ended[self.peer]:
                     raise TimeoutError("the peer closed its stream first")
                 remaining = deadline - time.monotonic()
@@ -127,9 +163,10 @@ class RecordSink:
 
 
 def _parse(raw: bytes) -> Any:
+    """The JSON value of a line; None for a line that is not JSON (or too deep to decode)."""
     try:
         return json.loads(raw.decode("utf-8"))
-    except (UnicodeDecodeError, ValueError):
+    except (ValueError, RecursionError):  # UnicodeDecodeError is a ValueError
         return None
 
 

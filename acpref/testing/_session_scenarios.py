@@ -35,9 +35,9 @@ def load(ctx: ScenarioContext) -> None:
     session_id = ctx.new_session()
     turn = ctx.driver.prompt(session_id, ctx.options.prompt)
     ctx.at("SETUP-05", "SETUP-08")
-    before = len(ctx.driver.updates(session_id))
+    before = ctx.driver.update_count(session_id)
     ctx.driver.request("session/load", {"sessionId": session_id, "cwd": ctx.cwd, "mcpServers": []})
-    _judge_replay(ctx, ctx.driver.updates(session_id)[before:], turn.text)
+    _judge_replay(ctx, ctx.driver.updates(session_id, since=before), turn.text)
 
 
 def load_restarted(ctx: ScenarioContext) -> None:
@@ -93,14 +93,14 @@ def resume(ctx: ScenarioContext) -> None:
     session_id = ctx.new_session()
     ctx.driver.prompt(session_id, ctx.options.prompt)
     ctx.at("SETUP-13")
-    before = len(ctx.driver.updates(session_id))
+    before = ctx.driver.update_count(session_id)
     ctx.driver.request(
         "session/resume", {"sessionId": session_id, "cwd": ctx.cwd, "mcpServers": []}
     )
     ctx.passed("SETUP-13")
     round_trip(ctx)  # a replay sent just after the answer arrives before this one's
     replayed = [
-        u for u in ctx.driver.updates(session_id)[before:] if isinstance(u, s.UserMessageChunk)
+        u for u in ctx.driver.updates(session_id, since=before) if isinstance(u, s.UserMessageChunk)
     ]
     # spec SETUP-12: resume restores the session without replaying it (before or after its
     # answer: the oracle judges what comes before it).

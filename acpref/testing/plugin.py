@@ -16,6 +16,11 @@ or import the fixtures into a conftest):
 
 ``assert_conforms(transcript)`` (``acpref.testing``) judges any recorded transcript.
 
+What a fixture holds of its agent is bounded by configuration, not by the agent: the transcript
+streams to disk and is judged as it travels, the driver keeps the last ``keep_updates`` updates
+of each session and the last 64 MiB of the agent's messages (``acpref.testing._recording``), and
+the page of a failed test folds long runs of updates (spec_notes/reliability.md, the bounds).
+
 Only MUST / MUST NOT findings fail a test, each printed with the spec's sentence and the offending
 message's index; ``spec-gap`` findings (acpref's own readings) fail too with ``--acp-strict-gaps``.
 ``--acp-full-table`` prints the client check's whole table, not only its failures.
@@ -112,7 +117,9 @@ class _Launched:
 @pytest.fixture
 def acp_agent(tmp_path: Any, request: Any) -> Iterator[Callable[..., "AgentDriver"]]:
     """Start an agent under test: ``acp_agent(argv, *, cwd=None, env=None, ignore=(), warnings=False,
-    timeout=10.0)`` -> ``AgentDriver``. The test fails at teardown if the agent broke the spec."""
+    timeout=10.0, keep_updates=10_000)`` -> ``AgentDriver``. The test fails at teardown if the
+    agent broke the spec. The transcript streams to disk and is judged as it passes; the driver
+    keeps the last ``keep_updates`` updates of each session (``None``: all)."""
     launched = _Launched(_strict_gaps(request))
 
     def launch(
@@ -123,11 +130,15 @@ def acp_agent(tmp_path: Any, request: Any) -> Iterator[Callable[..., "AgentDrive
         ignore: Sequence[str] = (),
         warnings: bool = False,
         timeout: float = 10.0,
+        keep_updates: Optional[int] = 10_000,
     ) -> "AgentDriver":
         from ._driver import AgentDriver
 
         transcript = tmp_path / f"agent-{len(launched.drivers) + 1}.jsonl"
-        driver = AgentDriver.spawn(argv, cwd=cwd, env=env, transcript=transcript, timeout=timeout)
+        driver = AgentDriver.spawn(
+            argv, cwd=cwd, env=env, transcript=transcript, timeout=timeout,
+            keep_updates=keep_updates,
+        )
         return launched.add(driver, ignore, warnings)
 
     yield launch
