@@ -572,8 +572,42 @@ def test_plugin_spec_gaps_fail_only_with_acp_strict_gaps(tmp_path: Path) -> None
     source = _agent_test("UpdateUnknownSession")
     relaxed = _child_pytest(tmp_path, source)
     assert relaxed.returncode == 0, relaxed.stdout
+    # Nothing hides below the fold: the run's end counts what did not fail, and the option.
+    assert (
+        "acpref: findings of the peers under test not failing the run: 1 spec-gap; "
+        "--acp-strict-gaps would fail on them" in relaxed.stdout
+    ), relaxed.stdout
     strict = _child_pytest(tmp_path, source, "--acp-strict-gaps")
     assert strict.returncode == 1 and "spec-gap:unknown-session" in strict.stdout, strict.stdout
+    named = _child_pytest(tmp_path, source, "--acp-fail-on", "spec-gap")
+    assert named.returncode == 1 and "spec-gap:unknown-session" in named.stdout, named.stdout
+
+
+def test_the_plugins_fail_on_levels_are_the_registers() -> None:
+    from acpref.testing import plugin
+
+    assert set(plugin._FAIL_ON) == set(register.FAIL_ON)
+    # The same option for each level, in the plugin's spelling (--acp-...).
+    assert {level: flag.replace("--acp-", "--") for level, flag in plugin._FLAGS.items()} == (
+        register.CLI_FLAGS
+    )
+
+
+def test_cli_names_the_option_that_would_fail_on_what_did_not(tmp_path: Path) -> None:
+    chunk = {"sessionUpdate": "agent_message_chunk", "content": {"type": "text", "text": "x"}}
+    early = (A, {"jsonrpc": "2.0", "method": "session/update",
+                 "params": {"sessionId": "s1", "update": chunk}})  # fmt: skip
+    path = tmp_path / "t.jsonl"  # content before any turn: spec-gap content-outside-turn
+    lines = [json.dumps(r) + "\n" for r in _records(*_initialized(), early)]
+    path.write_text("".join(lines), encoding="utf-8")
+    run = [PY, "-m", "acpref", "validate", str(path)]
+    plain = subprocess.run(run, capture_output=True, text=True, timeout=60)
+    assert plain.returncode == 0, plain.stdout
+    last = plain.stdout.strip().splitlines()[-1]
+    assert last == "not failing the run: 1 spec-gap; --strict-gaps would fail on them", last
+    named = subprocess.run([*run, "--fail-on", "spec-gap"], capture_output=True, text=True,
+                           timeout=60)  # fmt: skip
+    assert named.returncode == 1, named.stdout
 
 
 def test_acpref_spec_names_the_oracle_level_and_the_quote() -> None:

@@ -7,7 +7,7 @@ index of the message. ``blame`` narrows the judgement to one side (the one under
 
 from __future__ import annotations
 
-from typing import Any, Iterable, Optional, Sequence
+from typing import Any, Iterable, Optional, Sequence, Tuple
 
 from .._core import Finding, Party
 from ..oracle import Report, validate
@@ -23,11 +23,12 @@ def problems(
     warnings: bool = False,
     ignore: Sequence[str] = (),
     strict_gaps: bool = False,
+    fail_on: Tuple[str, ...] = (),
 ) -> list:
-    """The findings that fail a test: violations (spec-gaps if ``strict_gaps``; every finding if
-    ``warnings``), minus ``ignore``."""
+    """The findings that fail a test: violations (spec-gaps if ``strict_gaps``, the levels
+    ``fail_on`` names; every finding if ``warnings``), minus ``ignore``."""
     chosen: Iterable[Finding] = (
-        report.findings if warnings else report.failing(strict_gaps=strict_gaps)
+        report.findings if warnings else report.failing(strict_gaps=strict_gaps, fail_on=fail_on)
     )
     who = Party(blame) if blame is not None else None
     return [f for f in chosen if f.clause not in ignore and (who is None or f.blame is who)]
@@ -40,6 +41,7 @@ def assert_conforms(
     warnings: bool = False,
     ignore: Sequence[str] = (),
     strict_gaps: bool = False,
+    fail_on: Tuple[str, ...] = (),
 ) -> Report:
     """Validate ``transcript`` and raise ``AssertionError`` listing what breaks the spec.
 
@@ -53,7 +55,12 @@ def assert_conforms(
     else:
         report = validate(transcript)
     found = problems(
-        report, blame=blame, warnings=warnings, ignore=ignore, strict_gaps=strict_gaps
+        report,
+        blame=blame,
+        warnings=warnings,
+        ignore=ignore,
+        strict_gaps=strict_gaps,
+        fail_on=fail_on,
     )
     if found:
         who = f" by the {blame}" if blame else ""

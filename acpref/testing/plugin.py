@@ -22,7 +22,9 @@ of each session and the last 64 MiB of the agent's messages (``acpref.testing._r
 the page of a failed test folds long runs of updates (spec_notes/reliability.md, the bounds).
 
 Only MUST / MUST NOT findings fail a test, each printed with the spec's sentence and the offending
-message's index; ``spec-gap`` findings (acpref's own readings) fail too with ``--acp-strict-gaps``.
+message's index; ``spec-gap`` findings (acpref's own readings) fail too with ``--acp-strict-gaps``,
+SHOULD / MAY findings with ``--acp-fail-on SHOULD`` / ``MAY``. The end of the run says how many
+findings of the fixtures' peers did not fail, by level, and which option would fail on them.
 ``--acp-full-table`` prints the client check's whole table, not only its failures.
 
 This module is imported by every pytest run of a project that has acpref installed: it imports
@@ -35,7 +37,7 @@ import os
 import select
 import sys
 import time
-from typing import Any, Callable, Iterator, List, Optional, Sequence
+from typing import Any, Callable, Dict, Iterable, Iterator, List, Optional, Sequence
 
 from typing import TYPE_CHECKING
 
@@ -58,6 +60,15 @@ def pytest_addoption(parser: Any) -> None:
         help="fail tests on spec-gap findings too (acpref's readings where the spec is silent)",
     )
     group.addoption(
+        "--acp-fail-on",
+        action="append",
+        default=[],
+        metavar="LEVEL",
+        choices=_FAIL_ON,
+        help="fail tests on findings of LEVEL too: SHOULD (and SHOULD NOT), MAY or spec-gap "
+        "(repeatable; MUST always fails, forward-compatibility warnings never do)",
+    )
+    group.addoption(
         "--acp-full-table",
         action="store_true",
         default=False,
@@ -65,16 +76,54 @@ def pytest_addoption(parser: Any) -> None:
     )
 
 
-def _strict_gaps(request: Any) -> bool:
-    return bool(request.config.getoption("acp_strict_gaps", default=False))
+#: The levels ``--acp-fail-on`` takes (``register.FAIL_ON``, spelled out here so that loading
+#: the plugin does not load the rules), and the plugin's own spelling of the option that makes
+#: each level fail (``register.CLI_FLAGS``).
+_FAIL_ON = ("MAY", "SHOULD", "spec-gap")
+_FLAGS = {
+    "SHOULD": "--acp-fail-on SHOULD",
+    "SHOULD NOT": "--acp-fail-on SHOULD",
+    "MAY": "--acp-fail-on MAY",
+    "spec-gap": "--acp-strict-gaps",
+}
+#: Where the fixtures leave the levels of the findings that did not fail their test.
+_BELOW = pytest.StashKey[List[str]]()
+
+
+def _levels(config: Any) -> Dict[str, Any]:
+    """The keyword arguments of ``failing`` that the command line asks for."""
+    return {
+        "strict_gaps": bool(config.getoption("acp_strict_gaps", default=False)),
+        "fail_on": tuple(config.getoption("acp_fail_on", default=None) or ()),
+    }
+
+
+def _below(config: Any, levels: Iterable[str]) -> None:
+    """Keep, for the end of the run, the levels of findings that did not fail their test."""
+    config.stash.setdefault(_BELOW, []).extend(levels)
+
+
+def _below_line(levels: Iterable[str], config: Any) -> str:
+    from .._core.register import below_the_fold
+
+    return below_the_fold(levels, flags=_FLAGS, **_levels(config))
+
+
+def pytest_terminal_summary(terminalreporter: Any, exitstatus: Any, config: Any) -> None:
+    """Nothing hides below the fold: what the peers under test broke without failing a test."""
+    below = config.stash.get(_BELOW, [])
+    if below:
+        line = _below_line(below, config)
+        terminalreporter.write_line(f"acpref: findings of the peers under test {line}")
 
 
 class _Launched:
     """The drivers a test started, and what their agents may break unnoticed (``ignore``)."""
 
-    def __init__(self, strict_gaps: bool = False) -> None:
+    def __init__(self, request: Any) -> None:
         self.drivers: List[Any] = []
-        self.strict_gaps = strict_gaps
+        self.config = request.config
+        self.levels = _levels(request.config)
 
     def add(self, driver: "AgentDriver", ignore: Sequence[str], warnings: bool) -> "AgentDriver":
         self.drivers.append((driver, tuple(ignore), warnings))
@@ -87,23 +136,18 @@ class _Launched:
         messages = []
         for driver, ignore, warnings in self.drivers:
             report = driver.close()
-            found = problems(
-                report,
-                blame="agent",
-                warnings=warnings,
-                ignore=ignore,
-                strict_gaps=self.strict_gaps,
-            )
+            found = problems(report, blame="agent", warnings=warnings, ignore=ignore, **self.levels)
+            rest = [f.level for f in report.blamed("agent") if f not in found]
+            _below(self.config, rest)
             if found:
                 where = f" (transcript: {driver.transcript_path})" if driver.transcript_path else ""
                 messages.append(f"the agent broke the ACP spec{where}:")
                 for f in found:
                     messages.append("  " + format_finding(f))
                     messages.extend("  " + line for line in format_quote(f))
-                rest = len(report.blamed("agent")) - len(found)
-                if rest > 0:
-                    note = f"  (+{rest} findings that do not fail; acpref validate lists them)"
-                    messages.append(note)
+                if rest:
+                    line = _below_line(rest, self.config)
+                    messages.append(f"  {line} (acpref validate lists them)")
                 page = _html_beside(driver.transcript_path, report)
                 if page:
                     messages.append(f"  the transcript drawn, findings marked: {page}")
@@ -120,7 +164,7 @@ def acp_agent(tmp_path: Any, request: Any) -> Iterator[Callable[..., "AgentDrive
     timeout=10.0, keep_updates=10_000)`` -> ``AgentDriver``. The test fails at teardown if the
     agent broke the spec. The transcript streams to disk and is judged as it passes; the driver
     keeps the last ``keep_updates`` updates of each session (``None``: all)."""
-    launched = _Launched(_strict_gaps(request))
+    launched = _Launched(request)
 
     def launch(
         argv: Sequence[str],
@@ -151,7 +195,7 @@ def acp_agent(tmp_path: Any, request: Any) -> Iterator[Callable[..., "AgentDrive
 def acp_pair(tmp_path: Any, request: Any) -> Iterator[Callable[..., "AgentDriver"]]:
     """Serve an ``acpref.agent.Agent`` in this process: ``acp_pair(agent, *, ignore=(),
     warnings=False)`` -> ``AgentDriver``. The test fails at teardown if the agent broke the spec."""
-    launched = _Launched(_strict_gaps(request))
+    launched = _Launched(request)
 
     def pair(
         agent: "AgentUnderTest",
@@ -210,11 +254,12 @@ def acp_client_check(tmp_path: Any, request: Any) -> Iterator[ClientCheck]:
             f"the client never started the grading agent ({' '.join(check.argv)})", pytrace=False
         )
     report = check.report()
-    strict = _strict_gaps(request)
-    failed = [r for r in report.failing(strict_gaps=strict) if r.clause not in check.ignore]
+    levels = _levels(request.config)
+    failed = [r for r in report.failing(**levels) if r.clause not in check.ignore]
+    _below(request.config, [r.level for r in report.failed() if r not in failed])
     if failed:
         full = bool(request.config.getoption("acp_full_table", default=False))
-        text = report.format_text(full=full, strict_gaps=strict)
+        text = report.format_text(full=full, **levels)
         page = _client_html(check.report_path, report.transcripts)
         drawn = f"\nthe transcripts drawn, findings marked: {page}" if page else ""
         pytest.fail("the client broke the ACP spec:\n" + text + drawn, pytrace=False)
