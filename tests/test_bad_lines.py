@@ -304,12 +304,17 @@ _MEMBER = re.compile(rb'"(?:jsonrpc|id|method|params|result|error)"')
 
 @st.composite
 def _mutated(draw: Any, lines: List[bytes]) -> bytes:
-    """One of ``lines`` with one to three byte edits, anywhere or in an envelope member's name."""
-    line = bytearray(draw(st.sampled_from(lines), label="line"))
+    """One of ``lines`` with one to three byte edits, anywhere or in an envelope member's name.
+
+    Offsets are drawn apart from the line (then taken modulo its length), so that the same edits
+    are drawn every run, whatever the length of the paths and session ids in the lines.
+    """
+    line = bytearray(lines[draw(st.integers(0, len(lines) - 1), label="line")])
     marks = [m.start() + 1 for m in _MEMBER.finditer(line)]
     for _ in range(draw(st.integers(1, 3), label="edits")):
-        anywhere = st.integers(0, len(line))
-        at = min(draw(st.sampled_from(marks) | anywhere if marks else anywhere), len(line))
+        in_member, n = draw(st.tuples(st.booleans(), st.integers(0, 1 << 16)), label="where")
+        at = marks[n % len(marks)] if in_member and marks else n % (len(line) + 1)
+        at = min(at, len(line))
         op = draw(st.sampled_from(["flip", "insert", "delete", "truncate", "duplicate"]))
         if op == "flip" and line:
             line[min(at, len(line) - 1)] = draw(st.integers(0, 255))
