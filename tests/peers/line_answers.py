@@ -26,7 +26,9 @@ and not from acpref's code (it must be able to disagree with it):
 * any other object (``{}``, ``{"jsonrpc": "2.0", "id": 5}``): not a valid Request object, one
   answer, -32600 with ``id: null`` (RPC-11, spec-gap no-method-id);
 * a blank line (nothing, or only JSON whitespace: space, tab, ``\\r``): nothing (spec-gap
-  blank-line).
+  blank-line);
+* a line over the receiver's bound, which it refuses unread: one -32600 answer, unless it is a
+  response (spec-gap oversize-line; see ``calls_for``).
 
 ``LineJudge(side)`` sends lines one at a time to a side (``EchoAgent``, an ``acpref echo``
 process, or ``peers.reliability_sides.RawSide``), each followed by a valid request with a fresh
