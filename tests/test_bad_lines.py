@@ -190,6 +190,9 @@ def _assert_one_answer_each(verdicts: List[Verdict]) -> None:
 def test_RPC_06_OVERVIEW_09_each_bad_line_gets_the_answers_it_calls_for(
     judges: Any, watch: Watch, kind: str, name: str
 ) -> None:
+    # spec-gap blank-line: a blank line gets nothing; a form feed is no JSON whitespace.
+    # spec-gap response-without-id: no response is answered, whatever its id.
+    # spec-gap batch: one -32600 for a whole batch; spec-gap no-method-id: -32600 with id null.
     verdict = judges(kind).judge(SHAPES[name])
     assert verdict.ok, str(verdict)
 
@@ -199,6 +202,7 @@ def test_RPC_06_OVERVIEW_09_each_bad_line_gets_the_answers_it_calls_for(
 def test_RPC_06_a_line_cut_across_the_bound_gets_one_answer(
     judges: Any, watch: Watch, kind: str, name: str
 ) -> None:
+    # spec-gap oversize-line: refused once, under its id when its ends show it; kept going.
     shape, cuts = CUT[name]
     verdict = judges(kind).judge(SHAPES[shape], cuts)
     assert verdict.ok, str(verdict)
