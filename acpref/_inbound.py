@@ -129,20 +129,23 @@ class Inbound:
         spec-gap oversize-line: the envelope is read from the line's first and last bytes
         (``acpref._bounds.peek_envelope``). A request is answered -32600 under its id; a
         response to one of our requests fails that request (-32603 with the figures), so its
-        caller never waits for an answer that was dropped; anything else is answered -32600
-        with ``id: null``, and the connection goes on.
+        caller never waits for an answer that was dropped; any other response is dropped;
+        anything else is answered -32600 with ``id: null``, and the connection goes on.
         """
         request_id, kind = peek_envelope(head, tail)
         valid = request_id is not NO_ID and _valid_id(request_id)
-        if kind == "response" and valid:
+        if kind == "response":
             with self._pending_lock:
-                pending = self._pending.pop(request_id, None)
+                pending = self._pending.pop(request_id, None) if valid else None
             if pending is not None:
                 log.warning("%s: the answer to %s (id %r) refused: %s",
                             self.name, pending.method, request_id, why)
                 refused = RpcError(ErrorCode.INTERNAL_ERROR, f"the answer was refused: {why}", data)
                 pending._refuse(refused)
-                return
+            else:
+                # spec-gap response-without-id: a response is never answered (RPC-08: dropped).
+                log.warning("%s: dropped a response %s: %s", self.name, _which(request_id), why)
+            return
         if kind == "request" and valid:
             with self._inbound_lock:
                 in_use = request_id in self._inbound
@@ -152,8 +155,8 @@ class Inbound:
         self._send_error_raw(None, RpcError(ErrorCode.INVALID_REQUEST, why, data))
 
     def _on_line(self, line: bytes) -> None:
-        if not line or line.isspace():
-            return  # blank lines between messages carry nothing
+        if envelope.blank(line):
+            return  # spec-gap blank-line: carries no message, so nothing to answer
         if len(line) > self._max_items:
             items = count_items(line, self._max_items)
             if items > self._max_items:
@@ -393,8 +396,9 @@ class Inbound:
         with self._pending_lock:
             pending = self._pending.pop(request_id, None) if _valid_id(request_id) else None
         if pending is None:
-            # spec RPC-08: a response to no outstanding request is logged and dropped.
-            log.warning("%s: dropped a response for unknown id %r", self.name, request_id)
+            # spec RPC-08: a response to no outstanding request is logged and dropped, never
+            # answered (spec-gap response-without-id: nor one without an id).
+            log.warning("%s: dropped a response %s", self.name, _which(request_id))
             return
         for fault in env.faults:
             if fault.code is not None:
@@ -431,6 +435,13 @@ def _refusal(fault: envelope.Fault) -> RpcError:
     """The error that answers a line the envelope refuses, naming the clause."""
     assert fault.code is not None
     return RpcError(fault.code, f"{fault.message} [spec {fault.clause}]", {"clause": fault.clause})
+
+
+def _which(request_id: Any) -> str:
+    """A dropped response, named in the log by its id."""
+    if request_id is NO_ID or request_id is _NO_ID:
+        return "without an id"
+    return f"for unknown id {request_id!r}"
 
 
 def _short(exc: BaseException) -> str:

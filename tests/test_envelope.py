@@ -34,6 +34,10 @@ _OK_ERROR = {"code": -32000, "message": "m"}
         ({"jsonrpc": "2.0", "id": 4, "error": {"code": "x"}}, "response", ["RPC-09"], None),
         ({"id": 4, "result": 1}, "response", ["RPC-01"], None),
         ({"jsonrpc": "2.0", "id": 5}, "invalid", ["RPC-05"], (None, -32600)),
+        # spec-gap response-without-id: a response is never answered, even one without an id.
+        ({"jsonrpc": "2.0", "result": {}}, "response", ["RPC-04"], None),
+        ({"jsonrpc": "2.0", "error": _OK_ERROR}, "response", ["RPC-04"], None),
+        ({"result": 1}, "response", ["RPC-01", "RPC-04"], None),
         ({"jsonrpc": "2.0"}, "invalid", ["OVERVIEW-01"], (None, -32600)),
         ([], "batch", ["OVERVIEW-01"], (None, -32600)),
         (7, "invalid", ["RPC-11"], (None, -32600)),
@@ -45,6 +49,12 @@ def test_what_a_value_is_and_what_is_wrong_with_it(value, kind, clauses, answer)
     assert [f.clause for f in env.faults] == clauses
     got = env.answer
     assert (None if got is None else (got[0], got[1].code)) == answer
+
+
+def test_a_blank_line_holds_json_whitespace_only() -> None:
+    # spec-gap blank-line: space, tab and carriage return (RFC 8259), not form feed or NUL.
+    assert all(envelope.blank(line) for line in (b"", b" ", b"\t \r", b"\r"))
+    assert not any(envelope.blank(line) for line in (b"\x0c", b" \x0b ", b"\x00", b"\x85"))
 
 
 def test_RPC_10_an_unparseable_line_is_a_parse_error() -> None:

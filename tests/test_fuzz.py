@@ -16,8 +16,10 @@ agent side (``AgentSideConnection`` serving a small ``Agent``) and the client si
 
 Every case checks four properties: nothing escapes (no ERROR log from acpref, no exception
 leaving a thread), nothing hangs (the case ends within ``WAIT``), every request-shaped line is
-answered exactly once (responses counted by id on the raw output once it has ended), and the side
-is still usable afterwards (a valid request sent after the case is answered with a result).
+answered exactly once (responses counted by id on the raw output once it has ended) and every
+other line as many times as it calls for (``peers.line_answers.calls_for``: the answers with id
+null counted), and the side is still usable afterwards (a valid request sent after the case is
+answered with a result).
 
 Cases per target: ``ACPREF_FUZZ_CASES`` (default 200; 5000 with ``ACPREF_LONG=1``). The number of
 cases actually run is printed at the end of each target (``pytest -s`` shows it).
@@ -42,6 +44,7 @@ from peers.reliability_messages import (
     mutated,
     templates,
 )
+from peers.line_answers import NULL, calls_for
 from peers.reliability_sides import (
     WAIT,
     RawSide,
@@ -103,6 +106,14 @@ def _run_case(
     assert all(got.get(k, 0) == n for k, n in expected.items()), (expected, got)
     assert all(got[k] == 1 for k in extra), got
     assert len(extra) == (3 if kind == "agent" else 1), extra  # the setup and the probe
+    # spec RPC-10, RPC-11, OVERVIEW-09: as many answers with id null as lines that call for one
+    # (a parse error, an invalid request, a request with id null), whatever was cut where; none
+    # for a notification, a response or a blank line. Lines over the bound are counted by id
+    # above, from what their ends show.
+    wire = data.split(b"\n")  # the lines read, the stray one ended before the probe included
+    if all(len(line) <= LINE_BOUND for line in wire):
+        owed_null = sum(calls_for(line).answer == NULL for line in wire)
+        assert sum(m.get("id", 0) is None for m in responses) == owed_null, wire
     assert watch.problems() == []
     _RUN[kind] = _RUN.get(kind, 0) + 1
 

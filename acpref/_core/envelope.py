@@ -2,8 +2,8 @@
 
 Spec: overview.mdx (Communication Model, Error Handling), schema.json (RequestId, Error,
 ErrorCode); clauses OVERVIEW-01, OVERVIEW-09, OVERVIEW-11, RPC-01 .. RPC-05, RPC-09 .. RPC-11,
-RPC-20. Decisions where the spec is silent: spec_notes/decisions.md (batch, malformed-json,
-no-method-id).
+RPC-20. Decisions where the spec is silent: spec_notes/decisions.md (batch, blank-line,
+malformed-json, no-method-id, response-without-id).
 
 Sans-I/O, like the rest of the core: bytes or a decoded value in, a verdict out. Three readers
 use it and so cannot disagree on the envelope: the threaded connection (``acpref.connection``)
@@ -21,9 +21,13 @@ What a receiver does with a fault follows from the kind (``Envelope.answer``):
 * a **request** with a refusing fault is answered with that fault's error, under its id when
   the id is valid, else under ``null`` (RPC-11);
 * a **notification** is never answered, whatever is wrong with it (OVERVIEW-09): it is dropped;
-* a **response** with a breaking fault (RPC-05, RPC-09) fails the request it answers, which the
-  receiver's caller then learns; a response without ``"jsonrpc"`` is accepted, and reported;
+* a **response** (an object with ``result`` or ``error`` and no ``method``) is never answered:
+  one with a breaking fault (RPC-05, RPC-09) fails the request it answers, which the receiver's
+  caller then learns; one without an id answers no request and is dropped; one without
+  ``"jsonrpc"`` is accepted, and reported;
 * anything else (``INVALID``, ``BATCH``) is answered -32600 under ``null``.
+
+``blank(line)`` says whether a line carries no message at all (spec-gap blank-line).
 """
 
 from __future__ import annotations
@@ -42,6 +46,7 @@ __all__ = [
     "NOTIFICATION",
     "REQUEST",
     "RESPONSE",
+    "blank",
     "decode",
     "inspect",
     "kind_of",
@@ -156,6 +161,18 @@ def valid_id(value: Any) -> bool:
     return value is None or type(value) is str or type(value) is int
 
 
+#: JSON's whitespace (RFC 8259, section 2): space, tab, carriage return (and the newline that
+#: ends the line). Python's ``bytes.isspace`` also takes form feed and vertical tab, which are not.
+_JSON_WHITESPACE = b" \t\r\n"
+
+
+def blank(line: bytes) -> bool:
+    """True for a line that carries no message: empty, or JSON whitespace only. Any other byte
+    makes the line a JSON text or a parse error (RPC-10), a lone form feed or NUL included."""
+    # spec-gap blank-line: a line of JSON whitespace only is skipped, never answered.
+    return not line.strip(_JSON_WHITESPACE)
+
+
 def decode(line: bytes) -> Union[Tuple[Any, None], Tuple[None, Fault]]:
     """``(value, None)`` for a line of JSON, else ``(None, fault)`` (-32700, RPC-10)."""
     try:
@@ -239,9 +256,16 @@ def _inspect(value: Any) -> Envelope:
     request_id = value.get("id", NO_ID)
     if "method" in value:
         return _inspect_call(value, request_id)
-    if request_id is not NO_ID and ("result" in value or "error" in value):
-        # A response without "jsonrpc" is accepted (reported): its caller is owed its answer.
+    if "result" in value or "error" in value:
+        # spec-gap response-without-id: a response is never answered, whatever is wrong with
+        # it. JSON-RPC 2.0, section 2: the Server is "the handler of Request objects", the
+        # Client "the handler of Response objects", and the Server replies when "a rpc call is
+        # made" (section 5): a response is no call. A response without "jsonrpc" is accepted
+        # (reported): its caller is owed its answer.
         faults = _jsonrpc(value, None) + response_faults(value)
+        if request_id is NO_ID:
+            # spec RPC-04: a response echoes its request's id; without one it answers nothing.
+            faults += (_fault("RPC-04", "a response without an id answers no request"),)
         return Envelope(RESPONSE, request_id, None, faults)
     faults = _jsonrpc(value, ErrorCode.INVALID_REQUEST)
     if request_id is not NO_ID:

@@ -111,8 +111,8 @@ class Validator:
     # -- layer 1: the line -----------------------------------------------------------------------
 
     def _check_message(self, sender: Party, raw: bytes, index: int) -> Iterable[Finding]:
-        if not raw.strip():
-            return  # a blank line carries nothing; receivers skip it
+        if envelope.blank(raw):
+            return  # spec-gap blank-line: carries nothing; receivers skip it
         verdict, message = parse_line(sender, raw)
         if verdict is not None:
             # spec RPC-10, RPC-11: the receiver answers each unreadable line with id null
@@ -140,6 +140,11 @@ class Validator:
             for fault in env.faults:
                 if fault not in theirs:
                     yield finding(fault.clause, sender, fault.message, index)
+            if env.id is envelope.NO_ID:
+                # spec-gap response-without-id: it answers no request, and its receiver owes
+                # nothing for it (a receiver that answers it -32600 with id null is not blamed).
+                self._owed_null[other(sender)] += 1
+                return
             yield from self._check_response(sender, message, index)
             return
         for fault in env.faults:
@@ -228,6 +233,11 @@ class Validator:
     ) -> List[Finding]:
         """A response that matches no request in flight: due, a duplicate, or an answer to what?"""
         request_id = message.get("id")
+        if request_id is None and "error" in message and self._owed_null[sender] > 0:
+            # spec RPC-10, RPC-11: the error for a line that could not be read has id null; it
+            # answers that line, not again a request with id null answered before it.
+            self._owed_null[sender] -= 1
+            return [f for f in found if f.clause != "RPC-06"]
         if any(f.clause == "RPC-06" for f in found):
             return found  # answered more than once: the rules said so
         error = message.get("error")
@@ -239,10 +249,6 @@ class Validator:
             # spec-gap oversize-line: the refusal of a line over the bound.
             self._owed_oversize[sender] -= 1
             return [f for f in found if f.clause != "RPC-04"]
-        if request_id is None and "error" in message and self._owed_null[sender] > 0:
-            # spec RPC-10, RPC-11: the error for a line that could not be read has id null.
-            self._owed_null[sender] -= 1
-            return found
         if "error" in message and _valid_id(request_id) and request_id in self._owed_ids[sender]:
             # spec RPC-11: an invalid request whose id could be read is refused under that id.
             self._owed_ids[sender].discard(request_id)
