@@ -33,7 +33,7 @@ from .._core.findings import finding
 from .._core.compat import describe_unknown_key
 from .._core.register import WARNING
 from ..errors import ErrorCode
-from ..methods import lookup
+from ..methods import PROTOCOL_VERSION, lookup
 from ._lines import parse_line
 from ._report import Report, format_finding, format_quote
 from ._transcript import Record, read_transcript
@@ -291,6 +291,10 @@ class Validator:
                 return
         if value is None:
             value = {}  # spec RPC-19 for params; a null result is judged by the rules (SCHEMA-09)
+        if method == "initialize" and part == "result" and _other_version(value):
+            # spec INIT-06: an answer naming another major version follows that version's schema,
+            # not this one (the rules judge its protocolVersion only).
+            return
         if method == "session/update" and part == "params":
             kind = _update_kind(value)
             if isinstance(kind, str) and kind not in s.UNIONS[s.SessionUpdate].by_tag:
@@ -441,6 +445,11 @@ def _shape_clause(method: Optional[str], part: str, value: Any) -> str:
     if part == "error":
         return "RPC-09"
     return "OVERVIEW-01"
+
+
+def _other_version(value: Any) -> bool:
+    version = value.get("protocolVersion") if isinstance(value, dict) else None
+    return not _bad_version(value) and version != PROTOCOL_VERSION
 
 
 def _bad_version(value: Any) -> bool:

@@ -563,6 +563,20 @@ class InvalidRequestNullId(RawAgent):
         super().dispatch(message)
 
 
+class NewerVersion(RawAgent):
+    """Speaks v1 and a newer draft: asked for a version it does not know, answers its newest, 2,
+    in that version's shape (``info`` and ``capabilities``, no ``agentInfo``), as
+    claude-agent-acp 0.101 does (INIT-08)."""
+
+    def on_initialize(self, m: M) -> None:
+        if m["params"].get("protocolVersion") == 1:
+            super().on_initialize(m)
+            return
+        info = {"name": "raw-agent", "title": "Raw", "version": "1.0"}
+        caps = {"session": {"prompt": {"image": {}}, "delete": {}}, "providers": {}}
+        self.reply(m, {"protocolVersion": 2, "info": info, "capabilities": caps, "authMethods": []})
+
+
 class Wrapper:
     """A wrapper process (as npx or a shell script is): runs the raw agent as its child."""
 
@@ -580,6 +594,7 @@ HARMLESS = {
     "OpenOrder": OpenOrder,
     "SlowStart": SlowStart,
     "InvalidRequestNullId": InvalidRequestNullId,
+    "NewerVersion": NewerVersion,
     "Wrapper": Wrapper,
 }
 
