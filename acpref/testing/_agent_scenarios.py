@@ -93,9 +93,9 @@ def _version(ctx: ScenarioContext) -> None:
 def _prompt(ctx: ScenarioContext) -> None:
     ctx.initialize()
     ctx.at("OVERVIEW-02", "INIT-17")
-    first = ctx.new_session()
+    first = ctx.new_session(judged=True)
     setup = ctx.driver.last_session_response
-    second = ctx.new_session()
+    second = ctx.new_session(judged=True)
     # spec SETUP-02: every new session id is unique.
     ctx.check("SETUP-02", first != second, f"two session/new answered the same id {first!r}")
     _no_boolean_options(ctx, setup, ctx.driver.last_session_response)
@@ -108,7 +108,7 @@ def _prompt(ctx: ScenarioContext) -> None:
         turn = ctx.driver.prompt_async(first, block, meta=META).result()
         ctx.passed("EXT-02")
     except RpcError as exc:
-        turn = ctx.driver.prompt(first, ctx.options.prompt)
+        turn = ctx.prompt(first, ctx.options.prompt, judged=True)
         # spec EXT-02: the same prompt without _meta was served, so _meta caused the error.
         evidence = f"a prompt with _meta answered error {exc.code}: {exc.detail}"
         ctx.check("EXT-02", False, evidence)

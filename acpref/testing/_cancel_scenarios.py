@@ -97,7 +97,8 @@ def cancel_busy_turn(
     ctx.driver.permission = cancel.policy
     pending, first = _busy_turn(ctx, session_id)
     if first == "done" and not cancel.asked:
-        pending.result()
+        with ctx.step("session/prompt"):  # an error before the cancel: no cancelled turn
+            pending.result()
         for c in (clause, IGNORED):
             ctx.skip(c, f"the turn ended before it could be cancelled; {BUSY_HINT}")
         return
@@ -183,7 +184,8 @@ def cancel_scenario(ctx: ScenarioContext) -> None:
     pending, first = _busy_turn(ctx, session_id)
     if first == "done":
         ctx.skip("CANCEL-05", f"the turn ended before it could be cancelled; {BUSY_HINT}")
-        pending.result()
+        with ctx.step("session/prompt"):
+            pending.result()
         return
     ctx.driver.connection.notify("$/cancel_request", {"requestId": pending.request_id})
     try:

@@ -12,7 +12,7 @@ from typing import Any, List
 from .. import schema as s
 from ..errors import ErrorCode, RpcError
 from ._cancel_scenarios import cancel_busy_turn
-from ._scenario import ScenarioContext, round_trip
+from ._scenario import NotReached, ScenarioContext, round_trip
 
 __all__ = ["load", "load_restarted", "resume", "list_sessions", "delete", "close", "mcp"]
 
@@ -20,7 +20,7 @@ __all__ = ["load", "load_restarted", "resume", "list_sessions", "delete", "close
 def load(ctx: ScenarioContext) -> None:
     ctx.initialize()
     session_id = ctx.new_session()
-    turn = ctx.driver.prompt(session_id, ctx.options.prompt)
+    turn = ctx.prompt(session_id, ctx.options.prompt)
     ctx.at("SETUP-05", "SETUP-08")
     before = len(ctx.driver.updates(session_id))
     ctx.driver.request("session/load", {"sessionId": session_id, "cwd": ctx.cwd, "mcpServers": []})
@@ -31,7 +31,7 @@ def load_restarted(ctx: ScenarioContext) -> None:
     """session/load of a session the agent made in a process that has ended since."""
     ctx.initialize()
     session_id = ctx.new_session()
-    turn = ctx.driver.prompt(session_id, ctx.options.prompt)
+    turn = ctx.prompt(session_id, ctx.options.prompt)
     ctx.restart()
     ctx.initialize()
     ctx.authenticate()
@@ -78,7 +78,7 @@ def _text(update: Any) -> str:
 def resume(ctx: ScenarioContext) -> None:
     ctx.initialize()
     session_id = ctx.new_session()
-    ctx.driver.prompt(session_id, ctx.options.prompt)
+    ctx.prompt(session_id, ctx.options.prompt)
     ctx.at("SETUP-13")
     before = len(ctx.driver.updates(session_id))
     ctx.driver.request(
@@ -176,11 +176,20 @@ def mcp(ctx: ScenarioContext) -> None:
     http = ctx.driver.supports("mcpCapabilities.http")
     with McpProbe(http=http) as probe:
         ctx.at("SETUP-30")
-        session_id = ctx.new_session(mcp_servers=probe.servers())
+        try:
+            session_id = ctx.new_session(mcp_servers=probe.servers())
+        except NotReached as exc:
+            ctx.new_session()  # refused without the servers too: nothing is reached
+            # spec SETUP-30, SETUP-36: the servers alone made session/new fail.
+            evidence = f"with the MCP servers it was given, {exc.answer}; without them, a session"
+            ctx.check("SETUP-30", False, evidence)
+            ctx.check("SETUP-36", False, evidence)
+            ctx.skip("SETUP-31", "session/new with the MCP servers failed: see SETUP-30")
+            return
         # Most agents connect while they open the session; some only at the first turn.
         if not probe.wait_initialized(ctx.options.mcp_wait):
             ctx.at("SETUP-36")
-            ctx.driver.prompt(session_id, ctx.options.prompt)
+            ctx.prompt(session_id, ctx.options.prompt)
             probe.wait_initialized(ctx.options.mcp_wait)
         stdio = list(probe.stdio.items)
         http_items = list(probe.http.items) if probe.http is not None else []

@@ -343,6 +343,39 @@ class NullServersRefused(RawAgent):
         super().on_session_new(m)
 
 
+class RefusesMetaAtNew(RawAgent):
+    """Refuses a session/new that carries _meta (-32602), and serves it without."""
+
+    scenario, clause = "bad-input", "EXT-02"
+
+    def on_session_new(self, m: M) -> None:
+        if isinstance(m.get("params"), dict) and "_meta" in m["params"]:
+            self.error(m, -32602, "unknown field _meta")
+            return
+        super().on_session_new(m)
+
+
+class NoSessionNew(RawAgent):
+    """Does not know session/new, a baseline method (-32601)."""
+
+    scenario, clause = "prompt", "OVERVIEW-02"
+
+    def on_session_new(self, m: M) -> None:
+        self.error(m, -32601, "Method not found: session/new")
+
+
+class McpServersBreakSessions(RawAgent):
+    """Fails session/new when it is given MCP servers; serves it without."""
+
+    scenario, clause = "mcp", "SETUP-30"
+
+    def on_session_new(self, m: M) -> None:
+        if isinstance(m.get("params"), dict) and m["params"].get("mcpServers"):
+            self.error(m, -32603, "Internal error: MCP server startup failed")
+            return
+        super().on_session_new(m)
+
+
 class UsesClientTools(RawAgent):
     """Asked to read a file, calls ``method`` of the client whatever it advertised."""
 
@@ -577,6 +610,24 @@ class NewerVersion(RawAgent):
         self.reply(m, {"protocolVersion": 2, "info": info, "capabilities": caps, "authMethods": []})
 
 
+class SessionsRefusedHere(RawAgent):
+    """Refuses every well-formed session/new with -32603 for a reason of its environment, as
+    claude-agent-acp 0.101 does when it runs as root (its permission mode is refused there)."""
+
+    def on_session_new(self, m: M) -> None:
+        cwd = m["params"].get("cwd") if isinstance(m.get("params"), dict) else None
+        if not isinstance(cwd, str):
+            super().on_session_new(m)  # a malformed request is refused -32602 first
+            return
+        error = {
+            "code": -32603,
+            "message": "Internal error: --dangerously-skip-permissions cannot be used with "
+            "root/sudo privileges for security reasons",
+            "data": {"startupFailureReason": "bypass_root"},
+        }
+        self.send({"jsonrpc": "2.0", "id": m["id"], "error": error})
+
+
 class Wrapper:
     """A wrapper process (as npx or a shell script is): runs the raw agent as its child."""
 
@@ -595,6 +646,7 @@ HARMLESS = {
     "SlowStart": SlowStart,
     "InvalidRequestNullId": InvalidRequestNullId,
     "NewerVersion": NewerVersion,
+    "SessionsRefusedHere": SessionsRefusedHere,
     "Wrapper": Wrapper,
 }
 
