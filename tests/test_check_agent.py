@@ -265,6 +265,16 @@ def test_the_busy_prompt_option_is_named_when_the_turn_ends_too_soon() -> None:
     assert any("--cancel-prompt" in note for note in report.notes), report.notes
 
 
+def test_spec_gap_stopped_agent_a_turn_cut_off_by_the_check_is_no_RPC_06() -> None:
+    # spec-gap stopped-agent: the prompt outlives the check's timeout and the agent is still at
+    # it when the check closes its input and stops it: nothing it owed then is judged.
+    options = AgentCheckOptions(only=("prompt",), **{**FAST, "timeout": 1})
+    report = check_agent([*CHECK_AGENTS, "ModelRetries"], options)
+    assert [r.clause for r in report.failures] == ["spec-gap:exit-on-eof"], report.format_table()
+    assert "RPC-06" not in report.results, report.format_table()
+    assert "got no answer within 1s" in report.results["PROMPT-11"].evidence[0]
+
+
 # -- Authentication: log in, open a session, log out -------------------------------------------------
 
 

@@ -223,6 +223,13 @@ def test_RPC_06_never_answered_only_when_the_transcript_ended_cleanly() -> None:
     assert _found(PROMPT, eof=False) == []
 
 
+def test_spec_gap_stopped_agent_owes_nothing_once_its_client_stopped_it() -> None:
+    # spec-gap stopped-agent: the client closed the agent's input, then stopped the process
+    # that had not ended: the prompt still in flight is not "never answered".
+    stopped = [*_records(PROMPT), {"from": C, "ts": 0, "event": "stop"}]
+    assert validate(stopped).findings == []
+
+
 def test_RPC_09_malformed_error_is_one_finding() -> None:
     bad = (A, {"jsonrpc": "2.0", "id": 5, "error": {"code": "oops", "message": "x"}})
     assert _found(PROMPT, bad) == [("RPC-09", A, 5)]

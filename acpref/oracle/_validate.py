@@ -57,6 +57,8 @@ class Validator:
         self.findings: List[Finding] = []
         self.messages = 0
         self._eof: Set[str] = set()
+        #: True once the client stopped the agent process (a ``stop`` event).
+        self._agent_stopped = False
         #: True while a sender is inside a message cut by raw newlines (TRANSPORT-05, once).
         self._cut: Dict[Party, bool] = {Party.AGENT: False, Party.CLIENT: False}
         #: Null-id errors a party owes for lines it could not read (RPC-10, RPC-11).
@@ -83,6 +85,8 @@ class Validator:
         if record.event is not None:
             if record.event == "eof":
                 self._eof.add(record.sender)
+            elif record.event == "stop" and record.sender == Party.CLIENT.value:
+                self._agent_stopped = True
             elif record.event == "oversize":
                 # spec-gap oversize-line: the receiver answers -32600, under the line's id if it
                 # could read it from the line's first or last bytes, else with id null.
@@ -104,7 +108,13 @@ class Validator:
         if self._report is None:
             # The transcript ended cleanly when the client closed the agent's input.
             complete = "client" in self._eof
-            self.findings.extend(self.state.finish(complete=complete))
+            owed = self.state.finish(complete=complete)
+            if self._agent_stopped:
+                # spec-gap stopped-agent: an agent its client stopped while it was still at work
+                # (a turn whose model keeps it busy past the client's patience) did not end
+                # without answering (RPC-06) or releasing (TERM-07): it was cut off.
+                owed = [f for f in owed if f.blame != Party.AGENT]
+            self.findings.extend(owed)
             self._report = Report(findings=list(self.findings), messages=self.messages)
         return self._report
 

@@ -650,5 +650,24 @@ HARMLESS = {
     "Wrapper": Wrapper,
 }
 
+
+# -- What acpref reads as a gap, and no more -------------------------------------------------------
+
+
+class ModelRetries(RawAgent):
+    """Retries an unreachable model for 30 s before it answers a prompt, and reads nothing
+    meanwhile, so that it neither answers within the check's timeout nor exits at the end of its
+    input (gemini-cli 0.61 ``--acp`` with an API key and no network): stopped by the check, it
+    owes nothing (spec-gap stopped-agent); that it did not exit is spec-gap exit-on-eof."""
+
+    def on_session_prompt(self, m: M) -> None:
+        deadline = time.monotonic() + 30
+        while time.monotonic() < deadline:
+            time.sleep(0.1)  # the model's retries: connection refused, backing off
+        self.error(m, -32603, "Internal error: the model could not be reached")
+
+
+GAPS = {"ModelRetries": ModelRetries}
+
 if __name__ == "__main__":
-    {**DEFECTS, **HARMLESS}[sys.argv[1]]().run()  # type: ignore[operator]
+    {**DEFECTS, **HARMLESS, **GAPS}[sys.argv[1]]().run()  # type: ignore[operator]
