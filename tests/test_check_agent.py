@@ -275,6 +275,19 @@ def test_spec_gap_stopped_agent_a_turn_cut_off_by_the_check_is_no_RPC_06() -> No
     assert "got no answer within 1s" in report.results["PROMPT-11"].evidence[0]
 
 
+def test_spec_gap_cancel_request_support_an_agent_without_it_breaks_no_CANCEL_05() -> None:
+    # spec-gap cancel-request-support: $/cancel_request is optional (CANCEL-02); a turn that goes
+    # on and fails on its own afterwards decides nothing about CANCEL-05.
+    options = AgentCheckOptions(only=("cancel",), **FAST)
+    report = check_agent([*CHECK_AGENTS, "NoCancelRequest"], options)
+    assert report.ok, report.format_table()
+    assert report.results["PROMPT-23"].status == "PASS", report.format_table()
+    row = report.results["CANCEL-05"]
+    assert row.status == "SKIPPED" and "-32603" in row.evidence[0], report.format_table()
+    gap = report.results["spec-gap:cancel-request-support"]
+    assert gap.status == "FAIL" and gap.level == "spec-gap", report.format_table()
+
+
 # -- Authentication: log in, open a session, log out -------------------------------------------------
 
 
