@@ -226,6 +226,17 @@ def test_RPC_10_a_parse_error_answered_without_an_id_is_no_timeout() -> None:
     assert "without an id" in evidence and "no answer" not in evidence
 
 
+def test_RPC_04_EXT_07_an_id_the_agent_cannot_read_fails_every_clause_it_breaks() -> None:
+    # spec RPC-04, EXT-07, OVERVIEW-01, RPC-06: the custom request with id -7 is answered by an
+    # error without an id (codex-acp 0.16): no response under its id, and a message that is no
+    # JSON-RPC response at all.
+    options = AgentCheckOptions(only=("bad-input",), **FAST)
+    report = check_agent([*CHECK_AGENTS, "NegativeIdUnread"], options)
+    for clause in ("RPC-04", "EXT-07", "OVERVIEW-01", "RPC-06"):
+        assert report.results[clause].status == "FAIL", (clause, report.format_table())
+    assert "id -7 answered as" in report.results["EXT-07"].evidence[0]
+
+
 def test_spec_gap_cancel_ignored_is_no_MUST_and_PROMPT_23_is_skipped() -> None:
     options = AgentCheckOptions(only=("cancel",), **FAST)
     report = check_agent([*CHECK_AGENTS, "IgnoresCancelStreaming"], options)

@@ -84,6 +84,74 @@ class ParseErrorNoId(RawAgent):
         self.send({"jsonrpc": "2.0", "error": {"code": -32700, "message": "Parse error"}})
 
 
+class NegativeIdUnread(RawAgent):
+    """Cannot read a negative integer id: answers such a request with an id-less -32700, as
+    codex-acp 0.16 does (its JSON-RPC reader fails on the whole line)."""
+
+    scenario, clause = "bad-input", "RPC-04"
+
+    def dispatch(self, message: Any) -> None:
+        request_id = message.get("id") if isinstance(message, dict) else None
+        if type(request_id) is int and request_id < 0:
+            line = json.dumps(message)
+            error = {"code": -32700, "message": "Parse error", "data": {"line": line}}
+            self.send({"jsonrpc": "2.0", "error": error})
+            return
+        super().dispatch(message)
+
+
+class CancelRequestAnswered(RawAgent):
+    """Does not handle $/cancel_request and answers the notification with an id-less -32601, as
+    codex-acp 0.16 does."""
+
+    scenario, clause = "bad-input", "CANCEL-06"
+
+    def on_dollar_cancel_request(self, m: M) -> None:
+        error = {"code": -32601, "message": "Method not found", "data": m["method"]}
+        self.send({"jsonrpc": "2.0", "error": error})
+
+
+class InvalidRequestIgnored(RawAgent):
+    """Takes a message with an id and a non-string method for a response to a request it never
+    sent, and drops it: no answer, as codex-acp 0.16 does."""
+
+    scenario, clause = "bad-input", "RPC-11"
+
+    def dispatch(self, message: Any) -> None:
+        if isinstance(message, dict) and "method" in message and not isinstance(
+            message["method"], str
+        ):
+            return
+        super().dispatch(message)
+
+
+class ParseErrorIgnored(RawAgent):
+    """Logs a line it cannot parse and answers nothing, as the TypeScript SDK before 2.0 does
+    (gemini-cli 0.61 --acp, claude-agent-acp 0.23)."""
+
+    scenario, clause = "bad-input", "RPC-10"
+
+    def parse_error(self) -> None:
+        sys.stderr.write("Failed to parse JSON message\n")
+
+
+class InvalidRequestMethodNotFound(RawAgent):
+    """Dispatches a request whose method is not a string and answers -32601 under its id, as the
+    TypeScript SDK before 2.0 does (gemini-cli 0.61 --acp, claude-agent-acp 0.23)."""
+
+    scenario, clause = "bad-input", "RPC-11"
+
+    def dispatch(self, message: Any) -> None:
+        if isinstance(message, dict) and "method" in message and not isinstance(
+            message["method"], str
+        ):
+            method = message["method"]
+            error = {"code": -32601, "message": f'"Method not found": {method}'}
+            self.send({"jsonrpc": "2.0", "id": message.get("id"), "error": error})
+            return
+        super().dispatch(message)
+
+
 class UnknownMethodInternalError(RawAgent):
     """Answers unknown methods -32603 instead of -32601."""
 
@@ -353,6 +421,18 @@ class RefusesMetaAtNew(RawAgent):
             self.error(m, -32602, "unknown field _meta")
             return
         super().on_session_new(m)
+
+
+class RefusesResourceLink(RawAgent):
+    """Refuses a prompt with a resource_link block (-32602), a baseline content type."""
+
+    scenario, clause = "prompt", "INIT-15"
+
+    def on_session_prompt(self, m: M) -> None:
+        if any(b.get("type") == "resource_link" for b in m["params"].get("prompt", [])):
+            self.error(m, -32602, "unsupported content block: resource_link")
+            return
+        super().on_session_prompt(m)
 
 
 class NoSessionNew(RawAgent):
@@ -628,6 +708,23 @@ class SessionsRefusedHere(RawAgent):
         self.send({"jsonrpc": "2.0", "id": m["id"], "error": error})
 
 
+class AuthEveryOtherPrompt(RawAgent):
+    """Not logged in: answers a prompt -32000, the next one end_turn with nothing in it, the next
+    -32000 again..., as claude-agent-acp 0.23 does without credentials (RPC-16)."""
+
+    failed = False
+
+    def on_session_prompt(self, m: M) -> None:
+        if m["params"]["sessionId"] not in self.history:
+            super().on_session_prompt(m)  # an unknown session: -32002
+            return
+        self.failed = not self.failed
+        if self.failed:
+            self.error(m, -32000, "Authentication required")
+        else:
+            self.reply(m, {"stopReason": "end_turn"})
+
+
 class Wrapper:
     """A wrapper process (as npx or a shell script is): runs the raw agent as its child."""
 
@@ -647,6 +744,7 @@ HARMLESS = {
     "InvalidRequestNullId": InvalidRequestNullId,
     "NewerVersion": NewerVersion,
     "SessionsRefusedHere": SessionsRefusedHere,
+    "AuthEveryOtherPrompt": AuthEveryOtherPrompt,
     "Wrapper": Wrapper,
 }
 
