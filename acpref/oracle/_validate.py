@@ -201,7 +201,14 @@ class Validator:
             self.state.outstanding[requester].get(request_id) if _valid_id(request_id) else None
         )
         error = message.get("error")
-        if request is not None and "result" in message and "error" not in message:
+        if (
+            request is not None
+            and "result" in message
+            and "error" not in message
+            # spec INIT-06: an initialize answer naming another major version follows that
+            # version's schema, not this one (the rules judge its protocolVersion only).
+            and not (request.method == "initialize" and _other_version(message["result"]))
+        ):
             yield from (
                 f
                 for _, f in self._check_shape(
@@ -301,10 +308,6 @@ class Validator:
                 return
         if value is None:
             value = {}  # spec RPC-19 for params; a null result is judged by the rules (SCHEMA-09)
-        if method == "initialize" and part == "result" and _other_version(value):
-            # spec INIT-06: an answer naming another major version follows that version's schema,
-            # not this one (the rules judge its protocolVersion only).
-            return
         if method == "session/update" and part == "params":
             kind = _update_kind(value)
             if isinstance(kind, str) and kind not in s.UNIONS[s.SessionUpdate].by_tag:

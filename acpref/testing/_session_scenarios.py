@@ -7,7 +7,7 @@ advertises the capability it needs (``Scenario.needs``); otherwise its clauses a
 from __future__ import annotations
 
 import os
-from typing import Any, List
+from typing import Any, List, Optional
 
 from .. import schema as s
 from ..errors import ErrorCode, RpcError
@@ -169,6 +169,20 @@ def close(ctx: ScenarioContext) -> None:
 # -- MCP servers ----------------------------------------------------------------------------------
 
 
+def _mcp_session(ctx: ScenarioContext, servers: List[Any]) -> Optional[str]:
+    """``session/new`` with the MCP servers; None (the clauses decided) when only they fail it."""
+    try:
+        return ctx.new_session(mcp_servers=servers)
+    except NotReached as exc:
+        ctx.new_session()  # refused without the servers too: nothing is reached
+        # spec SETUP-30, SETUP-36: the servers alone made session/new fail.
+        evidence = f"with the MCP servers it was given, {exc.answer}; without them, a session"
+        ctx.check("SETUP-30", False, evidence)
+        ctx.check("SETUP-36", False, evidence)
+        ctx.skip("SETUP-31", "session/new with the MCP servers failed: see SETUP-30")
+        return None
+
+
 def mcp(ctx: ScenarioContext) -> None:
     from ._mcp_check import McpProbe, initialized
 
@@ -176,15 +190,8 @@ def mcp(ctx: ScenarioContext) -> None:
     http = ctx.driver.supports("mcpCapabilities.http")
     with McpProbe(http=http) as probe:
         ctx.at("SETUP-30")
-        try:
-            session_id = ctx.new_session(mcp_servers=probe.servers())
-        except NotReached as exc:
-            ctx.new_session()  # refused without the servers too: nothing is reached
-            # spec SETUP-30, SETUP-36: the servers alone made session/new fail.
-            evidence = f"with the MCP servers it was given, {exc.answer}; without them, a session"
-            ctx.check("SETUP-30", False, evidence)
-            ctx.check("SETUP-36", False, evidence)
-            ctx.skip("SETUP-31", "session/new with the MCP servers failed: see SETUP-30")
+        session_id = _mcp_session(ctx, probe.servers())
+        if session_id is None:
             return
         # Most agents connect while they open the session; some only at the first turn.
         if not probe.wait_initialized(ctx.options.mcp_wait):
