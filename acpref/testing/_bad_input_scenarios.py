@@ -111,7 +111,8 @@ class _Plain:
             self.ctx.check(clause, False, f"{what} {_describe(answer, wanted)}")
         else:
             refused = _describe(self.answer(), "a session")
-            self.ctx.skip(clause, f"not reached: {what} was refused, and so was a plain one: {refused}")
+            reason = f"not reached: {what} was refused, and so was a plain one: {refused}"
+            self.ctx.skip(clause, reason)
 
 
 #: Request ids of every JSON shape the spec allows (RequestId: integer or string), each of
