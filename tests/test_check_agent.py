@@ -367,6 +367,17 @@ def test_RPC_10_a_parse_error_answered_without_an_id_is_no_timeout() -> None:
     assert "without an id" in evidence and "no answer" not in evidence
 
 
+def test_RPC_04_EXT_07_an_id_the_agent_cannot_read_fails_every_clause_it_breaks() -> None:
+    # spec RPC-04, EXT-07, OVERVIEW-01, RPC-06: the custom request with id -7 is answered by an
+    # error without an id (codex-acp 0.16): no response under its id, and a message that is no
+    # JSON-RPC response at all.
+    options = AgentCheckOptions(only=("bad-input",), **FAST)
+    report = check_agent([*CHECK_AGENTS, "NegativeIdUnread"], options)
+    for clause in ("RPC-04", "EXT-07", "OVERVIEW-01", "RPC-06"):
+        assert report.results[clause].status == "FAIL", (clause, report.format_table())
+    assert "id -7 answered as" in report.results["EXT-07"].evidence[0]
+
+
 def test_spec_gap_cancel_ignored_is_no_MUST_and_PROMPT_23_is_skipped() -> None:
     options = AgentCheckOptions(only=("cancel",), **FAST)
     report = check_agent([*CHECK_AGENTS, "IgnoresCancelStreaming"], options)
@@ -404,6 +415,29 @@ def test_the_busy_prompt_option_is_named_when_the_turn_ends_too_soon() -> None:
     report = check_agent([*CHECK_AGENTS, "RawAgent"], options)  # answers it at once
     assert report.results["PROMPT-23"].status == "SKIPPED"
     assert any("--cancel-prompt" in note for note in report.notes), report.notes
+
+
+def test_spec_gap_stopped_agent_a_turn_cut_off_by_the_check_is_no_RPC_06() -> None:
+    # spec-gap stopped-agent: the prompt outlives the check's timeout and the agent is still at
+    # it when the check closes its input and stops it: nothing it owed then is judged.
+    options = AgentCheckOptions(only=("prompt",), **{**FAST, "timeout": 1})
+    report = check_agent([*CHECK_AGENTS, "ModelRetries"], options)
+    assert [r.clause for r in report.failures] == ["spec-gap:exit-on-eof"], report.format_table()
+    assert "RPC-06" not in report.results, report.format_table()
+    assert "got no answer within 1s" in report.results["PROMPT-11"].evidence[0]
+
+
+def test_spec_gap_cancel_request_support_an_agent_without_it_breaks_no_CANCEL_05() -> None:
+    # spec-gap cancel-request-support: $/cancel_request is optional (CANCEL-02); a turn that goes
+    # on and fails on its own afterwards decides nothing about CANCEL-05.
+    options = AgentCheckOptions(only=("cancel",), **FAST)
+    report = check_agent([*CHECK_AGENTS, "NoCancelRequest"], options)
+    assert report.ok, report.format_table()
+    assert report.results["PROMPT-23"].status == "PASS", report.format_table()
+    row = report.results["CANCEL-05"]
+    assert row.status == "SKIPPED" and "-32603" in row.evidence[0], report.format_table()
+    gap = report.results["spec-gap:cancel-request-support"]
+    assert gap.status == "FAIL" and gap.level == "spec-gap", report.format_table()
 
 
 # -- Authentication: log in, open a session, log out -------------------------------------------------

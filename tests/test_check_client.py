@@ -358,7 +358,7 @@ _ALWAYS_PASS = ("RPC-04", "RPC-05", "OVERVIEW-09", "CANCEL-06", "EXT-02", "PROMP
 def test_python_sdk_client_fails_only_its_sdks_null_terminal_answer(tmp_path: Path) -> None:
     """A client on the official Python SDK's public API (tests/peers/sdk_check_client.py).
 
-    Everything it does passes but one thing its SDK does (spec_notes/sdk-divergences.md): asked
+    Everything it does passes but one thing its SDK does (spec_notes/peer-divergences.md): asked
     ``terminal/create``, which the client neither advertised nor implemented, the SDK answers
     ``"result": null``, which is no CreateTerminalResponse (OVERVIEW-01); acpref's probe of an
     unadvertised method only wants it refused (RPC-12, spec-gap)."""

@@ -223,6 +223,13 @@ def test_RPC_06_never_answered_only_when_the_transcript_ended_cleanly() -> None:
     assert _found(PROMPT, eof=False) == []
 
 
+def test_spec_gap_stopped_agent_owes_nothing_once_its_client_stopped_it() -> None:
+    # spec-gap stopped-agent: the client closed the agent's input, then stopped the process
+    # that had not ended: the prompt still in flight is not "never answered".
+    stopped = [*_records(PROMPT), {"from": C, "ts": 0, "event": "stop"}]
+    assert validate(stopped).findings == []
+
+
 def test_RPC_09_malformed_error_is_one_finding() -> None:
     bad = (A, {"jsonrpc": "2.0", "id": 5, "error": {"code": "oops", "message": "x"}})
     assert _found(PROMPT, bad) == [("RPC-09", A, 5)]
@@ -414,6 +421,33 @@ def test_PROMPT_26_update_after_the_prompt_response() -> None:
 def test_INIT_01_session_before_initialize() -> None:
     records = [{"from": C, "ts": 0, "line": json.dumps(INIT[2][1])}]
     assert [(f.clause, f.blame.value) for f in validate(records).findings] == [("INIT-01", C)]
+
+
+def _handshake(requested: int, answer: dict) -> List[Tuple[str, str, int]]:
+    params = {**INIT[0][1]["params"], "protocolVersion": requested}
+    records = [
+        {"from": C, "ts": 0, "line": json.dumps({**INIT[0][1], "params": params})},
+        {"from": A, "ts": 0, "line": json.dumps({"jsonrpc": "2.0", "id": 0, "result": answer})},
+        {"from": C, "ts": 0, "event": "eof"},
+    ]
+    return [(f.clause, f.blame.value, f.index) for f in validate(records).findings]
+
+
+#: An initialize answer of version 2, in the shape of a newer draft (claude-agent-acp 0.101).
+_V2_ANSWER = {
+    "protocolVersion": 2,
+    "info": {"name": "a", "version": "1"},
+    "capabilities": {"session": {"delete": {}}},
+    "authMethods": [],
+}
+
+
+def test_INIT_06_08_an_answer_in_another_version_is_judged_by_its_version_only() -> None:
+    # spec INIT-08: asked for an unknown version, the agent answers its newest, 2; the rest of
+    # the answer is version 2's (INIT-06): no v1 shape finding, no INIT-05 for a missing agentInfo.
+    assert _handshake(65000, _V2_ANSWER) == []
+    # spec INIT-07: asked for 1, which it should support, the same answer is wrong: that alone.
+    assert _handshake(1, _V2_ANSWER) == [("INIT-07", A, 1)]
 
 
 # -- the report and the incremental validator -----------------------------------------------------

@@ -238,7 +238,7 @@ CASES: List[Tuple[str, List[Msg], Msg, str, Party]] = [
     ("roots listed without capability", init() + [(C, req(1, "session/list"))], (A, ok(1, {"sessions": [{"sessionId": "x", "cwd": "/b", "additionalDirectories": []}]})), "LIST-07", A),
     ("incomplete option list", init() + new(configOptions=OPTIONS + [{**OPTIONS[0], "id": "m2"}]) + [(C, req(2, "session/set_config_option", {"sessionId": "s1", "configId": "m2", "value": "a"}))], (A, ok(2, {"configOptions": OPTIONS})), "CONFIG-19", A),
     # -- the end of a turn (agent side)
-    ("cancel_request answered by another error", started() + [(C, note("$/cancel_request", {"requestId": 2}))], (A, err(2, -32603)), "CANCEL-05", A),
+    ("cancel_request answered by another error", started() + [(C, note("$/cancel_request", {"requestId": 2}))], (A, err(2, -32603)), "spec-gap:cancel-request-support", A),
     ("cancelled turn answered with an error", started() + [(C, note("session/cancel", {"sessionId": "s1"}))], (A, err(2, -32603)), "PROMPT-24", A),
     ("cancelled while asking, ended normally", started() + [asking(), (C, note("session/cancel", {"sessionId": "s1"})), (C, ok(100, {"outcome": {"outcome": "cancelled"}}))], (A, ok(2, {"stopReason": "end_turn"})), "PROMPT-23", A),
     ("cancelled, ended normally: a race", started() + [(C, note("session/cancel", {"sessionId": "s1"}))], (A, ok(2, {"stopReason": "end_turn"})), "spec-gap:cancel-race", A),

@@ -2,8 +2,9 @@
 
 Either party may ask the other to stop working on one of its own requests still in flight
 (CANCEL-01; a race with the answer is possible, so an unknown id is only a spec-gap warning).
-The request is still answered, with its result or with -32800 (CANCEL-05). Cancelling a whole
-prompt turn is ``session/cancel``, a different notification (``prompt_turn``).
+The request is still answered, with its result or with -32800 (CANCEL-05, by a receiver that
+supports it). Cancelling a whole prompt turn is ``session/cancel``, a different notification
+(``prompt_turn``).
 
 The live sides ask this page what to do: ``reply_to_cancel_request`` (answer -32800 now, leave
 the answer to the handler, or ignore), ``turn_stop`` (which running turn a client's message
@@ -79,14 +80,17 @@ def _cancelled_prompt(state: ConnectionFacts, m: Message) -> Iterable[Finding]:
         return
     if s.turn_phase is TurnPhase.CANCEL_REQUESTED:
         return  # a turn cancelled by session/cancel has its own rules (PROMPT-23, PROMPT-24)
-    if (
-        m.request.cancel_requested
-        and m.is_error
-        and m.error.get("code") != ErrorCode.REQUEST_CANCELLED
-    ):
-        # spec CANCEL-05: a cancelled request is answered with a result or -32800.
+    code = m.error.get("code") if m.is_error else None
+    if m.request.cancel_requested and m.is_error and code != ErrorCode.REQUEST_CANCELLED:
+        # spec-gap cancel-request-support: CANCEL-05 (a result or -32800) binds a receiver that
+        # supports $/cancel_request, which is optional (CANCEL-02) and advertised nowhere: one
+        # that does not answers as it would have, so the wire cannot show CANCEL-05 broken.
         yield finding(
-            "CANCEL-05", A, "cancelled prompt answered with an error other than -32800", m.index
+            "spec-gap:cancel-request-support",
+            A,
+            f"a prompt cancelled by $/cancel_request answered error {code}, not -32800 "
+            "(CANCEL-05 binds a receiver that supports $/cancel_request)",
+            m.index,
         )
 
 

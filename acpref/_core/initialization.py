@@ -77,6 +77,10 @@ def _initialized(state: ConnectionFacts, m: Message) -> Iterable[Finding]:
     if requested == 1 and version != 1:
         # spec INIT-07: a supported requested version is answered with that same version.
         yield finding("INIT-07", A, f"requested protocolVersion 1, answered {version!r}", m.index)
+    if type(version) is int and version != 1:
+        # spec INIT-06: the rest of the answer follows the version it names, whose schema these
+        # rules do not read (a v1 client closes such a connection, INIT-09).
+        return
     info = result.get("agentInfo")
     if not (isinstance(info, dict) and info.get("name") and info.get("version")):
         # spec INIT-05, INIT-20: agentInfo with name and version.

@@ -6,8 +6,10 @@ Format (``acpref-transcript/1``), one JSON object per line:
   line as travelled, without its newline>"}``; a line that is not valid UTF-8 is kept as
   ``"b64": "<base64 of the raw bytes>"`` instead of ``"line"``, so malformed traffic is kept;
 * an event: ``{"from": ..., "ts": ..., "event": "eof"}`` when that party closed its stream
-  (the transcript then ended cleanly for it), or ``"event": "oversize", "size": N`` for a line
-  longer than the recorder's bound, which is not kept.
+  (the transcript then ended cleanly for it), ``"event": "oversize", "size": N`` for a line
+  longer than the recorder's bound, which is not kept, or ``{"from": "client", "event": "stop"}``
+  when the client stopped the agent process (with a signal) because it had not exited at the end
+  of its input: whatever the agent still owed then is not judged (spec-gap stopped-agent).
 
 The first line may be a header ``{"format": "acpref-transcript/1", ...}``; readers skip it.
 Message indices used in reports count message records only (header and events excluded).

@@ -33,7 +33,7 @@ from .._core.findings import finding
 from .._core.compat import describe_unknown_key
 from .._core.register import WARNING
 from ..errors import ErrorCode
-from ..methods import lookup
+from ..methods import PROTOCOL_VERSION, lookup
 from ._lines import parse_line
 from ._report import Report, format_finding, format_quote
 from ._transcript import Record, read_transcript
@@ -57,6 +57,8 @@ class Validator:
         self.findings: List[Finding] = []
         self.messages = 0
         self._eof: Set[str] = set()
+        #: True once the client stopped the agent process (a ``stop`` event).
+        self._agent_stopped = False
         #: True while a sender is inside a message cut by raw newlines (TRANSPORT-05, once).
         self._cut: Dict[Party, bool] = {Party.AGENT: False, Party.CLIENT: False}
         #: Null-id errors a party owes for lines it could not read (RPC-10, RPC-11).
@@ -83,6 +85,8 @@ class Validator:
         if record.event is not None:
             if record.event == "eof":
                 self._eof.add(record.sender)
+            elif record.event == "stop" and record.sender == Party.CLIENT.value:
+                self._agent_stopped = True
             elif record.event == "oversize":
                 # spec-gap oversize-line: the receiver answers -32600, under the line's id if it
                 # could read it from the line's first or last bytes, else with id null.
@@ -104,7 +108,13 @@ class Validator:
         if self._report is None:
             # The transcript ended cleanly when the client closed the agent's input.
             complete = "client" in self._eof
-            self.findings.extend(self.state.finish(complete=complete))
+            owed = self.state.finish(complete=complete)
+            if self._agent_stopped:
+                # spec-gap stopped-agent: an agent its client stopped while it was still at work
+                # (a turn whose model keeps it busy past the client's patience) did not end
+                # without answering (RPC-06) or releasing (TERM-07): it was cut off.
+                owed = [f for f in owed if f.blame != Party.AGENT]
+            self.findings.extend(owed)
             self._report = Report(findings=list(self.findings), messages=self.messages)
         return self._report
 
@@ -197,7 +207,14 @@ class Validator:
             self.state.outstanding[requester].get(request_id) if _valid_id(request_id) else None
         )
         error = message.get("error")
-        if request is not None and "result" in message and "error" not in message:
+        if (
+            request is not None
+            and "result" in message
+            and "error" not in message
+            # spec INIT-06: an initialize answer naming another major version follows that
+            # version's schema, not this one (the rules judge its protocolVersion only).
+            and not (request.method == "initialize" and _other_version(message["result"]))
+        ):
             yield from (
                 f
                 for _, f in self._check_shape(
@@ -450,6 +467,11 @@ def _shape_clause(method: Optional[str], part: str, value: Any) -> str:
     if part == "error":
         return "RPC-09"
     return "OVERVIEW-01"
+
+
+def _other_version(value: Any) -> bool:
+    version = value.get("protocolVersion") if isinstance(value, dict) else None
+    return not _bad_version(value) and version != PROTOCOL_VERSION
 
 
 def _bad_version(value: Any) -> bool:

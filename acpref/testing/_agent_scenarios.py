@@ -102,9 +102,9 @@ def _version(ctx: ScenarioContext) -> None:
 def _prompt(ctx: ScenarioContext) -> None:
     ctx.initialize()
     ctx.at("OVERVIEW-02", "INIT-17")
-    first = ctx.new_session()
+    first = ctx.new_session(judged=True)
     setup = ctx.driver.last_session_response
-    second = ctx.new_session()
+    second = ctx.new_session(judged=True)
     # spec SETUP-02: every new session id is unique.
     ctx.check("SETUP-02", first != second, f"two session/new answered the same id {first!r}")
     _no_boolean_options(ctx, setup, ctx.driver.last_session_response)
@@ -117,7 +117,9 @@ def _prompt(ctx: ScenarioContext) -> None:
         turn = ctx.driver.prompt_async(first, block, meta=META).result()
         ctx.passed("EXT-02")
     except RpcError as exc:
-        turn = ctx.driver.prompt(first, ctx.options.prompt)
+        if exc.code == ErrorCode.AUTH_REQUIRED:
+            raise  # spec RPC-16: a login wanted, whatever the prompt carried
+        turn = ctx.prompt(first, ctx.options.prompt, judged=True)
         # spec EXT-02: the same prompt without _meta was served, so _meta caused the error.
         evidence = f"a prompt with _meta answered error {exc.code}: {exc.detail}"
         ctx.check("EXT-02", False, evidence)
@@ -132,24 +134,33 @@ def _prompt(ctx: ScenarioContext) -> None:
     ctx.check(
         "PROMPT-06", not foreign, f"{len(foreign)} updates of the turn went to the other session"
     )
-    link = {
-        "type": "resource_link",
-        "uri": f"file://{ctx.cwd}/acpref-check.txt",
-        "name": "acpref-check.txt",
-    }
-    ctx.at("INIT-15", "CONTENT-09")
-    try:
-        ctx.driver.prompt(first, link)
-        ctx.passed("INIT-15", "CONTENT-09")
-    except RpcError as exc:
-        # spec INIT-15 and spec CONTENT-09: resource_link is baseline prompt content.
-        ctx.check("INIT-15", False, f"a prompt with a resource_link block was refused: {exc}")
-        ctx.check("CONTENT-09", False, f"a prompt with a resource_link block was refused: {exc}")
+    _resource_link(ctx, first)
     # The oracle judges every update of both turns; one more round trip lets late ones arrive
     # while the connection is still open (PROMPT-26: none after the answer).
     round_trip(ctx)
     ctx.passed("PROMPT-26")
     _modes_and_options(ctx, first, setup)
+
+
+def _resource_link(ctx: ScenarioContext, session_id: str) -> None:
+    """A prompt of one resource_link, to a file that exists, in the session that just served a
+    text prompt."""
+    path = os.path.join(ctx.cwd, "acpref-check.txt")
+    with open(path, "w", encoding="utf-8") as f:
+        f.write("acpref check-agent: a file linked from a prompt\n")
+    link = {"type": "resource_link", "uri": f"file://{path}", "name": "acpref-check.txt"}
+    ctx.at("INIT-15", "CONTENT-09")
+    try:
+        ctx.driver.prompt(session_id, link)
+        ctx.passed("INIT-15", "CONTENT-09")
+    except RpcError as exc:
+        if exc.code == ErrorCode.AUTH_REQUIRED:
+            raise  # spec RPC-16: a login wanted, not the block refused
+        # spec INIT-15 and spec CONTENT-09: resource_link is baseline prompt content.
+        ctx.check("INIT-15", False, f"a prompt with a resource_link block was refused: {exc}")
+        ctx.check("CONTENT-09", False, f"a prompt with a resource_link block was refused: {exc}")
+    finally:
+        os.remove(path)
 
 
 def _modes_and_options(

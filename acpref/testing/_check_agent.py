@@ -26,8 +26,10 @@ from ._results import FAIL, PASS, SKIPPED, CheckReport
 from ._scenario import (
     AUTH_HINT,
     BUSY_HINT,
+    REFUSED_HINT,
     AgentCheckOptions,
     NeedsAuth,
+    NotReached,
     Scenario,
     ScenarioContext,
 )
@@ -157,6 +159,7 @@ def _finish(scenario: Scenario, driver: AgentDriver, report: CheckReport) -> Non
 
 _STOPS = (
     NeedsAuth,
+    NotReached,
     RpcError,
     RequestTimeout,
     RemoteProtocolError,
@@ -166,6 +169,8 @@ _STOPS = (
 
 def _stopped(ctx: ScenarioContext, exc: BaseException) -> str:
     """File the exception that stopped a scenario; return why the rest was not reached."""
+    if isinstance(exc, NotReached):
+        return str(exc)  # a refused step breaks no clause (ScenarioContext.step)
     method = _last_call(ctx.driver, answered=isinstance(exc, (RpcError, RemoteProtocolError)))
     pending = [c for c in ctx.current if c not in ctx.decided]
     if isinstance(exc, NeedsAuth) or (
@@ -233,10 +238,17 @@ def _hints(report: CheckReport, options: AgentCheckOptions) -> None:
     rows = [r for r in report.rows() if r.status == SKIPPED]
     auth = [r.clause for r in rows if any(AUTH_HINT in e for e in r.evidence)]
     busy = [r.clause for r in rows if any(BUSY_HINT in e for e in r.evidence)]
+    refused = [r for r in rows if any(REFUSED_HINT in e for e in r.evidence)]
     if auth:
         report.notes.append(
             f"{len(auth)} clauses were not reached because the agent requires authentication: "
             f"{AUTH_HINT} (one of the agent's authMethods)"
+        )
+    if refused:
+        first = next(e for e in refused[0].evidence if REFUSED_HINT in e)
+        report.notes.append(
+            f"{len(refused)} clauses were not reached because the agent answered a request the "
+            f"check needs with an error (the first: {first.replace('not reached: ', '')})"
         )
     if busy:
         report.notes.append(

@@ -356,6 +356,8 @@ class AgentDriver:
                 self.sink.wait_peer_eof(grace)  # so every answer it wrote is read first
         else:
             self.exited_on_eof = self.sink.wait_peer_eof(grace)
+        if not self.exited_on_eof:
+            self.sink.peer_stopped()  # spec-gap stopped-agent: what it still owed is not judged
         self.connection.close("test over")
         if self.agent_side is not None:
             self.agent_side.close()

@@ -152,6 +152,10 @@ class RecordSink:
         with self._cond:
             return self._cond.wait_for(lambda: self._ended[self.peer], timeout)
 
+    def peer_stopped(self) -> None:
+        """Record that we stop the peer process: it had not ended at the end of its input."""
+        self.add(Record(sender=self.me.value, ts=time.time(), event="stop"))
+
     def finish(self) -> Report:
         """The final report (end-of-transcript checks included); idempotent."""
         with self._cond:

@@ -7,20 +7,24 @@ driver of a fresh agent process, the options, and the report every verdict goes 
 
 from __future__ import annotations
 
-from typing import Any, Callable, Dict, Optional, Sequence, Set, Tuple
+import contextlib
+from typing import Any, Callable, Dict, Iterator, Optional, Sequence, Set, Tuple
 
 import attrs
 
-from ._driver import AgentDriver
+from ..errors import ErrorCode, RpcError
+from ._driver import AgentDriver, Turn
 from ._results import FAIL, PASS, SKIPPED, CheckReport
 
 __all__ = [
     "AgentCheckOptions",
     "NeedsAuth",
+    "NotReached",
     "Scenario",
     "ScenarioContext",
     "AUTH_HINT",
     "BUSY_HINT",
+    "REFUSED_HINT",
     "META",
     "round_trip",
 ]
@@ -66,6 +70,26 @@ class AgentCheckOptions:
 
 class NeedsAuth(Exception):
     """The agent answered auth_required (-32000) and no ``auth_method`` was given."""
+
+
+class NotReached(Exception):
+    """A request the scenario needs on its way was answered with an error: what comes after it
+    cannot be checked (SKIPPED, with the answer as the reason; see ``ScenarioContext.step``)."""
+
+    def __init__(self, answer: str) -> None:
+        super().__init__(f"{answer}; {REFUSED_HINT}")
+        self.answer = answer
+
+
+#: The error codes that refuse a request as the protocol defines it: the method unknown, the
+#: request or its params unreadable (schema.json ErrorCode). Any other error (-32603 Internal
+#: error, an implementation's own -32099..-32000) is the agent failing to serve it here: its
+#: model unreachable, its environment refused.
+_PROTOCOL_REFUSALS = (
+    ErrorCode.METHOD_NOT_FOUND,
+    ErrorCode.INVALID_REQUEST,
+    ErrorCode.INVALID_PARAMS,
+)
 
 
 class ScenarioContext:
@@ -141,10 +165,36 @@ class ScenarioContext:
             self.driver.request("authenticate", {"methodId": self.options.auth_method})
             self.authenticated = True
 
-    def new_session(self, **kwargs: object) -> str:
-        """``session/new`` in the check's directory, authenticating first if told to."""
+    def new_session(self, *, judged: bool = False, **kwargs: object) -> str:
+        """``session/new`` in the check's directory, authenticating first if told to.
+
+        A step (see ``step``): ``judged`` when the scenario checks session/new itself."""
         self.authenticate()
-        return self.driver.new_session(self.cwd, **kwargs)  # type: ignore[arg-type]
+        with self.step("session/new", judged=judged):
+            return self.driver.new_session(self.cwd, **kwargs)  # type: ignore[arg-type]
+
+    def prompt(self, session_id: str, *content: Any, judged: bool = False) -> Turn:
+        """One prompt turn, as a step (see ``step``)."""
+        with self.step("session/prompt", judged=judged):
+            return self.driver.prompt(session_id, *content)
+
+    @contextlib.contextmanager
+    def step(self, method: str, *, judged: bool = False) -> Iterator[None]:
+        """A request on the scenario's way to what it checks, answered with an error.
+
+        No clause forbids an error answer in general: a session the agent cannot open in this
+        environment, a turn whose model cannot be reached, break nothing, and the clauses after
+        them are not reached (``NotReached``). Only when the scenario checks the request itself
+        (``judged``) does a protocol refusal (unknown method, unreadable request or params, for
+        a well-formed request of a method every agent serves) fail the clauses of ``at``.
+        -32000 keeps its own path (``NeedsAuth``, RPC-16).
+        """
+        try:
+            yield
+        except RpcError as exc:
+            if exc.code == ErrorCode.AUTH_REQUIRED or (judged and exc.code in _PROTOCOL_REFUSALS):
+                raise
+            raise NotReached(f"{method} answered error {exc.code}: {exc.detail}") from None
 
 
 @attrs.frozen
@@ -165,6 +215,8 @@ class Scenario:
 AUTH_HINT = "rerun with --auth METHOD_ID"
 #: The marker of a reason that a busier ``--cancel-prompt`` would turn into a verdict.
 BUSY_HINT = "give --cancel-prompt a prompt that keeps the agent busy longer"
+#: The marker of a reason that the agent refused a request the check needed (``NotReached``).
+REFUSED_HINT = "the check needs it to succeed (see the agent's stderr)"
 
 #: ``_meta`` values no agent defines: they must never cause an error (EXT-02).
 META = {"acpref.dev/check": {"any": ["thing", 1, None], "\u00e9": "\u65e5\u672c"}}

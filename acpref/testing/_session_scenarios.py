@@ -9,14 +9,14 @@ otherwise its clauses are SKIPPED.
 from __future__ import annotations
 
 import os
-from typing import Any, List
+from typing import Any, List, Optional
 
 from .. import schema as s
 from .._core.system_prompt import CAPABILITY as SYSTEM_PROMPT
 from .._core.system_prompt import OVERRIDE_CAPABILITY
 from ..errors import ErrorCode, RpcError
 from ._cancel_scenarios import cancel_busy_turn
-from ._scenario import ScenarioContext, round_trip
+from ._scenario import NotReached, ScenarioContext, round_trip
 
 __all__ = [
     "load",
@@ -33,7 +33,7 @@ __all__ = [
 def load(ctx: ScenarioContext) -> None:
     ctx.initialize()
     session_id = ctx.new_session()
-    turn = ctx.driver.prompt(session_id, ctx.options.prompt)
+    turn = ctx.prompt(session_id, ctx.options.prompt)
     ctx.at("SETUP-05", "SETUP-08")
     before = ctx.driver.update_count(session_id)
     ctx.driver.request("session/load", {"sessionId": session_id, "cwd": ctx.cwd, "mcpServers": []})
@@ -44,7 +44,7 @@ def load_restarted(ctx: ScenarioContext) -> None:
     """session/load of a session the agent made in a process that has ended since."""
     ctx.initialize()
     session_id = ctx.new_session()
-    turn = ctx.driver.prompt(session_id, ctx.options.prompt)
+    turn = ctx.prompt(session_id, ctx.options.prompt)
     ctx.restart()
     ctx.initialize()
     ctx.authenticate()
@@ -91,7 +91,7 @@ def _text(update: Any) -> str:
 def resume(ctx: ScenarioContext) -> None:
     ctx.initialize()
     session_id = ctx.new_session()
-    ctx.driver.prompt(session_id, ctx.options.prompt)
+    ctx.prompt(session_id, ctx.options.prompt)
     ctx.at("SETUP-13")
     before = ctx.driver.update_count(session_id)
     ctx.driver.request(
@@ -228,6 +228,20 @@ def _refuses_system_prompt(ctx: ScenarioContext, clause: str, mode: str) -> None
 # -- MCP servers ----------------------------------------------------------------------------------
 
 
+def _mcp_session(ctx: ScenarioContext, servers: List[Any]) -> Optional[str]:
+    """``session/new`` with the MCP servers; None (the clauses decided) when only they fail it."""
+    try:
+        return ctx.new_session(mcp_servers=servers)
+    except NotReached as exc:
+        ctx.new_session()  # refused without the servers too: nothing is reached
+        # spec SETUP-30, SETUP-36: the servers alone made session/new fail.
+        evidence = f"with the MCP servers it was given, {exc.answer}; without them, a session"
+        ctx.check("SETUP-30", False, evidence)
+        ctx.check("SETUP-36", False, evidence)
+        ctx.skip("SETUP-31", "session/new with the MCP servers failed: see SETUP-30")
+        return None
+
+
 def mcp(ctx: ScenarioContext) -> None:
     from ._mcp_check import McpProbe, initialized
 
@@ -235,11 +249,13 @@ def mcp(ctx: ScenarioContext) -> None:
     http = ctx.driver.supports("mcpCapabilities.http")
     with McpProbe(http=http) as probe:
         ctx.at("SETUP-30")
-        session_id = ctx.new_session(mcp_servers=probe.servers())
+        session_id = _mcp_session(ctx, probe.servers())
+        if session_id is None:
+            return
         # Most agents connect while they open the session; some only at the first turn.
         if not probe.wait_initialized(ctx.options.mcp_wait):
             ctx.at("SETUP-36")
-            ctx.driver.prompt(session_id, ctx.options.prompt)
+            ctx.prompt(session_id, ctx.options.prompt)
             probe.wait_initialized(ctx.options.mcp_wait)
         stdio = list(probe.stdio.items)
         http_items = list(probe.http.items) if probe.http is not None else []

@@ -88,6 +88,74 @@ class ParseErrorNoId(RawAgent):
         self.send({"jsonrpc": "2.0", "error": {"code": -32700, "message": "Parse error"}})
 
 
+class NegativeIdUnread(RawAgent):
+    """Cannot read a negative integer id: answers such a request with an id-less -32700, as
+    codex-acp 0.16 does (its JSON-RPC reader fails on the whole line)."""
+
+    scenario, clause = "bad-input", "RPC-04"
+
+    def dispatch(self, message: Any) -> None:
+        request_id = message.get("id") if isinstance(message, dict) else None
+        if type(request_id) is int and request_id < 0:
+            line = json.dumps(message)
+            error = {"code": -32700, "message": "Parse error", "data": {"line": line}}
+            self.send({"jsonrpc": "2.0", "error": error})
+            return
+        super().dispatch(message)
+
+
+class CancelRequestAnswered(RawAgent):
+    """Does not handle $/cancel_request and answers the notification with an id-less -32601, as
+    codex-acp 0.16 does."""
+
+    scenario, clause = "bad-input", "CANCEL-06"
+
+    def on_dollar_cancel_request(self, m: M) -> None:
+        error = {"code": -32601, "message": "Method not found", "data": m["method"]}
+        self.send({"jsonrpc": "2.0", "error": error})
+
+
+class InvalidRequestIgnored(RawAgent):
+    """Takes a message with an id and a non-string method for a response to a request it never
+    sent, and drops it: no answer, as codex-acp 0.16 does."""
+
+    scenario, clause = "bad-input", "RPC-11"
+
+    def dispatch(self, message: Any) -> None:
+        if isinstance(message, dict) and "method" in message and not isinstance(
+            message["method"], str
+        ):
+            return
+        super().dispatch(message)
+
+
+class ParseErrorIgnored(RawAgent):
+    """Logs a line it cannot parse and answers nothing, as the TypeScript SDK before 2.0 does
+    (gemini-cli 0.61 --acp, claude-agent-acp 0.23)."""
+
+    scenario, clause = "bad-input", "RPC-10"
+
+    def parse_error(self) -> None:
+        sys.stderr.write("Failed to parse JSON message\n")
+
+
+class InvalidRequestMethodNotFound(RawAgent):
+    """Dispatches a request whose method is not a string and answers -32601 under its id, as the
+    TypeScript SDK before 2.0 does (gemini-cli 0.61 --acp, claude-agent-acp 0.23)."""
+
+    scenario, clause = "bad-input", "RPC-11"
+
+    def dispatch(self, message: Any) -> None:
+        if isinstance(message, dict) and "method" in message and not isinstance(
+            message["method"], str
+        ):
+            method = message["method"]
+            error = {"code": -32601, "message": f'"Method not found": {method}'}
+            self.send({"jsonrpc": "2.0", "id": message.get("id"), "error": error})
+            return
+        super().dispatch(message)
+
+
 class UnknownMethodInternalError(RawAgent):
     """Answers unknown methods -32603 instead of -32601."""
 
@@ -343,6 +411,51 @@ class NullServersRefused(RawAgent):
     def on_session_new(self, m: M) -> None:
         if isinstance(m.get("params"), dict) and m["params"].get("mcpServers", []) is None:
             self.error(m, -32602, "mcpServers: expected an array")
+            return
+        super().on_session_new(m)
+
+
+class RefusesMetaAtNew(RawAgent):
+    """Refuses a session/new that carries _meta (-32602), and serves it without."""
+
+    scenario, clause = "bad-input", "EXT-02"
+
+    def on_session_new(self, m: M) -> None:
+        if isinstance(m.get("params"), dict) and "_meta" in m["params"]:
+            self.error(m, -32602, "unknown field _meta")
+            return
+        super().on_session_new(m)
+
+
+class RefusesResourceLink(RawAgent):
+    """Refuses a prompt with a resource_link block (-32602), a baseline content type."""
+
+    scenario, clause = "prompt", "INIT-15"
+
+    def on_session_prompt(self, m: M) -> None:
+        if any(b.get("type") == "resource_link" for b in m["params"].get("prompt", [])):
+            self.error(m, -32602, "unsupported content block: resource_link")
+            return
+        super().on_session_prompt(m)
+
+
+class NoSessionNew(RawAgent):
+    """Does not know session/new, a baseline method (-32601)."""
+
+    scenario, clause = "prompt", "OVERVIEW-02"
+
+    def on_session_new(self, m: M) -> None:
+        self.error(m, -32601, "Method not found: session/new")
+
+
+class McpServersBreakSessions(RawAgent):
+    """Fails session/new when it is given MCP servers; serves it without."""
+
+    scenario, clause = "mcp", "SETUP-30"
+
+    def on_session_new(self, m: M) -> None:
+        if isinstance(m.get("params"), dict) and m["params"].get("mcpServers"):
+            self.error(m, -32603, "Internal error: MCP server startup failed")
             return
         super().on_session_new(m)
 
@@ -825,6 +938,55 @@ class InvalidRequestNullId(RawAgent):
         super().dispatch(message)
 
 
+class NewerVersion(RawAgent):
+    """Speaks v1 and a newer draft: asked for a version it does not know, answers its newest, 2,
+    in that version's shape (``info`` and ``capabilities``, no ``agentInfo``), as
+    claude-agent-acp 0.101 does (INIT-08)."""
+
+    def on_initialize(self, m: M) -> None:
+        if m["params"].get("protocolVersion") == 1:
+            super().on_initialize(m)
+            return
+        info = {"name": "raw-agent", "title": "Raw", "version": "1.0"}
+        caps = {"session": {"prompt": {"image": {}}, "delete": {}}, "providers": {}}
+        self.reply(m, {"protocolVersion": 2, "info": info, "capabilities": caps, "authMethods": []})
+
+
+class SessionsRefusedHere(RawAgent):
+    """Refuses every well-formed session/new with -32603 for a reason of its environment, as
+    claude-agent-acp 0.101 does when it runs as root (its permission mode is refused there)."""
+
+    def on_session_new(self, m: M) -> None:
+        cwd = m["params"].get("cwd") if isinstance(m.get("params"), dict) else None
+        if not isinstance(cwd, str):
+            super().on_session_new(m)  # a malformed request is refused -32602 first
+            return
+        error = {
+            "code": -32603,
+            "message": "Internal error: --dangerously-skip-permissions cannot be used with "
+            "root/sudo privileges for security reasons",
+            "data": {"startupFailureReason": "bypass_root"},
+        }
+        self.send({"jsonrpc": "2.0", "id": m["id"], "error": error})
+
+
+class AuthEveryOtherPrompt(RawAgent):
+    """Not logged in: answers a prompt -32000, the next one end_turn with nothing in it, the next
+    -32000 again..., as claude-agent-acp 0.23 does without credentials (RPC-16)."""
+
+    failed = False
+
+    def on_session_prompt(self, m: M) -> None:
+        if m["params"]["sessionId"] not in self.history:
+            super().on_session_prompt(m)  # an unknown session: -32002
+            return
+        self.failed = not self.failed
+        if self.failed:
+            self.error(m, -32000, "Authentication required")
+        else:
+            self.reply(m, {"stopReason": "end_turn"})
+
+
 class Wrapper:
     """A wrapper process (as npx or a shell script is): runs the raw agent as its child."""
 
@@ -842,9 +1004,57 @@ HARMLESS = {
     "OpenOrder": OpenOrder,
     "SlowStart": SlowStart,
     "InvalidRequestNullId": InvalidRequestNullId,
+    "NewerVersion": NewerVersion,
+    "SessionsRefusedHere": SessionsRefusedHere,
+    "AuthEveryOtherPrompt": AuthEveryOtherPrompt,
     "Wrapper": Wrapper,
     "SystemPromptAgent": SystemPromptAgent,
 }
 
+
+# -- What acpref reads as a gap, and no more -------------------------------------------------------
+
+
+class ModelRetries(RawAgent):
+    """Retries an unreachable model for 30 s before it answers a prompt, and reads nothing
+    meanwhile, so that it neither answers within the check's timeout nor exits at the end of its
+    input (gemini-cli 0.61 ``--acp`` with an API key and no network): stopped by the check, it
+    owes nothing (spec-gap stopped-agent); that it did not exit is spec-gap exit-on-eof."""
+
+    def on_session_prompt(self, m: M) -> None:
+        deadline = time.monotonic() + 30
+        while time.monotonic() < deadline:
+            time.sleep(0.1)  # the model's retries: connection refused, backing off
+        self.error(m, -32603, "Internal error: the model could not be reached")
+
+
+class NoCancelRequest(RawAgent):
+    """Does not support $/cancel_request (optional): a turn it names goes on, and fails on its
+    own a second later with -32603 (codex-acp 0.16 with an unreachable model); session/cancel
+    it honours. CANCEL-05 cannot be decided: spec-gap cancel-request-support."""
+
+    def on_dollar_cancel_request(self, m: M) -> None:
+        pass
+
+    def prompt_slow(self, m: M, session_id: str) -> None:
+        self.running = session_id
+        try:
+            for _ in range(20):
+                self.say(session_id, ".")
+                line = self.readline(0.05)
+                if line == b"":
+                    raise SystemExit(0)
+                if line:
+                    self.dispatch_line(line)
+                if session_id in self.cancelled:
+                    self.finish_cancelled(m)
+                    return
+            self.error(m, -32603, "Internal error: stream disconnected before completion")
+        finally:
+            self.turn_ended(session_id)
+
+
+GAPS = {"ModelRetries": ModelRetries, "NoCancelRequest": NoCancelRequest}
+
 if __name__ == "__main__":
-    {**_ONE_DEFECT, **HARMLESS}[sys.argv[1]]().run()  # type: ignore[operator]
+    {**_ONE_DEFECT, **HARMLESS, **GAPS}[sys.argv[1]]().run()  # type: ignore[operator]
