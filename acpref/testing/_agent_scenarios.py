@@ -379,6 +379,7 @@ SCENARIOS = [
             "RPC-04",
             "RPC-10",
             "RPC-11",
+            "spec-gap:malformed-json",
             "RPC-12",
             "RPC-13",
             "RPC-17",

@@ -11,6 +11,7 @@ import json
 from typing import Any, Dict, List
 
 from ..errors import ConnectionClosed, ErrorCode
+from ._bad_lines import INVALID_REQUEST, UNPARSED, judge_bad_lines
 from ._scenario import AUTH_HINT, META, ScenarioContext
 
 __all__ = ["bad_input"]
@@ -20,21 +21,11 @@ def bad_input(ctx: ScenarioContext) -> None:
     d = ctx.driver
     ctx.initialize()
     ctx.authenticate()
-    ctx.at("RPC-10")
-    answer = _answer(ctx, b"this is not JSON\n")
-    # spec RPC-10: an unparseable line gets -32700 with id null (present, and null).
-    ctx.check(
-        "RPC-10",
-        _code(answer) == ErrorCode.PARSE_ERROR and "id" in answer and answer["id"] is None,
-        _describe(answer, "-32700 with id null"),
-    )
-    answer = _answer(ctx, b'{"jsonrpc":"2.0","id":"acpref-bad","method":42}\n')
-    # spec RPC-11: valid JSON that is no request gets -32600, under its id or id null.
-    ctx.check(
-        "RPC-11",
-        _code(answer) == ErrorCode.INVALID_REQUEST and answer.get("id", 0) in ("acpref-bad", None),
-        _describe(answer, "-32600 with id 'acpref-bad' or null"),
-    )
+    # An agent that stops on these lines breaks no sentence: its end is the gap's finding.
+    ctx.at("spec-gap:malformed-json")
+    # spec RPC-10, RPC-11, spec-gap malformed-json: the answers to two lines no client sends.
+    unparsed = _answer(ctx, UNPARSED)
+    judge_bad_lines(ctx, unparsed, _answer(ctx, INVALID_REQUEST))
     answer = _answer(ctx, {"id": "acpref-unknown", "method": "acpref/unknown", "params": {}})
     # spec RPC-12: an unknown method gets -32601.
     ctx.check(

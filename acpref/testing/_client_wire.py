@@ -21,6 +21,7 @@ from .. import schema as s
 from ..agent import PromptTurn
 from ..errors import ErrorCode, RpcError
 from ._grader import META, GraderAgent, code
+from ._bad_lines import INVALID_REQUEST, UNPARSED, judge_bad_lines
 
 __all__ = ["bad_input", "crossed_reads", "extensions", "reading_dir", "update_with_meta"]
 
@@ -99,23 +100,10 @@ def extensions(agent: GraderAgent, turn: PromptTurn) -> None:
 def bad_input(agent: GraderAgent, turn: PromptTurn) -> None:
     """What no conforming agent sends: each gets its JSON-RPC error, the connection survives."""
     g = agent.grader
-    unparsed = _answer_to_line(agent, b"this is not JSON\n")
-    # spec RPC-10: the answer to a line whose id cannot be read has id null (present, and null).
-    _judge_id(g, "RPC-10", unparsed, (None,), "an unparseable line")
-    invalid = _answer_to_line(agent, b'{"jsonrpc":"2.0","id":"acpref-bad","method":42}\n')
-    # spec RPC-11: a request that is no valid Request object is answered under its id, or null.
-    _judge_id(g, "RPC-11", invalid, ("acpref-bad", None), "a request whose method is 42")
-    wrong = [
-        f"{what} was answered {answer!r}, not {wanted}"[:300]
-        for what, answer, wanted in (
-            ("an unparseable line", unparsed, ErrorCode.PARSE_ERROR),
-            ("a request whose method is 42", invalid, ErrorCode.INVALID_REQUEST),
-        )
-        if code(answer) != wanted
-    ]
-    # spec-gap malformed-json: JSON-RPC's table and examples answer -32700 and -32600, without
-    # a keyword; a missing answer or another code is acpref's reading, not a MUST.
-    g.check("spec-gap:malformed-json", not wrong, "; ".join(wrong))
+    # spec RPC-10, RPC-11, spec-gap malformed-json: the answers to two lines no agent sends.
+    unparsed = _answer_to_line(agent, UNPARSED)
+    invalid = _answer_to_line(agent, INVALID_REQUEST)
+    judge_bad_lines(g, unparsed, invalid)
     answer = g.request_raw(agent.stream, "acpref/unknown", {}, any_id=True)
     # spec RPC-12: a method the receiver does not know gets -32601.
     g.check("RPC-12", code(answer) == ErrorCode.METHOD_NOT_FOUND, f"acpref/unknown: {answer!r}")
@@ -139,17 +127,6 @@ def bad_input(agent: GraderAgent, turn: PromptTurn) -> None:
     ]
     # spec CANCEL-06: $/cancel_request is a notification: never answered, an unknown id neither.
     g.check("CANCEL-06", not answered, f"$/cancel_request was answered {answered!r}"[:400])
-
-
-def _judge_id(g: Any, clause: str, answer: Any, ids: Tuple[Any, ...], what: str) -> None:
-    """An answer to a line whose id the client could not use: its id is one of ``ids``; no
-    answer has no id to judge (the missing answer is spec-gap malformed-json)."""
-    if "no answer" in answer:
-        g.skip(clause, f"{what} got no answer to judge the id of")
-        return
-    ok = "id" in answer and any(type(answer["id"]) is type(i) and answer["id"] == i for i in ids)
-    wanted = " or ".join("null" if i is None else repr(i) for i in ids)
-    g.check(clause, ok, f"{what} was answered {answer!r}, not under id {wanted}"[:400])
 
 
 #: How long an answer to a line that is no request is waited for. A missing answer is no MUST

@@ -119,7 +119,7 @@ class InvalidRequestIgnored(RawAgent):
     """Takes a message with an id and a non-string method for a response to a request it never
     sent, and drops it: no answer, as codex-acp 0.16 does."""
 
-    scenario, clause = "bad-input", "RPC-11"
+    scenario, clause, level = "bad-input", "spec-gap:malformed-json", "spec-gap"
 
     def dispatch(self, message: Any) -> None:
         if isinstance(message, dict) and "method" in message and not isinstance(
@@ -133,7 +133,7 @@ class ParseErrorIgnored(RawAgent):
     """Logs a line it cannot parse and answers nothing, as the TypeScript SDK before 2.0 does
     (gemini-cli 0.61 --acp, claude-agent-acp 0.23)."""
 
-    scenario, clause = "bad-input", "RPC-10"
+    scenario, clause, level = "bad-input", "spec-gap:malformed-json", "spec-gap"
 
     def parse_error(self) -> None:
         sys.stderr.write("Failed to parse JSON message\n")
@@ -143,7 +143,7 @@ class InvalidRequestMethodNotFound(RawAgent):
     """Dispatches a request whose method is not a string and answers -32601 under its id, as the
     TypeScript SDK before 2.0 does (gemini-cli 0.61 --acp, claude-agent-acp 0.23)."""
 
-    scenario, clause = "bad-input", "RPC-11"
+    scenario, clause, level = "bad-input", "spec-gap:malformed-json", "spec-gap"
 
     def dispatch(self, message: Any) -> None:
         if isinstance(message, dict) and "method" in message and not isinstance(
@@ -178,9 +178,10 @@ class BadParamsInternalError(RawAgent):
 
 
 class ExitsOnBadInput(RawAgent):
-    """Exits on the first line it cannot parse."""
+    """Exits on the first line it cannot parse (no sentence keeps a connection open after a bad
+    line: spec-gap malformed-json)."""
 
-    scenario, clause = "bad-input", "RPC-10"
+    scenario, clause, level = "bad-input", "spec-gap:malformed-json", "spec-gap"
 
     def parse_error(self) -> None:
         raise SystemExit(1)
@@ -661,23 +662,6 @@ class ElicitsUnasked(RawAgent):
             form = {"mode": "form", "message": "Your name?", "requestedSchema": schema}
             self.request("elicitation/create", {"sessionId": session_id, **form})
         super().on_session_prompt(m)
-
-
-class CancelRequestWrongError(RawAgent):
-    """Ends a prompt cancelled by $/cancel_request with -32603 instead of -32800 or a result."""
-
-    scenario, clause = "cancel", "CANCEL-05"
-    by_request = False
-
-    def on_dollar_cancel_request(self, m: M) -> None:
-        self.by_request = m["params"].get("requestId") == getattr(self, "prompt_id", None)
-        super().on_dollar_cancel_request(m)
-
-    def finish_cancelled(self, m: M) -> None:
-        if self.by_request:
-            self.error(m, -32603, "aborted")
-            return
-        super().finish_cancelled(m)
 
 
 class IgnoresCancelWhileAsking(RawAgent):

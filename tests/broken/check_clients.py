@@ -321,12 +321,12 @@ class ParseErrorWithoutNullId(Conforming):
     wants ``"id": null``.
 
     RPC-10, JSON-RPC 2.0 section 5: "If there was an error in detecting the id in the Request
-    object (e.g. Parse error/Invalid Request), it MUST be Null." The oracle also finds the
-    message neither a request, a response nor a notification: OVERVIEW-01 ("The client MUST NOT
-    write anything to the agent's stdin that is not a valid ACP message")."""
+    object (e.g. Parse error/Invalid Request), it MUST be Null." The oracle also reports the
+    response without an id under RPC-04 (decisions.md response-without-id: "The Server MUST reply
+    with the same value in the Response object if included")."""
 
     clause = "RPC-10"
-    also = ("OVERVIEW-01",)
+    also = ("RPC-04",)
     evidence = "not under id null"
 
     def bend(self, driver: AgentDriver, session: str) -> None:
