@@ -66,6 +66,7 @@ class ChildView:
 
     @property
     def cost(self) -> int:
+        """What its fields count in its parent view's bound (``_kept``)."""
         return len(self.session_id) + sum(self._costs.values())
 
     @property
@@ -131,6 +132,7 @@ class SessionMessageView:
 
     @property
     def cost(self) -> int:
+        """What its ids and blocks count in its view's bound (``_kept``)."""
         ids = (self.sender_session_id, self.recipient_session_id)
         more = (self.sender_message_id, self.recipient_message_id, self.message_id)
         return cost_of(ids + more) + self.blocks.cost

@@ -100,6 +100,7 @@ class ToolCallView:
 
     @property
     def cost(self) -> int:
+        """What keeping it counts in its view's bound (``_kept``)."""
         return ENTITY + len(self.tool_call_id) + sum(self._costs.values())
 
     def _set(self, name: str, value: Any) -> None:
@@ -170,6 +171,7 @@ class CompactionView:
 
     @property
     def cost(self) -> int:
+        """What keeping it counts in its view's bound (``_kept``)."""
         return ENTITY + len(self.compaction_id) + self.summary.cost + self._fields_cost
 
     def patch(self, update: Any) -> None:
