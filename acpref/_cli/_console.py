@@ -27,7 +27,7 @@ import threading
 import unicodedata
 from typing import Any, Callable, Dict, Optional
 
-from ..client import Renderer
+from ..client import DEFAULT_MAX_KEPT, Renderer
 from ..client.render import inert
 from . import _status
 
@@ -49,10 +49,11 @@ class Question:
 class Console:
     """The terminal: rendered output, and line input that gives up when a question is moot.
 
-    ``mode`` is ``"interactive"``, ``"one-shot"`` (``-p``) or ``"json"``.
+    ``mode`` is ``"interactive"``, ``"one-shot"`` (``-p``) or ``"json"``; ``max_kept`` bounds
+    what a stream shown holds back (``Renderer``).
     """
 
-    def __init__(self, mode: str) -> None:
+    def __init__(self, mode: str, max_kept: int = DEFAULT_MAX_KEPT) -> None:
         self.mode = mode
         self.stdout_gone = threading.Event()
         self._lock = threading.RLock()
@@ -60,11 +61,12 @@ class Console:
         self._prompt: Optional[str] = None
         self._drawn = False
         if mode == "json":
-            self.render = Renderer(lambda text: None, notes=self._err)
+            self.render = Renderer(lambda text: None, notes=self._err, max_kept=max_kept)
         elif mode == "one-shot":
-            self.render = Renderer(self._out, notes=self._err, shared=_same_terminal())
+            shared = _same_terminal()
+            self.render = Renderer(self._out, notes=self._err, shared=shared, max_kept=max_kept)
         else:
-            self.render = Renderer(self._screen)
+            self.render = Renderer(self._screen, max_kept=max_kept)
         self.questions: "queue.Queue[Question]" = queue.Queue()
         #: Ctrl-C presses during a turn (counted by the SIGINT handler, see ``_App.turn``),
         #: and how many of them the turn loop has acted on: a question gives up on a new one.

@@ -26,7 +26,13 @@ from typing import Any, Callable, List, Optional, Tuple
 from .. import _groups
 from .. import schema as s
 from .._core import Party
-from ..client import ClientSideConnection, ReferenceClient, display_name, policy_named
+from ..client import (
+    DEFAULT_MAX_KEPT,
+    ClientSideConnection,
+    ReferenceClient,
+    display_name,
+    policy_named,
+)
 from ..client.render import inert
 from ..codec import DecodeError
 from ..errors import ConnectionClosed, ErrorCode, ProtocolError, RequestTimeout, RpcError
@@ -55,6 +61,13 @@ agent (//help runs the agent's /help, //mode the agent's /mode). A word @PATH na
 of the session brings it along (embedded when the agent takes embedded context, else as a
 link). Ctrl-C cancels the running turn; a second Ctrl-C quits; Ctrl-D at the prompt quits.
 """
+
+_KEPT_HELP = (
+    "the most the client keeps of a session, and holds back of a stream it shows: a longer "
+    "message, thought or summary is shown as its first and last halves of this, the middle "
+    f"marked dropped (default {DEFAULT_MAX_KEPT:,} characters, counted)"
+)
+
 
 def register(subparsers: Any, name: str, help_text: str) -> None:
     p = subparsers.add_parser(
@@ -99,6 +112,9 @@ def register(subparsers: Any, name: str, help_text: str) -> None:
         "--hide-agent-stderr", action="store_true", help="do not show the agent's stderr"
     )
     p.add_argument(
+        "--max-kept", type=_positive, default=DEFAULT_MAX_KEPT, metavar="CHARS", help=_KEPT_HELP
+    )
+    p.add_argument(
         "--timeout",
         type=float,
         metavar="SECONDS",
@@ -109,6 +125,13 @@ def register(subparsers: Any, name: str, help_text: str) -> None:
         "agent", nargs=argparse.REMAINDER, help="-- then the agent command and its arguments"
     )
     p.set_defaults(func=run, policy=None)
+
+
+def _positive(text: str) -> int:
+    value = int(text)
+    if value <= 0:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a positive number")
+    return value
 
 
 def transcript_writer(path: str) -> "tuple[Callable[[str, bytes], None], Callable[[], None]]":
@@ -191,6 +214,7 @@ class _App(LocalCommands):
             elicit_url=self._elicit,
             on_update=self._on_update,
             on_terminal_output=console.render.terminal_output,
+            max_kept=args.max_kept,
             on_elicitation_complete=lambda eid: console.say(f"[elicitation {eid} completed]"),
         )
         self.conn: Optional[ClientSideConnection] = None
@@ -398,7 +422,7 @@ def run(args: argparse.Namespace) -> int:
         return _status.USAGE
     args.agent = agent
     mode = "json" if args.json else "one-shot" if args.prompt is not None else "interactive"
-    console = Console(mode)
+    console = Console(mode, args.max_kept)
     # The library's warnings (a dropped notification, a broken rule), counted, on stderr.
     summary = LogSummary(Console._err)
     logging.getLogger("acpref").addHandler(summary)

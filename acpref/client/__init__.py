@@ -23,6 +23,7 @@ A short session::
         print(client.view(session.session_id).messages[-1].text, answer.stop_reason)
 """
 
+from ._kept import DEFAULT_MAX_KEPT, KeptBlocks
 from .connection import ClientSideConnection
 from .interface import CLIENT_INFO, Client, OpenedSession
 from .permissions import Allow, Ask, AskCallback, PermissionPolicy, Reject, policy_named
@@ -41,7 +42,9 @@ __all__ = [
     "CLIENT_INFO",
     "Client",
     "ClientSideConnection",
+    "DEFAULT_MAX_KEPT",
     "ElicitationCallback",
+    "KeptBlocks",
     "Message",
     "OpenedSession",
     "OutputBuffer",

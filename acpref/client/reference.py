@@ -12,7 +12,8 @@ What it does with each request:
 * permissions (``permissions``): a policy (allow, reject, or ask a callback);
 * elicitation: form and URL modes through callbacks, advertised only when given (ELICIT-05); the
   client never opens a URL itself, the callback asks the user (ELICIT-33);
-* updates: folded into a ``SessionView`` per session (``views``), then passed to ``on_update``.
+* updates: folded into a ``SessionView`` per session (``views``), then passed to ``on_update``;
+  each view keeps at most ``max_kept`` counted characters of them (``_kept``).
 
 Callbacks (``on_update``, ``on_terminal_output``, elicitation) run on connection threads.
 """
@@ -28,6 +29,7 @@ import attrs
 from .. import schema as s
 from ..errors import ErrorCode, RpcError
 from . import files
+from ._kept import DEFAULT_MAX_KEPT
 from .interface import CLIENT_INFO, Client, OpenedSession
 from .permissions import PermissionPolicy, Reject
 from .roots import Roots
@@ -86,6 +88,7 @@ class ReferenceClient(Client):
         max_read_bytes: int = files.DEFAULT_MAX_READ_BYTES,
         terminal_env: Optional[Mapping[str, str]] = None,
         client_info: s.Implementation = CLIENT_INFO,
+        max_kept: int = DEFAULT_MAX_KEPT,
     ) -> None:
         #: The permission policy; ``Reject`` unless told otherwise (never allows by surprise).
         self.permissions: PermissionPolicy = permissions if permissions is not None else Reject()
@@ -104,6 +107,8 @@ class ReferenceClient(Client):
         self._extensions = dict(extensions or {})
         self._capability_meta = dict(capability_meta) if capability_meta else None
         self._max_read_bytes = max_read_bytes
+        #: What each session's view keeps of the agent's updates, in counted characters.
+        self.max_kept = max_kept
         self._lock = threading.Lock()  # guards _sessions and _url_elicitations
         self._sessions: Dict[str, _Session] = {}
         self._url_elicitations: Set[str] = set()
@@ -157,7 +162,7 @@ class ReferenceClient(Client):
             fresh = session.how == "new" or (session.how == "load" and session.response is None)
             if known is None or fresh:
                 # A load replays the whole history: it starts from an empty view.
-                known = _Session(roots=roots, view=SessionView(session.session_id))
+                known = _Session(roots, SessionView(session.session_id, max_kept=self.max_kept))
                 self._sessions[session.session_id] = known
                 # So do its children's views: the agent replays them, if at all (SUBAGENT-30).
                 for below in self._descendants(session.session_id):
@@ -282,7 +287,7 @@ class ReferenceClient(Client):
         with self._lock:
             if child_id in self._sessions:
                 return
-            view = SessionView(child_id)
+            view = SessionView(child_id, max_kept=self.max_kept)
             view.parent_id = parent_id
             self._sessions[child_id] = _Session(roots=parent.roots, view=view)
 

@@ -9,6 +9,10 @@ is not applicable to a plain-text terminal).
 gives (the CLI passes ``sys.stdout.write``): this module never touches stdout itself. Agent text
 streams inline; everything else (thoughts, tool calls, diffs, plans, terminal output...) gets a
 line of its own with a short bracketed tag. It is safe to call from several threads.
+
+A text stream (a message, a thought, a compaction summary) is printed as it comes up to half of
+``max_kept`` characters; then only its last half is held (``_kept.Shown``), and printed at its
+end after ``[... N characters dropped ...]``. Terminal output is never held.
 """
 
 from __future__ import annotations
@@ -18,11 +22,13 @@ import ipaddress
 import re
 import threading
 import unicodedata
+from functools import partial
 from typing import Any, Callable, Dict, List, Optional
 from urllib.parse import urlsplit
 
 from .. import schema as s
 from ..schema import UNSET
+from ._kept import DEFAULT_MAX_KEPT, OVERHEAD, Budget, Shown, cost_of
 from .plans import describe_plan_operation
 from .subagents import describe_subagent_update
 
@@ -224,21 +230,30 @@ def describe_listed(info: s.SessionInfo) -> str:
 class _Sink:
     """One output (stdout, stderr) and the streamed line open on it, if any."""
 
-    def __init__(self, write: Callable[[str], None]) -> None:
+    def __init__(self, write: Callable[[str], None], max_kept: int) -> None:
         self.write = write
         self.stream: Optional[str] = None  # "agent", "thought", "user", "term:ID" while open
         self.last = "\n"  # the last character written
+        self.max_kept = max_kept
+        self.shown: Optional[Shown] = None  # of the text stream open: what it held back
 
     def put(self, text: str) -> None:
         if text:
             self.write(text)
             self.last = text[-1]
 
+    def text(self, text: str) -> None:
+        """Streamed text: printed at once within the first half of the bound, else held."""
+        self.shown = self.shown if self.shown is not None else Shown(self.max_kept)
+        self.put(inert(self.shown.now(text), multiline=True))
+
     def end(self) -> None:
         if self.stream is not None:
+            if self.shown is not None:  # what was held: the marker, then the tail
+                self.put(inert(self.shown.rest(), multiline=True))
             if self.last != "\n":
                 self.put("\n")
-            self.stream = None
+            self.stream, self.shown = None, None
 
 
 class Renderer:
@@ -256,12 +271,15 @@ class Renderer:
         notes: Optional[Callable[[str], None]] = None,
         *,
         shared: bool = False,
+        max_kept: int = DEFAULT_MAX_KEPT,
     ) -> None:
         self._lock = threading.RLock()  # one writer at a time; guards the fields below
-        self._main = _Sink(write)
-        self._notes = _Sink(notes) if notes is not None else self._main
+        self._main = _Sink(write, max_kept)
+        self._notes = _Sink(notes, max_kept) if notes is not None else self._main
         self._shared = shared
+        #: Tool call titles by id, for the updates that give none, within ``max_kept``.
         self._titles: Dict[str, str] = {}
+        self._kept = Budget(max_kept)
         self._plan: List[tuple] = []
 
     # -- Output primitives --------------------------------------------------------------------
@@ -285,7 +303,7 @@ class Renderer:
                     self._notes.end()
                 sink.put(prefix)
                 sink.stream = kind
-            sink.put(inert(text, multiline=True))
+            sink.text(text)
 
     def end(self) -> None:
         """End streamed text with a newline, if a line is open."""
@@ -400,7 +418,9 @@ class Renderer:
                 if isinstance(call.title, str)
                 else self._titles.get(call.tool_call_id, inert(call.tool_call_id))
             )
-            self._titles[call.tool_call_id] = title
+            key, forget = call.tool_call_id, partial(self._titles.pop, call.tool_call_id, None)
+            self._titles[key] = title  # with its entries in two tables: 2 * OVERHEAD
+            self._kept.charge(key, cost_of((key, title)) + 2 * OVERHEAD, forget)
             status = _value(call.status) if call.status not in (UNSET, None) else None
             if isinstance(call, s.ToolCall):
                 kind = _value(call.kind) if call.kind is not UNSET else "other"

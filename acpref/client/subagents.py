@@ -6,8 +6,9 @@ SUBAGENT-35, SUBAGENT-36, SUBAGENT-57, SUBAGENT-58, SUBAGENT-59 (shapes from the
 its children (``SubagentBook``): each ``subagent_update`` patches one child (omitted: unchanged;
 ``null``: cleared; a value: replaced whole), and the state is a whole snapshot. Each session's
 view keeps the messages between sessions it saw (``SessionMessages``): ``session_message`` is an
-upsert by ``messageId``, ``session_message_chunk`` appends one block. Plain data: the session
-view holds these and locks them.
+upsert by ``messageId``, ``session_message_chunk`` appends one block (a long message keeps
+its head and its tail, ``_kept.KeptBlocks``). Plain data: the session view holds these, locks
+them and charges them to its budget (``cost``).
 """
 
 from __future__ import annotations
@@ -18,6 +19,7 @@ import attrs
 
 from .. import schema as s
 from ..schema import UNSET
+from ._kept import DEFAULT_MAX_KEPT, KeptBlocks, cost_of
 
 __all__ = [
     "ChildView",
@@ -59,6 +61,13 @@ class ChildView:
     #: False for what a replay told, or what was known before a load, resume or lost connection,
     #: until the agent announces the child again: last known, neither live nor controllable.
     live: bool = True
+    #: What each field given so far counts (``_kept``): an update is measured, never the rest.
+    _costs: Dict[str, int] = attrs.field(factory=dict, init=False, repr=False, eq=False)
+
+    @property
+    def cost(self) -> int:
+        """What its fields count in its parent view's bound (``_kept``)."""
+        return len(self.session_id) + sum(self._costs.values())
 
     @property
     def can_cancel(self) -> bool:
@@ -97,9 +106,11 @@ class SubagentBook:
             value = getattr(update, name)
             if value is not UNSET:
                 setattr(child, name, value)
+                child._costs[name] = cost_of(value)
         if update.state is not UNSET:
             # spec SUBAGENT-27: a whole snapshot; idle does not end the child.
             child.state = update.state
+            child._costs["state"] = cost_of(update.state)
             # spec SUBAGENT-26, SUBAGENT-59: unknown (or null) is not confirmed activity; an
             # unrecognized state is kept whole and implies neither completion nor closure.
             child.state_confirmed = state_name(update.state) in _CONFIRMED
@@ -117,7 +128,14 @@ class SessionMessageView:
     recipient_session_id: Optional[str] = None
     sender_message_id: Optional[str] = None
     recipient_message_id: Optional[str] = None
-    blocks: List[Any] = attrs.Factory(list)
+    blocks: KeptBlocks = attrs.Factory(lambda: KeptBlocks(DEFAULT_MAX_KEPT))
+
+    @property
+    def cost(self) -> int:
+        """What its ids and blocks count in its view's bound (``_kept``)."""
+        ids = (self.sender_session_id, self.recipient_session_id)
+        more = (self.sender_message_id, self.recipient_message_id, self.message_id)
+        return cost_of(ids + more) + self.blocks.cost
 
     @property
     def text(self) -> str:
@@ -127,17 +145,24 @@ class SessionMessageView:
 
 
 class SessionMessages:
-    """Messages between sessions seen on one session, by ``messageId``."""
+    """Messages between sessions seen on one session, by ``messageId``; each keeps at most
+    ``max_kept`` counted characters (``_kept``)."""
 
-    def __init__(self) -> None:
+    def __init__(self, max_kept: int = DEFAULT_MAX_KEPT) -> None:
         self.messages: Dict[str, SessionMessageView] = {}
+        self.max_kept = max_kept
 
-    def apply(self, update: Any) -> None:
-        message = self.messages.setdefault(update.message_id, SessionMessageView(update.message_id))
+    def apply(self, update: Any) -> SessionMessageView:
+        message = self.messages.get(update.message_id)
+        if message is None:
+            blocks = KeptBlocks(self.max_kept)
+            message = self.messages[update.message_id] = SessionMessageView(
+                update.message_id, blocks=blocks
+            )
         if isinstance(update, s.SessionMessageChunk):
             # spec SUBAGENT-58: a chunk appends one block; participants come from upserts.
             message.blocks.append(update.content)
-            return
+            return message
         # spec SUBAGENT-57: an upsert: omitted keeps, null clears, a value replaces.
         for name in (
             "sender_session_id",
@@ -150,7 +175,8 @@ class SessionMessages:
                 setattr(message, name, value)
         if update.content is not UNSET:
             # spec SUBAGENT-57: null or [] clears the content; a non-empty array replaces it.
-            message.blocks = list(update.content or [])
+            message.blocks = KeptBlocks(self.max_kept, update.content or [])
+        return message
 
 
 def describe_subagent_update(update: Any) -> List[str]:

@@ -19,18 +19,26 @@ TOOL-06, PLAN-05, SLASH-04, LIST-15, CONFIG-15, CONFIG-23.
 * a compaction is one ``CompactionView`` at the place of its first update, patched in place
   (COMPACT-05 .. COMPACT-08); the messages before it stay (COMPACT-13).
 
+What a view keeps is bounded by ``max_kept`` counted characters (``_kept``): a message, a
+compaction summary or a message between sessions keeps its head and its tail, the middle
+dropped and shown as ``[... N characters dropped ...]``; messages, compactions, tool calls,
+plans, children, messages between sessions and notices are charged to the view's ``Budget``,
+and past the bound the one updated least recently is forgotten (``forgotten`` counts them).
+
 A view is plain data behind one lock; nothing here does I/O.
 """
 
 from __future__ import annotations
 
 import threading
+from functools import partial
 from typing import Any, Dict, List, Optional, Tuple
 
 import attrs
 
 from .. import schema as s
 from ..schema import UNSET
+from ._kept import DEFAULT_MAX_KEPT, OVERHEAD, Budget, KeptBlocks, cost_of
 from .plans import PlanBook
 from .subagents import SessionMessages, SubagentBook
 
@@ -38,6 +46,9 @@ __all__ = ["Message", "ToolCallView", "NoticeView", "CompactionView", "SessionVi
 
 #: How many notices a view keeps (the oldest go first): notices are live events, not history.
 MAX_NOTICES = 50
+#: What an entity of a view (a message, a tool call...) counts besides its content: the object,
+#: its entries in the view's tables and in the budget.
+ENTITY = 16 * OVERHEAD
 
 _CHUNK_ROLES = {
     s.UserMessageChunk: "user",
@@ -48,11 +59,12 @@ _CHUNK_ROLES = {
 
 @attrs.define
 class Message:
-    """One message: its role (``user``, ``agent``, ``thought``), id and content blocks."""
+    """One message: its role (``user``, ``agent``, ``thought``), id and content blocks (a long
+    one keeps its head and its tail, ``KeptBlocks``)."""
 
     role: str
     message_id: Optional[str]
-    blocks: List[Any] = attrs.Factory(list)
+    blocks: KeptBlocks = attrs.Factory(lambda: KeptBlocks(DEFAULT_MAX_KEPT))
 
     @property
     def text(self) -> str:
@@ -78,11 +90,22 @@ class ToolCallView:
     raw_output: Any = UNSET
     #: Set locally when we cancelled the turn while it was unfinished (spec PROMPT-20).
     cancelled: bool = False
+    #: What each field given so far counts (``_kept``): an update is measured, never the rest.
+    _costs: Dict[str, int] = attrs.field(factory=dict, init=False, repr=False, eq=False)
 
     @property
     def finished(self) -> bool:
         """True once the tool call is ``completed`` or ``failed``."""
         return self.status in ("completed", "failed")
+
+    @property
+    def cost(self) -> int:
+        """What keeping it counts in its view's bound (``_kept``)."""
+        return ENTITY + len(self.tool_call_id) + sum(self._costs.values())
+
+    def _set(self, name: str, value: Any) -> None:
+        setattr(self, name, value)
+        self._costs[name] = cost_of(value)
 
     def merge(self, update: Any) -> None:
         """Apply a ``ToolCall`` or ``ToolCallUpdate``: given fields replace, absent ones stay.
@@ -95,17 +118,17 @@ class ToolCallView:
         for name in ("title", "name", "kind", "status"):
             value = getattr(update, name, UNSET)
             if value is not UNSET and value is not None:
-                setattr(self, name, value.value if hasattr(value, "value") else value)
+                self._set(name, value.value if hasattr(value, "value") else value)
         for name in ("content", "locations"):
             value = getattr(update, name, UNSET)
             if value is not UNSET:
-                setattr(self, name, list(value or ()))  # spec TOOL-06: arrays replaced whole
+                self._set(name, list(value or ()))  # spec TOOL-06: arrays replaced whole
         for name in ("raw_input", "raw_output"):
             value = getattr(update, name, UNSET)
             # spec TOOL-23: omitted and null are the same: no value (on a tool call), the value
             # reported before left unchanged (on an update).
             if value is not UNSET and value is not None:
-                setattr(self, name, value)
+                self._set(name, value)
 
 
 @attrs.define
@@ -135,13 +158,21 @@ class CompactionView:
     compaction_id: str
     position: int
     status: str = "in_progress"
-    summary: List[Any] = attrs.Factory(list)
+    #: The summary's blocks; a long one keeps its head and its tail (``KeptBlocks``).
+    summary: KeptBlocks = attrs.Factory(lambda: KeptBlocks(DEFAULT_MAX_KEPT))
     error: Optional[str] = None
     meta: Optional[Dict[str, Any]] = None
+    #: What the fields but the summary count (``_kept``), measured when an update sets them.
+    _fields_cost: int = attrs.field(default=0, init=False, repr=False, eq=False)
 
     @property
     def finished(self) -> bool:
         return self.status in ("completed", "failed", "cancelled")
+
+    @property
+    def cost(self) -> int:
+        """What keeping it counts in its view's bound (``_kept``)."""
+        return ENTITY + len(self.compaction_id) + self.summary.cost + self._fields_cost
 
     def patch(self, update: Any) -> None:
         """Apply a ``CompactionUpdate`` or a ``CompactionSummaryChunk``."""
@@ -156,11 +187,12 @@ class CompactionView:
         # a value replaces; summary [] clears too. spec COMPACT-08: a concrete summary replaces
         # everything gathered from earlier updates and chunks.
         if update.summary is not UNSET:
-            self.summary = list(update.summary or ())
+            self.summary = KeptBlocks(self.summary.limit, update.summary or ())
         if update.error is not UNSET:
             self.error = update.error
         if update.meta is not UNSET:
             self.meta = update.meta
+        self._fields_cost = cost_of((self.status, self.error, self.meta))
 
 
 def _wire(value: Any) -> str:
@@ -171,19 +203,23 @@ def _wire(value: Any) -> str:
 class SessionView:
     """The state of one session as a UI shows it. Read attributes under ``lock`` (or copy)."""
 
-    def __init__(self, session_id: str) -> None:
+    def __init__(self, session_id: str, *, max_kept: int = DEFAULT_MAX_KEPT) -> None:
         self.session_id = session_id
         self.lock = threading.RLock()
+        #: What the view holds, counted, within ``max_kept`` (``_kept``).
+        self._kept = Budget(max_kept)
         self.messages: List[Message] = []
         #: The last message of each (role, messageId): a chunk finds its message in O(1).
         self._by_id: Dict[Tuple[str, str], Message] = {}
+        #: Messages forgotten so far (``_kept``): a compaction's position counts them.
+        self._forgotten_messages = 0
         self.tool_calls: Dict[str, ToolCallView] = {}
         self.plan: List[s.PlanEntry] = []
         #: The plans of plan operations, by planId (provisional, PLANOP-05).
         self.plans = PlanBook()
         #: Children this session announced, and messages between sessions (provisional).
         self.subagents = SubagentBook()
-        self.session_messages = SessionMessages()
+        self.session_messages = SessionMessages(self._stream_limit)
         #: For a child session (SUBAGENT-03): the parent that announced it.
         self.parent_id: Optional[str] = None
         self.commands: List[s.AvailableCommand] = []
@@ -197,8 +233,24 @@ class SessionView:
         self.notices: List[NoticeView] = []
         #: Compactions by id, in the order they appeared.
         self.compactions: Dict[str, CompactionView] = {}
-        #: Tool call ids of the turn in progress (for PROMPT-20).
-        self._turn_tool_calls: List[str] = []
+        #: Tool call ids of the turn in progress (for PROMPT-20), in order.
+        self._turn_tool_calls: Dict[str, None] = {}
+
+    @property
+    def _stream_limit(self) -> int:
+        """What one stream may keep: the view's bound, but what its entity costs besides."""
+        return max(0, self._kept.limit - ENTITY)
+
+    @property
+    def max_kept(self) -> int:
+        """The bound of what the view keeps, in counted characters (``_kept``)."""
+        return self._kept.limit
+
+    @property
+    def forgotten(self) -> int:
+        """How many messages, tool calls, plans, compactions... the view forgot to stay within
+        ``max_kept``, the least recently updated first."""
+        return self._kept.forgotten
 
     # -- Updates ------------------------------------------------------------------------------
 
@@ -217,13 +269,18 @@ class SessionView:
             elif isinstance(update, s.Plan):
                 self.plan = list(update.entries)  # spec PLAN-05: replaced whole, never merged
             elif isinstance(update, (s.PlanUpdate, s.PlanRemoved)):
-                self.plans.apply(update)  # spec PLANOP-05, PLANOP-06 (provisional)
+                self._plan_operation(update)
             elif isinstance(update, s.SubagentUpdate):
                 # spec SUBAGENT-15 (provisional); spec SUBAGENT-55: a child's state changes by
                 # its own updates only, never by a tool call naming it (a completed send).
-                self.subagents.apply(update)
+                child = self.subagents.apply(update)
+                forget_child = partial(self.subagents.children.pop, child.session_id, None)
+                self._kept.charge(("child", child.session_id), ENTITY + child.cost, forget_child)
             elif isinstance(update, (s.SessionMessage, s.SessionMessageChunk)):
-                self.session_messages.apply(update)  # spec SUBAGENT-57, SUBAGENT-58
+                message = self.session_messages.apply(update)  # spec SUBAGENT-57, SUBAGENT-58
+                key = message.message_id
+                forget_message = partial(self.session_messages.messages.pop, key, None)
+                self._kept.charge(("session_message", key), ENTITY + message.cost, forget_message)
             elif isinstance(update, s.AvailableCommandsUpdate):
                 self.commands = list(update.available_commands)  # spec SLASH-04: replaced
             elif isinstance(update, s.CurrentModeUpdate):
@@ -245,6 +302,15 @@ class SessionView:
             elif isinstance(update, (s.CompactionUpdate, s.CompactionSummaryChunk)):
                 self.compaction(update)
 
+    def _plan_operation(self, update: Any) -> None:
+        self.plans.apply(update)  # spec PLANOP-05, PLANOP-06 (provisional)
+        if isinstance(update, s.PlanRemoved):
+            self._kept.release(("plan", update.plan_id))
+            return
+        plan_id = update.plan.plan_id
+        forget = partial(self.plans.plans.pop, plan_id, None)
+        self._kept.charge(("plan", plan_id), ENTITY + cost_of(update.plan), forget)
+
     def _notice(self, notice: Any) -> None:
         # spec NOTICE-07: even severity "error" changes nothing but what is shown: no request
         # fails, no turn stops, the session state stays.
@@ -260,11 +326,17 @@ class SessionView:
             last.count += 1  # spec NOTICE-08: repeated notices may be coalesced
             return
         self.notices.append(shown)
+        for old in self.notices[:-MAX_NOTICES]:
+            self._kept.release(("notice", id(old)))
         del self.notices[:-MAX_NOTICES]
+        cost = ENTITY + cost_of((shown.title, shown.description))
+        self._kept.charge(("notice", id(shown)), cost, partial(_remove, self.notices, shown))
 
     def dismiss_notices(self) -> None:
         """The user dismissed the notices: local only, nothing goes on the wire (NOTICE-08)."""
         with self.lock:
+            for notice in self.notices:
+                self._kept.release(("notice", id(notice)))
             self.notices.clear()
 
     def compaction(self, update: Any) -> CompactionView:
@@ -274,10 +346,16 @@ class SessionView:
             if view is None:
                 # spec COMPACT-05: the first notification fixes the place in the timeline;
                 # spec COMPACT-07: a first-seen id, even from a chunk, is an in-progress one.
-                view = CompactionView(update.compaction_id, position=len(self.messages))
+                position = self._forgotten_messages + len(self.messages)
+                view = CompactionView(
+                    update.compaction_id, position, summary=KeptBlocks(self._stream_limit)
+                )
                 self.compactions[update.compaction_id] = view
-            # spec COMPACT-13: a compaction discards nothing: the messages before it stay.
+            # spec COMPACT-13: a compaction discards nothing: the messages before it stay
+            # (only the view's own bound forgets what was updated least recently, ``_kept``).
             view.patch(update)
+            forget = partial(self.compactions.pop, view.compaction_id, None)
+            self._kept.charge(("compaction", view.compaction_id), view.cost, forget)
             return view
 
     def _chunk(self, role: str, chunk: Any) -> None:
@@ -286,20 +364,36 @@ class SessionView:
             # spec PROMPT-08: chunks with the same messageId are one message (even when thought
             # and reply chunks interleave); a new id starts a new message.
             message = self._by_id.get((role, message_id))
-            if message is not None:
-                message.blocks.append(chunk.content)
-                return
         else:
             # spec-gap chunk-without-id: a chunk without an id joins the last message if that
             # one is of its kind and has no id either.
             last = self.messages[-1] if self.messages else None
-            if last is not None and last.role == role and last.message_id is None:
-                last.blocks.append(chunk.content)
-                return
-        message = Message(role=role, message_id=message_id, blocks=[chunk.content])
+            same = last is not None and last.role == role and last.message_id is None
+            message = last if same else None
+        if message is not None:
+            message.blocks.append(chunk.content)
+        else:
+            message = self._add_message(role, message_id, [chunk.content])
+        self._charge_message(message)
+
+    def _add_message(self, role: str, message_id: Optional[str], blocks: List[Any]) -> Message:
+        message = Message(role, message_id, KeptBlocks(self._stream_limit, blocks))
         self.messages.append(message)
         if message_id is not None:
             self._by_id[(role, message_id)] = message
+        return message
+
+    def _charge_message(self, message: Message) -> None:
+        cost = ENTITY + len(message.message_id or "") + message.blocks.cost
+        self._kept.charge(("message", id(message)), cost, partial(self._forget, message))
+
+    def _forget(self, message: Message) -> None:
+        """The budget let ``message`` go: the least recently updated, usually the first."""
+        _remove(self.messages, message)
+        self._forgotten_messages += 1
+        key = (message.role, message.message_id or "")
+        if self._by_id.get(key) is message:
+            del self._by_id[key]
 
     def tool_call(self, update: Any) -> ToolCallView:
         """Merge a tool call, an update, or the ``toolCall`` of a permission request."""
@@ -310,9 +404,16 @@ class SessionView:
                 # spec PROMPT-27: updates are accepted, also after a cancel.
                 view = ToolCallView(tool_call_id=update.tool_call_id)
                 self.tool_calls[update.tool_call_id] = view
-                self._turn_tool_calls.append(update.tool_call_id)
+                self._turn_tool_calls[update.tool_call_id] = None
             view.merge(update)
+            forget = partial(self._forget_tool, view)
+            self._kept.charge(("tool_call", view.tool_call_id), view.cost, forget)
             return view
+
+    def _forget_tool(self, view: ToolCallView) -> None:
+        if self.tool_calls.get(view.tool_call_id) is view:
+            del self.tool_calls[view.tool_call_id]
+            self._turn_tool_calls.pop(view.tool_call_id, None)
 
     def set_modes(self, modes: Any) -> None:
         """Take the session's modes and current mode (ignored unless a ``SessionModeState``)."""
@@ -343,8 +444,8 @@ class SessionView:
     def begin_turn(self, prompt: List[Any]) -> None:
         """Record the user's prompt as a message and start a new turn."""
         with self.lock:
-            self._turn_tool_calls = []
-            self.messages.append(Message(role="user", message_id=None, blocks=list(prompt)))
+            self._turn_tool_calls = {}
+            self._charge_message(self._add_message("user", None, list(prompt)))
 
     def cancel_turn(self) -> List[str]:
         """Mark the turn's unfinished tool calls cancelled (spec PROMPT-20); return their ids."""
@@ -369,3 +470,11 @@ class SessionView:
                 if option.id == config_id:
                     return option
             return None
+
+
+def _remove(items: List[Any], item: Any) -> None:
+    """Remove ``item`` itself from ``items`` (not an equal one); the first is found at once."""
+    for i, known in enumerate(items):
+        if known is item:
+            del items[i]
+            return
