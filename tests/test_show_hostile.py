@@ -65,9 +65,13 @@ def _no_traceback(text: str) -> None:
 @pytest.mark.parametrize("shape", SHAPES)
 def test_client_record_then_show(tmp_path: Path, shape: str) -> None:
     transcript = tmp_path / "run.jsonl"
-    # The client's own rendering of the turn is not what is tested here; its recording is.
-    _acpref("client", "--allow", "-p", "hi", "--record", str(transcript), "--", *AGENT, shape,
-            cwd=tmp_path, stdin=subprocess.DEVNULL)
+    answered = _acpref("client", "--allow", "-p", "hi", "--record", str(transcript), "--", *AGENT,
+                       shape, cwd=tmp_path, stdin=subprocess.DEVNULL)  # fmt: skip
+    # The client shows the turn too: a lone surrogate as its escape (inert), not a closed stdout.
+    _no_traceback(answered.stderr)
+    assert answered.returncode == 0, answered.stderr
+    if shape == "surrogate":
+        assert "\\ud800" in answered.stdout, answered.stdout
     validated = _acpref("validate", str(transcript), cwd=tmp_path)
     _no_traceback(validated.stderr)
     assert validated.returncode in (0, 1) and "messages" in validated.stdout

@@ -59,8 +59,9 @@ _MAX_INPUT = 600
 # ``inert`` is the one function every path from the peer to the screen goes through.
 
 #: Always made visible: C0 controls (but newline and tab in multi-line text), DEL, C1 controls,
-#: and the bidirectional overrides and isolates that reorder what is drawn ("Trojan Source").
-_CONTROLS = "\x00-\x08\x0b-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u2069"
+#: the bidirectional overrides and isolates that reorder what is drawn ("Trojan Source"), and
+#: lone surrogates (``"\ud800"`` is legal JSON text, but no terminal encoding can write it).
+_CONTROLS = "\x00-\x08\x0b-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u2069\ud800-\udfff"
 _MULTILINE = re.compile(f"[{_CONTROLS}]")
 #: In one-line text (a title, a URL, a host, an id) newline and tab too, and every other
 #: character that draws nothing or breaks a line: format characters (zero-width space, marks),
