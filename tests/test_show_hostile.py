@@ -133,10 +133,12 @@ def test_hostile(acp_agent):
     agent.initialize()
     agent.prompt(agent.new_session("/tmp"), "hi")
 """
-    result = _child_pytest(tmp_path, source)
-    # The surrogate streamed after the answer breaks PROMPT-26; the line too deep to decode is
-    # not an ACP message (TRANSPORT-08): a verdict, not an error of the plugin.
-    clause = "PROMPT-26" if shape == "surrogate-late" else "TRANSPORT-08"
+    # The surrogate streamed after the answer is spec-gap content-after-turn (failing with
+    # --acp-strict-gaps); the line too deep to decode is not an ACP message (TRANSPORT-08): a
+    # verdict, not an error of the plugin.
+    late = shape == "surrogate-late"
+    result = _child_pytest(tmp_path, source, *(["--acp-strict-gaps"] if late else []))
+    clause = "spec-gap:content-after-turn" if late else "TRANSPORT-08"
     assert "1 passed, 1 error" in result.stdout, result.stdout[-3000:]
     assert "the agent broke the ACP spec" in result.stdout and clause in result.stdout
     assert "Traceback" not in result.stdout and "RecursionError" not in result.stdout

@@ -8,8 +8,8 @@ Every shape is legal JSON, so that the transcript is one ``acpref validate`` rea
 * ``flood N``: N small message chunks in one turn, written in large batches.
 
 Then it answers the prompt ``end_turn``; with ``-late`` after the shape (``surrogate-late``), it
-answers first and streams after the answer, which breaks PROMPT-26, so that a test fails and the
-plugin draws its page. Used by tests/test_show_hostile.py.
+answers first and streams after the answer (spec-gap content-after-turn), so that a test run with
+``--acp-strict-gaps`` fails and the plugin draws its page. Used by tests/test_show_hostile.py.
 """
 
 from __future__ import annotations
