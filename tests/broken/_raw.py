@@ -263,11 +263,18 @@ class RawAgent:
         self.say(session_id, text)
         self.reply(m, {"stopReason": "end_turn"})
 
+    #: How many chunks the busy prompt streams before it ends on its own (``slow_end``).
+    slow_chunks = 100
+
+    def slow_end(self, m: Dict[str, Any]) -> None:
+        """How a busy prompt that was not cancelled ends."""
+        self.reply(m, {"stopReason": "end_turn"})
+
     def prompt_slow(self, m: Dict[str, Any], session_id: str) -> None:
-        """Stream until cancelled (at most a hundred chunks), reading stdin meanwhile."""
+        """Stream until cancelled (at most ``slow_chunks`` chunks), reading stdin meanwhile."""
         self.running = session_id
         try:
-            for _ in range(100):
+            for _ in range(self.slow_chunks):
                 self.say(session_id, ".")
                 line = self.readline(0.05)
                 if line == b"":
@@ -277,7 +284,7 @@ class RawAgent:
                 if session_id in self.cancelled:
                     self.finish_cancelled(m)
                     return
-            self.reply(m, {"stopReason": "end_turn"})
+            self.slow_end(m)
         finally:
             self.turn_ended(session_id)
 

@@ -1017,25 +1017,13 @@ class NoCancelRequest(RawAgent):
     own a second later with -32603 (codex-acp 0.16 with an unreachable model); session/cancel
     it honours. CANCEL-05 cannot be decided: spec-gap cancel-request-support."""
 
+    slow_chunks = 20
+
     def on_dollar_cancel_request(self, m: M) -> None:
         pass
 
-    def prompt_slow(self, m: M, session_id: str) -> None:
-        self.running = session_id
-        try:
-            for _ in range(20):
-                self.say(session_id, ".")
-                line = self.readline(0.05)
-                if line == b"":
-                    raise SystemExit(0)
-                if line:
-                    self.dispatch_line(line)
-                if session_id in self.cancelled:
-                    self.finish_cancelled(m)
-                    return
-            self.error(m, -32603, "Internal error: stream disconnected before completion")
-        finally:
-            self.turn_ended(session_id)
+    def slow_end(self, m: M) -> None:
+        self.error(m, -32603, "Internal error: stream disconnected before completion")
 
 
 GAPS = {"ModelRetries": ModelRetries, "NoCancelRequest": NoCancelRequest}
