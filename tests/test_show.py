@@ -221,6 +221,8 @@ def test_level_classes():
     assert level_class(f("RPC-01", "MUST NOT")) == "MUST"
     assert level_class(f("RPC-03", "SHOULD")) == "SHOULD"
     assert level_class(f("spec-gap:duplicate-id", "MUST")) == "spec-gap"
+    # A clause no keyworded sentence states is reported at spec-gap and drawn so (SETUP-08).
+    assert level_class(f("SETUP-08", "spec-gap")) == "spec-gap"
     assert level_class(f("EXT-04", "MAY")) == "warning"
 
 

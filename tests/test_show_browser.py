@@ -59,12 +59,13 @@ def test_a_person_sees_the_arrows_the_violations_and_the_counts(tmp_path):
     driver.initialize()
     session = driver.new_session(str(tmp_path))
     driver.prompt(session, "hello <b>there</b>")
-    # The agent's update after its answer (PROMPT-26) may still be on its way: close only once
-    # it is read, so that the transcript has it before the client's close, in the order the
-    # test reads below.
+    # The agent's update after its answer (spec-gap content-after-turn) may still be on its way:
+    # close only once it is read, so that the transcript has it before the client's close, in
+    # the order the test reads below.
     assert driver.wait_updates(session, UPDATES, timeout=10), driver.updates(session)
     report = driver.close()
-    assert {f.clause for f in report.violations} == {"TRANSPORT-08", "RPC-04", "PROMPT-26"}
+    assert {f.clause for f in report.violations} == {"TRANSPORT-08", "RPC-04"}
+    assert {f.clause for f in report.gaps} == {"spec-gap:content-after-turn"}
 
     page = tmp_path / "broken.html"
     result = subprocess.run(
@@ -81,9 +82,9 @@ def test_a_person_sees_the_arrows_the_violations_and_the_counts(tmp_path):
     assert html.escape("agent starting <b>up</b>", quote=False) in dom
 
     # The summary: the headline and the counts by level.
-    assert "The agent broke 3 MUST rules." in dom
+    assert "The agent broke 2 MUST rules." in dom
     counts = dict(re.findall(r'data-count="([\w-]+)">[\w-]+ <b>(\d+)</b>', dom))
-    assert counts == {"MUST": "3", "SHOULD": "0", "spec-gap": "0", "warning": "0"}
+    assert counts == {"MUST": "2", "SHOULD": "0", "spec-gap": "1", "warning": "0"}
     assert re.search(r'data-fact="turns">1<', dom) and re.search(r'data-fact="sessions">1<', dom)
 
     # The arrows, in wire order: one row per message the script drew, numbered as the oracle
@@ -104,12 +105,16 @@ def test_a_person_sees_the_arrows_the_violations_and_the_counts(tmp_path):
     assert dom.count('<svg class="ar"') >= len(rows)
 
     # Each violation is marked on the message that broke it, with its clause and its page.
-    for clause, label in (("TRANSPORT-08", "unreadable line"), ("RPC-04", "no request has id"),
-                          ("PROMPT-26", "one more thing")):
+    for level, clause, label in (
+        ("MUST", "TRANSPORT-08", "unreadable line"),
+        ("MUST", "RPC-04", "no request has id"),
+        ("spec-gap", "spec-gap:content-after-turn", "one more thing"),
+    ):
         row = next(r for r in rows if label in html.unescape(r[2]))
-        assert f"MUST {clause}" in row[2], row
+        # A decision's chip reads "spec-gap <name>".
+        assert f"{level} {clause.removeprefix('spec-gap:')}" in row[2], row
         marked = re.search(
-            rf'id="r{row[1]}".*?</div><div class="fd lv-MUST[^"]*">.*?{clause}.*?</div>', dom)
+            rf'id="r{row[1]}".*?</div><div class="fd lv-{level}[^"]*">.*?{clause}.*?</div>', dom)
         assert marked, clause
         assert 'class="spec" href=' in marked.group(0)
 

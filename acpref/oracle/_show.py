@@ -65,8 +65,8 @@ LEVELS = ("MUST", "SHOULD", "spec-gap", "warning")
 
 def level_class(f: Finding) -> str:
     """The colour a finding is drawn in: ``MUST``, ``SHOULD``, ``spec-gap`` or ``warning``."""
-    if f.clause.startswith("spec-gap"):
-        return "spec-gap"
+    if f.clause.startswith("spec-gap") or f.level == "spec-gap":
+        return "spec-gap"  # a decision, or a clause no keyworded sentence states
     if f.level in ("MUST", "MUST NOT"):
         return "MUST"
     if f.level in ("SHOULD", "SHOULD NOT"):

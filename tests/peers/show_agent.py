@@ -1,8 +1,9 @@
 """A broken agent with hostile text, for the tests of ``acpref show`` (tests/test_show.py).
 
-It breaks three rules the report must mark on the message that broke them: a log line on the
-protocol stream before answering initialize (TRANSPORT-08), an answer under a wrong id before
-the right one (RPC-04), and an update after the turn's answer (PROMPT-26). Its messages carry
+It breaks two MUST rules the report must mark on the message that broke them, a log line on the
+protocol stream before answering initialize (TRANSPORT-08) and an answer under a wrong id before
+the right one (RPC-04), and sends an update after the turn's answer (spec-gap
+content-after-turn, marked at its level). Its messages carry
 text that would run as markup or move what a person reads if it were not escaped (a closing
 ``</script>``, an ``<img onerror>``, a terminal escape, a right-to-left override), and a prompt
 streams a long run of chunks, which the report folds. Run: ``python show_agent.py``.
@@ -38,7 +39,7 @@ class ShowAgent(RawAgent):
         # Breaks RPC-04: an answer under an id that no request has, then the right one.
         self.send({"jsonrpc": "2.0", "id": m["id"] + 100, "result": {"stopReason": "end_turn"}})
         self.reply(m, {"stopReason": "end_turn"})
-        self.say(session_id, "one more thing")  # breaks PROMPT-26: after the answer
+        self.say(session_id, "one more thing")  # after the answer: spec-gap content-after-turn
 
 
 if __name__ == "__main__":
