@@ -224,6 +224,35 @@ def test_cli_prints_failures_first_counts_the_rest_table_behind_a_flag() -> None
     assert any(f["clause"] == "SETUP-07" for f in data["findings"])
 
 
+def test_cli_ends_with_what_did_not_fail_and_the_option_that_would() -> None:
+    # Nothing important hides below the fold: a spec-gap FAIL (no answer to an unparseable line)
+    # passes the run, and the last line counts it and names the option that fails on it.
+    argv = [PY, "-m", "acpref", "check-agent", "--only", "bad-input", "--timeout", "5"]
+    agent = ["--", *CHECK_AGENTS, "ParseErrorIgnored"]
+    plain = subprocess.run([*argv, *agent], capture_output=True, text=True, timeout=120)
+    assert plain.returncode == 0, plain.stdout
+    assert "not failing the run: 1 spec-gap; --strict-gaps would fail on them" in plain.stdout
+    for option in (["--strict-gaps"], ["--fail-on", "spec-gap"]):
+        strict = subprocess.run([*argv, *option, *agent], capture_output=True, text=True,
+                                timeout=120)  # fmt: skip
+        assert strict.returncode == 1, (option, strict.stdout)
+        assert strict.stdout.startswith("FAILED (1):"), strict.stdout
+
+
+def test_check_client_report_fails_on_SHOULD_only_when_asked(tmp_path: Path) -> None:
+    report = CheckReport(subject="client")
+    report._record("EXT-10", "FAIL", "basics", "#12: an unknown notification was answered")
+    path = tmp_path / "r.json"
+    path.write_text(report.dumps(), encoding="utf-8")
+    argv = [PY, "-m", "acpref", "check-client", "--report", str(path)]
+    plain = subprocess.run(argv, capture_output=True, text=True, timeout=60)
+    assert plain.returncode == 0, plain.stdout
+    assert "not failing the run: 1 SHOULD; --fail-on SHOULD would fail on them" in plain.stdout
+    asked = subprocess.run([*argv, "--fail-on", "SHOULD"], capture_output=True, text=True,
+                           timeout=60)  # fmt: skip
+    assert asked.returncode == 1, asked.stdout
+
+
 # -- Every clause gets a status, whatever the agent does --------------------------------------------
 
 
