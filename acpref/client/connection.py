@@ -30,6 +30,8 @@ from typing import Any, Callable, Dict, List, Optional, Sequence
 from .. import codec
 from .. import schema as s
 from .._core import Party
+from .._core.facts import DEFAULT_MAX_REMEMBERED
+from .._core.state import ProtocolState
 from .._observer import RulesObserver
 from .._transport import FdStream, Process, StderrBuffer, Stream, spawn
 from ..connection import DEFAULT_MAX_HELD_BYTES, DEFAULT_MAX_ITEMS, DEFAULT_MAX_LINE_BYTES
@@ -70,12 +72,15 @@ class ClientSideConnection(Conveniences):
         max_held_bytes: int = DEFAULT_MAX_HELD_BYTES,
         max_handlers: int = 64,
         max_queued: int = 1024,
+        max_remembered: int = DEFAULT_MAX_REMEMBERED,
     ) -> None:
         self.client = client
         self._hooks_results = type(client).on_agent_result is not Client.on_agent_result
         self.process = process
         #: The protocol's rules as seen from this side; ``rules.findings`` lists what they found.
-        self.rules = RulesObserver(Party.CLIENT, on_finding=on_finding)
+        # What the agent's ids may cost the rules (spec-gap remembered-bound, threat-model.md).
+        state = ProtocolState(max_remembered=max_remembered)
+        self.rules = RulesObserver(Party.CLIENT, state, on_finding=on_finding)
         self._desk = PermissionDesk(children=self.rules.state)
         self._closed_by_us = False  # close() was called: a failing call is not the agent's doing
         self._cleaned_up = False  # the client and the desk were told the connection ended
