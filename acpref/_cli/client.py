@@ -124,10 +124,7 @@ def register(subparsers: Any, name: str, help_text: str) -> None:
         "--max-kept", type=_positive, default=DEFAULT_MAX_KEPT, metavar="CHARS", help=_KEPT_HELP
     )
     p.add_argument(
-        "--max-remembered",
-        type=_positive,
-        default=DEFAULT_MAX_REMEMBERED,
-        metavar="BYTES",
+        "--max-remembered", type=_positive, default=DEFAULT_MAX_REMEMBERED, metavar="BYTES",
         help=_REMEMBERED_HELP,
     )
     p.add_argument(

@@ -34,11 +34,9 @@ A child's standing (``ChildState.stale``): announced (None); ``"replay"`` from a
 until the replay announces it; ``"reconnect"`` from the load or resume response (or a resume
 request) until it is announced again.
 
-How many children the rules track is bounded (spec-gap remembered-bound): each costs
-``CHILD_COST`` and its id, counted, and past ``max_remembered`` a newly announced child is not
-tracked. From then on the rules cannot tell such a child from a session never announced, so
-they judge no traffic of a session they do not know (``announced``): a verdict may miss a
-SUBAGENT-05, never report a false one. The first untracked child is noted (a warning).
+Children are tracked while they cost at most ``max_remembered`` (``CHILD_COST`` and the id
+each); from the first one past it, no session the rules do not know is judged unannounced
+(``announced``): a missed SUBAGENT-05, never a false one (spec-gap remembered-bound).
 
 A child's own updates are not a prompt turn's: they may come at any time, also after the parent's
 turn ended (SUBAGENT-29), so the turn rules of ``prompt_turn`` leave them alone.
@@ -61,15 +59,8 @@ from .values import is_absolute_path
 if TYPE_CHECKING:  # pragma: no cover
     from .facts import ConnectionFacts as ProtocolState
 
-__all__ = [
-    "CAPABILITY",
-    "CHILD_COST",
-    "KINDS",
-    "ChildState",
-    "announced",
-    "descendants",
-    "known_session",
-]
+__all__ = ["CAPABILITY", "CHILD_COST", "KINDS", "ChildState", "announced", "descendants"]
+__all__ += ["known_session"]
 
 A, C = Party.AGENT, Party.CLIENT
 INVALID = ErrorCode.INVALID_PARAMS
@@ -133,13 +124,10 @@ def known_session(state: "ProtocolState", session_id: Any) -> bool:
 
 
 def _untracked(state: "ProtocolState", m: Message, child: str) -> bool:
-    """True when ``child``, announced by ``m``, is a new child past the bound."""
-    if child in state.children:
+    """True when ``child``, announced by ``m`` on a known session, is a new child past the bound."""
+    if child in state.children or not known_session(state, m.session_id):
         return False
-    if state.session(m.session_id) is None and m.session_id not in state.children:
-        return False  # on no session the client knows: not a child (SUBAGENT-05)
-    cost = CHILD_COST + sys.getsizeof(child)
-    return state.children_cost + cost > state.max_remembered
+    return state.children_cost + CHILD_COST + sys.getsizeof(child) > state.max_remembered
 
 
 def _ancestors(state: "ProtocolState", child: Any) -> List[Any]:
@@ -250,15 +238,9 @@ def _announcement(state: "ProtocolState", m: Message, update: Dict[str, Any]) ->
     known: Optional[ChildState] = state.children.get(child)
     if not state.children_untracked and _untracked(state, m, child):
         # spec-gap remembered-bound: said once, with the first child past the bound.
-        yield finding(
-            "spec-gap:remembered-bound",
-            A,
-            f"child {child!r} is not tracked: the connection's children reached the bound "
-            f"({state.max_remembered} counted); sessions the rules do not know are no longer "
-            "judged as unannounced",
-            m.index,
-            level=WARNING,
-        )
+        said = f"child {child!r} not tracked (children at max_remembered): from here no "
+        said += "session the rules do not know is judged unannounced"
+        yield finding("spec-gap:remembered-bound", A, said, m.index, level=WARNING)
     if child == m.session_id or (known is None and child in state.sessions):
         # spec SUBAGENT-09: a child id is never that of another (ordinary) session.
         yield finding(

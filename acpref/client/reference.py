@@ -14,11 +14,7 @@ What it does with each request:
   client never opens a URL itself, the callback asks the user (ELICIT-33);
 * updates: folded into a ``SessionView`` per session (``views``), then passed to ``on_update``;
   each view keeps at most ``max_kept`` counted characters of them (``_kept``);
-* children (subagents): an announced child gets a session and a view of its own while the
-  children cost at most ``max_remembered`` together (``CHILD_COST`` and its id each, counted);
-  past it a new child is not tracked (spec-gap remembered-bound): its parent's view still lists
-  it, its own updates are dropped and logged, its requests answered -32002 like any session the
-  client does not know, and ``children_untracked`` counts such children.
+* children: a view each within ``max_remembered``, then in the parent's view only (``child_count``).
 
 Callbacks (``on_update``, ``on_terminal_output``, elicitation) run on connection threads.
 """
@@ -26,7 +22,6 @@ Callbacks (``on_update``, ``on_terminal_output``, elicitation) run on connection
 from __future__ import annotations
 
 import logging
-import sys
 import threading
 from typing import Any, Callable, Dict, List, Mapping, Optional, Sequence, Set
 
@@ -34,13 +29,13 @@ import attrs
 
 from .. import schema as s
 from .._core.facts import DEFAULT_MAX_REMEMBERED
-from .._core.subagents import CHILD_COST
 from ..errors import ErrorCode, RpcError
 from . import files
 from ._kept import DEFAULT_MAX_KEPT
 from .interface import CLIENT_INFO, Client, OpenedSession
 from .permissions import PermissionPolicy, Reject
 from .roots import Roots
+from .subagents import ChildCount
 from .terminals import DEFAULT_OUTPUT_CAP, OutputListener, TerminalManager
 from .views import SessionView, ToolCallView
 
@@ -118,12 +113,8 @@ class ReferenceClient(Client):
         self._max_read_bytes = max_read_bytes
         #: What each session's view keeps of the agent's updates, in counted characters.
         self.max_kept = max_kept
-        #: What the children tracked may cost together, counted (module doc).
-        self.max_remembered = max_remembered
-        #: Children announced past ``max_remembered``, not tracked.
-        self.children_untracked = 0
-        self._lock = threading.Lock()  # guards the three below, and children_untracked
-        self._children_cost = 0
+        self._lock = threading.Lock()  # guards the three below
+        self.child_count = ChildCount(max_remembered)
         self._sessions: Dict[str, _Session] = {}
         self._url_elicitations: Set[str] = set()
 
@@ -181,7 +172,7 @@ class ReferenceClient(Client):
                 # So do its children's views: the agent replays them, if at all (SUBAGENT-30).
                 for below in self._descendants(session.session_id):
                     del self._sessions[below]
-                    self._children_cost -= _child_cost(below)
+                    self.child_count.release(below)
             else:
                 known.roots = roots
                 known.closed = False
@@ -302,23 +293,13 @@ class ReferenceClient(Client):
         with self._lock:
             if child_id in self._sessions:
                 return
-            cost = _child_cost(child_id)
-            fits = self._children_cost + cost <= self.max_remembered
-            if fits:
-                self._children_cost += cost
+            tracked = self.child_count.take(child_id)
+            if tracked:
                 view = SessionView(child_id, max_kept=self.max_kept)
                 view.parent_id = parent_id
                 self._sessions[child_id] = _Session(roots=parent.roots, view=view)
-            else:
-                # spec-gap remembered-bound: past the bound a new child is not tracked.
-                self.children_untracked += 1
-        if not fits:
-            log.warning(
-                "child session %r not tracked: the children tracked reached max_remembered "
-                "(%d counted); its own updates are dropped",
-                child_id,
-                self.max_remembered,
-            )
+        if not tracked:  # spec-gap remembered-bound: its own updates will be dropped, logged
+            log.warning("child session %r not tracked: children at max_remembered", child_id)
 
     def _child_runs(self, child_id: str) -> None:
         """A child's work starts or resumes: a cancel before it does not reach this work."""
@@ -490,11 +471,6 @@ class ReferenceClient(Client):
         handler = self._extensions.get(method)
         if handler is not None:
             handler(params)  # spec EXT-10: others are ignored
-
-
-def _child_cost(child_id: str) -> int:
-    """What a tracked child counts against ``max_remembered``: as in the rules' count."""
-    return CHILD_COST + sys.getsizeof(child_id)
 
 
 def _check_argv(command: str, args: List[str], env: Dict[str, str]) -> None:
