@@ -28,6 +28,7 @@ from .. import schema as s
 from .._core import Party
 from ..client import (
     DEFAULT_MAX_KEPT,
+    DEFAULT_MAX_REMEMBERED,
     ClientSideConnection,
     ReferenceClient,
     display_name,
@@ -66,6 +67,14 @@ _KEPT_HELP = (
     "the most the client keeps of a session, and holds back of a stream it shows: a longer "
     "message, thought or summary is shown as its first and last halves of this, the middle "
     f"marked dropped (default {DEFAULT_MAX_KEPT:,} characters, counted)"
+)
+
+
+_REMEMBERED_HELP = (
+    "the most the agent's ids may cost the client, counted in bytes: the child sessions it "
+    "tracks (4 KiB and the id each; past it a new child's own updates are dropped, counted), "
+    "and each of a session's tables of tool call, message and compaction ids the rules check "
+    f"(past it the oldest are forgotten) (default {DEFAULT_MAX_REMEMBERED:,})"
 )
 
 
@@ -113,6 +122,10 @@ def register(subparsers: Any, name: str, help_text: str) -> None:
     )
     p.add_argument(
         "--max-kept", type=_positive, default=DEFAULT_MAX_KEPT, metavar="CHARS", help=_KEPT_HELP
+    )
+    p.add_argument(
+        "--max-remembered", type=_positive, default=DEFAULT_MAX_REMEMBERED, metavar="BYTES",
+        help=_REMEMBERED_HELP,
     )
     p.add_argument(
         "--timeout",
@@ -215,6 +228,7 @@ class _App(LocalCommands):
             on_update=self._on_update,
             on_terminal_output=console.render.terminal_output,
             max_kept=args.max_kept,
+            max_remembered=args.max_remembered,
             on_elicitation_complete=lambda eid: console.say(f"[elicitation {eid} completed]"),
         )
         self.conn: Optional[ClientSideConnection] = None
@@ -272,6 +286,7 @@ class _App(LocalCommands):
             args.agent,
             on_stderr_line=forward,
             recorder=lambda d, line: [r(d, line) for r in recorders] and None,
+            max_remembered=args.max_remembered,
         )
         init = self.conn.initialize(timeout=self.timeout())
         self.agent_name = display_name(self.conn.agent_info)  # spec INIT-21: title, else name

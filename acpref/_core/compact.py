@@ -11,6 +11,9 @@ per-session records start from shared empty values and get their own only when t
   tables): sessions are mostly set up alike.
 * ``AnsweredIds`` remembers which requests were answered (so a second answer is RPC-06, not an
   unknown id, RPC-04) as runs of consecutive integers, and forgets beyond a bound.
+* ``Remembered`` keeps ids a peer chose (a session's tool call ids, message ids, compaction
+  ids), each with a small value, up to a bound in what they cost; past it, the least recently
+  put are forgotten, and it counts how many (``remember`` gives a session its own on first use).
 * ``Interned`` keeps one copy of equal values for as long as something holds it, each named by
   a small integer, and ``pack``/``unpack`` keep a few such integers as one ``int``: a record of
   many things that are alike (the agent registry's closed sessions) costs one small ``int``.
@@ -24,12 +27,14 @@ from __future__ import annotations
 import sys
 import types
 from bisect import bisect_right
+from collections import OrderedDict
 from typing import (
     AbstractSet,
     Any,
     Dict,
     FrozenSet,
     Hashable,
+    Iterator,
     List,
     Mapping,
     Optional,
@@ -42,11 +47,14 @@ __all__ = [
     "NO_IDS",
     "NOTHING",
     "AnsweredIds",
+    "Remembered",
     "Interned",
     "SharedRecords",
+    "forgot_any",
     "grow",
     "pack",
     "put",
+    "remember",
     "unpack",
 ]
 
@@ -71,6 +79,76 @@ def put(table: Mapping[Any, Any], key: Any, value: Any) -> Dict[Any, Any]:
         table[key] = value
         return table
     return {**table, key: value}
+
+
+class Remembered(Mapping[Any, Any]):
+    """Ids with a value each, at most ``limit`` counted bytes of them; the least recently put
+    are forgotten first.
+
+    An entry costs ``sys.getsizeof`` of its id and of its value when that is a string, plus
+    ``ENTRY`` (the ordered table's own share, measured): near what Python holds. ``forgotten``
+    counts the entries let go, so that a rule can tell "never seen" from "perhaps forgotten".
+    """
+
+    ENTRY = 140
+
+    __slots__ = ("_items", "_cost", "limit", "forgotten")
+
+    def __init__(self, limit: int) -> None:
+        self._items: "OrderedDict[Any, Any]" = OrderedDict()
+        self._cost = 0
+        self.limit = limit
+        self.forgotten = 0
+
+    def put(self, key: Any, value: Any = None) -> None:
+        """Set ``key`` (it becomes the most recent), then forget the oldest past the bound."""
+        items = self._items
+        if key in items:
+            self._cost -= self._cost_of(key, items.pop(key))
+        items[key] = value
+        self._cost += self._cost_of(key, value)
+        while self._cost > self.limit and len(items) > 1:
+            old, old_value = items.popitem(last=False)
+            self._cost -= self._cost_of(old, old_value)
+            self.forgotten += 1
+
+    @classmethod
+    def _cost_of(cls, key: Any, value: Any) -> int:
+        extra = sys.getsizeof(value) if isinstance(value, str) else 0
+        return sys.getsizeof(key) + extra + cls.ENTRY
+
+    @property
+    def cost(self) -> int:
+        """What the entries kept cost, counted."""
+        return self._cost
+
+    def __getitem__(self, key: Any) -> Any:
+        return self._items[key]
+
+    def __contains__(self, key: Any) -> bool:
+        return key in self._items
+
+    def __iter__(self) -> Iterator[Any]:
+        return iter(self._items)
+
+    def __len__(self) -> int:
+        return len(self._items)
+
+
+def remember(table: Mapping[Any, Any], key: Any, value: Any, limit: int) -> Remembered:
+    """``table`` with ``key`` put: in place once it is a ``Remembered``, else a new one."""
+    if not isinstance(table, Remembered):
+        own = Remembered(limit)
+        for old, old_value in table.items():
+            own.put(old, old_value)
+        table = own
+    table.put(key, value)
+    return table
+
+
+def forgot_any(table: Mapping[Any, Any]) -> bool:
+    """True when ``table`` is a ``Remembered`` that has forgotten an entry."""
+    return isinstance(table, Remembered) and table.forgotten > 0
 
 
 class SharedRecords:

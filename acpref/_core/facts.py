@@ -16,11 +16,16 @@ import attrs
 
 from . import capabilities
 from .book import Outstanding
-from .compact import NO_IDS, NOTHING, AnsweredIds, SharedRecords, grow
+from .compact import NO_IDS, NOTHING, AnsweredIds, SharedRecords, remember
 from .findings import Party
 from .lifecycle import SessionPhase, TurnPhase
 
-__all__ = ["ConnectionFacts", "SessionState", "TerminalState"]
+__all__ = ["DEFAULT_MAX_REMEMBERED", "ConnectionFacts", "SessionState", "TerminalState"]
+
+#: What a peer can make the rules remember of ids it chose, in counted bytes: each of a
+#: session's id tables (tool calls, message ids, compactions), and the connection's announced
+#: children (spec-gap remembered-bound, spec_notes/decisions.md).
+DEFAULT_MAX_REMEMBERED = 8 << 20
 
 
 @attrs.define(weakref_slot=False)
@@ -43,9 +48,11 @@ class SessionState:
     #: True when, at cancel time, the agent was waiting on a request of its own for this session
     #: (then it cannot have finished the turn before it saw the cancel).
     cancel_certain: bool = False
-    tool_calls: AbstractSet[str] = NO_IDS
+    #: Tool calls: id -> the name reported, or None (TOOL-02, TOOL-05, TOOL-17, TOOL-18). Like
+    #: the two tables below, a ``compact.Remembered`` once used: bounded, least recent forgotten.
+    tool_calls: Mapping[str, Optional[str]] = NOTHING
     #: Message ids used by finished messages, and the one being streamed (SETUP-06, PROMPT-07).
-    old_message_ids: AbstractSet[str] = NO_IDS
+    old_message_ids: Mapping[str, None] = NOTHING
     message_id: Optional[str] = None
     #: Mode, config option and permission option ids are kept as the wire gave them (a missing
     #: one is None): these rules only compare them.
@@ -64,18 +71,17 @@ class SessionState:
     created_by_reopen: bool = False
     #: Compactions of the session: compaction id -> its last status (COMPACT-04, COMPACT-10).
     compactions: Mapping[str, Any] = NOTHING
-    #: Tool names as reported: tool call id -> name (TOOL-17).
-    tool_names: Mapping[str, str] = NOTHING
 
-    def finish_message(self) -> None:
+    def finish_message(self, limit: int) -> None:
         """The message being streamed is over: its id may not name another one (SETUP-06)."""
         if self.message_id is not None:
-            self.old_message_ids = grow(self.old_message_ids, self.message_id)
+            # spec-gap remembered-bound: the least recent ids are forgotten past ``limit``.
+            self.old_message_ids = remember(self.old_message_ids, self.message_id, None, limit)
             self.message_id = None
 
     def forget_message_ids(self) -> None:
         """A replay starts: it re-sends the messages with their own ids."""
-        self.old_message_ids = NO_IDS
+        self.old_message_ids = NOTHING
         self.message_id = None
 
 
@@ -89,7 +95,9 @@ class TerminalState:
 class ConnectionFacts:
     """Everything the rules need to know about one ACP connection."""
 
-    def __init__(self) -> None:
+    def __init__(self, *, max_remembered: int = DEFAULT_MAX_REMEMBERED) -> None:
+        #: The bound on what the peer's ids cost the rules, counted (``DEFAULT_MAX_REMEMBERED``).
+        self.max_remembered = max_remembered
         # Initialization (initialization.mdx)
         self.initialize_sent = False
         self.initialized = False
@@ -121,8 +129,12 @@ class ConnectionFacts:
         self.url_elicitations: Dict[Any, Optional[int]] = {}
         #: The systemPrompt each session was set up with, as wire JSON (SYSPROMPT-11; provisional).
         self.system_prompts: Dict[Any, Any] = {}
-        #: Announced child sessions: id -> subagents.ChildState (SUBAGENT-05; provisional).
+        #: Announced child sessions: id -> subagents.ChildState (SUBAGENT-05; provisional), what
+        #: they cost counted (``subagents.CHILD_COST`` each), and how many announced children
+        #: went untracked past ``max_remembered`` (spec-gap remembered-bound).
         self.children: Dict[Any, Any] = {}
+        self.children_cost = 0
+        self.children_untracked = 0
         #: Mode id sets and config option tables that sessions share.
         self._shared = SharedRecords()
 

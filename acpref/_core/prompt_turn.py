@@ -134,7 +134,7 @@ def _chunk(state: ConnectionFacts, m: Message) -> None:
     s = m.session
     message_id = update_of(m).get("messageId")
     if s is not None and isinstance(message_id, str) and message_id != s.message_id:
-        s.finish_message()
+        s.finish_message(state.max_remembered)
         s.message_id = message_id
 
 
@@ -241,4 +241,4 @@ def _turn_over(state: ConnectionFacts, m: Message) -> None:
             # replay's (SETUP-06 judges the replay's own), which may start now.
             s.forget_message_ids()
         else:
-            s.finish_message()
+            s.finish_message(state.max_remembered)

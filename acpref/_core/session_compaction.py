@@ -13,7 +13,7 @@ from __future__ import annotations
 from typing import Iterable
 
 from .book import Message, update_check, update_of, update_transition
-from .compact import put
+from .compact import remember
 from .facts import ConnectionFacts
 from .findings import Finding, Party, finding
 
@@ -62,5 +62,8 @@ def _compaction_apply(state: ConnectionFacts, m: Message) -> None:
         return
     status = update.get("status") if update.get("sessionUpdate") == "compaction_update" else None
     known = s.compactions.get(compaction_id)
-    # spec COMPACT-07: a first-seen id (a chunk) is an in-progress compaction.
-    s.compactions = put(s.compactions, compaction_id, status or known or "in_progress")
+    # spec COMPACT-07: a first-seen id (a chunk) is an in-progress compaction. spec-gap
+    # remembered-bound: past max_remembered the least recently updated are forgotten (a
+    # forgotten one then opens anew: COMPACT-10 is missed, never reported falsely).
+    status = status or known or "in_progress"
+    s.compactions = remember(s.compactions, compaction_id, status, state.max_remembered)

@@ -23,6 +23,7 @@ from .lifecycle import SESSION, TURN, SessionEvent, SessionPhase, TurnEvent, Tur
 from .prompt_turn import stop_turn
 from .findings import Finding, Party, finding
 from .session_modes import config_findings, modes_findings, remember_options
+from .subagents import announced
 from .values import is_absolute_path
 
 A, C = Party.AGENT, Party.CLIENT
@@ -49,7 +50,7 @@ _AGENT_SCOPED = (
 @check("request", A, *_AGENT_SCOPED)
 def _known_session(state: ConnectionFacts, m: Message) -> Iterable[Finding]:
     # spec SUBAGENT-19: a request for an announced child is served (subagents.py judges it).
-    child = m.sender is A and m.session_id in state.children
+    child = m.sender is A and announced(state, m.session_id)
     if not child and not SESSION.allows(state.session_phase(m.session_id), SessionEvent.NAMED):
         # spec-gap unknown-session: a session not set up on this connection is unknown
         # (RPC-17 suggests -32002 for a missing resource).
@@ -64,7 +65,7 @@ def _known_session(state: ConnectionFacts, m: Message) -> Iterable[Finding]:
 
 @check("notification", A, "session/update")
 def _updated_session(state: ConnectionFacts, m: Message) -> Iterable[Finding]:
-    if m.session is not None or m.session_id in state.children:
+    if m.session is not None or announced(state, m.session_id):
         # spec SUBAGENT-29: a child's own traffic may come at any time (rules: subagents.py).
         return
     if state.gate_open("subagents", C):
@@ -312,7 +313,7 @@ def _session_reopened(state: ConnectionFacts, m: Message) -> None:
     if still:  # the next replay re-sends the messages with their own ids
         s.forget_message_ids()
     else:
-        s.finish_message()
+        s.finish_message(state.max_remembered)
     if isinstance(m.result, dict):
         remember_options(state, s, m.result)
 

@@ -34,12 +34,17 @@ A child's standing (``ChildState.stale``): announced (None); ``"replay"`` from a
 until the replay announces it; ``"reconnect"`` from the load or resume response (or a resume
 request) until it is announced again.
 
+Children are tracked while they cost at most ``max_remembered`` (``CHILD_COST`` and the id
+each); from the first one past it, no session the rules do not know is judged unannounced
+(``announced``): a missed SUBAGENT-05, never a false one (spec-gap remembered-bound).
+
 A child's own updates are not a prompt turn's: they may come at any time, also after the parent's
 turn ended (SUBAGENT-29), so the turn rules of ``prompt_turn`` leave them alone.
 """
 
 from __future__ import annotations
 
+import sys
 from typing import TYPE_CHECKING, Any, Dict, Iterable, List, Optional, Set
 
 import attrs
@@ -48,12 +53,14 @@ from ..errors import ErrorCode
 from .book import Message, check, transition, update_check, update_of, update_transition
 from .findings import Finding, Party, finding
 from .lifecycle import SessionPhase
+from .register import WARNING
 from .values import is_absolute_path
 
 if TYPE_CHECKING:  # pragma: no cover
     from .facts import ConnectionFacts as ProtocolState
 
-__all__ = ["CAPABILITY", "KINDS", "ChildState", "descendants", "known_session"]
+__all__ = ["CAPABILITY", "CHILD_COST", "KINDS", "ChildState", "announced", "descendants"]
+__all__ += ["known_session"]
 
 A, C = Party.AGENT, Party.CLIENT
 INVALID = ErrorCode.INVALID_PARAMS
@@ -62,6 +69,9 @@ INVALID = ErrorCode.INVALID_PARAMS
 CAPABILITY = "subagents"
 #: The ``sessionUpdate`` tags of this feature.
 KINDS = frozenset({"subagent_update", "session_message", "session_message_chunk"})
+#: What a tracked child costs, counted, besides its id: near what the rules (about 1.2 KB) and
+#: the reference client (about 3.3 KB: a session, its view, an event) hold for it.
+CHILD_COST = 4096
 #: Session methods that mutate a session: none of them is granted on a child but ``cancel``.
 _MUTATIONS = (
     "session/prompt",
@@ -97,11 +107,27 @@ class ChildState:
     blocked_reported: Set[Any] = attrs.Factory(set)
 
 
+def announced(state: "ProtocolState", session_id: Any) -> bool:
+    """An announced child, or perhaps one: once a child went untracked, any session the rules
+    do not know."""
+    if not isinstance(session_id, str):
+        return False
+    if session_id in state.children:
+        return True
+    # spec-gap remembered-bound: an untracked child cannot be told from an unknown session.
+    return state.children_untracked > 0 and state.session(session_id) is None
+
+
 def known_session(state: "ProtocolState", session_id: Any) -> bool:
     """A session the client knows: set up on this connection, or an announced child."""
-    return state.session(session_id) is not None or (
-        isinstance(session_id, str) and session_id in state.children
-    )
+    return state.session(session_id) is not None or announced(state, session_id)
+
+
+def _untracked(state: "ProtocolState", m: Message, child: str) -> bool:
+    """True when ``child``, announced by ``m`` on a known session, is a new child past the bound."""
+    if child in state.children or not known_session(state, m.session_id):
+        return False
+    return state.children_cost + CHILD_COST + sys.getsizeof(child) > state.max_remembered
 
 
 def _ancestors(state: "ProtocolState", child: Any) -> List[Any]:
@@ -210,6 +236,11 @@ def _announcement(state: "ProtocolState", m: Message, update: Dict[str, Any]) ->
     if not isinstance(child, str):
         return
     known: Optional[ChildState] = state.children.get(child)
+    if not state.children_untracked and _untracked(state, m, child):
+        # spec-gap remembered-bound: said once, with the first child past the bound.
+        said = f"child {child!r} not tracked (children at max_remembered): from here no "
+        said += "session the rules do not know is judged unannounced"
+        yield finding("spec-gap:remembered-bound", A, said, m.index, level=WARNING)
     if child == m.session_id or (known is None and child in state.sessions):
         # spec SUBAGENT-09: a child id is never that of another (ordinary) session.
         yield finding(
@@ -276,7 +307,14 @@ def _register_child(state: "ProtocolState", m: Message) -> None:
         return
     if state.session(m.session_id) is None and m.session_id not in state.children:
         return  # on no session the client knows: reported (SUBAGENT-05), not registered
-    known = state.children.setdefault(child, ChildState(parent=m.session_id))
+    if _untracked(state, m, child):
+        # spec-gap remembered-bound: past max_remembered a new child is not tracked.
+        state.children_untracked += 1
+        return
+    known = state.children.get(child)
+    if known is None:
+        state.children_cost += CHILD_COST + sys.getsizeof(child)
+        known = state.children[child] = ChildState(parent=m.session_id)
     known.stale = None  # announced (again)
     if "state" in update:
         work = update["state"]

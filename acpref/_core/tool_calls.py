@@ -15,7 +15,7 @@ from typing import Any, Dict, Iterable, List
 
 from ..errors import ErrorCode
 from .book import Message, check, transition, update_check, update_of, update_transition
-from .compact import NOTHING, grow, put
+from .compact import NOTHING, forgot_any, remember
 from .facts import ConnectionFacts
 from .lifecycle import SessionPhase
 from .findings import Finding, Party, finding
@@ -37,13 +37,15 @@ def _tool_call(state: ConnectionFacts, m: Message) -> Iterable[Finding]:
             # spec TOOL-02: tool call ids are unique within the session.
             yield finding("TOOL-02", A, f"tool call id {tool_call_id!r} used twice", m.index)
     else:
-        if tool_call_id not in s.tool_calls:
+        # spec-gap remembered-bound: once the session forgot tool call ids, an unknown one may be
+        # forgotten: not judged (nor TOOL-02 and TOOL-17 of a forgotten one: never a false one).
+        if tool_call_id not in s.tool_calls and not forgot_any(s.tool_calls):
             # spec TOOL-05: an update names a tool call the client knows.
             yield finding(
                 "TOOL-05", A, f"tool_call_update for unknown tool call {tool_call_id!r}", m.index
             )
         name = update.get("name")
-        before = s.tool_names.get(tool_call_id) if isinstance(tool_call_id, str) else None
+        before = s.tool_calls.get(tool_call_id) if isinstance(tool_call_id, str) else None
         if isinstance(name, str) and before is not None and name != before:
             # spec TOOL-17: a reported tool name is not changed later (but to correct it).
             yield finding(
@@ -94,11 +96,12 @@ def _tool_call_apply(state: ConnectionFacts, m: Message) -> None:
     tool_call_id = update.get("toolCallId")
     if s is None or not isinstance(tool_call_id, str):
         return
-    if update.get("sessionUpdate") == "tool_call":
-        s.tool_calls = grow(s.tool_calls, tool_call_id)
-    # spec TOOL-18: a string name sets or replaces it; omitted or null leaves it.
-    if isinstance(update.get("name"), str) and tool_call_id in s.tool_calls:
-        s.tool_names = put(s.tool_names, tool_call_id, update["name"])
+    if update.get("sessionUpdate") == "tool_call" or tool_call_id in s.tool_calls:
+        # spec TOOL-18: a string name sets or replaces it; omitted or null leaves it.
+        name = update.get("name")
+        name = name if isinstance(name, str) else s.tool_calls.get(tool_call_id)
+        # spec-gap remembered-bound: past max_remembered the least recently updated are forgotten.
+        s.tool_calls = remember(s.tool_calls, tool_call_id, name, state.max_remembered)
 
 
 # -- Permission ------------------------------------------------------------------------------------
@@ -133,8 +136,10 @@ def _permission_apply(state: ConnectionFacts, m: Message) -> None:
     )
     s.permissions = {**s.permissions, m.id: offered}
     tool_call = m.params.get("toolCall")
-    if isinstance(tool_call, dict) and isinstance(tool_call.get("toolCallId"), str):
-        s.tool_calls = grow(s.tool_calls, tool_call["toolCallId"])
+    tool_call_id = tool_call.get("toolCallId") if isinstance(tool_call, dict) else None
+    if isinstance(tool_call_id, str):
+        name = s.tool_calls.get(tool_call_id)
+        s.tool_calls = remember(s.tool_calls, tool_call_id, name, state.max_remembered)
 
 
 @check("response", C, "session/request_permission")

@@ -23,6 +23,7 @@ A short session::
         print(client.view(session.session_id).messages[-1].text, answer.stop_reason)
 """
 
+from .._core.facts import DEFAULT_MAX_REMEMBERED
 from ._kept import DEFAULT_MAX_KEPT, KeptBlocks
 from .connection import ClientSideConnection
 from .interface import CLIENT_INFO, Client, OpenedSession
@@ -43,6 +44,7 @@ __all__ = [
     "Client",
     "ClientSideConnection",
     "DEFAULT_MAX_KEPT",
+    "DEFAULT_MAX_REMEMBERED",
     "ElicitationCallback",
     "KeptBlocks",
     "Message",

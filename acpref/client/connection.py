@@ -29,7 +29,8 @@ from typing import Any, Callable, Dict, List, Optional, Sequence
 
 from .. import codec
 from .. import schema as s
-from .._core import Party
+from .._core import Party, ProtocolState
+from .._core.facts import DEFAULT_MAX_REMEMBERED
 from .._observer import RulesObserver
 from .._transport import FdStream, Process, StderrBuffer, Stream, spawn
 from ..connection import DEFAULT_MAX_HELD_BYTES, DEFAULT_MAX_ITEMS, DEFAULT_MAX_LINE_BYTES
@@ -70,12 +71,14 @@ class ClientSideConnection(Conveniences):
         max_held_bytes: int = DEFAULT_MAX_HELD_BYTES,
         max_handlers: int = 64,
         max_queued: int = 1024,
+        max_remembered: int = DEFAULT_MAX_REMEMBERED,
     ) -> None:
         self.client = client
         self._hooks_results = type(client).on_agent_result is not Client.on_agent_result
         self.process = process
         #: The protocol's rules as seen from this side; ``rules.findings`` lists what they found.
-        self.rules = RulesObserver(Party.CLIENT, on_finding=on_finding)
+        rules = ProtocolState(max_remembered=max_remembered)  # spec-gap remembered-bound
+        self.rules = RulesObserver(Party.CLIENT, rules, on_finding=on_finding)
         self._desk = PermissionDesk(children=self.rules.state)
         self._closed_by_us = False  # close() was called: a failing call is not the agent's doing
         self._cleaned_up = False  # the client and the desk were told the connection ended
@@ -237,8 +240,7 @@ class ClientSideConnection(Conveniences):
         self, params: s.AuthenticateRequest, *, timeout: Optional[float] = None
     ) -> s.AuthenticateResponse:
         """Authenticate with one of the agent's ``authMethods`` (spec AUTH-01); needed before
-        sessions when the agent asks for it.
-        """
+        sessions when the agent asks for it."""
         return self._call("authenticate", params, timeout)
 
     def session_new(
@@ -268,8 +270,7 @@ class ClientSideConnection(Conveniences):
         self, params: s.SetSessionConfigOptionRequest, *, timeout: Optional[float] = None
     ) -> s.SetSessionConfigOptionResponse:
         """Set one of the session's config options (spec CONFIG-08); the answer carries every
-        option's new state.
-        """
+        option's new state."""
         return self._call("session/set_config_option", params, timeout)
 
     def session_prompt(

@@ -13,7 +13,8 @@ What it does with each request:
 * elicitation: form and URL modes through callbacks, advertised only when given (ELICIT-05); the
   client never opens a URL itself, the callback asks the user (ELICIT-33);
 * updates: folded into a ``SessionView`` per session (``views``), then passed to ``on_update``;
-  each view keeps at most ``max_kept`` counted characters of them (``_kept``).
+  each view keeps at most ``max_kept`` counted characters of them (``_kept``);
+* children: a view each within ``max_remembered``, then in the parent's view only (``child_count``).
 
 Callbacks (``on_update``, ``on_terminal_output``, elicitation) run on connection threads.
 """
@@ -27,12 +28,14 @@ from typing import Any, Callable, Dict, List, Mapping, Optional, Sequence, Set
 import attrs
 
 from .. import schema as s
+from .._core.facts import DEFAULT_MAX_REMEMBERED
 from ..errors import ErrorCode, RpcError
 from . import files
 from ._kept import DEFAULT_MAX_KEPT
 from .interface import CLIENT_INFO, Client, OpenedSession
 from .permissions import PermissionPolicy, Reject
 from .roots import Roots
+from .subagents import ChildCount
 from .terminals import DEFAULT_OUTPUT_CAP, OutputListener, TerminalManager
 from .views import SessionView, ToolCallView
 
@@ -89,6 +92,7 @@ class ReferenceClient(Client):
         terminal_env: Optional[Mapping[str, str]] = None,
         client_info: s.Implementation = CLIENT_INFO,
         max_kept: int = DEFAULT_MAX_KEPT,
+        max_remembered: int = DEFAULT_MAX_REMEMBERED,
     ) -> None:
         #: The permission policy; ``Reject`` unless told otherwise (never allows by surprise).
         self.permissions: PermissionPolicy = permissions if permissions is not None else Reject()
@@ -109,7 +113,8 @@ class ReferenceClient(Client):
         self._max_read_bytes = max_read_bytes
         #: What each session's view keeps of the agent's updates, in counted characters.
         self.max_kept = max_kept
-        self._lock = threading.Lock()  # guards _sessions and _url_elicitations
+        self._lock = threading.Lock()  # guards the three below
+        self.child_count = ChildCount(max_remembered)
         self._sessions: Dict[str, _Session] = {}
         self._url_elicitations: Set[str] = set()
 
@@ -166,7 +171,8 @@ class ReferenceClient(Client):
                 self._sessions[session.session_id] = known
                 # So do its children's views: the agent replays them, if at all (SUBAGENT-30).
                 for below in self._descendants(session.session_id):
-                    self._sessions.pop(below, None)
+                    del self._sessions[below]
+                    self.child_count.release(below)
             else:
                 known.roots = roots
                 known.closed = False
@@ -287,9 +293,13 @@ class ReferenceClient(Client):
         with self._lock:
             if child_id in self._sessions:
                 return
-            view = SessionView(child_id, max_kept=self.max_kept)
-            view.parent_id = parent_id
-            self._sessions[child_id] = _Session(roots=parent.roots, view=view)
+            tracked = self.child_count.take(child_id)
+            if tracked:
+                view = SessionView(child_id, max_kept=self.max_kept)
+                view.parent_id = parent_id
+                self._sessions[child_id] = _Session(roots=parent.roots, view=view)
+        if not tracked:  # spec-gap remembered-bound: its own updates will be dropped, logged
+            log.warning("child session %r not tracked: children at max_remembered", child_id)
 
     def _child_runs(self, child_id: str) -> None:
         """A child's work starts or resumes: a cancel before it does not reach this work."""

@@ -8,20 +8,24 @@ its children (``SubagentBook``): each ``subagent_update`` patches one child (omi
 view keeps the messages between sessions it saw (``SessionMessages``): ``session_message`` is an
 upsert by ``messageId``, ``session_message_chunk`` appends one block (a long message keeps
 its head and its tail, ``_kept.KeptBlocks``). Plain data: the session view holds these, locks
-them and charges them to its budget (``cost``).
+them and charges them to its budget (``cost``). ``ChildCount`` counts what the children a
+client tracks cost (spec-gap remembered-bound).
 """
 
 from __future__ import annotations
 
+import sys
 from typing import Any, Dict, List, Optional
 
 import attrs
 
 from .. import schema as s
+from .._core.subagents import CHILD_COST
 from ..schema import UNSET
 from ._kept import DEFAULT_MAX_KEPT, KeptBlocks, cost_of
 
 __all__ = [
+    "ChildCount",
     "ChildView",
     "SubagentBook",
     "SessionMessageView",
@@ -29,6 +33,30 @@ __all__ = [
     "state_name",
     "describe_subagent_update",
 ]
+
+
+class ChildCount:
+    """What the children a client tracks cost together, counted as the rules count theirs
+    (``CHILD_COST`` and the id each), within ``limit``; and how many went untracked."""
+
+    def __init__(self, limit: int) -> None:
+        self.limit = limit
+        self.cost = 0
+        self.untracked = 0
+
+    def take(self, child_id: str) -> bool:
+        """Count one more child; False (and counted untracked) past the bound."""
+        cost = CHILD_COST + sys.getsizeof(child_id)
+        if self.cost + cost > self.limit:
+            # spec-gap remembered-bound: past the bound a new child is not tracked.
+            self.untracked += 1
+            return False
+        self.cost += cost
+        return True
+
+    def release(self, child_id: str) -> None:
+        """A tracked child's session is gone (its parent is loaded again)."""
+        self.cost -= CHILD_COST + sys.getsizeof(child_id)
 
 
 #: States that confirm what the child is doing now (SUBAGENT-26: not ``unknown``; SUBAGENT-59:

@@ -2,7 +2,8 @@
 
 ``python long_stream_agent.py SHAPE MEGABYTES [CHUNK_BYTES]``: the turn streams MEGABYTES MB
 (10**6 bytes) of text, in pieces of CHUNK_BYTES (default 65536) of ``0123456789abcdef...``, as
-the updates of SHAPE (``SHAPES``), then one more update of SHAPE whose text is ``THE END``. It
+the updates of SHAPE (``SHAPES``), then one more update of SHAPE whose text is ``THE END``. An
+update with an ``"on"`` key is sent on that session (a child's own update), not the prompt's. It
 keeps no history, so that it stays small itself. It bends ``tests/broken/_raw.py``'s
 ``RawAgent`` (a correct raw agent).
 """
@@ -63,6 +64,19 @@ SHAPES: Dict[str, Callable[[int, str], List[M]]] = {
     "children": lambda i, t: [
         {"sessionUpdate": "subagent_update", "sessionId": f"child-{i}", "title": t}
     ],
+    # Well-behaved floods that make the rules look back: each child, once announced, speaks in
+    # its own session, and so does the first child (announced long ago); each tool call is
+    # updated, and so is one created twice as long ago.
+    "children-talking": lambda i, t: [
+        {"sessionUpdate": "subagent_update", "sessionId": f"child-{i}", "title": t},
+        {"on": f"child-{i}", "sessionUpdate": "agent_message_chunk", "content": _text(t)},
+        {"on": "child-0", "sessionUpdate": "agent_message_chunk", "content": _text(t)},
+    ],
+    "tool-call-updates": lambda i, t: [
+        {"sessionUpdate": "tool_call", "toolCallId": f"t{i}", "title": t, "status": "pending"},
+        {"sessionUpdate": "tool_call_update", "toolCallId": f"t{i}", "status": "completed"},
+        {"sessionUpdate": "tool_call_update", "toolCallId": f"t{i // 2}", "title": t},
+    ],
     "plans": lambda i, t: [
         {
             "sessionUpdate": "plan_update",
@@ -100,10 +114,12 @@ class LongStream(RawAgent):
         self.reply(m, {"stopReason": "end_turn"})
 
     def line(self, session_id: str, update: M) -> bytes:
+        update = dict(update)
+        on = update.pop("on", session_id)
         message = {
             "jsonrpc": "2.0",
             "method": "session/update",
-            "params": {"sessionId": session_id, "update": update},
+            "params": {"sessionId": on, "update": update},
         }
         return json.dumps(message).encode("utf-8") + b"\n"
 
