@@ -20,10 +20,7 @@ and its figures: spec_notes/threat-model.md; the module: ``acpref/client/_kept.p
 from __future__ import annotations
 
 import gc
-import json
 import os
-import signal
-import subprocess
 import sys
 import tracemalloc
 from pathlib import Path
@@ -40,6 +37,10 @@ from acpref.client._kept import dropped_marker
 LONG = os.environ.get("ACPREF_LONG") == "1"
 PY = sys.executable
 AGENT = Path(__file__).parent / "peers" / "long_stream_agent.py"
+sys.path.insert(0, str(Path(__file__).parent / "peers"))
+
+from peak_rss import run_measured  # noqa: E402
+
 CLIENT = [PY, "-m", "acpref", "client"]
 WAIT = 60.0
 MiB = 1 << 20
@@ -335,34 +336,12 @@ def _measured(
     """Run ``acpref client OPTIONS -p go`` against the long stream agent; its exit status, peak
     RSS (``ru_maxrss`` of the waited process) and output."""
     out, err = tmp_path / f"{shape}-{megabytes}.out", tmp_path / f"{shape}-{megabytes}.err"
-    measure = (
-        "import json, os, subprocess, sys\n"
-        "out, err = open(sys.argv[1], 'wb'), open(sys.argv[2], 'wb')\n"
-        "p = subprocess.Popen(sys.argv[3:], stdin=subprocess.DEVNULL, stdout=out, stderr=err)\n"
-        "_, status, usage = os.wait4(p.pid, 0)\n"
-        "print(json.dumps([os.waitstatus_to_exitcode(status), usage.ru_maxrss]))\n"
-    )
     agent = [PY, str(AGENT), shape, str(megabytes), str(piece)]
     argv = [*CLIENT, *options, "-p", "go", "--", *agent]
-    proc = subprocess.Popen(
-        [PY, "-c", measure, str(out), str(err), *argv],
-        stdout=subprocess.PIPE,
-        cwd=tmp_path,
-        start_new_session=True,
+    status, peak = run_measured(
+        argv, cwd=tmp_path, out=out, err=err, timeout=600 if LONG else WAIT
     )
-    try:
-        answer, _ = proc.communicate(timeout=600 if LONG else WAIT)
-    finally:
-        if proc.returncode is None:
-            os.killpg(proc.pid, signal.SIGKILL)  # the measurer and the client (the agent: EOF)
-            proc.wait(WAIT)
-    status, peak_kib = json.loads(answer)
-    return {
-        "status": status,
-        "peak": peak_kib * 1024,
-        "out": out.read_bytes(),
-        "err": err.read_bytes(),
-    }
+    return {"status": status, "peak": peak, "out": out.read_bytes(), "err": err.read_bytes()}
 
 
 def _streamed(megabytes: float) -> int:

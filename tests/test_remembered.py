@@ -20,10 +20,7 @@ spec_notes/threat-model.md.
 from __future__ import annotations
 
 import gc
-import json
 import os
-import signal
-import subprocess
 import sys
 import tracemalloc
 from pathlib import Path
@@ -38,6 +35,10 @@ A, C = Party.AGENT, Party.CLIENT
 LONG = os.environ.get("ACPREF_LONG") == "1"
 PY = sys.executable
 AGENT = Path(__file__).parent / "peers" / "long_stream_agent.py"
+sys.path.insert(0, str(Path(__file__).parent / "peers"))
+
+from peak_rss import run_measured  # noqa: E402
+
 WAIT = 60.0
 MiB = 1 << 20
 
@@ -186,30 +187,12 @@ def _measured(tmp_path: Path, shape: str, megabytes: float, *options: str) -> Di
     """Run ``acpref client OPTIONS -p go`` against the long stream agent (16-byte pieces): its
     exit status, peak RSS (``ru_maxrss`` of the waited process) and stderr."""
     err = tmp_path / f"{shape}-{megabytes}.err"
-    measure = (
-        "import json, os, subprocess, sys\n"
-        "err = open(sys.argv[1], 'wb')\n"
-        "p = subprocess.Popen(sys.argv[2:], stdin=subprocess.DEVNULL,\n"
-        "                     stdout=subprocess.DEVNULL, stderr=err)\n"
-        "_, status, usage = os.wait4(p.pid, 0)\n"
-        "print(json.dumps([os.waitstatus_to_exitcode(status), usage.ru_maxrss]))\n"
-    )
     agent = [PY, str(AGENT), shape, str(megabytes), "16"]
     argv = [PY, "-m", "acpref", "client", *options, "-p", "go", "--", *agent]
-    proc = subprocess.Popen(
-        [PY, "-c", measure, str(err), *argv],
-        stdout=subprocess.PIPE,
-        cwd=tmp_path,
-        start_new_session=True,
+    status, peak = run_measured(
+        argv, cwd=tmp_path, out=None, err=err, timeout=1200 if LONG else WAIT
     )
-    try:
-        answer, _ = proc.communicate(timeout=1200 if LONG else WAIT)
-    finally:
-        if proc.returncode is None:
-            os.killpg(proc.pid, signal.SIGKILL)  # the measurer and the client (the agent: EOF)
-            proc.wait(WAIT)
-    status, peak_kib = json.loads(answer)
-    return {"status": status, "peak": peak_kib * 1024, "err": err.read_text("utf-8", "replace")}
+    return {"status": status, "peak": peak, "err": err.read_text("utf-8", "replace")}
 
 
 def _broken_rules(err: str) -> List[str]:
