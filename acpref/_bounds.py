@@ -29,8 +29,14 @@ from typing import Any, Dict, Tuple
 
 __all__ = ["count_items", "held_cost", "peek_envelope", "NO_ID", "VALUE_COST"]
 
-#: ``peek_envelope``'s id when the head shows none.
-NO_ID: Any = object()
+class _NoId:
+    def __repr__(self) -> str:
+        return "NO_ID"
+
+
+#: The id of a message without an ``"id"`` member (a notification), apart from ``"id": null``:
+#: ``peek_envelope``'s when the line shows none, and the envelope's (``_core.envelope``).
+NO_ID: Any = _NoId()
 
 _DECODER = json.JSONDecoder()
 _WS = " \t\r\n"

@@ -18,7 +18,7 @@ import threading
 from typing import Any, Callable, Dict, FrozenSet, Iterator, Mapping, Optional, cast
 
 from . import codec
-from ._bounds import NO_ID, count_items, held_cost, peek_envelope
+from ._bounds import count_items, held_cost, peek_envelope
 from ._calls import Handler, Observer, PendingRequest, Peer, Recorder, RequestContext
 from ._core import envelope
 from ._core.cancellation import CancelReply, reply_to_cancel_request
@@ -133,7 +133,7 @@ class Inbound:
         anything else is answered -32600 with ``id: null``, and the connection goes on.
         """
         request_id, kind = peek_envelope(head, tail)
-        valid = request_id is not NO_ID and _valid_id(request_id)
+        valid = request_id is not _NO_ID and _valid_id(request_id)
         if kind == "response":
             with self._pending_lock:
                 pending = self._pending.pop(request_id, None) if valid else None
@@ -439,7 +439,7 @@ def _refusal(fault: envelope.Fault) -> RpcError:
 
 def _which(request_id: Any) -> str:
     """A dropped response, named in the log by its id."""
-    if request_id is NO_ID or request_id is _NO_ID:
+    if request_id is _NO_ID:
         return "without an id"
     return f"for unknown id {request_id!r}"
 

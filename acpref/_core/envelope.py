@@ -35,6 +35,7 @@ from __future__ import annotations
 import json
 from typing import Any, Dict, Optional, Tuple, Union
 
+from .._bounds import NO_ID as _NO_ID
 from ..errors import ErrorCode
 
 __all__ = [
@@ -61,13 +62,9 @@ BATCH = "batch"
 INVALID = "invalid"
 
 
-class _NoId:
-    def __repr__(self) -> str:
-        return "NO_ID"
-
-
-#: The id of a message without an ``"id"`` member (a notification), apart from ``"id": null``.
-NO_ID: Any = _NoId()
+#: The id of a message without an ``"id"`` member (a notification), apart from ``"id": null``:
+#: one sentinel with the unread line's (``acpref._bounds``).
+NO_ID: Any = _NO_ID
 
 
 def _reject_constant(name: str) -> Any:
