@@ -428,6 +428,18 @@ def test_the_party_not_under_test_is_drawn_as_acprefs_probe(tmp_path):
     assert cls == "ok" and "1 finding of acpref's probes" in words and " broke " not in words
 
 
+def test_a_check_client_transcript_draws_the_grading_agents_probes_grey(tmp_path):
+    # check-client's grading agent sends bad input on purpose; its transcript names the client
+    # as the subject, so acpref show draws those findings as probes, not as the agent's.
+    client = [PY, "-m", "acpref", "client", "--allow", "-p", "check me", "--"]
+    subprocess.run([*client, PY, "-m", "acpref", "check-client", "--serve", "R.json"],
+                   cwd=tmp_path, stdin=subprocess.DEVNULL, capture_output=True, timeout=120)
+    assert json.loads((tmp_path / "R.jsonl").read_text().splitlines()[0])["subject"] == "client"
+    assert _cli("R.jsonl", cwd=tmp_path).returncode == 0
+    (cls, words), = _headlines((tmp_path / "R.html").read_text(encoding="utf-8"))
+    assert cls == "ok" and "of acpref's probes" in words and "the agent" not in words, words
+
+
 def _plugin_args() -> List[str]:
     import importlib.metadata
 
