@@ -9,7 +9,8 @@ screenful at a time as the reader scrolls; it escapes peer text with ``esc`` for
 __all__ = ["COLOURS", "LEGEND", "STYLE", "SCRIPT"]
 
 #: A finding's colour, by level class.
-COLOURS = {"MUST": "#c62828", "SHOULD": "#e65100", "spec-gap": "#6a1b9a", "warning": "#00796b"}
+COLOURS = {"MUST": "#c62828", "SHOULD": "#e65100", "spec-gap": "#6a1b9a", "warning": "#00796b",
+           "probe": "#757575"}
 
 LEGEND = """<details class="legend" open><summary>How to read the diagram</summary>
 <p>One row per message, top to bottom in the order it travelled; time since the first message
@@ -23,7 +24,8 @@ on the left. <svg width="44" height="12"><line x1="2" y1="6" x2="36" y2="6" clas
 <path d="M36 2 L43 6 L36 10" class="h-open"/></svg> a notification,
 <svg width="44" height="12"><line x1="2" y1="6" x2="36" y2="6" class="a-invalid"/>
 <path d="M36 2 L43 6 L36 10" class="h-open"/></svg> a line the receiver could not read.
-A row with a finding is drawn in its level's colour, and the finding is written under it.
+A row with a finding is drawn in its level's colour, and the finding is written under it;
+grey marks acpref's probes, rules its own side of a check breaks on purpose.
 <b>▸</b> rows fold a run of updates: click to open them. Click a turn's bar to fold the turn,
 and <b>raw</b> to see a message's line as it travelled.</p></details>"""
 
@@ -42,6 +44,7 @@ border-left:6px solid #2e7d32;background:#e8f5e9}
 font-weight:600;background:#777;white-space:nowrap}
 .chip.lv-MUST{background:#c62828}.chip.lv-SHOULD{background:#e65100}
 .chip.lv-spec-gap{background:#6a1b9a}.chip.lv-warning{background:#00796b}
+.chip.lv-probe{background:#757575}
 .facts{border-collapse:collapse;margin:6px 0}.facts th{text-align:left;padding:0 12px 0 0;
 font-weight:500;color:#555}.facts td{padding:0}
 .findings{margin:4px 0;padding-left:22px}.findings li{margin:3px 0}
@@ -75,6 +78,7 @@ font-size:13px;white-space:normal;max-width:900px}
 .fd.lv-MUST{border-color:#c62828;background:#ffebee}.fd.lv-SHOULD{border-color:#e65100;
 background:#fff3e0}.fd.lv-spec-gap{border-color:#6a1b9a;background:#f3e5f5}
 .fd.lv-warning{border-color:#00796b;background:#e0f2f1}
+.fd.lv-probe{border-color:#757575;background:#f0f0f0}
 pre.raw{margin:2px 0 6px var(--lw);padding:6px;background:#263238;color:#eceff1;
 font-size:12px;white-space:pre-wrap;word-break:break-all;max-width:1000px;max-height:400px;
 overflow:auto}
@@ -106,7 +110,7 @@ function esc(s) {
 }
 function secs(ms) { return "+" + (ms / 1000).toFixed(3); }
 function worst(ids) {
-  var order = ["MUST", "SHOULD", "spec-gap", "warning"], best = 9;
+  var order = ["MUST", "SHOULD", "spec-gap", "warning", "probe"], best = 9;
   ids.forEach(function (i) { best = Math.min(best, order.indexOf(D.findings[i][2])); });
   return best < 9 ? order[best] : null;
 }
@@ -159,7 +163,7 @@ function rowHtml(n) {
       ' <a class="spec" href="' + esc(f[9]) + '">' + esc(f[7] || "decisions.md") +
       (f[8] ? " · " + esc(f[8]) : "") + "</a>" : "";
     h += '<div class="fd lv-' + esc(f[2]) + tc + '"><span class="chip lv-' + esc(f[2]) + '">' +
-      esc(f[1]) + "</span> <code>" + esc(f[0]) + "</code> · the " + esc(f[3]) + ": " +
+      esc(f[1]) + "</span> <code>" + esc(f[0]) + "</code> · " + esc(f[3]) + ": " +
       esc(f[4]) + (f[6] ? (f[10] ? "<br><q>" + esc(f[6]) + "</q>" :
       '<br><span class="rule">' + esc(f[6]) + "</span>") : "") + link + "</div>";
   });

@@ -32,7 +32,7 @@ from typing import Any, Dict, List, Optional, Sequence, Tuple
 
 from ._show_assets import COLOURS, LEGEND, SCRIPT, STYLE
 from ._spec_index import repo_root
-from .oracle._show import LEVELS, Layout, build_layout
+from .oracle._show import LEVELS, PROBE, Layout, build_layout
 from .oracle._validate import Report
 
 __all__ = ["render_html", "spec_link", "write_report", "write_page", "SPEC_SITE"]
@@ -146,7 +146,7 @@ def _data(layout: Layout, links: List[str], root: Optional[str]) -> Dict[str, An
             for t in layout.turns
         ],
         "findings": [
-            [f.clause, f.level, f.level_class, f.blame, f.message, f.row,
+            [f.clause, f.level, f.level_class, f.who, f.message, f.row,
              _requirement(f.clause, f.requirement, root), f.page, f.section, links[i],
              f.quoted]
             for i, f in enumerate(layout.findings)
@@ -158,41 +158,65 @@ def _plural(n: int, one: str, many: Optional[str] = None) -> str:
     return f"{n} {one if n == 1 else (many or one + 's')}"
 
 
+def _probes(n: int) -> str:
+    """The clause naming acpref's deliberate rule-breaking, for a headline ("" for none)."""
+    if not n:
+        return ""
+    return f" ({_plural(n, 'finding')} of acpref's probes, on purpose, drawn grey)"
+
+
 def _headline(layout: Layout) -> Tuple[str, str]:
-    """One sentence a newcomer reads first, and its level class (for its colour)."""
+    """One sentence a newcomer reads first, and its level class (for its colour).
+
+    Only the subject's findings count: acpref's probes are named apart, never as broken rules.
+    """
     musts: Dict[str, int] = {}
     for f in layout.findings:
         if f.level_class == "MUST":
-            musts[f.blame] = musts.get(f.blame, 0) + 1
+            musts[f.who] = musts.get(f.who, 0) + 1
     levels = layout.summary["levels"]
+    probes = _probes(layout.summary["probes"])
     if musts:
-        parts = [f"the {who} broke {_plural(n, 'MUST rule')}" for who, n in sorted(musts.items())]
+        parts = [f"{who} broke {_plural(n, 'MUST rule')}" for who, n in sorted(musts.items())]
         text = " and ".join(parts)
-        return text[0].upper() + text[1:] + ".", "MUST"
+        return text[0].upper() + text[1:] + probes + ".", "MUST"
     others = [f"{_plural(levels[k], k + ' finding')}" for k in LEVELS[1:] if levels[k]]
     if others:
-        return "No MUST rule was broken; " + ", ".join(others) + ".", next(
+        return "No MUST rule was broken; " + ", ".join(others) + probes + ".", next(
             k for k in LEVELS[1:] if levels[k]
         )
+    if probes:
+        return "No rule was broken" + probes + ".", "ok"
     return "No rule was broken: every message passed every check of the oracle.", "ok"
 
 
-def _overall(parts: Sequence[Tuple[str, Layout]]) -> Tuple[str, str]:
-    """The headline of a page of several transcripts (a check-agent run)."""
+def _overall(parts: Sequence[Tuple[str, Layout]], verdict: Optional[bool]) -> Tuple[str, str]:
+    """The headline of a page of several transcripts (a check-agent run).
+
+    ``verdict`` is the run's own (True: ok), which the page states first: the same words as the
+    terminal's first line. None (no run behind the page): judged from the transcripts alone.
+    """
     worst = [next((k for k in LEVELS if layout.summary["levels"][k]), "") for _, layout in parts]
     broken = sum(1 for w in worst if w == "MUST")
-    if broken:
-        return (
-            f"MUST rules were broken in {broken} of {_plural(len(parts), 'transcript')}: "
-            "the scenarios marked red.",
-            "MUST",
-        )
+    probes = _probes(sum(layout.summary["probes"] for _, layout in parts))
     found = sum(1 for w in worst if w)
+    if verdict is False or (verdict is None and broken):
+        where = (f"MUST rules were broken in {broken} of {_plural(len(parts), 'transcript')}: "
+                 "the scenarios marked red") if broken else "see the checks, clause by clause"
+        return f"Failed: {where}{probes}.", "MUST"
+    start = "ok: " if verdict else ""
+    if broken:  # the run passed, yet the subject broke a MUST rule no clause of it decides
+        return (f"ok: the check passed, yet MUST rules were broken in {broken} of "
+                f"{_plural(len(parts), 'transcript')}: the scenarios marked red{probes}.", "MUST")
     if found:
-        return f"No MUST rule was broken; {found} of {len(parts)} transcripts have findings.", next(
-            w for w in worst if w
-        )
-    return f"No rule was broken in any of the {_plural(len(parts), 'transcript')}.", "ok"
+        have = "has" if found == 1 else "have"
+        text = f"no MUST rule was broken; {found} of {len(parts)} transcripts {have} findings"
+        text = (start + text) if start else text[0].upper() + text[1:]
+        # A run that passed opens on green, as the terminal's "ok": the chips say the rest.
+        return text + probes + ".", "ok" if verdict else next(w for w in worst if w)
+    text = f"no rule was broken in any of the {_plural(len(parts), 'transcript')}"
+    text = (start + text) if start else text[0].upper() + text[1:]
+    return text + probes + ".", "ok"
 
 
 def _first_shown(parts: Sequence[Tuple[str, Layout]]) -> int:
@@ -252,7 +276,7 @@ def _summary_html(layout: Layout, index: int, links: List[str], root: Optional[s
             f'<li class="lv-{e(f.level_class)}"><span class="chip lv-{e(f.level_class)}">'
             f"{e(f.level)}</span> <code>{e(f.clause)}</code> "
             f'<a class="goto" href="#r{f.row}" data-part="{index}" data-row="{f.row}">{where}</a>'
-            f" · the {e(f.blame)}: {e(f.message)}<br>{req}{link}</li>"
+            f" · {e(f.who)}: {e(f.message)}<br>{req}{link}</li>"
         )
     listing = (
         f'<ol class="findings">{"".join(findings)}</ol>'
@@ -273,8 +297,10 @@ def render_html(
     out_path: Optional[str] = None,
     root: Optional[str] = None,
     notes: str = "",
+    verdict: Optional[bool] = None,
 ) -> str:
-    """The page for one transcript (one part) or several (check-agent: one per scenario)."""
+    """The page for one transcript or several (check-agent: one per scenario); ``verdict``:
+    the run's own (check-agent's ``ok``), which the page's headline states."""
     e = html.escape
     sections, scripts, tabs = [], [], []
     for i, (name, layout) in enumerate(parts):
@@ -284,9 +310,10 @@ def render_html(
             else spec_link(f.page, out_path, root)
             for f in layout.findings
         ]
-        levels = layout.summary["levels"]
+        levels = dict(layout.summary["levels"], **{PROBE: layout.summary["probes"]})
         badge = "".join(
-            f' <span class="chip lv-{e(k)}">{levels[k]}</span>' for k in LEVELS if levels[k]
+            f' <span class="chip lv-{e(k)}">{levels[k]}</span>' for k in (*LEVELS, PROBE)
+            if levels[k]
         )
         tabs.append(f'<button data-part="{i}">{e(name)}{badge}</button>')
         heading = f"<h2>{e(name)}</h2>" if len(parts) > 1 else ""
@@ -298,8 +325,9 @@ def render_html(
             f'<script type="application/json" class="acpref-data">'
             f"{_json_for_script(_data(layout, links, root))}</script>"
         )
+    overall, overall_class = _overall(parts, verdict)
     tab_bar = (
-        f'<p class="headline lv-{e(_overall(parts)[1])}">{e(_overall(parts)[0])}</p>'
+        f'<p class="headline lv-{e(overall_class)}">{e(overall)}</p>'
         f'<div class="tabs">{"".join(tabs)}</div>'
         if len(parts) > 1
         else ""
@@ -330,10 +358,12 @@ def write_report(
     *,
     title: Optional[str] = None,
     notes: str = "",
+    verdict: Optional[bool] = None,
 ) -> str:
     """Write the page for ``(name, transcript, report or None)`` parts; returns ``out_path``.
 
     A transcript is a path or records; a report not given is judged from the transcript.
+    ``verdict`` is the run's own, when a run wrote the page (see ``render_html``).
     """
     parts = [(name, build_layout(transcript, report)) for name, transcript, report in transcripts]
     page = render_html(
@@ -342,6 +372,7 @@ def write_report(
         out_path=out_path,
         root=repo_root(),
         notes=notes,
+        verdict=verdict,
     )
     write_page(out_path, page)
     return out_path

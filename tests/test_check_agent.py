@@ -440,6 +440,18 @@ def test_RPC_16_auth_required_at_the_prompt_is_skipped_with_the_auth_hint() -> N
     assert authed.results["PROMPT-23"].status == "PASS", authed.format_table()
 
 
+def test_an_agent_that_only_offers_authentication_gets_no_note_asking_for_auth() -> None:
+    # The echo agent offers a login and serves sessions without it: nothing was unreached, so
+    # the run ends with no note; the auth clauses are SKIPPED, saying it is offered. With
+    # --require-auth it requires the login, and the note says so and asks for --auth.
+    echo = [PY, "-m", "acpref", "echo"]
+    offered = check_agent(echo, AgentCheckOptions(only=("auth",), **FAST))
+    assert offered.notes == [], offered.notes
+    assert "offers authentication (" in offered.results["AUTH-09"].evidence[0]
+    required = check_agent([*echo, "--require-auth"], AgentCheckOptions(only=("auth",), **FAST))
+    assert any("requires authentication" in n and "--auth" in n for n in required.notes)
+
+
 def test_the_busy_prompt_option_is_named_when_the_turn_ends_too_soon() -> None:
     options = AgentCheckOptions(only=("cancel",), timeout=5)  # the default busy prompt
     report = check_agent([*CHECK_AGENTS, "RawAgent"], options)  # answers it at once

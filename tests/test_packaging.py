@@ -1,12 +1,13 @@
 """Packaging: the wheel another project installs, and what it can do outside this checkout.
 
-The README tells another project to install acpref from a built wheel (or a git URL, which pip
-turns into the same wheel). This test builds the wheel from a copy of the sources (so the checkout
-gains no ``build/``), checks that it carries the license and the clause register, installs it
-into a fresh virtual environment that sees nothing of this one, and runs there, from a directory
-outside the checkout, what the README promises: ``acpref demo`` and the pytest plugin example,
-taken verbatim from the README. Installing needs the package index that the README's install
-command needs (for the build backend, ``attrs``, ``cattrs`` and ``pytest``).
+Another project installs acpref from a clone or a git URL (tests/test_readme.py runs the
+README's lines), which pip turns into a wheel. This test builds the wheel from a copy of the
+sources (so the checkout gains no ``build/``), checks that it carries the license and the clause
+register, installs it into a fresh virtual environment that sees nothing of this one, and runs
+there, from a directory outside the checkout, what the README promises: ``acpref demo`` and the
+pytest plugin example (the README's agent, fixed, and its test), taken verbatim from the README.
+Installing needs the package index that the README's install command needs (for the build
+backend, ``attrs``, ``cattrs`` and ``pytest``).
 """
 
 from __future__ import annotations
@@ -32,10 +33,18 @@ def _run(argv, cwd, timeout=240):
     return result.stdout
 
 
-def _readme_plugin_example() -> str:
+def _readme_plugin_example(work: Path) -> None:
+    """Write the README's agent (with its fix) and its test into ``work``."""
     readme = (ROOT / "README.md").read_text(encoding="utf-8")
-    blocks = re.findall(r"```python\n(.*?)```", readme, re.S)
-    return next(b for b in blocks if "def test_my_agent_answers_a_prompt" in b)
+    for name, body in re.findall(r"<!-- file: (\S+) -->\n```python\n(.*?)```", readme, re.S):
+        (work / name).write_text(body, encoding="utf-8")
+    (fixed,) = re.findall(r"<!-- fix: my_agent.py -->\n```python\n(.*?)\n```", readme, re.S)
+    agent = work / "my_agent.py"
+    start = fixed.strip().split(",")[0]
+    agent.write_text("".join(
+        fixed + "\n" if line.strip().startswith(start) else line
+        for line in agent.read_text(encoding="utf-8").splitlines(keepends=True)
+    ), encoding="utf-8")
 
 
 def test_license_file_is_apache_2():
@@ -83,7 +92,7 @@ def test_the_wheel_installs_and_runs_outside_the_checkout(tmp_path):
     out = _run([str(bindir / "acpref"), "demo"], cwd=work)
     assert "acpref demo: all steps passed" in out
 
-    (work / "test_my_agent.py").write_text(_readme_plugin_example(), encoding="utf-8")
+    _readme_plugin_example(work)
     out = _run([python, "-m", "pytest", "-q", "-p", "no:cacheprovider", "test_my_agent.py"],
                cwd=work)
     assert "1 passed" in out, out

@@ -369,6 +369,77 @@ def test_check_agent_report_has_a_tab_per_scenario(tmp_path):
     assert "The checks, clause by clause" in text
 
 
+def _headlines(text: str) -> List[tuple]:
+    """Every headline of a page: (its level class, its text), the page's own first."""
+    import html
+
+    return [(cls, html.unescape(words)) for cls, words in
+            re.findall(r'<p class="headline lv-([\w-]+)">(.*?)</p>', text, re.S)]
+
+
+def test_the_echo_agents_check_agent_page_opens_on_green_as_the_terminal_says(tmp_path):
+    # What acpref's driver breaks on purpose (bad input, a forged cursor) is drawn as acpref's
+    # probe: the page's first sentence says "ok", as the terminal does, and no tab says that
+    # the client broke a rule.
+    page = tmp_path / "check.html"
+    result = subprocess.run(
+        [PY, "-m", "acpref", "check-agent", "--report", str(page), "--", PY, "-m", "acpref",
+         "echo"], capture_output=True, text=True, timeout=240,
+    )
+    assert result.returncode == 0 and result.stdout.startswith("ok: "), result.stdout
+    text = page.read_text(encoding="utf-8")
+    headlines = _headlines(text)
+    assert headlines[0][0] == "ok" and headlines[0][1].startswith("ok: no ")
+    assert not [h for h in headlines if re.search(r"\bbroke\b", h[1])], headlines
+    assert "acpref's probes, on purpose" in headlines[0][1]
+    data = re.findall(r'<script type="application/json" class="acpref-data">(.*?)</script>',
+                      text, re.S)
+    findings = [f for part in data for f in json.loads(part)["findings"]]
+    probes = [f for f in findings if f[2] == "probe"]
+    assert {"TRANSPORT-09", "LIST-11"} <= {f[0] for f in probes}
+    assert all(f[3].startswith("acpref's probe (the client") for f in probes)
+    assert not [f for f in findings if f[2] == "MUST"], findings
+
+
+def _subject_transcript(path: Path, subject: str) -> Path:
+    """A transcript whose client sends a non-JSON line, under a header naming ``subject``."""
+    w = Wire().setup()
+    w.send("client", "this is not JSON")
+    header = {"format": "acpref-transcript/1", "recorder": "client", "subject": subject}
+    path.write_text(json.dumps(header) + "\n"
+                    + "".join(json.dumps(r.to_json()) + "\n" for r in w.records))
+    return path
+
+
+def test_the_party_not_under_test_is_drawn_as_acprefs_probe(tmp_path):
+    # The header names the subject: the other party's findings are probes, counted apart; a
+    # transcript with no subject (acpref client --record, the proxy) judges both parties alike.
+    driven = build_layout(str(_subject_transcript(tmp_path / "a.jsonl", "agent")))
+    assert [f.level_class for f in driven.findings] == ["probe"]
+    assert driven.summary["levels"]["MUST"] == 0 and driven.summary["probes"] == 1
+    graded = build_layout(str(_subject_transcript(tmp_path / "c.jsonl", "client")))
+    assert [f.level_class for f in graded.findings] == ["MUST"]  # check-client: the client's
+    plain = Wire().setup().send("client", "this is not JSON").records
+    assert [f.level_class for f in build_layout(plain).findings] == ["MUST"]
+    # acpref show reads the header from the path it is given.
+    result = _cli(str(tmp_path / "a.jsonl"), cwd=tmp_path)
+    assert result.returncode == 0, result.stderr
+    (cls, words), = _headlines((tmp_path / "a.html").read_text(encoding="utf-8"))
+    assert cls == "ok" and "1 finding of acpref's probes" in words and " broke " not in words
+
+
+def test_a_check_client_transcript_draws_the_grading_agents_probes_grey(tmp_path):
+    # check-client's grading agent sends bad input on purpose; its transcript names the client
+    # as the subject, so acpref show draws those findings as probes, not as the agent's.
+    client = [PY, "-m", "acpref", "client", "--allow", "-p", "check me", "--"]
+    subprocess.run([*client, PY, "-m", "acpref", "check-client", "--serve", "R.json"],
+                   cwd=tmp_path, stdin=subprocess.DEVNULL, capture_output=True, timeout=120)
+    assert json.loads((tmp_path / "R.jsonl").read_text().splitlines()[0])["subject"] == "client"
+    assert _cli("R.jsonl", cwd=tmp_path).returncode == 0
+    (cls, words), = _headlines((tmp_path / "R.html").read_text(encoding="utf-8"))
+    assert cls == "ok" and "of acpref's probes" in words and "the agent" not in words, words
+
+
 def _plugin_args() -> List[str]:
     import importlib.metadata
 

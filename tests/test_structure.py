@@ -17,7 +17,7 @@ Every module of ``acpref/`` is read with ``ast`` (nothing is imported), and held
     is the same circle in meaning, only postponed: the two modules want to be one, or a third;
 (d) layers: each module belongs to one layer of ``LAYERS`` and imports (at module level, (c)'s
     sense) only modules of its own layer or below. The layers come from the design's "layered
-    house" (README, "How it is built"), adjusted to what is built;
+    house" (docs/internals.md, "How it is built"), adjusted to what is built;
 (e) L0-L2 do no I/O: they import no threading, socket, subprocess, select, signal, os or io, and
     never name ``sys.stdin``/``sys.stdout``/``sys.stderr`` or call ``print``;
 (f) the oracle (L4) uses L0-L2 only, and no threads but the recorder's lock.
@@ -473,8 +473,8 @@ MODULES = read_modules(ROOT)
 def test_every_module_has_a_layer() -> None:
     missing = [m.path for m in MODULES.values() if layer_of(m.path) is None]
     assert not missing, (
-        "modules in no layer: add each to LAYERS in tests/test_structure.py (and to the README's "
-        "layer picture if it starts a new part):\n  " + "\n  ".join(missing)
+        "modules in no layer: add each to LAYERS in tests/test_structure.py (and to the layer "
+        "picture of docs/internals.md if it starts a new part):\n  " + "\n  ".join(missing)
     )
     unused = [
         key

@@ -182,6 +182,7 @@ def _check(args: argparse.Namespace, argv: Any, record_dir: Any) -> int:
             write_report(
                 args.report, parts, title=f"acpref check-agent: {' '.join(argv)}",
                 notes=report.format_text(full=True, **levels),
+                verdict=not report.failing(**levels),
             )
         except OSError as exc:
             print(f"acpref check-agent: cannot write {args.report}: {exc}", file=sys.stderr)

@@ -217,4 +217,14 @@ def _narrate(scratch: str) -> int:
     if demo.failures:
         write("\nThe demo found problems:\n" + "".join(f"  - {f}\n" for f in demo.failures))
     write(f"\nacpref demo: {'all steps passed' if status == 0 else 'FAILED'}\n")
+    if status == 0:
+        write(NEXT)
     return status
+
+
+#: What a reader who has watched the demo can do next (the README's "Try it yourself").
+NEXT = """
+Now try it yourself:
+  acpref client -- acpref echo                    talk to the echo agent (/help lists its commands)
+  acpref check-agent -- YOUR_AGENT_COMMAND        check your agent against the spec
+"""

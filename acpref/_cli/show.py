@@ -16,7 +16,7 @@ import os
 import sys
 from typing import Any, List, Tuple
 
-from ..oracle import read_transcript
+from ..oracle._transcript import iter_transcript
 from .._show_html import write_report
 
 
@@ -40,10 +40,13 @@ def run(args: argparse.Namespace) -> int:
     parts: List[Tuple[str, Any, None]] = []
     for path in args.transcripts:
         try:
-            parts.append((os.path.basename(path), read_transcript(path), None))
+            for _ in iter_transcript(path):  # unreadable: said here, before any page is written
+                pass
         except (OSError, ValueError) as exc:
             print(f"acpref show: cannot read {path}: {exc}", file=sys.stderr)
             return 2
+        # By its path, so that the layout reads the header: who is under test (subject_of).
+        parts.append((os.path.basename(path), path, None))
     try:
         write_report(out, parts)
     except OSError as exc:

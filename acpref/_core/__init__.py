@@ -23,6 +23,10 @@ message breaks. The live sides and the oracle use the very same object, so they 
    rules in both directions; the line that enforces a rule cites its clause id in a comment.
    ``book`` is how they are keyed; ``capabilities`` and ``values`` are the small readers they
    share; ``compact`` holds the memory-bounded containers behind ``SessionState``.
+   Cancelling, by the pages: the ``session/cancel`` notification's rules are prompt-turn.mdx's
+   (``prompt_turn``: the turn ends ``cancelled``, permissions answered ``cancelled``);
+   ``cancellation`` is cancellation.mdx, ``$/cancel_request`` of any request, and the one
+   table of which message stops a running turn (session/cancel, close, delete, end of input).
 
 **Why the shell around it looks the way it does.** ACP runs over blocking pipes, and acpref is
 synchronous and threaded, not asyncio. ``acpref/_transport.py`` frames lines and serialises

@@ -18,7 +18,8 @@ decides how it looks. From a transcript and the oracle's ``Report`` it builds a 
   transcript is read as it is laid out, so a flood of updates costs the page nothing;
 * **findings**, each on the row of the message that caused it (findings the end of the transcript
   revealed go on the last row), with a level class for colour (``MUST``, ``SHOULD``, ``spec-gap``,
-  ``warning``), the spec's sentence (the quotes table's, else the register's wording of the
+  ``warning``; ``probe`` for a finding blamed on acpref's own side of a check, which breaks
+  rules on purpose: the transcript's header names the party under test), the spec's sentence (the quotes table's, else the register's wording of the
   clause) and the page of the spec it is on;
 * **summary**: counts by level, messages, sessions, turns, duration, who talked.
 
@@ -30,6 +31,7 @@ bidirectional overrides are shown as escapes, never passed on. HTML escaping is 
 from __future__ import annotations
 
 import json
+import os
 from typing import Any, Dict, Iterable, List, Optional, Set, Tuple, Union
 
 import attrs
@@ -37,22 +39,28 @@ import attrs
 from .._core import Finding
 from .._core.register import clauses, quote_of
 from ._show_labels import (
+    LEVELS,
+    PROBE,
     SNIPPET,
     answer_label,
     as_list,
     brief,
     decode_line,
     inert,
+    level_class,
     obj,
     request_label,
     snippet,
     text_of,
     update_label,
 )
-from ._transcript import Record, iter_transcript
+from ._transcript import Record, iter_transcript, subject_of
 from ._validate import Report, Validator
 
-__all__ = ["Layout", "Row", "Fold", "Turn", "Shown", "build_layout", "level_class", "inert"]
+__all__ = [
+    "Layout", "Row", "Fold", "Turn", "Shown", "build_layout", "level_class", "inert", "LEVELS",
+    "PROBE",
+]
 
 #: Consecutive updates of one session and turn from this many on are shown as one fold.
 FOLD_MIN = 8
@@ -61,27 +69,16 @@ FOLD_KEEP = 50
 #: Characters of a raw line kept for "show the raw line"; the transcript keeps all of it.
 RAW_LIMIT = 65536
 
-LEVELS = ("MUST", "SHOULD", "spec-gap", "warning")
-
-def level_class(f: Finding) -> str:
-    """The colour a finding is drawn in: ``MUST``, ``SHOULD``, ``spec-gap`` or ``warning``."""
-    if f.clause.startswith("spec-gap") or f.level == "spec-gap":
-        return "spec-gap"  # a decision, or a clause no keyworded sentence states
-    if f.level in ("MUST", "MUST NOT"):
-        return "MUST"
-    if f.level in ("SHOULD", "SHOULD NOT"):
-        return "SHOULD"
-    return "warning"
-
-
 @attrs.frozen(kw_only=True)
 class Shown:
     """One finding as the report shows it."""
 
     clause: str
     level: str  # the finding's level (MUST, SHOULD NOT, ...)
-    level_class: str  # one of LEVELS
+    level_class: str  # one of LEVELS, or PROBE
     blame: str
+    #: Who the page says broke the rule: "the agent", "the client", or acpref's probe.
+    who: str
     message: str
     row: int  # the row it is drawn on
     index: Optional[int]  # the message index, None for an end-of-transcript finding
@@ -396,18 +393,20 @@ def _inert(text: Optional[str]) -> Optional[str]:
     return None if text is None else inert(text)
 
 
-def _shown(f: Finding, row: int) -> Shown:
+def _shown(f: Finding, row: int, subject: Optional[str]) -> Shown:
     clause = clauses().get(f.clause)
     quote = quote_of(f.clause)
     requirement = clause.requirement if clause is not None else ""
     page = clause.page if clause is not None else ""
     if quote is not None:  # the spec's own sentence, where the quotes table has it
         requirement, page = quote.text, quote.source.split("#", 1)[0]
+    probe = subject is not None and f.blame.value != subject
     return Shown(
         clause=f.clause,
         level=f.level,
-        level_class=level_class(f),
+        level_class=PROBE if probe else level_class(f),
         blame=f.blame.value,
+        who=f"acpref's probe (the {f.blame.value}, on purpose)" if probe else f"the {f.blame.value}",
         message=inert(f.message),
         row=row,
         index=f.index,
@@ -424,12 +423,16 @@ def build_layout(
     *,
     fold_min: int = FOLD_MIN,
     fold_keep: int = FOLD_KEEP,
+    subject: Optional[str] = None,
 ) -> Layout:
     """The layout of a transcript (a path, or records); ``report`` is judged here if not given.
 
     A path is read as it is laid out (twice without a report: once to judge it), so that what
     the layout holds is what the page shows: a fold keeps ``fold_keep`` rows at each end.
-    """
+    ``subject``: the party under test (default: the one a path's header names, ``subject_of``);
+    the other party's findings are acpref's probes (``PROBE``), not counted in the levels."""
+    if subject is None and isinstance(transcript, (str, os.PathLike)):
+        subject = subject_of(transcript)
     if report is None:
         validator = Validator()
         for record in iter_transcript(transcript):
@@ -453,7 +456,7 @@ def build_layout(
     for f in report.findings:
         row = by_index.get(f.index, last) if f.index is not None else last
         on_row.setdefault(row, []).append(len(shown))
-        shown.append(_shown(f, row))
+        shown.append(_shown(f, row, subject))
     rows = [
         attrs.evolve(r, n=i, pair=at.get(builder.pairs.get(r.n, -1)),
                      findings=tuple(on_row.get(i, ())))
@@ -480,7 +483,8 @@ def _summary(report: Report, builder: _Builder, rows: List[Row], turns: List[Tur
              shown: List[Shown]) -> Dict[str, Any]:
     counts = {level: 0 for level in LEVELS}
     for s in shown:
-        counts[s.level_class] += 1
+        if s.level_class in counts:
+            counts[s.level_class] += 1
     return {
         "messages": report.messages,
         "from_client": builder.sent["client"],
@@ -491,4 +495,5 @@ def _summary(report: Report, builder: _Builder, rows: List[Row], turns: List[Tur
         "duration": rows[-1].ts if rows else 0.0,
         "names": dict(builder.names),
         "blamed": {p: sum(1 for s in shown if s.blame == p) for p in ("agent", "client")},
+        "probes": sum(1 for s in shown if s.level_class == PROBE),
     }

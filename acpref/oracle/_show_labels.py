@@ -6,7 +6,7 @@ which turn control and bidirectional characters, and lone surrogates (legal in J
 ``"\\ud800"``, not encodable as UTF-8 once decoded), into visible escapes. ``brief`` is the one
 way a peer's value of any shape becomes text: short, and nesting beyond ``DEPTH`` levels shown
 as a placeholder, so that no value is too deep or too big to label. ``decode_line`` reads a
-line whatever it holds, and says why one cannot be read.
+line whatever it holds, and says why one cannot be read. ``level_class``: a finding's colour.
 """
 
 from __future__ import annotations
@@ -15,7 +15,12 @@ import json
 import re
 from typing import Any, Dict, List, Optional, Tuple
 
+from .._core import Finding
+
 __all__ = [
+    "LEVELS",
+    "PROBE",
+    "level_class",
     "SNIPPET",
     "DEPTH",
     "inert",
@@ -29,6 +34,24 @@ __all__ = [
     "update_label",
     "answer_label",
 ]
+
+#: The level classes a finding is drawn in, the worst first.
+LEVELS = ("MUST", "SHOULD", "spec-gap", "warning")
+#: The class of a finding blamed on acpref's own side of a check (its driver or grading agent),
+#: which breaks rules on purpose to see what the subject does: drawn apart, counted apart.
+PROBE = "probe"
+
+
+def level_class(f: Finding) -> str:
+    """The colour a finding is drawn in: ``MUST``, ``SHOULD``, ``spec-gap`` or ``warning``."""
+    if f.clause.startswith("spec-gap") or f.level == "spec-gap":
+        return "spec-gap"  # a decision, or a clause no keyworded sentence states
+    if f.level in ("MUST", "MUST NOT"):
+        return "MUST"
+    if f.level in ("SHOULD", "SHOULD NOT"):
+        return "SHOULD"
+    return "warning"
+
 
 #: Characters of peer text in a one-line label.
 SNIPPET = 72

@@ -12,6 +12,10 @@ Format (``acpref-transcript/1``), one JSON object per line:
   of its input: whatever the agent still owed then is not judged (spec-gap stopped-agent).
 
 The first line may be a header ``{"format": "acpref-transcript/1", ...}``; readers skip it.
+Its ``"subject"`` (``"agent"`` or ``"client"``), when present, names the party under test: the
+other one is acpref's own driver (check-agent, the pytest plugin) or grading agent
+(check-client), whose deliberate rule-breaking (bad input, probes) a report shows as acpref's
+probes, not as the subject's findings (``subject_of``).
 Message indices used in reports count message records only (header and events excluded).
 """
 
@@ -34,6 +38,7 @@ __all__ = [
     "read_transcript",
     "iter_transcript",
     "dumps",
+    "subject_of",
     "FORMAT",
 ]
 
@@ -148,6 +153,31 @@ def iter_transcript(source: Union[str, os.PathLike, IO[str], Iterable[Any]]) -> 
         except RecursionError:
             raise ValueError(f"line {number}: nested too deep") from None
         yield record
+
+
+def subject_of(path: Union[str, os.PathLike]) -> Optional[str]:
+    """The party under test a transcript's header names (``"agent"``, ``"client"``), or None.
+
+    Transcripts recorded before the header said so are known by their recorder's header:
+    ``{"check": "client"}`` (check-client's grading agent), ``{"agent": NAME}`` (the driver).
+    An unreadable header, or none, names no subject: then both parties are judged alike.
+    """
+    try:
+        with open(path, encoding="utf-8") as f:
+            first = f.readline(65536)
+        header = json.loads(first)
+    except (OSError, ValueError, RecursionError):
+        return None
+    if not isinstance(header, dict) or "format" not in header or "from" in header:
+        return None
+    subject = header.get("subject")
+    if subject in ("agent", "client"):
+        return str(subject)
+    if header.get("check") == "client":
+        return "client"
+    if header.get("recorder") == "client" and "agent" in header:
+        return "agent"
+    return None
 
 
 class TranscriptRecorder:

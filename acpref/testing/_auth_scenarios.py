@@ -4,7 +4,8 @@ Spec: authentication.mdx. Whether an agent gates its session methods on authenti
 own policy, so the scenario first asks for a session before logging in: an answer -32000 tells
 that ``session/new`` is gated, which is what makes the login and the logout visible. It needs
 ``--auth METHOD_ID`` (one of the agent's ``authMethods``); without it every clause is SKIPPED
-with the reason.
+with the reason: the run's notes ask for ``--auth`` only when the agent requires it (answers
+session/new -32000), not when it merely offers a method.
 """
 
 from __future__ import annotations
@@ -26,8 +27,15 @@ def authentication(ctx: ScenarioContext) -> None:
     offered = _offered(raw.get("authMethods"))
     method = ctx.options.auth_method
     if method is None or method not in offered:
+        reason = _why_not(method, offered)
+        if method is None and offered:
+            ctx.at()  # an unexpected error here is no verdict either
+            if not _needs_login(ctx):
+                # Offered, not required: nothing was left unreached, so no note asks for --auth.
+                reason = (f"the agent offers authentication ({', '.join(offered)}) and serves "
+                          "sessions without it: --auth METHOD_ID would check the login too")
         for clause in CLAUSES:
-            ctx.skip(clause, _why_not(method, offered))
+            ctx.skip(clause, reason)
         return
     # An unexpected error before the login is no verdict: what follows needs the login.
     ctx.at()

@@ -106,7 +106,7 @@ def serve_check_client(report_path: str) -> int:
     protocol_out = os.dup(1)
     os.dup2(2, 1)  # spec TRANSPORT-08: nothing but protocol on the real stdout
     sys.stdout = sys.stderr
-    sink = RecordSink("agent", f"{base}.jsonl", header={"check": "client"})
+    sink = RecordSink("agent", f"{base}.jsonl", header={"check": "client", "subject": "client"})
     grader = Grader(report_path, sink)
     stream = RecordingStream(FdStream(0, protocol_out, write_timeout=None), sink)
     sessions = SessionRegistry(state_dir=f"{base}.sessions")

@@ -145,7 +145,7 @@ class AgentDriver:
     ) -> None:
         self.process = process
         self.timeout = timeout
-        self.sink = RecordSink("client", transcript, header={"agent": name})
+        self.sink = RecordSink("client", transcript, header={"agent": name, "subject": "agent"})
         self.stream = RecordingStream(stream, self.sink, close_output=close_output)
         self.connection = Connection(self.stream, name=name, drain_timeout=1.0)
         self.client_capabilities: Dict[str, Any] = {}
