@@ -16,7 +16,7 @@ import subprocess
 import sys
 import xml.etree.ElementTree as ET
 from pathlib import Path
-from typing import Dict, List, Tuple
+from typing import Dict, List, Sequence, Tuple
 
 import pytest
 import xmlschema
@@ -65,20 +65,23 @@ def _by_clause(suite: ET.Element) -> Dict[Tuple[str, str], ET.Element]:
             for c in suite.findall("testcase")}
 
 
-def _assert_matches(suite: ET.Element, report: CheckReport, argv: List[str] = ()) -> None:
+def _assert_matches(suite: ET.Element, report: CheckReport, argv: Sequence[str] = ()) -> None:
     """One test case per row; a failure exactly where the row fails the run; skips as skips."""
     cases = _by_clause(suite)
     side = f"acpref.{report.subject}"
     assert sorted(c for _, c in cases) == sorted(report.results)
-    levels = {"strict_gaps": "--strict-gaps" in argv,
-              "fail_on": tuple(argv[i + 1] for i, a in enumerate(argv) if a == "--fail-on")}  # fmt: skip
+    fail_on = tuple(argv[i + 1] for i, a in enumerate(argv) if a == "--fail-on")
+    strict_gaps = "--strict-gaps" in argv
     for row in report.rows():
         case = cases[(side, row.clause)]
         failure, skipped = case.find("failure"), case.find("skipped")
-        assert (failure is not None) == row.fails(**levels), (row, ET.tostring(case))
+        assert (failure is not None) == row.fails(
+            strict_gaps=strict_gaps, fail_on=fail_on
+        ), (row, ET.tostring(case))
         assert (skipped is not None) == (row.status == "SKIPPED"), row
         if skipped is not None:
-            assert skipped.get("message") and skipped.get("message") in "; ".join(row.evidence)
+            reason = skipped.get("message", "")
+            assert reason and reason in "; ".join(row.evidence)
         if row.status == "FAIL" and failure is None:  # reported, not failing: said in system-out
             out = case.find("system-out")
             assert out is not None and f"{row.level} finding, not failing" in (out.text or "")

@@ -17,13 +17,13 @@ GitHub Actions (through a test-report action), GitLab (``artifacts:reports:junit
       </testsuite>
     </testsuites>
 
-One test case per clause checked (``check-agent``, ``check-client``: the report's rows; ``validate``:
-one per clause and party its findings name, plus one for the rest of the transcript). Which
-findings are ``<failure>``s is decided by the same rule as the exit status (``register.fails``
-through the rows' and findings' own ``fails``), so ``--strict-gaps`` and ``--fail-on`` move
-the same findings in and out of both. A finding that does not fail the run stays a passing test
-case with its level and evidence in ``<system-out>``; a SKIPPED clause is ``<skipped>`` with its
-reason.
+One test case per clause checked (``check-agent``, ``check-client``: the report's rows;
+``validate``: one per clause and party its findings name, plus one for the rest of the
+transcript). Which findings are ``<failure>``s is decided by the same rule as the exit status
+(``register.fails`` through the rows' and findings' own ``fails``), so ``--strict-gaps`` and
+``--fail-on`` move the same findings in and out of both. A finding that does not fail the run
+stays a passing test case with its level and evidence in ``<system-out>``; a SKIPPED clause is
+``<skipped>`` with its reason.
 
 The evidence quotes the peer, and the peer is not trusted: every text goes through ``_clean``,
 which replaces the characters XML 1.0 cannot carry (control characters, lone surrogates) by a
@@ -143,6 +143,16 @@ def _count(suite: ET.Element, summary: str) -> ET.Element:
     return suite
 
 
+def _verdict(case: ET.Element, failing: bool, level: str, message: str, body: List[str]) -> None:
+    """A finding in its test case: a ``<failure>`` when it fails the run, else a passing case
+    whose ``<system-out>`` says what was found and why it does not fail."""
+    if failing:
+        _sub(case, "failure", "\n".join(body), type=level, message=message)
+        return
+    note = f"{level} finding, not failing the run (see the options --fail-on, --strict-gaps)"
+    _sub(case, "system-out", "\n".join([note, message, *body]))
+
+
 def _row_case(suite: ET.Element, subject: str, row: ClauseResult, levels: Dict[str, Any]) -> None:
     case = _sub(suite, "testcase", classname=f"acpref.{subject}", name=_case_name(row.clause))
     if row.status == SKIPPED:
@@ -153,11 +163,7 @@ def _row_case(suite: ET.Element, subject: str, row: ClauseResult, levels: Dict[s
         return
     message, quoted = _sentence(row.clause, row.level)
     body = [*quoted, f"scenario: {row.scenario}", *_evidence(row.evidence)]
-    if row.fails(**levels):
-        _sub(case, "failure", "\n".join(body), type=row.level, message=message)
-    else:  # reported, not failing the run: the test case passes and says why
-        note = f"{row.level} finding, not failing the run (see the options --fail-on, --strict-gaps)"
-        _sub(case, "system-out", "\n".join([note, message, *body]))
+    _verdict(case, row.fails(**levels), row.level, message, body)
 
 
 def check_suite(
@@ -201,11 +207,7 @@ def validate_suite(
         level = (failing or found)[0].level
         message, quoted = _sentence(clause, level)
         body = [*quoted, *_evidence([_where(f) for f in found])]
-        if failing:
-            _sub(case, "failure", "\n".join(body), type=level, message=message)
-        else:
-            note = f"{level} finding, not failing the run (see the options --fail-on, --strict-gaps)"
-            _sub(case, "system-out", "\n".join([note, message, *body]))
+        _verdict(case, bool(failing), level, message, body)
     rest = _sub(suite, "testcase", classname="acpref.validate", name="every other rule")
     _sub(rest, "system-out", f"{report.messages} messages judged")
     return _count(suite, report.format_text(**levels))
