@@ -15,10 +15,12 @@ import logging
 import os
 import sys
 import tempfile
+import time
 from typing import Any
 
 from ..testing import AgentCheckOptions, check_agent
 from ..testing._agent_scenarios import SCENARIOS
+from ._junit import add_junit_option
 from ._levels import add_level_options, levels_of
 
 SCENARIO_NAMES = [scenario.name for scenario in SCENARIOS]
@@ -86,6 +88,7 @@ def register(sub: Any, name: str, help_text: str) -> None:
     p.add_argument(
         "--report", metavar="REPORT.html", help="write the transcripts as an HTML page too"
     )
+    add_junit_option(p)
     p.add_argument(
         "--only",
         action="append",
@@ -171,8 +174,12 @@ def _check(args: argparse.Namespace, argv: Any, record_dir: Any) -> int:
         cancel_grace=args.cancel_grace,
         mcp_wait=args.mcp_wait,
     )
+    started = time.monotonic()
     report = check_agent(argv, options)
+    seconds = time.monotonic() - started
     levels = levels_of(args)
+    if args.junit and not _write_junit(args.junit, report, seconds, levels):
+        return 2
     print(report.dumps() if args.json else report.format_text(full=args.table, **levels))
     if args.report:
         from .._show_html import write_report
@@ -189,3 +196,14 @@ def _check(args: argparse.Namespace, argv: Any, record_dir: Any) -> int:
             return 2
         print(f"acpref check-agent: report written to {args.report}", file=sys.stderr)
     return 0 if not report.failing(**levels) else 1
+
+
+def _write_junit(path: str, report: Any, seconds: float, levels: Any) -> bool:
+    from ._junit import check_suite, write_junit
+
+    try:
+        write_junit(path, [check_suite(report, "acpref check-agent", seconds, **levels)])
+    except OSError as exc:
+        print(f"acpref check-agent: cannot write {path}: {exc}", file=sys.stderr)
+        return False
+    return True

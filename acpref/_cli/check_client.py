@@ -15,6 +15,7 @@ import logging
 import sys
 from typing import Any
 
+from ._junit import add_junit_option
 from ._levels import add_level_options, levels_of
 
 
@@ -30,12 +31,17 @@ def register(sub: Any, name: str, help_text: str) -> None:
     p.add_argument("--json", action="store_true", help="with --report: print JSON")
     p.add_argument("--table", action="store_true", help="with --report: the full table too")
     add_level_options(p, when="with --report: ")
+    add_junit_option(p, when="with --report: ")
     p.set_defaults(func=run)
 
 
 def run(args: argparse.Namespace) -> int:
     from ..testing import read_client_report, serve_check_client
 
+    if args.serve and args.junit:
+        print("acpref check-client: --junit goes with --report (the verdicts are final there)",
+              file=sys.stderr)  # fmt: skip
+        return 2
     if args.serve:
         logging.getLogger("acpref").setLevel(logging.ERROR)
         return serve_check_client(args.serve)
@@ -45,5 +51,13 @@ def run(args: argparse.Namespace) -> int:
         print(f"acpref check-client: cannot read {args.report}: {exc}", file=sys.stderr)
         return 2
     levels = levels_of(args)
+    if args.junit:  # first: the file CI reads is written whatever printing meets
+        from ._junit import check_suite, write_junit
+
+        try:  # the grading's time is not in the report: the suite has none
+            write_junit(args.junit, [check_suite(report, "acpref check-client", None, **levels)])
+        except OSError as exc:
+            print(f"acpref check-client: cannot write {args.junit}: {exc}", file=sys.stderr)
+            return 2
     print(report.dumps() if args.json else report.format_text(full=args.table, **levels))
     return 0 if not report.failing(**levels) else 1

@@ -11,9 +11,11 @@ from __future__ import annotations
 import argparse
 import json
 import sys
+import time
 from typing import Any
 
 from ..oracle import validate
+from ._junit import add_junit_option
 from ._levels import add_level_options, levels_of
 
 
@@ -37,7 +39,8 @@ examples:
 exit status:
   0  no MUST-level rule was broken (with --strict-gaps: and no spec-gap found)
   1  a MUST-level rule was broken (with --strict-gaps: or a spec-gap was found)
-  2  the transcript cannot be read (missing, not a transcript)
+  2  the transcript cannot be read (missing, not a transcript), or the --junit file cannot
+     be written
 """
 
 
@@ -56,15 +59,27 @@ def register(sub: Any, name: str, help_text: str) -> None:
         "--json", action="store_true", help="print the report as JSON instead of text"
     )
     add_level_options(p)
+    add_junit_option(p)
     p.set_defaults(func=run)
 
 
 def run(args: argparse.Namespace) -> int:
+    started = time.monotonic()
     try:
         report = validate(args.transcript)
     except (OSError, ValueError) as exc:
         print(f"acpref validate: cannot read {args.transcript}: {exc}", file=sys.stderr)
         return 2
+    seconds = time.monotonic() - started
     levels = levels_of(args)
+    if args.junit:  # first: the file CI reads is written whatever printing meets
+        from ._junit import validate_suite, write_junit
+
+        suite = validate_suite(report, "acpref validate", seconds, args.transcript, **levels)
+        try:
+            write_junit(args.junit, [suite])
+        except OSError as exc:
+            print(f"acpref validate: cannot write {args.junit}: {exc}", file=sys.stderr)
+            return 2
     print(json.dumps(report.to_json(), indent=1) if args.json else report.format_text(**levels))
     return 0 if not report.failing(**levels) else 1
