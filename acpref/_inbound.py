@@ -175,7 +175,8 @@ class Inbound:
             # is more than this receiver parses (RFC 8259, 9), the same for every reader.
             why = f"Parse error: nested {depth} levels deep, more than the limit of {MAX_DEPTH}"
             data = {"clause": "RPC-10", "depth": depth, "limit": MAX_DEPTH}
-            self._send_error_raw(None, RpcError(ErrorCode.PARSE_ERROR, f"{why} [spec RPC-10]", data))
+            error = RpcError(ErrorCode.PARSE_ERROR, f"{why} [spec RPC-10]", data)
+            self._send_error_raw(None, error)
             return
         value, unparsed = envelope.decode(line)
         if unparsed is not None:

@@ -43,6 +43,7 @@ from peers.reliability_sides import RawSide, Watch, depth, id_key
 from peers.wide_mutations import blob
 
 from acpref._bounds import MAX_DEPTH, nesting
+from acpref.oracle import TranscriptRecorder, validate
 
 LONG = os.environ.get("ACPREF_LONG") == "1"
 CASES = int(os.environ.get("ACPREF_WIDE_CASES", "20000" if LONG else "2000"))
@@ -112,7 +113,8 @@ def _assert_each_answered_as_owed(kind: str, verdicts: List[Verdict], late: List
         "\n".join(f"{n}: {v}" for n, v in bad[:10])
     )
     # spec RPC-06: over the whole run, each id owed an answer got exactly as many.
-    assert got == owed, {k: (owed[k], got[k]) for k in owed.keys() | got.keys() if owed[k] != got[k]}
+    wrong = {k: (owed[k], got[k]) for k in owed.keys() | got.keys() if owed[k] != got[k]}
+    assert got == owed, wrong
     assert late == []
 
 
@@ -271,3 +273,29 @@ def test_OVERVIEW_09_a_notification_or_response_too_deep_gets_one_parse_error(
     shallower = line.replace(b"[[", b"[", 1).replace(b"]]", b"]", 1)
     assert depth(shallower) == MAX_DEPTH
     assert _answers(judge, shallower).answers == []
+
+
+@pytest.mark.parametrize("kind", ["agent", "client"])
+def test_the_oracle_does_not_blame_a_side_for_refusing_a_line_too_deep(
+    tmp_path: Path, kind: str
+) -> None:
+    # The oracle parses deeper than the bound: before, it read acpref's -32700 (id null) to a
+    # request nested 600 deep as a response to no request (RPC-04, blamed on acpref's side).
+    recorder = TranscriptRecorder(me=kind, keep=True)
+    with Watch() as watch:
+        raw = RawSide(kind, tmp_path, recorder=recorder)
+        try:
+            raw.setup()
+            judge = LineJudge(raw)
+            line = b'{"jsonrpc":"2.0","id":7,"method":"_x/y","params":{"_meta":' + _nested(
+                600) + b"}}"
+            verdict = _answers(judge, line)
+            assert [a["id"] for a in verdict.answers] == [None]
+            assert judge.finish() == []
+        finally:
+            raw.close()
+    assert watch.problems() == []
+    assert recorder.records is not None
+    blamed = [(f.clause, f.message) for f in validate(recorder.records).findings
+              if f.blame.value == kind]
+    assert blamed == []
