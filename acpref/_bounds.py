@@ -12,6 +12,11 @@ line whole:
   bytes (its bytes, plus ``VALUE_COST`` for each ``,``, ``[`` and ``{``): the measure of the
   connection's bound on all the requests it holds at once (``max_held_bytes``), running or
   waiting, since the bound on one message does not stop a peer from sending many.
+* ``nesting(line, limit)``: how deeply ``line`` nests its arrays and objects, when that passes
+  ``limit`` (``MAX_DEPTH``). Python's decoder stops where the stack of the thread that reads
+  runs out, which moves with that thread, the Python version and anything that raised the
+  recursion limit: a fixed bound, checked before decoding, makes the same line refused by every
+  reader, and leaves what reads a decoded message room to walk it.
 * ``peek_envelope(head, tail)``: the ``id`` and kind (request or response) of a line from its
   first and last bytes, so that a line refused unread (over the line bound, or over the item
   bound) can still fail the request it belonged to. Most writers put the envelope first (acpref
@@ -25,9 +30,12 @@ See spec_notes/threat-model.md (the bounds) and spec_notes/reliability.md.
 from __future__ import annotations
 
 import json
+import re
+from itertools import accumulate
 from typing import Any, Dict, Tuple
 
-__all__ = ["count_items", "held_cost", "peek_envelope", "NO_ID", "VALUE_COST"]
+__all__ = ["count_items", "held_cost", "nesting", "peek_envelope", "MAX_DEPTH", "NO_ID",
+           "VALUE_COST"]
 
 class _NoId:
     def __repr__(self) -> str:
@@ -70,6 +78,32 @@ def count_items(line: bytes, limit: int) -> int:
         if close < 0:
             return total
         pos = close + 1
+
+
+#: The deepest nesting of arrays and objects a line may have, the message's own object included
+#: (RFC 8259, section 9: "An implementation may set limits on the maximum depth of nesting").
+#: Far beyond what a message needs, well within what Python decodes and walks on any thread.
+MAX_DEPTH = 512
+
+#: A JSON string: from a quote to the next one not escaped, or to the end of the line.
+_STRING = re.compile(rb'"[^"\\]*(?:\\[\s\S][^"\\]*)*(?:"|\\?\Z)')
+#: Every byte but the four brackets, deleted to leave a line's structure.
+_NOT_BRACKETS = bytes(b for b in range(256) if b not in b"[]{}")
+#: One step of the depth: +1 for an opening bracket, -1 for a closing one.
+_STEP = tuple(1 if b in b"[{" else -1 for b in range(256))
+
+
+def nesting(line: bytes, limit: int = MAX_DEPTH) -> int:
+    """The most arrays and objects open at once in ``line`` (outside strings) if that is more
+    than ``limit``, else 0. Read on the bytes, valid JSON or not: a line is judged the same
+    whatever else is wrong with it."""
+    if line.count(b"[") + line.count(b"{") <= limit:
+        return 0  # the common case: too few brackets to pass the bound
+    structure = (_STRING.sub(b"", line) if b'"' in line else line).translate(None, _NOT_BRACKETS)
+    if structure.count(b"[") + structure.count(b"{") <= limit:
+        return 0
+    depth = max(accumulate(map(_STEP.__getitem__, structure)))
+    return depth if depth > limit else 0
 
 
 #: What one JSON value is counted to cost once decoded, beyond its bytes: an empty dict is 64

@@ -18,7 +18,7 @@ import threading
 from typing import Any, Callable, Dict, FrozenSet, Iterator, Mapping, Optional, cast
 
 from . import codec
-from ._bounds import count_items, held_cost, peek_envelope
+from ._bounds import MAX_DEPTH, count_items, held_cost, nesting, peek_envelope
 from ._calls import Handler, Observer, PendingRequest, Peer, Recorder, RequestContext
 from ._core import envelope
 from ._core.cancellation import CancelReply, reply_to_cancel_request
@@ -169,6 +169,15 @@ class Inbound:
                     {"items": items, "limit": self._max_items},
                 )
                 return
+        depth = nesting(line, MAX_DEPTH)
+        if depth:
+            # spec RPC-10: -32700, id null. spec-gap nesting-bound: nested deeper than MAX_DEPTH
+            # is more than this receiver parses (RFC 8259, 9), the same for every reader.
+            why = f"Parse error: nested {depth} levels deep, more than the limit of {MAX_DEPTH}"
+            data = {"clause": "RPC-10", "depth": depth, "limit": MAX_DEPTH}
+            error = RpcError(ErrorCode.PARSE_ERROR, f"{why} [spec RPC-10]", data)
+            self._send_error_raw(None, error)
+            return
         value, unparsed = envelope.decode(line)
         if unparsed is not None:
             self._send_error_raw(None, _refusal(unparsed))  # spec RPC-10: -32700, id null

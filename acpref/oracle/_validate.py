@@ -28,6 +28,7 @@ from typing import Any, Deque, Dict, Iterable, List, Optional, Set, Tuple, Union
 
 from .. import codec
 from .. import schema as s
+from .._bounds import MAX_DEPTH, nesting
 from .._core import Finding, Party, ProtocolState, envelope, other
 from .._core.findings import finding
 from .._core.compat import describe_unknown_key
@@ -136,6 +137,10 @@ class Validator:
             return
         self._cut[sender] = False
         assert message is not None  # no verdict: the line held a JSON object
+        if nesting(raw, MAX_DEPTH):
+            # spec-gap nesting-bound: deeper than a receiver need parse (RFC 8259, 9); one that
+            # refuses it answers -32700 with id null, as acpref does, and is not blamed for it.
+            self._owed_null[other(sender)] += 1
         yield from self._check_envelope(sender, message, index)
 
     # -- layer 2: envelope and shape -------------------------------------------------------------

@@ -27,6 +27,9 @@ and not from acpref's code (it must be able to disagree with it):
   answer, -32600 with ``id: null`` (RPC-11, spec-gap no-method-id);
 * a blank line (nothing, or only JSON whitespace: space, tab, ``\\r``): nothing (spec-gap
   blank-line);
+* a line nested deeper than the receiver parses (``acpref._bounds.MAX_DEPTH``, 512 arrays and
+  objects open at once, counted outside strings): one answer, -32700 with ``id: null``, as any
+  line it cannot parse (RFC 8259, 9 lets a parser bound nesting; spec-gap nesting-bound);
 * a line over the receiver's bound, which it refuses unread: one -32600 answer, unless it is a
   response (spec-gap oversize-line; see ``calls_for``).
 
@@ -52,7 +55,9 @@ from collections import Counter
 from pathlib import Path
 from typing import Any, Dict, Iterable, List, NamedTuple, Optional
 
-from peers.reliability_sides import WAIT, Output, encode_line, id_key
+from peers.reliability_sides import WAIT, Output, depth, encode_line, id_key
+
+from acpref._bounds import MAX_DEPTH
 
 PARSE_ERROR, INVALID_REQUEST = -32700, -32600
 NULL = id_key(None)
@@ -89,6 +94,10 @@ def calls_for(line: bytes, max_line_bytes: Optional[int] = None) -> Expect:
         return Expect("oversize", NULL, INVALID_REQUEST)
     if not line.strip(_JSON_WS):
         return Expect("blank")
+    if depth(line) > MAX_DEPTH:
+        # RFC 8259, 9: a receiver may bound nesting; what it cannot parse is a parse error
+        # (JSON-RPC 5.1: "An error occurred on the server while parsing"). spec-gap nesting-bound.
+        return Expect("too deep", NULL, PARSE_ERROR)
     try:
         value = json.loads(line.decode("utf-8"), parse_constant=_no_constant)
     except (UnicodeDecodeError, ValueError, RecursionError):
@@ -187,7 +196,9 @@ class LineJudge:
         probe_key = id_key(probe)
         # A refusal is written on the thread that read the line, before the probe is read; only
         # a request is answered from a thread of its own, possibly after the probe's answer.
-        late = Counter(e.answer for e in expected if e.what == "request" and e.answer)
+        # Every answer owed is waited for, by id: a request with id null may be answered after
+        # the probe, and the line's parse errors (id null too) must not stand in for it.
+        late = Counter(e.answer for e in expected if e.answer)
         deadline = time.monotonic() + WAIT
         probed = False
         while not probed or late:

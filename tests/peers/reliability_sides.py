@@ -33,7 +33,7 @@ from pathlib import Path
 from typing import Any, Dict, Iterable, List, Optional, Tuple
 
 from acpref import schema as s
-from acpref._bounds import peek_envelope
+from acpref._bounds import MAX_DEPTH, peek_envelope
 from acpref._transport import OVERSIZE_HEAD, FdStream
 from acpref.agent import Agent, AgentSideConnection
 from acpref.client import Allow, ClientSideConnection, ReferenceClient
@@ -376,6 +376,8 @@ def expected_answers(
                 key = id_key(request_id)
                 counts[key] = counts.get(key, 0) + 1
             continue
+        if depth(line) > MAX_DEPTH:
+            continue  # spec-gap nesting-bound: a parse error, answered under null
         message = _parse_shallow(line)
         if not isinstance(message, dict) or "method" not in message or "id" not in message:
             continue
@@ -385,6 +387,29 @@ def expected_answers(
         key = id_key(request_id)
         counts[key] = counts.get(key, 0) + 1
     return counts
+
+
+def depth(line: bytes) -> int:
+    """The most arrays and objects open at once in ``line``, outside strings (a string runs
+    from a quote to the next one not escaped, or to the end of the line), read byte by byte."""
+    most = level = 0
+    in_string = escaped = False
+    for byte in line:
+        if in_string:
+            if escaped:
+                escaped = False
+            elif byte == 0x5C:  # a backslash
+                escaped = True
+            elif byte == 0x22:
+                in_string = False
+        elif byte == 0x22:
+            in_string = True
+        elif byte in b"[{":
+            level += 1
+            most = max(most, level)
+        elif byte in b"]}":
+            level -= 1
+    return most
 
 
 _UNPARSEABLE = object()
