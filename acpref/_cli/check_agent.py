@@ -4,8 +4,9 @@ Drives the agent through scripted scenarios (``acpref.testing.check_agent``), a 
 each, and prints the failures first (each with the spec's sentence and the evidence), then the
 counts of passes and skips; ``--table`` adds the whole table by clause. ``--report REPORT.html``
 also writes the scenarios' transcripts as one page of sequence diagrams (``acpref show``), a tab
-per scenario. Exit status 0 only when no MUST-level clause failed (``--strict-gaps``: no spec-gap
-either).
+per scenario. Exit status: 1 when a failed clause fails the check (MUST and MUST NOT;
+``--strict-gaps``, ``--fail-on`` add levels), else 0; 2 for bad usage or an agent command that
+cannot be started (``_status``).
 """
 
 from __future__ import annotations
@@ -19,6 +20,8 @@ from typing import Any
 
 from ..testing import AgentCheckOptions, check_agent
 from ..testing._agent_scenarios import SCENARIOS
+from .._process import cannot_start
+from ._status import USAGE
 from ._levels import add_level_options, levels_of
 
 SCENARIO_NAMES = [scenario.name for scenario in SCENARIOS]
@@ -42,9 +45,11 @@ examples:
   $ acpref check-agent --only prompt --record runs --report report.html -- acpref echo
 
 exit status:
-  0  no MUST-level clause failed (with --strict-gaps: and no spec-gap)
-  1  a MUST-level clause failed (with --strict-gaps: or a spec-gap was found)
-  2  bad usage: no agent command, an unknown scenario, a report that cannot be written
+  0  no failed clause fails the check (by default: none at MUST or MUST NOT)
+  1  a failed clause fails the check: MUST or MUST NOT; with --strict-gaps a spec-gap too,
+     with --fail-on LEVEL one of LEVEL too (warning: a forward-compatibility note)
+  2  bad usage: no agent command, an unknown scenario, a report that cannot be written;
+     or the agent command cannot be started (not found, not executable): one line, no clause
 """
 
 
@@ -135,6 +140,10 @@ def run(args: argparse.Namespace) -> int:
     if not argv:
         print("acpref check-agent: give the agent command after --", file=sys.stderr)
         return 2
+    problem = cannot_start(argv)
+    if problem is not None:  # the environment's mistake, not the agent's: no clause to report
+        print(f"acpref check-agent: {problem}", file=sys.stderr)
+        return USAGE
     unknown = [name for name in args.only if name not in SCENARIO_NAMES]
     if unknown:
         print(
