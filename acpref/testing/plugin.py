@@ -201,12 +201,26 @@ class _Launched:
             pytest.fail(verdict, pytrace=False)
 
 
-def _hide_own_frames(excinfo: Any) -> None:
+def _hide_own_frames(longrepr: Any) -> None:
     """Cut acpref's own frames from a failed test's traceback: the test's frames are what its
-    author reads (as ``__tracebackhide__`` does, for a library that cannot mark every frame)."""
-    entries = [e for e in excinfo.traceback if not str(e.path).startswith(_OWN + os.sep)]
-    if entries:
-        excinfo.traceback = type(excinfo.traceback)(entries)
+    author reads. As ``__tracebackhide__`` would, for a library that cannot mark every frame;
+    the last frame, where the error was raised, keeps its location and its ``E`` lines only."""
+    for reprtraceback, _, _ in getattr(longrepr, "chain", None) or ():
+        entries = list(reprtraceback.reprentries)
+        if not entries:
+            continue
+        kept = [e for e in entries[:-1] if not _own(e)]
+        last = entries[-1]
+        if _own(last) and hasattr(last, "lines"):
+            last.lines = [line for line in last.lines if line.startswith("E ")]
+            last.reprfuncargs = None
+        reprtraceback.reprentries = [*kept, last]
+
+
+def _own(entry: Any) -> bool:
+    where = getattr(entry, "reprfileloc", None)
+    path = os.path.abspath(str(where.path)) if where is not None else ""
+    return path.startswith(_OWN + os.sep)
 
 
 @pytest.hookimpl(hookwrapper=True)
@@ -220,19 +234,19 @@ def pytest_runtest_makereport(item: Any, call: Any) -> Iterator[None]:
         and call.excinfo is not None
         and not call.excinfo.errisinstance(pytest.skip.Exception)
     )
-    if launched and failed:
-        _hide_own_frames(call.excinfo)
     outcome = yield
     if not (launched and failed):
         return
+    _hide_own_frames(outcome.get_result().longrepr)
     verdicts = [v for v in (each.verdict() for each in launched) if v]
     if not verdicts:
         return
     for each in launched:
         each.reported = True
     report = outcome.get_result()
-    last = call.excinfo.traceback[-1] if call.excinfo.traceback else None
-    at = f" at {last.path}:{last.lineno + 1}" if last is not None else ""
+    # Where the test stopped: its own last frame, not acpref's.
+    theirs = [e for e in call.excinfo.traceback if not str(e.path).startswith(_OWN + os.sep)]
+    at = f" at {theirs[-1].path}:{theirs[-1].lineno + 1}" if theirs else ""
     report.longrepr = (
         "\n".join(verdicts) + f"\n\nthe test stopped{at}: {call.excinfo.exconly()}"
     )
