@@ -185,3 +185,25 @@ def test_help_says_what_fails_by_default() -> None:
         flat = " ".join(text.split())
         assert "by default only MUST and MUST NOT fail" in flat, (command, text)
         assert "warnings never" not in flat and "never do" not in flat, command
+
+
+def test_a_one_shot_prompt_has_a_default_deadline_and_zero_means_none() -> None:
+    import argparse
+
+    from acpref._cli._commands import ONE_SHOT_TIMEOUT, one_shot_timeout
+
+    def resolved(prompt: Optional[str], timeout: Optional[float]) -> Optional[float]:
+        return one_shot_timeout(argparse.Namespace(prompt=prompt, timeout=timeout))
+
+    assert resolved("hi", None) == ONE_SHOT_TIMEOUT == 600
+    assert resolved("hi", 0) is None and resolved("hi", 2.5) == 2.5
+    assert resolved(None, None) is None  # interactive: no deadline of the run
+    help_text = " ".join(_acpref("client", "--help").stdout.split())
+    assert "(default 600, 0: none;" in help_text
+
+
+def test_a_one_shot_prompt_to_an_agent_that_never_answers_ends_at_its_deadline() -> None:
+    run = _acpref("client", "-p", "hi", "--timeout", "1", "--", PY, "-c",
+                  "import time; time.sleep(60)")
+    assert run.returncode == 124, run.stderr
+    assert "the --timeout of 1s passed" in run.stderr

@@ -20,8 +20,7 @@ from typing import Any
 
 from ..testing import AgentCheckOptions, check_agent
 from ..testing._agent_scenarios import SCENARIOS
-from .._process import cannot_start
-from ._status import USAGE
+from ._status import USAGE, unstartable
 from ._levels import add_level_options, levels_of
 
 SCENARIO_NAMES = [scenario.name for scenario in SCENARIOS]
@@ -140,10 +139,6 @@ def run(args: argparse.Namespace) -> int:
     if not argv:
         print("acpref check-agent: give the agent command after --", file=sys.stderr)
         return 2
-    problem = cannot_start(argv)
-    if problem is not None:  # the environment's mistake, not the agent's: no clause to report
-        print(f"acpref check-agent: {problem}", file=sys.stderr)
-        return USAGE
     unknown = [name for name in args.only if name not in SCENARIO_NAMES]
     if unknown:
         print(
@@ -152,6 +147,8 @@ def run(args: argparse.Namespace) -> int:
             file=sys.stderr,
         )
         return 2
+    if unstartable("check-agent", argv):
+        return USAGE
     if not args.verbose:
         logging.getLogger("acpref").setLevel(logging.CRITICAL)
     if args.report and not args.record:

@@ -39,9 +39,8 @@ from typing import Any, Callable, Deque, Optional, Sequence, Set
 from .. import _groups
 from .._transport import StderrBuffer, spawn
 from .._core.register import FAIL_ON
-from .._process import cannot_start
 from ._judge import pack
-from ._status import USAGE
+from ._status import USAGE, unstartable
 
 __all__ = ["Proxy", "register", "run"]
 
@@ -389,9 +388,7 @@ def run(args: argparse.Namespace) -> int:
     if not argv:
         print("acpref proxy: give the agent command after --", file=sys.stderr)
         return 2
-    problem = cannot_start(argv)
-    if problem is not None:  # the environment's mistake, not the agent's: no clause to report
-        print(f"acpref proxy: {problem}", file=sys.stderr)
+    if unstartable("proxy", argv):
         return USAGE
     proxy = Proxy(
         argv,

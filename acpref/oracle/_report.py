@@ -64,7 +64,7 @@ class Report:
         """A human summary: the count of each level, the findings that fail the run (each with
         its quote), then the others, then one line that counts both and names the option that
         would fail on what does not. What fails is ``register.fails``, as the exit status."""
-        levels = {"strict_gaps": strict_gaps, "fail_on": fail_on}
+        levels: Dict[str, Any] = {"strict_gaps": strict_gaps, "fail_on": fail_on}
         failing = self.failing(**levels)
         rest = [f for f in self.findings if f not in failing]
         found = [f.level for f in self.findings]

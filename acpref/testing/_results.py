@@ -191,7 +191,7 @@ class CheckReport:
         ``full=True`` appends the whole table.
         """
         lines: List[str] = []
-        levels = {"strict_gaps": strict_gaps, "fail_on": fail_on}
+        levels: Dict[str, Any] = {"strict_gaps": strict_gaps, "fail_on": fail_on}
         failing = self.failing(**levels)
         others = [r for r in self.failed() if r not in failing]
         if failing:

@@ -234,7 +234,7 @@ def pytest_runtest_makereport(item: Any, call: Any) -> Iterator[None]:
         and call.excinfo is not None
         and not call.excinfo.errisinstance(pytest.skip.Exception)
     )
-    outcome = yield
+    outcome: Any = yield
     if not (launched and failed):
         return
     _hide_own_frames(outcome.get_result().longrepr)
