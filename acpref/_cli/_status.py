@@ -10,7 +10,7 @@ One table for all sub-commands (documented in spec_notes/client.md and the READM
 3     ``-p``: the turn ended with ``max_tokens``
 4     ``-p``: the turn ended with ``max_turn_requests``
 5     ``-p``: the turn ended with ``refusal``
-124   ``-p --timeout``: the deadline passed (the turn was cancelled), as timeout(1)
+124   ``-p``: the deadline passed (``--timeout``, 600 s by default), as timeout(1)
 130   the user interrupted: Ctrl-C cancelled the turn, or quit (as a shell reports SIGINT)
 141   stdout was closed (``| head``): the command stopped quietly (as a shell reports SIGPIPE)
 ====  ==========================================================================
