@@ -67,7 +67,8 @@ def test_check_client_status_counts_and_footer_agree(
     tmp_path: Path, level: str, fail_on: Optional[str]
 ) -> None:
     path = _client_report(tmp_path, level)
-    run = _acpref("check-client", "--report", str(path), *(["--fail-on", fail_on] if fail_on else []))
+    asked = ["--fail-on", fail_on] if fail_on else []
+    run = _acpref("check-client", "--report", str(path), *asked)
     fails = _expected(level, fail_on)
     lines = run.stdout.splitlines()
     assert run.returncode == (1 if fails else 0), run.stdout + run.stderr
@@ -207,3 +208,14 @@ def test_a_one_shot_prompt_to_an_agent_that_never_answers_ends_at_its_deadline()
                   "import time; time.sleep(60)")
     assert run.returncode == 124, run.stderr
     assert "the --timeout of 1s passed" in run.stderr
+
+
+def test_check_agent_on_an_agent_that_exits_before_answering_is_one_line() -> None:
+    # A wrong interpreter or a missing module: the process starts, but never as an agent.
+    run = _acpref("check-agent", "--only", "handshake", "--only", "prompt", "--", PY, "-c",
+                  "import acpref_no_such_module")
+    assert run.returncode == USAGE, run.stdout + run.stderr
+    assert run.stdout == ""
+    lines = run.stderr.splitlines()
+    assert len(lines) == 1 and "before answering initialize" in lines[0], lines
+    assert "ModuleNotFoundError" in lines[0]

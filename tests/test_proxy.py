@@ -168,7 +168,7 @@ def test_a_newer_v1_agent_passes_unchanged_and_without_a_false_violation(tmp_pat
         ("SCHEMA-01", "warning"),
     }
     assert received + out == wrote.read_bytes()  # byte for byte what the agent wrote
-    assert b"failing the run:" not in err and b"not failing the run: 2 warnings" in err
+    assert b"proxy: failing the run" not in err and b"not failing the run: 2 warnings" in err
 
 
 # -- A hostile burst through the proxy (issue 17, class 7) -----------------------------------------

@@ -157,6 +157,31 @@ def run(args: argparse.Namespace) -> int:
     return _check(args, argv, args.record)
 
 
+def _exits_unanswered(argv: Any, timeout: float) -> bool:
+    """True (and one line saying so) when the agent exits without a byte on stdout after its
+    initialize: it never started as an agent (a missing module, a wrong interpreter), and the
+    clauses it failed would only repeat that. Asked only when the handshake failed."""
+    from ..testing._driver import AgentDriver
+
+    driver = AgentDriver.spawn(argv, timeout=min(timeout, 10.0))
+    try:
+        driver.initialize()
+    except Exception:  # noqa: BLE001 - the probe's question is only whether it answered
+        pass
+    process, stderr = driver.process, driver.stderr
+    report = driver.close(grace=1.0)
+    status = process.returncode if process is not None else None
+    if report.messages > 1 or status is None:
+        return False  # it spoke ACP (or still runs): the check's verdicts stand
+    tail = stderr.strip().splitlines()[-1:] or ["(nothing)"]
+    print(
+        f"acpref check-agent: cannot start {argv[0]!r}: it exited with status {status} before "
+        f"answering initialize; its stderr ends: {tail[0][:200]}",
+        file=sys.stderr,
+    )
+    return True
+
+
 def _check(args: argparse.Namespace, argv: Any, record_dir: Any) -> int:
     options = AgentCheckOptions(
         **{
@@ -178,6 +203,8 @@ def _check(args: argparse.Namespace, argv: Any, record_dir: Any) -> int:
         mcp_wait=args.mcp_wait,
     )
     report = check_agent(argv, options)
+    if report.failed("INIT-04") and _exits_unanswered(argv, args.timeout):
+        return USAGE
     levels = levels_of(args)
     print(report.dumps() if args.json else report.format_text(full=args.table, **levels))
     if args.report:

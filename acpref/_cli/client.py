@@ -132,8 +132,8 @@ def register(subparsers: Any, name: str, help_text: str) -> None:
         "--timeout",
         type=float,
         metavar="SECONDS",
-        help=f"with -p: the deadline of the whole run, turn included (default {ONE_SHOT_TIMEOUT:g}, "
-        "0: none; then the turn is cancelled, status 124); else: each setup answer (default 30)",
+        help=f"with -p: the deadline of the whole run, turn included (default {ONE_SHOT_TIMEOUT:g},"
+        " 0: none; then the turn is cancelled, status 124); else: each setup answer (default 30)",
     )
     p.add_argument(
         "agent", nargs=argparse.REMAINDER, help="-- then the agent command and its arguments"

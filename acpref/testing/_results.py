@@ -151,7 +151,9 @@ class CheckReport:
         for f in self.warnings():
             row = rows.setdefault(
                 f["clause"],
-                ClauseResult(clause=f["clause"], level=WARNING, status=FAIL, scenario=f.get("scenario") or ""),
+                ClauseResult(
+                    clause=f["clause"], level=WARNING, status=FAIL, scenario=f.get("scenario") or ""
+                ),
             )
             where = f"#{f['index']}" if f.get("index") is not None else "end"
             evidence = f"[{f.get('scenario')}] {where}: {f['message']}"
