@@ -252,6 +252,30 @@ def _subprocess() -> Any:
     return subprocess
 
 
+def cannot_start(argv: Sequence[str], *, cwd: Optional[str] = None) -> Optional[str]:
+    """Why ``argv`` cannot be started, as one line (``None``: it can, as far as can be seen).
+
+    A command that is not found or not executable is a mistake of the environment (a venv not
+    on ``PATH``), not of the peer: the commands and fixtures that start a peer ask this first and
+    say so in one line, instead of reporting every clause the peer never had a chance to meet.
+    """
+    import shutil
+
+    if not argv:
+        return "no command given"
+    name = str(argv[0])
+    if os.sep in name:
+        path = name if cwd is None or os.path.isabs(name) else os.path.join(cwd, name)
+        if not os.path.exists(path):
+            return f"cannot start {name!r}: no such file"
+        if os.path.isdir(path) or not os.access(path, os.X_OK):
+            return f"cannot start {name!r}: not an executable file"
+        return None
+    if shutil.which(name) is None:
+        return f"cannot start {name!r}: command not found on PATH"
+    return None
+
+
 def spawn(
     argv: Sequence[str],
     *,

@@ -225,7 +225,11 @@ def test_output_lists_failures_first_with_quote_and_evidence_and_counts_the_rest
     ]
     assert lines[4].startswith("not failing the check (1")
     assert "  spec-gap:exit-on-eof (spec-gap) in load" in lines
-    assert "not ok: 1 passed, 2 failed (1 failing the check), 1 skipped" in lines
+    counts = "not ok: 1 passed, 2 failed (1 MUST, 1 spec-gap; 1 failing the check), 1 skipped"
+    assert counts in lines
+    assert lines[-1] == (
+        "failing the run: 1 MUST; not failing the run: 1 spec-gap; --strict-gaps would fail on them"
+    )
     assert "PROMPT-11" not in text and "SETUP-12" not in text  # passes and skips: counts only
     full = _report().format_text(full=True)
     assert "PROMPT-11" in full and "SETUP-12" in full and full.startswith(text)
@@ -250,10 +254,10 @@ def test_validate_text_puts_violations_first_with_their_quote(tmp_path: Path) ->
     )
     assert run.returncode == 1
     lines = run.stdout.splitlines()
-    assert lines[1] == "violations (MUST):" and "PROMPT-17" in lines[2]
-    assert lines.index("violations (MUST):") < lines.index(
-        "warnings (SHOULD, forward compatibility; not failing):"
-    )
+    assert lines[0] == "6 messages, findings: 1 MUST, 1 warning"
+    assert lines[1] == "failing the run (1):" and "PROMPT-17" in lines[2]
+    assert lines.index("failing the run (1):") < lines.index("not failing the run (1):")
+    assert lines[-1].startswith("failing the run: 1 MUST; not failing the run: 1 warning")
 
 
 @pytest.mark.parametrize("strict", [False, True])

@@ -8,6 +8,7 @@ at teardown with the clause; in-memory pairs and ``assert_conforms`` work in-pro
 from __future__ import annotations
 
 import importlib.metadata
+import json
 import re
 import subprocess
 import sys
@@ -126,3 +127,111 @@ def test_acp_agent_fixture_in_this_process(acp_agent) -> None:  # noqa: F811
     assert pending.wait_update()
     agent.cancel(session)
     assert pending.result().stop_reason == "cancelled"
+
+
+#: A raw agent for the tests below: ``version`` is its protocolVersion, ``update`` a session
+#: update it sends in every turn (``-``: none).
+_RAW_AGENT = """
+import json, sys
+version, update = json.loads(sys.argv[1]), sys.argv[2]
+def send(m):
+    print(json.dumps(m), flush=True)
+for line in sys.stdin:
+    m = json.loads(line)
+    method, mid = m.get("method"), m.get("id")
+    if method == "initialize":
+        send({"jsonrpc": "2.0", "id": mid, "result": {"protocolVersion": version,
+              "agentCapabilities": {}, "agentInfo": {"name": "a", "version": "1"}}})
+    elif method == "session/new":
+        send({"jsonrpc": "2.0", "id": mid, "result": {"sessionId": "s1"}})
+    elif method == "session/prompt":
+        if update != "-":
+            send({"jsonrpc": "2.0", "method": "session/update",
+                  "params": {"sessionId": "s1", "update": {"sessionUpdate": update}}})
+        send({"jsonrpc": "2.0", "id": mid, "result": {"stopReason": "end_turn"}})
+"""
+
+
+def _raw_agent(tmp_path: Path, version: object, update: str = "-") -> str:
+    path = tmp_path / "raw_agent.py"
+    path.write_text(_RAW_AGENT)
+    return repr([PY, str(path), json.dumps(version), update])
+
+
+def test_a_test_stopped_by_the_defect_gets_one_report_that_starts_with_the_clause(
+    tmp_path: Path,
+) -> None:
+    # Issue #35: the agent's broken initialize answer ("1.0" for 1) stops the test; the defect
+    # is reported once, as the test's failure: the clause and its sentence first, the evidence,
+    # then where the test stopped; acpref's frames hidden; no ERROR at teardown repeating it.
+    source = f"""
+def test_wrong_version(acp_agent):
+    agent = acp_agent({_raw_agent(tmp_path, "1.0")})
+    agent.initialize()
+"""
+    result = _pytest(tmp_path, "test_broken.py", source)
+    out = result.stdout
+    assert result.returncode == 1, out
+    assert out.splitlines()[-1].startswith("1 failed in "), out
+    body = out[out.index("_ test_wrong_version _") : out.index("short test summary")]
+    lines = body.splitlines()[1:]
+    assert lines[0].startswith("the agent broke the ACP spec"), body
+    assert "INIT-04" in lines[1] and lines[2].strip().startswith("spec (initialization.mdx)")
+    assert "requested protocolVersion 1, answered '1.0'" in body
+    assert "the test stopped at " in body and "test_broken.py:4" in body
+    assert "Traceback" not in body and "/acpref/" not in body.replace(str(tmp_path), "")
+
+
+def test_a_test_failing_on_its_own_keeps_its_traceback_without_acprefs_frames(
+    tmp_path: Path,
+) -> None:
+    source = """
+import sys
+
+def test_timeout(acp_agent):
+    agent = acp_agent([sys.executable, "-c", "import time; time.sleep(30)"], timeout=0.5)
+    agent.initialize()
+"""
+    result = _pytest(tmp_path, "test_silent.py", source)
+    out = result.stdout
+    assert result.returncode == 1 and "1 failed" in out, out
+    body = out[out.index("_ test_timeout _") : out.index("short test summary")]
+    assert "agent.initialize()" in body, body
+    assert "acpref/testing/" not in body and "acpref/connection" not in body, body
+
+
+def test_acp_agent_with_a_command_that_cannot_start_says_so_in_one_line(tmp_path: Path) -> None:
+    source = """
+def test_missing(acp_agent):
+    acp_agent(["acpref-no-such-agent"])
+"""
+    result = _pytest(tmp_path, "test_missing.py", source)
+    out = result.stdout
+    assert result.returncode == 1, out
+    assert out.splitlines()[-1].startswith("1 failed in "), out
+    assert "RuntimeError: acp_agent: cannot start 'acpref-no-such-agent': command not found" in out
+    assert "MUST" not in out and "broke the ACP spec" not in out
+
+
+@pytest.mark.parametrize("how", ["option", "fixture", "neither"])
+def test_fail_on_warning_fails_a_test_on_a_forward_compatibility_note(
+    tmp_path: Path, how: str
+) -> None:
+    arg = ', fail_on=("warning",)' if how == "fixture" else ""
+    source = f"""
+def test_unknown_update(acp_agent):
+    agent = acp_agent({_raw_agent(tmp_path, 1, "weather_update")}{arg})
+    agent.initialize()
+    agent.prompt(agent.new_session("/tmp"), "hello")
+"""
+    (tmp_path / "test_w.py").write_text(source)
+    extra = ["--acp-fail-on", "warning"] if how == "option" else []
+    argv = [PY, "-m", "pytest", "-q", "-p", "no:cacheprovider", *_plugin_args(), *extra,
+            str(tmp_path / "test_w.py")]
+    result = subprocess.run(argv, cwd=tmp_path, capture_output=True, text=True, timeout=150)
+    if how == "neither":
+        assert result.returncode == 0, result.stdout
+        assert "--acp-fail-on warning would fail on them" in result.stdout
+    else:
+        assert result.returncode == 1, result.stdout
+        assert " warning " in result.stdout and "the agent broke the ACP spec" in result.stdout

@@ -37,6 +37,20 @@ class Timeout(Exception):
     """The --timeout deadline of a one-shot run passed."""
 
 
+#: ``-p``'s deadline when ``--timeout`` gives none: a script never waits forever on an agent
+#: that never answers (``--timeout 0``: no deadline).
+ONE_SHOT_TIMEOUT = 600.0
+
+
+def one_shot_timeout(args: Any) -> Optional[float]:
+    """``--timeout`` as the run uses it: with ``-p``, the default deadline, ``0`` for none."""
+    if args.prompt is None:
+        return args.timeout
+    if args.timeout is None:
+        return ONE_SHOT_TIMEOUT
+    return args.timeout or None  # 0: no deadline; each setup answer waits the default 30 s
+
+
 class LocalCommands:
     """The local commands, what they show (the session's settings), and how long they wait."""
 

@@ -1,15 +1,16 @@
 """The judge of ``acpref proxy``: a process of its own that records and validates what was forwarded.
 
 Run by the proxy as ``python -m acpref._cli._judge [--record FILE] [--quiet] [--report PAGE
---name AGENT]``. It reads frames
+--name AGENT] [--strict-gaps] [--fail-on LEVEL]...``. It reads frames
 on stdin, each a copy of a chunk the proxy forwarded (``pack``: who sent it, when, the bytes, or
 the end of that party's stream), cuts them into lines as the receiver would, records them, feeds
 them to the oracle's ``Validator``, and writes findings live on stderr. At the end of its stdin
 it writes the summary on stderr (and the HTML page of ``--report``, drawn from the transcript
 file: ``--record``'s, or a scratch file beside the page, removed once it is written, so that the
 judge holds no record in memory), and one JSON line on stdout:
-``{"ok": bool, "failing": N, "gaps_failing": N, "messages": N}`` (``failing``: the
-findings that fail a run; ``gaps_failing``: those and the spec-gaps, for ``--strict-gaps``).
+``{"ok": bool, "failing": N, "messages": N}`` (``failing``: the findings that fail the run at
+the levels of ``--strict-gaps`` / ``--fail-on``, the proxy's own, so that the summary's last
+line and the proxy's exit status agree).
 
 Why a process: decoding a 20 MiB line holds the interpreter lock for a fraction of a second,
 and in the proxy's process that held back every byte being forwarded meanwhile. Here it
@@ -132,7 +133,10 @@ def main(argv: Optional[List[str]] = None) -> int:
     p.add_argument("--quiet", action="store_true")
     p.add_argument("--report")
     p.add_argument("--name", default="agent")
+    p.add_argument("--strict-gaps", action="store_true")
+    p.add_argument("--fail-on", action="append", default=[])
     args = p.parse_args(argv)
+    levels = {"strict_gaps": args.strict_gaps, "fail_on": tuple(args.fail_on)}
     try:
         judge = _Judge(args.record, json.loads(args.header), args.quiet, args.report)
     except OSError as exc:  # no room beside the page for its transcript: judge without a page
@@ -151,13 +155,12 @@ def main(argv: Optional[List[str]] = None) -> int:
     report = judge.validator.finish()
     if judge.recorder is not None:
         judge.recorder.close()
-    judge.say("acpref proxy: " + report.format_text().replace("\n", "\nacpref proxy: "))
+    judge.say("acpref proxy: " + report.format_text(**levels).replace("\n", "\nacpref proxy: "))
     if args.report:
         _write_html(judge, args.report, args.name, report)
     verdict = {
         "ok": report.ok,
-        "failing": len(report.failing()),
-        "gaps_failing": len(report.failing(strict_gaps=True)),
+        "failing": len(report.failing(**levels)),
         "messages": report.messages,
     }
     sys.stdout.write(json.dumps(verdict) + "\n")

@@ -1,8 +1,10 @@
 """The options that decide which levels of finding fail a run, shared by every judging command.
 
-``--strict-gaps`` adds acpref's own readings (``spec-gap``); ``--fail-on LEVEL`` (repeatable)
-adds ``SHOULD`` (with ``SHOULD NOT``), ``MAY`` or ``spec-gap``. MUST and MUST NOT always fail;
-forward-compatibility warnings never do (``acpref/_core/register.py``, ``fails``).
+By default only MUST and MUST NOT findings fail. ``--strict-gaps`` adds acpref's own readings
+(``spec-gap``); ``--fail-on LEVEL`` (repeatable) adds any level there is: ``SHOULD`` (with
+``SHOULD NOT``), ``MAY``, ``spec-gap``, ``warning`` (forward compatibility), or ``MUST`` (which
+fails anyway) (``acpref/_core/register.py``, ``fails``: the exit status and the last line of
+every report are both drawn from it).
 """
 
 from __future__ import annotations
@@ -28,8 +30,8 @@ def add_level_options(p: Any, *, when: str = "") -> None:
         default=[],
         metavar="LEVEL",
         choices=sorted(FAIL_ON),
-        help=f"{when}findings of LEVEL fail too: SHOULD (and SHOULD NOT), MAY or spec-gap "
-        "(repeatable; MUST always fails, forward-compatibility warnings never do)",
+        help=f"{when}findings of LEVEL fail too: SHOULD (and SHOULD NOT), MAY, spec-gap or "
+        "warning (forward compatibility) (repeatable; by default only MUST and MUST NOT fail)",
     )
 
 

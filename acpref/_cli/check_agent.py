@@ -4,8 +4,9 @@ Drives the agent through scripted scenarios (``acpref.testing.check_agent``), a 
 each, and prints the failures first (each with the spec's sentence and the evidence), then the
 counts of passes and skips; ``--table`` adds the whole table by clause. ``--report REPORT.html``
 also writes the scenarios' transcripts as one page of sequence diagrams (``acpref show``), a tab
-per scenario. Exit status 0 only when no MUST-level clause failed (``--strict-gaps``: no spec-gap
-either).
+per scenario. Exit status: 1 when a failed clause fails the check (MUST and MUST NOT;
+``--strict-gaps``, ``--fail-on`` add levels), else 0; 2 for bad usage or an agent command that
+cannot be started (``_status``).
 """
 
 from __future__ import annotations
@@ -21,6 +22,7 @@ from typing import Any
 from ..testing import AgentCheckOptions, check_agent
 from ..testing._agent_scenarios import SCENARIOS
 from ._junit import add_junit_option
+from ._status import USAGE, unstartable
 from ._levels import add_level_options, levels_of
 
 SCENARIO_NAMES = [scenario.name for scenario in SCENARIOS]
@@ -44,9 +46,11 @@ examples:
   $ acpref check-agent --only prompt --record runs --report report.html -- acpref echo
 
 exit status:
-  0  no MUST-level clause failed (with --strict-gaps: and no spec-gap)
-  1  a MUST-level clause failed (with --strict-gaps: or a spec-gap was found)
-  2  bad usage: no agent command, an unknown scenario, a report that cannot be written
+  0  no failed clause fails the check (by default: none at MUST or MUST NOT)
+  1  a failed clause fails the check: MUST or MUST NOT; with --strict-gaps a spec-gap too,
+     with --fail-on LEVEL one of LEVEL too (warning: a forward-compatibility note)
+  2  bad usage: no agent command, an unknown scenario, a report that cannot be written;
+     or the agent command cannot be started (not found, not executable): one line, no clause
 """
 
 
@@ -146,12 +150,39 @@ def run(args: argparse.Namespace) -> int:
             file=sys.stderr,
         )
         return 2
+    if unstartable("check-agent", argv):
+        return USAGE
     if not args.verbose:
         logging.getLogger("acpref").setLevel(logging.CRITICAL)
     if args.report and not args.record:
         with tempfile.TemporaryDirectory(prefix="acpref-check-agent-") as tmp:
             return _check(args, argv, tmp)
     return _check(args, argv, args.record)
+
+
+def _exits_unanswered(argv: Any, timeout: float) -> bool:
+    """True (and one line saying so) when the agent exits without a byte on stdout after its
+    initialize: it never started as an agent (a missing module, a wrong interpreter), and the
+    clauses it failed would only repeat that. Asked only when the handshake failed."""
+    from ..testing._driver import AgentDriver
+
+    driver = AgentDriver.spawn(argv, timeout=min(timeout, 10.0))
+    try:
+        driver.initialize()
+    except Exception:  # noqa: BLE001 - the probe's question is only whether it answered
+        pass
+    process, stderr = driver.process, driver.stderr
+    report = driver.close(grace=1.0)
+    status = process.returncode if process is not None else None
+    if report.messages > 1 or status is None:
+        return False  # it spoke ACP (or still runs): the check's verdicts stand
+    tail = stderr.strip().splitlines()[-1:] or ["(nothing)"]
+    print(
+        f"acpref check-agent: cannot start {argv[0]!r}: it exited with status {status} before "
+        f"answering initialize; its stderr ends: {tail[0][:200]}",
+        file=sys.stderr,
+    )
+    return True
 
 
 def _check(args: argparse.Namespace, argv: Any, record_dir: Any) -> int:
@@ -177,6 +208,8 @@ def _check(args: argparse.Namespace, argv: Any, record_dir: Any) -> int:
     started = time.monotonic()
     report = check_agent(argv, options)
     seconds = time.monotonic() - started
+    if report.failed("INIT-04") and _exits_unanswered(argv, args.timeout):
+        return USAGE
     levels = levels_of(args)
     if args.junit and not _write_junit(args.junit, report, seconds, levels):
         return 2

@@ -4,8 +4,8 @@
 launch it, then use the client (each prompt runs the next step; the agent's messages say what to
 do). ``acpref check-client --report REPORT.json [--json] [--table]`` prints the report: failures
 first, each with the spec's sentence and the evidence, then the counts (``--table``: the whole
-table by clause); exit status 0 only when no MUST-level clause failed (``--strict-gaps``: no
-spec-gap either).
+table by clause); exit status 1 when a failed clause fails the check (MUST and MUST NOT;
+``--strict-gaps``, ``--fail-on`` add levels), else 0; 2 when the report cannot be read.
 """
 
 from __future__ import annotations

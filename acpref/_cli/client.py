@@ -38,7 +38,7 @@ from ..client.render import inert
 from ..codec import DecodeError
 from ..errors import ConnectionClosed, ErrorCode, ProtocolError, RequestTimeout, RpcError
 from . import _status
-from ._commands import LocalCommands, Quit, Timeout
+from ._commands import ONE_SHOT_TIMEOUT, LocalCommands, Quit, Timeout, one_shot_timeout
 from ._console import Console, LogSummary
 from ._mentions import prompt_blocks
 from ._questions import elicit, permission
@@ -52,8 +52,9 @@ plans, questions, notes) goes to stderr.
 
 Exit status: 0 the turn ended with end_turn (or, interactively, /quit or Ctrl-D);
 3 max_tokens, 4 max_turn_requests, 5 refusal (with -p); 130 Ctrl-C (the turn cancelled, or
-quit); 124 the --timeout deadline passed; 141 stdout was closed (| head); 1 an error (the
-agent failed, exited, or broke the protocol); 2 bad usage.
+quit); 124 the --timeout deadline passed (-p: 600 s by default); 141 stdout was closed
+(| head); 1 an error (the agent failed, exited, or broke the protocol); 2 bad usage, or the
+agent command cannot be started (not found, not executable).
 
 Interactive commands: /help lists them and the agent's slash commands (Tab completes);
 /modes, /mode ID, /model ID, /config, /config ID VALUE, /auth [METHOD], /logout, /quit.
@@ -131,8 +132,8 @@ def register(subparsers: Any, name: str, help_text: str) -> None:
         "--timeout",
         type=float,
         metavar="SECONDS",
-        help="with -p: the deadline of the whole run, the turn included (then the turn is "
-        "cancelled, status 124); without -p: for each setup answer (default 30)",
+        help=f"with -p: the deadline of the whole run, turn included (default {ONE_SHOT_TIMEOUT:g},"
+        " 0: none; then the turn is cancelled, status 124); else: each setup answer (default 30)",
     )
     p.add_argument(
         "agent", nargs=argparse.REMAINDER, help="-- then the agent command and its arguments"
@@ -435,7 +436,9 @@ def run(args: argparse.Namespace) -> int:
     if not agent:
         _note("give the agent command after --, e.g. acpref client -- acpref echo")
         return _status.USAGE
-    args.agent = agent
+    if _status.unstartable("client", agent):
+        return _status.USAGE
+    args.agent, args.timeout = agent, one_shot_timeout(args)
     mode = "json" if args.json else "one-shot" if args.prompt is not None else "interactive"
     console = Console(mode, args.max_kept)
     # The library's warnings (a dropped notification, a broken rule), counted, on stderr.

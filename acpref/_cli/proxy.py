@@ -38,7 +38,9 @@ from typing import Any, Callable, Deque, Optional, Sequence, Set
 
 from .. import _groups
 from .._transport import StderrBuffer, spawn
+from .._core.register import FAIL_ON
 from ._judge import pack
+from ._status import USAGE, unstartable
 
 __all__ = ["Proxy", "register", "run"]
 
@@ -56,6 +58,7 @@ class Proxy:
         record: Optional[str] = None,
         strict: bool = False,
         strict_gaps: bool = False,
+        fail_on: Sequence[str] = (),
         client_in: int = 0,
         client_out: int = 1,
         err_fd: int = 2,
@@ -67,6 +70,7 @@ class Proxy:
         self.argv = list(argv)
         self.strict = strict
         self.strict_gaps = strict_gaps
+        self.fail_on = tuple(fail_on)
         self.grace = grace
         self.quiet = quiet
         self.record = record
@@ -188,6 +192,10 @@ class Proxy:
             argv += ["--header", json.dumps({"recorder": "proxy", "agent": self.argv})]
         if self.quiet:
             argv.append("--quiet")
+        if self.strict_gaps:
+            argv.append("--strict-gaps")
+        for level in self.fail_on:
+            argv += ["--fail-on", level]
         if self.report_html:
             argv += ["--report", self.report_html, "--name", " ".join(self.argv)]
         return subprocess.Popen(
@@ -259,8 +267,10 @@ class Proxy:
         if self.report is None:
             self._say("acpref proxy: the judge failed; the traffic was forwarded unjudged")
             ok = False
-        elif self.report.get("gaps_failing" if self.strict_gaps else "failing", 1):
+        elif self.report.get("failing", 1):
             ok = False
+            if not self.strict:
+                self._say("acpref proxy: without --strict, findings do not change the exit status")
         if self.behind is not None:
             self._say(
                 f"acpref proxy: {self.behind}: {self._unjudged} bytes were forwarded unjudged "
@@ -308,9 +318,10 @@ examples:
 
 exit status:
   the agent's own status when it failed (128+N when signal N ended it);
-  else, with --strict: 1 when a MUST-level rule was broken or judging fell behind
-  (with --strict-gaps: or a spec-gap was found), else 0;
-  2 bad usage (no agent command).
+  else, with --strict: 1 when a finding fails the run (by default MUST and MUST NOT; with
+  --strict-gaps: spec-gaps too; --fail-on LEVEL: that level too) or judging fell behind,
+  else 0 (the summary's last line says which findings fail the run);
+  2 bad usage (no agent command), or the agent command cannot be started.
   SIGTERM, SIGHUP, Ctrl-C and the end of the client's input stop the agent (its whole
   process group) and end the run with the summary.
 """
@@ -342,6 +353,15 @@ def register(sub: Any, name: str, help_text: str) -> None:
         "fails too",
     )
     p.add_argument(
+        "--fail-on",
+        action="append",
+        default=[],
+        metavar="LEVEL",
+        choices=sorted(FAIL_ON),
+        help="with --strict: findings of LEVEL fail too: SHOULD (and SHOULD NOT), MAY, spec-gap "
+        "or warning (repeatable; by default only MUST and MUST NOT fail)",
+    )
+    p.add_argument(
         "--quiet", action="store_true", help="no findings while it runs; the summary only"
     )
     p.add_argument(
@@ -368,11 +388,14 @@ def run(args: argparse.Namespace) -> int:
     if not argv:
         print("acpref proxy: give the agent command after --", file=sys.stderr)
         return 2
+    if unstartable("proxy", argv):
+        return USAGE
     proxy = Proxy(
         argv,
         record=args.record,
         strict=args.strict,
         strict_gaps=args.strict_gaps,
+        fail_on=args.fail_on,
         quiet=args.quiet,
         judge_buffer=args.judge_buffer,
         report_html=args.report,

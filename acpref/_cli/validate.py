@@ -2,8 +2,8 @@
 
 Prints every finding (violations with the spec's sentence, then spec-gaps, then warnings) with the
 message index, the clause, its level, who broke it and why; ``--json`` prints the report as JSON.
-Exit status: 0 when no MUST rule was broken (``--strict-gaps``: and no spec-gap found), 1 when
-one was, 2 when the file cannot be read.
+Exit status: 1 when a finding fails the run (MUST and MUST NOT; ``--strict-gaps``, ``--fail-on``
+add levels), else 0; 2 when the file cannot be read (``_status``).
 """
 
 from __future__ import annotations
@@ -17,6 +17,7 @@ from typing import Any
 from ..oracle import validate
 from ._junit import add_junit_option
 from ._levels import add_level_options, levels_of
+from ._status import ERROR, OK, USAGE
 
 
 _DESCRIPTION = """\
@@ -37,8 +38,9 @@ examples:
   $ acpref validate --json --strict-gaps session.jsonl
 
 exit status:
-  0  no MUST-level rule was broken (with --strict-gaps: and no spec-gap found)
-  1  a MUST-level rule was broken (with --strict-gaps: or a spec-gap was found)
+  0  no finding fails the run (by default: no MUST or MUST NOT finding)
+  1  a finding fails the run: MUST or MUST NOT; with --strict-gaps a spec-gap too,
+     with --fail-on LEVEL a finding of LEVEL too (the last line counts them)
   2  the transcript cannot be read (missing, not a transcript), or the --junit file cannot
      be written
 """
@@ -69,7 +71,7 @@ def run(args: argparse.Namespace) -> int:
         report = validate(args.transcript)
     except (OSError, ValueError) as exc:
         print(f"acpref validate: cannot read {args.transcript}: {exc}", file=sys.stderr)
-        return 2
+        return USAGE
     seconds = time.monotonic() - started
     levels = levels_of(args)
     if args.junit:  # first: the file CI reads is written whatever printing meets
@@ -82,4 +84,4 @@ def run(args: argparse.Namespace) -> int:
             print(f"acpref validate: cannot write {args.junit}: {exc}", file=sys.stderr)
             return 2
     print(json.dumps(report.to_json(), indent=1) if args.json else report.format_text(**levels))
-    return 0 if not report.failing(**levels) else 1
+    return OK if not report.failing(**levels) else ERROR

@@ -30,7 +30,8 @@ and a finding names the decision as ``spec-gap:<name>`` (see ``spec_notes/decisi
   schema, its shape from the unstable one: ``is_provisional``) is graded by its sentence like any
   other, but a rule that rests on the unstable shape alone (a ``required`` list of
   ``schema.unstable.json``, a definition) is a warning until a stable schema confirms that shape
-  (spec_notes/decisions.md, provisional-features).
+  (spec_notes/decisions.md, provisional-features). Never failing by default; ``fail_on``
+  ``("warning",)`` (``--fail-on warning``) makes them fail.
 
 **Strength** is a different thing: how acpref's *own* agent and client sides enforce a rule live
 (refusing a request, refusing to send). A decision of acpref (``GAP_LEVELS``) can be enforced at
@@ -67,6 +68,7 @@ __all__ = [
     "FAIL_ON",
     "CLI_FLAGS",
     "below_the_fold",
+    "count_levels",
 ]
 
 MUST, MUST_NOT, SHOULD, SHOULD_NOT, MAY = "MUST", "MUST NOT", "SHOULD", "SHOULD NOT", "MAY"
@@ -209,11 +211,16 @@ def is_provisional(clause: str) -> bool:
     return found is not None and _PROVISIONAL_MARK in found.requirement
 
 
-#: The levels ``fail_on`` may add to those that fail a run, and what each one adds.
+#: The levels ``fail_on`` may name (every level there is), and what each one makes fail.
+#: ``MUST`` adds nothing (MUST and MUST NOT always fail); ``warning`` makes the
+#: forward-compatibility notes fail, for a project that wants to hear of every field it sends
+#: that the stable schema does not define.
 FAIL_ON: Dict[str, Tuple[str, ...]] = {
+    MUST: (MUST, MUST_NOT),
     SHOULD: (SHOULD, SHOULD_NOT),
     MAY: (MAY,),
     SPEC_GAP: (SPEC_GAP,),
+    WARNING: (WARNING,),
 }
 
 
@@ -221,7 +228,8 @@ def fails(level: str, *, strict_gaps: bool = False, fail_on: Tuple[str, ...] = (
     """True when a finding (or a failed check) of this level fails a run.
 
     MUST and MUST NOT always fail; ``strict_gaps`` adds ``spec-gap``; ``fail_on`` adds the levels
-    of ``FAIL_ON`` it names (``("SHOULD",)``: SHOULD and SHOULD NOT). A ``warning`` never fails.
+    of ``FAIL_ON`` it names (``("SHOULD",)``: SHOULD and SHOULD NOT; ``("warning",)``: the
+    forward-compatibility notes). Nothing else fails.
     """
     if level in FAILING or (strict_gaps and level == SPEC_GAP):
         return True
@@ -234,7 +242,23 @@ CLI_FLAGS: Dict[str, str] = {
     SHOULD_NOT: "--fail-on SHOULD",
     MAY: "--fail-on MAY",
     SPEC_GAP: "--strict-gaps",
+    WARNING: "--fail-on warning",
 }
+
+
+def count_levels(levels: Iterable[str]) -> str:
+    """``1 MUST, 2 SHOULD, 3 spec-gaps``: how many of each level, each under its own name, in
+    the order of ``LEVELS`` (``none`` for no level at all)."""
+    counts: Dict[str, int] = {}
+    for level in levels:
+        counts[level] = counts.get(level, 0) + 1
+    plural = (SPEC_GAP, WARNING)  # "2 spec-gaps", but "2 SHOULD"
+    parts = [
+        f"{counts[level]} {level}{'s' if counts[level] != 1 and level in plural else ''}"
+        for level in LEVELS
+        if level in counts
+    ]
+    return ", ".join(parts) or "none"
 
 
 def below_the_fold(
@@ -244,27 +268,24 @@ def below_the_fold(
     fail_on: Tuple[str, ...] = (),
     flags: Optional[Dict[str, str]] = None,
 ) -> str:
-    """One line that counts the findings that did not fail the run, by level, and names the
-    option that would fail on each (so that nothing important hides below the fold)."""
+    """The last line of every judging command: the findings that fail the run, by level, then
+    those that do not, and the option that would fail on each (so that nothing important hides
+    below the fold). ``levels``: the level of every finding, failing or not.
+
+    It is drawn from ``fails``, as the exit status is, so that the two never disagree.
+    """
     flags = CLI_FLAGS if flags is None else flags
-    counts: Dict[str, int] = {}
-    for level in levels:
-        if not fails(level, strict_gaps=strict_gaps, fail_on=fail_on):
-            counts[level] = counts.get(level, 0) + 1
-    if not counts:
-        return "not failing the run: no finding below MUST"
-    plural = (SPEC_GAP, WARNING)  # "2 spec-gaps", but "2 SHOULD"
-    parts = [
-        f"{counts[level]} {level}{'s' if counts[level] != 1 and level in plural else ''}"
-        for level in LEVELS
-        if level in counts
-    ]
+    levels = list(levels)
+    failing = [level for level in levels if fails(level, strict_gaps=strict_gaps, fail_on=fail_on)]
+    rest = [level for level in levels if not fails(level, strict_gaps=strict_gaps, fail_on=fail_on)]
+    head = f"failing the run: {count_levels(failing)}" if failing else ""
+    if not rest:
+        return head or "not failing the run: no findings"
     options = []
     for level in LEVELS:
         option = flags.get(level)
-        if level in counts and option and option not in options:
+        if level in rest and option and option not in options:
             options.append(option)
     tail = f"; {', '.join(options)} would fail on them" if options else ""
-    if WARNING in counts:
-        tail += "; warnings (forward compatibility) never fail"
-    return f"not failing the run: {', '.join(parts)}{tail}"
+    below = f"not failing the run: {count_levels(rest)}{tail}"
+    return f"{head}; {below}" if head else below

@@ -12,7 +12,7 @@ from typing import Any, Dict, List, Tuple, Union
 import attrs
 
 from .._core import Finding, Party
-from .._core.register import SPEC_GAP, below_the_fold
+from .._core.register import SPEC_GAP, below_the_fold, count_levels
 
 __all__ = ["Report", "format_finding", "format_quote"]
 
@@ -61,28 +61,24 @@ class Report:
         return [f for f in self.findings if f.blame is who]
 
     def format_text(self, *, strict_gaps: bool = False, fail_on: Tuple[str, ...] = ()) -> str:
-        """A human summary: violations first (each with its quote), then gaps, then warnings,
-        then one line that counts what does not fail and names the option that would."""
+        """A human summary: the count of each level, the findings that fail the run (each with
+        its quote), then the others, then one line that counts both and names the option that
+        would fail on what does not. What fails is ``register.fails``, as the exit status."""
+        levels: Dict[str, Any] = {"strict_gaps": strict_gaps, "fail_on": fail_on}
+        failing = self.failing(**levels)
+        rest = [f for f in self.findings if f not in failing]
+        found = [f.level for f in self.findings]
         lines = [
-            f"{_count(self.messages, 'message')}, {_count(len(self.violations), 'violation')}, "
-            f"{_count(len(self.gaps), 'spec-gap')}, {_count(len(self.warnings), 'warning')}"
+            f"{_count(self.messages, 'message')}, "
+            + (f"findings: {count_levels(found)}" if found else "no findings")
         ]
-        groups = (
-            ("violations (MUST)", self.violations),
-            ("spec-gaps (acpref's reading; not failing)", self.gaps),
-            ("warnings (SHOULD, forward compatibility; not failing)", self.warnings),
-        )
-        for title, group in groups:
+        for title, group in (("failing the run", failing), ("not failing the run", rest)):
             if group:
-                lines.append(f"{title}:")
+                lines.append(f"{title} ({len(group)}):")
                 for f in group:
                     lines.append("  " + format_finding(f))
-                    lines.extend("  " + line for line in format_quote(f))
-        lines.append(
-            below_the_fold(
-                [f.level for f in self.findings], strict_gaps=strict_gaps, fail_on=fail_on
-            )
-        )
+                    lines.extend("  " + line for line in format_quote(f, shown=f in failing))
+        lines.append(below_the_fold(found, **levels))
         return "\n".join(lines)
 
     def to_json(self) -> Dict[str, Any]:
@@ -103,10 +99,11 @@ def format_finding(f: Finding) -> str:
     return f"{where:>6}  {f.clause:<28} {level:<10} {f.blame.value:<6}  {f.message}"
 
 
-def format_quote(f: Finding) -> List[str]:
-    """The spec's sentence a violation breaks, as indented lines (none for other levels)."""
+def format_quote(f: Finding, *, shown: bool = False) -> List[str]:
+    """The spec's sentence a violation breaks, as indented lines (none for other levels, unless
+    ``shown``: a finding that fails the run by ``fail_on``)."""
     quote = f.quote
-    if quote is None or not f.is_violation:
+    if quote is None or not (f.is_violation or shown):
         return []
     return [f"        spec ({quote.source}): \"{quote.text}\""]
 

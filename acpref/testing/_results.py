@@ -20,7 +20,7 @@ from typing import Any, Dict, Iterable, List, Optional, Sequence, Tuple, Union, 
 import attrs
 
 from .._core import Finding, clauses, level_of
-from .._core.register import WARNING, below_the_fold, fails, quote_of
+from .._core.register import WARNING, below_the_fold, count_levels, fails, quote_of
 
 __all__ = ["CheckReport", "ClauseResult", "PASS", "FAIL", "SKIPPED"]
 
@@ -139,8 +139,27 @@ class CheckReport:
         self, *, strict_gaps: bool = False, fail_on: Tuple[str, ...] = ()
     ) -> List[ClauseResult]:
         """The failed rows that fail the check: MUST level (and spec-gap when ``strict_gaps``,
-        the levels named by ``fail_on``: ``register.fails``)."""
-        return [r for r in self.rows() if r.fails(strict_gaps=strict_gaps, fail_on=fail_on)]
+        the levels named by ``fail_on``: ``register.fails``). With ``fail_on=("warning",)`` the
+        forward-compatibility notes fail too, one row per clause (``warning_rows``)."""
+        rows = self.rows() + self.warning_rows()
+        return [r for r in rows if r.fails(strict_gaps=strict_gaps, fail_on=fail_on)]
+
+    def warning_rows(self) -> List[ClauseResult]:
+        """The forward-compatibility notes on the subject as FAIL rows of level ``warning``, one
+        per clause (not in ``results``: a note is no verdict on its clause)."""
+        rows: Dict[str, ClauseResult] = {}
+        for f in self.warnings():
+            row = rows.setdefault(
+                f["clause"],
+                ClauseResult(
+                    clause=f["clause"], level=WARNING, status=FAIL, scenario=f.get("scenario") or ""
+                ),
+            )
+            where = f"#{f['index']}" if f.get("index") is not None else "end"
+            evidence = f"[{f.get('scenario')}] {where}: {f['message']}"
+            if evidence not in row.evidence:
+                row.evidence.append(evidence)
+        return list(rows.values())
 
     @property
     def ok(self) -> bool:
@@ -174,17 +193,18 @@ class CheckReport:
         ``full=True`` appends the whole table.
         """
         lines: List[str] = []
-        failing = self.failing(strict_gaps=strict_gaps, fail_on=fail_on)
+        levels: Dict[str, Any] = {"strict_gaps": strict_gaps, "fail_on": fail_on}
+        failing = self.failing(**levels)
         others = [r for r in self.failed() if r not in failing]
         if failing:
             lines.append(f"FAILED ({len(failing)}):")
             for row in failing:
                 lines.extend(_format_failure(row))
         if others:
-            lines.append(f"not failing the check ({len(others)}: SHOULD, MAY or spec-gap):")
+            lines.append(f"not failing the check ({len(others)}):")
             for row in others:
                 lines.extend(_format_failure(row))
-        compat = self.warnings()
+        compat = self.warnings() if not fails(WARNING, **levels) else []
         if compat:
             lines.append(f"warnings ({len(compat)}: forward compatibility, not failing):")
             for f in compat[:_SHOWN * 2]:
@@ -192,9 +212,9 @@ class CheckReport:
                 lines.append(f"  [{f.get('scenario')}] {where}: {f['message']}")
             if len(compat) > _SHOWN * 2:
                 lines.append(f"  (+{len(compat) - _SHOWN * 2} more; --json lists them)")
-        lines.append(self._counts(strict_gaps=strict_gaps, fail_on=fail_on))
-        below = [r.level for r in others] + [WARNING] * len(compat)
-        lines.append(below_the_fold(below, strict_gaps=strict_gaps, fail_on=fail_on))
+        lines.append(self._counts(**levels))
+        found = [r.level for r in self.failed()] + [WARNING] * len(self.warnings())
+        lines.append(below_the_fold(found, **levels))
         lines.extend(f"note: {n}" for n in self.notes)
         if not self.final:
             lines.append(
@@ -207,13 +227,18 @@ class CheckReport:
         return "\n".join(lines)
 
     def _counts(self, *, strict_gaps: bool = False, fail_on: Tuple[str, ...] = ()) -> str:
+        """``not ok: 40 passed, 2 failed (1 MUST, 1 SHOULD; 1 failing the check), 1 skipped``."""
         rows = self.results.values()
         counts = {status: sum(1 for r in rows if r.status == status) for status in _RANK}
         failing = len(self.failing(strict_gaps=strict_gaps, fail_on=fail_on))
         verdict = "ok" if not failing else "not ok"
+        failed = [r.level for r in rows if r.status == FAIL]
+        by_level = f"{count_levels(failed)}; " if failed else ""
+        warnings = len(self.warnings())
+        notes = f", {warnings} warning{'s' if warnings != 1 else ''}" if warnings else ""
         return (
-            f"{verdict}: {counts[PASS]} passed, {counts[FAIL]} failed ({failing} failing the "
-            f"check), {counts[SKIPPED]} skipped"
+            f"{verdict}: {counts[PASS]} passed, {counts[FAIL]} failed ({by_level}{failing} failing "
+            f"the check), {counts[SKIPPED]} skipped{notes}"
         )
 
     def format_table(self) -> str:

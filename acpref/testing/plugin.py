@@ -21,9 +21,12 @@ streams to disk and is judged as it travels, the driver keeps the last ``keep_up
 of each session and the last 64 MiB of the agent's messages (``acpref.testing._recording``), and
 the page of a failed test folds long runs of updates (spec_notes/reliability.md, the bounds).
 
-Only MUST / MUST NOT findings fail a test, each printed with the spec's sentence and the offending
-message's index; ``spec-gap`` findings (acpref's own readings) fail too with ``--acp-strict-gaps``,
-SHOULD / MAY findings with ``--acp-fail-on SHOULD`` / ``MAY``. The end of the run says how many
+By default only MUST / MUST NOT findings fail a test, each printed with the spec's sentence and the
+offending message's index; ``spec-gap`` findings (acpref's own readings) fail too with
+``--acp-strict-gaps``, SHOULD / MAY findings and forward-compatibility warnings with
+``--acp-fail-on SHOULD`` / ``MAY`` / ``warning`` (or, for one agent, the fixture's ``fail_on``).
+A test that fails while its agent broke the spec gets one report, the verdict first, acpref's own
+frames cut from its traceback. The end of the run says how many
 findings of the fixtures' peers did not fail, by level, and which option would fail on them.
 ``--acp-full-table`` prints the client check's whole table, not only its failures.
 
@@ -65,8 +68,9 @@ def pytest_addoption(parser: Any) -> None:
         default=[],
         metavar="LEVEL",
         choices=_FAIL_ON,
-        help="fail tests on findings of LEVEL too: SHOULD (and SHOULD NOT), MAY or spec-gap "
-        "(repeatable; MUST always fails, forward-compatibility warnings never do)",
+        help="fail tests on findings of LEVEL too: SHOULD (and SHOULD NOT), MAY, spec-gap or "
+        "warning (forward compatibility) (repeatable; by default only MUST and MUST NOT fail, "
+        "and a fixture's fail_on=(...) adds levels for its own peers)",
     )
     group.addoption(
         "--acp-full-table",
@@ -79,13 +83,19 @@ def pytest_addoption(parser: Any) -> None:
 #: The levels ``--acp-fail-on`` takes (``register.FAIL_ON``, spelled out here so that loading
 #: the plugin does not load the rules), and the plugin's own spelling of the option that makes
 #: each level fail (``register.CLI_FLAGS``).
-_FAIL_ON = ("MAY", "SHOULD", "spec-gap")
+_FAIL_ON = ("MUST", "MAY", "SHOULD", "spec-gap", "warning")
 _FLAGS = {
     "SHOULD": "--acp-fail-on SHOULD",
     "SHOULD NOT": "--acp-fail-on SHOULD",
     "MAY": "--acp-fail-on MAY",
     "spec-gap": "--acp-strict-gaps",
+    "warning": "--acp-fail-on warning",
 }
+#: The ``_Launched`` of the fixtures a test uses: a failure of the test itself is reported with
+#: their verdict (``pytest_runtest_makereport``), once.
+_LAUNCHED = pytest.StashKey[List["_Launched"]]()
+#: Where acpref's own modules are: their frames are hidden from a failed test's traceback.
+_OWN = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 #: Where the fixtures leave the levels of the findings that did not fail their test.
 _BELOW = pytest.StashKey[List[str]]()
 
@@ -124,46 +134,133 @@ class _Launched:
         self.drivers: List[Any] = []
         self.config = request.config
         self.levels = _levels(request.config)
+        #: The verdict once given (the drivers are closed then): given once, reported once.
+        self.given: Optional[List[str]] = None
+        self.reported = False
+        request.node.stash.setdefault(_LAUNCHED, []).append(self)
 
-    def add(self, driver: "AgentDriver", ignore: Sequence[str], warnings: bool) -> "AgentDriver":
-        self.drivers.append((driver, tuple(ignore), warnings))
+    def add(
+        self,
+        driver: "AgentDriver",
+        ignore: Sequence[str],
+        warnings: bool,
+        fail_on: Sequence[str] = (),
+    ) -> "AgentDriver":
+        unknown = [level for level in fail_on if level not in _FAIL_ON]
+        if unknown or isinstance(fail_on, str):
+            driver.close()
+            raise ValueError(
+                f"fail_on takes a sequence of levels among {', '.join(_FAIL_ON)}: {fail_on!r}"
+            )
+        self.drivers.append((driver, tuple(ignore), warnings, tuple(fail_on)))
         return driver
 
     def verdict(self) -> Optional[str]:
+        """What the agents broke that fails the test (``None``: nothing); the drivers closed."""
+        if self.given is None:
+            self.given = []
+            for driver, ignore, warnings, fail_on in self.drivers:
+                self.given.extend(self._judge(driver, ignore, warnings, fail_on))
+        return "\n".join(self.given) or None
+
+    def _judge(
+        self, driver: Any, ignore: Sequence[str], warnings: bool, fail_on: Sequence[str]
+    ) -> List[str]:
         from ..oracle._validate import format_finding, format_quote
         from ._conforms import problems
 
-        messages = []
-        for driver, ignore, warnings in self.drivers:
-            report = driver.close()
-            found = problems(report, blame="agent", warnings=warnings, ignore=ignore, **self.levels)
-            rest = [f.level for f in report.blamed("agent") if f not in found]
-            _below(self.config, rest)
-            if found:
-                where = f" (transcript: {driver.transcript_path})" if driver.transcript_path else ""
-                messages.append(f"the agent broke the ACP spec{where}:")
-                for f in found:
-                    messages.append("  " + format_finding(f))
-                    messages.extend("  " + line for line in format_quote(f))
-                if rest:
-                    line = _below_line(rest, self.config)
-                    messages.append(f"  {line} (acpref validate lists them)")
-                page = _html_beside(driver.transcript_path, report)
-                if page:
-                    messages.append(f"  the transcript drawn, findings marked: {page}")
-                tail = driver.stderr.strip().splitlines()[-5:]
-                if tail:
-                    messages.append("  agent stderr ends:")
-                    messages.extend("    " + line for line in tail)
-        return "\n".join(messages) or None
+        messages: List[str] = []
+        report = driver.close()
+        levels = dict(self.levels, fail_on=self.levels["fail_on"] + tuple(fail_on))
+        # ``warnings=True`` (the older spelling): every finding fails, whatever its level.
+        found = problems(report, blame="agent", warnings=warnings, ignore=ignore, **levels)
+        rest = [f.level for f in report.blamed("agent") if f not in found]
+        _below(self.config, rest)
+        if found:
+            where = f" (transcript: {driver.transcript_path})" if driver.transcript_path else ""
+            messages.append(f"the agent broke the ACP spec{where}:")
+            for f in found:
+                messages.append("  " + format_finding(f))
+                messages.extend("  " + line for line in format_quote(f, shown=True))
+            if rest:
+                line = _below_line(rest, self.config)
+                messages.append(f"  {line} (acpref validate lists them)")
+            page = _html_beside(driver.transcript_path, report)
+            if page:
+                messages.append(f"  the transcript drawn, findings marked: {page}")
+            tail = driver.stderr.strip().splitlines()[-5:]
+            if tail:
+                messages.append("  agent stderr ends:")
+                messages.extend("    " + line for line in tail)
+        return messages
+
+    def teardown(self) -> None:
+        """At the fixture's teardown: fail with the verdict, unless the test's failure did."""
+        verdict = self.verdict()
+        if verdict and not self.reported:
+            pytest.fail(verdict, pytrace=False)
+
+
+def _hide_own_frames(longrepr: Any) -> None:
+    """Cut acpref's own frames from a failed test's traceback: the test's frames are what its
+    author reads. As ``__tracebackhide__`` would, for a library that cannot mark every frame;
+    the last frame, where the error was raised, keeps its location and its ``E`` lines only."""
+    for reprtraceback, _, _ in getattr(longrepr, "chain", None) or ():
+        entries = list(reprtraceback.reprentries)
+        if not entries:
+            continue
+        kept = [e for e in entries[:-1] if not _own(e)]
+        last = entries[-1]
+        if _own(last) and hasattr(last, "lines"):
+            last.lines = [line for line in last.lines if line.startswith("E ")]
+            last.reprfuncargs = None
+        reprtraceback.reprentries = [*kept, last]
+
+
+def _own(entry: Any) -> bool:
+    where = getattr(entry, "reprfileloc", None)
+    path = os.path.abspath(str(where.path)) if where is not None else ""
+    return path.startswith(_OWN + os.sep)
+
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_runtest_makereport(item: Any, call: Any) -> Iterator[None]:
+    """A test that failed while its agent broke the spec gets one report: the verdict first
+    (the clause, its sentence, the evidence), then where the test stopped; no second report
+    of the same defect at teardown."""
+    launched = item.stash.get(_LAUNCHED, None)
+    failed = (
+        call.when == "call"
+        and call.excinfo is not None
+        and not call.excinfo.errisinstance(pytest.skip.Exception)
+    )
+    outcome: Any = yield
+    if not (launched and failed):
+        return
+    _hide_own_frames(outcome.get_result().longrepr)
+    verdicts = [v for v in (each.verdict() for each in launched) if v]
+    if not verdicts:
+        return
+    for each in launched:
+        each.reported = True
+    report = outcome.get_result()
+    # Where the test stopped: its own last frame, not acpref's.
+    theirs = [e for e in call.excinfo.traceback if not str(e.path).startswith(_OWN + os.sep)]
+    at = f" at {theirs[-1].path}:{theirs[-1].lineno + 1}" if theirs else ""
+    report.longrepr = (
+        "\n".join(verdicts) + f"\n\nthe test stopped{at}: {call.excinfo.exconly()}"
+    )
 
 
 @pytest.fixture
 def acp_agent(tmp_path: Any, request: Any) -> Iterator[Callable[..., "AgentDriver"]]:
-    """Start an agent under test: ``acp_agent(argv, *, cwd=None, env=None, ignore=(), warnings=False,
-    timeout=10.0, keep_updates=10_000)`` -> ``AgentDriver``. The test fails at teardown if the
-    agent broke the spec. The transcript streams to disk and is judged as it passes; the driver
-    keeps the last ``keep_updates`` updates of each session (``None``: all)."""
+    """Start an agent under test: ``acp_agent(argv, *, cwd=None, env=None, ignore=(), fail_on=(),
+    timeout=10.0, keep_updates=10_000)`` -> ``AgentDriver``. The test fails if the agent broke
+    the spec: MUST and MUST NOT, the levels ``--acp-fail-on`` names, and those ``fail_on`` adds
+    for this agent (``("SHOULD", "warning")``; ``warnings=True``: every finding). The transcript
+    streams to disk and is judged as it passes; the driver keeps the last ``keep_updates`` updates
+    of each session (``None``: all). A command that cannot be started raises ``RuntimeError``
+    naming it, at the call."""
     launched = _Launched(request)
 
     def launch(
@@ -175,26 +272,31 @@ def acp_agent(tmp_path: Any, request: Any) -> Iterator[Callable[..., "AgentDrive
         warnings: bool = False,
         timeout: float = 10.0,
         keep_updates: Optional[int] = 10_000,
+        fail_on: Sequence[str] = (),
     ) -> "AgentDriver":
+        from .._process import cannot_start
         from ._driver import AgentDriver
 
+        __tracebackhide__ = True
+        problem = cannot_start(argv, cwd=cwd)
+        if problem is not None:  # the environment's mistake, not a clause the agent broke
+            raise RuntimeError(f"acp_agent: {problem}")
         transcript = tmp_path / f"agent-{len(launched.drivers) + 1}.jsonl"
         driver = AgentDriver.spawn(
             argv, cwd=cwd, env=env, transcript=transcript, timeout=timeout,
             keep_updates=keep_updates,
         )
-        return launched.add(driver, ignore, warnings)
+        return launched.add(driver, ignore, warnings, fail_on)
 
     yield launch
-    verdict = launched.verdict()
-    if verdict:
-        pytest.fail(verdict, pytrace=False)
+    launched.teardown()
 
 
 @pytest.fixture
 def acp_pair(tmp_path: Any, request: Any) -> Iterator[Callable[..., "AgentDriver"]]:
     """Serve an ``acpref.agent.Agent`` in this process: ``acp_pair(agent, *, ignore=(),
-    warnings=False)`` -> ``AgentDriver``. The test fails at teardown if the agent broke the spec."""
+    fail_on=())`` -> ``AgentDriver``. The test fails if the agent broke the spec (as
+    ``acp_agent``)."""
     launched = _Launched(request)
 
     def pair(
@@ -203,18 +305,17 @@ def acp_pair(tmp_path: Any, request: Any) -> Iterator[Callable[..., "AgentDriver
         ignore: Sequence[str] = (),
         warnings: bool = False,
         timeout: float = 10.0,
+        fail_on: Sequence[str] = (),
     ) -> "AgentDriver":
         from ._pairs import memory_pair
 
         transcript = tmp_path / f"pair-{len(launched.drivers) + 1}.jsonl"
         return launched.add(
-            memory_pair(agent, transcript=transcript, timeout=timeout), ignore, warnings
+            memory_pair(agent, transcript=transcript, timeout=timeout), ignore, warnings, fail_on
         )
 
     yield pair
-    verdict = launched.verdict()
-    if verdict:
-        pytest.fail(verdict, pytrace=False)
+    launched.teardown()
 
 
 class ClientCheck:
@@ -232,6 +333,8 @@ class ClientCheck:
             report_path,
         ]
         self.ignore: Sequence[str] = ()
+        #: Levels that fail this check besides MUST and ``--acp-fail-on``'s (``("SHOULD",)``).
+        self.fail_on: Sequence[str] = ()
 
     def report(self, timeout: float = 10.0) -> "CheckReport":
         """The report; waits (up to ``timeout``) for a grading agent still writing it."""
@@ -255,6 +358,7 @@ def acp_client_check(tmp_path: Any, request: Any) -> Iterator[ClientCheck]:
         )
     report = check.report()
     levels = _levels(request.config)
+    levels["fail_on"] += tuple(check.fail_on)
     failed = [r for r in report.failing(**levels) if r.clause not in check.ignore]
     _below(request.config, [r.level for r in report.failed() if r not in failed])
     if failed:
