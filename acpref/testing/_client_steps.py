@@ -283,7 +283,7 @@ def _cancelled_read(agent: GraderAgent, turn: PromptTurn) -> None:
     finally:
         os.remove(path)
     if "no answer" in answer:
-        # No time limit is the spec's; the oracle reports a request never answered (RPC-06).
+        # No time limit is the spec's (spec-gap gave-up): the peer closed before it answered.
         g.skip("CANCEL-05", f"the cancelled read got no answer within 10s: {answer['no answer']}")
         return
     # spec CANCEL-05: the cancelled request still gets one response: a result, or -32800.
