@@ -12,7 +12,7 @@ from typing import Any, Dict, List
 
 from ..errors import ConnectionClosed, ErrorCode
 from ._bad_lines import INVALID_REQUEST, UNPARSED, judge_bad_lines
-from ._driver import Stalled
+from ._deadlines import Stalled
 from ._scenario import AUTH_HINT, META, ScenarioContext
 
 __all__ = ["bad_input"]
@@ -168,7 +168,7 @@ def _answer(ctx: ScenarioContext, message: Any) -> Dict[str, Any]:
     kind = method if isinstance(method, str) else f"a bad line ({_line(message)[:40]})"
     since = d.sink.received_count
     try:
-        with d._deadline(kind):
+        with d.deadlines.waiting(kind):
             if isinstance(message, dict):
                 d.send_raw({"jsonrpc": "2.0", **message})
             else:

@@ -23,7 +23,8 @@ from typing import Dict, List, Optional, Sequence
 from .._core import gate_open
 from ..errors import ConnectionClosed, ErrorCode, RemoteProtocolError, RequestTimeout, RpcError
 from ._agent_scenarios import SCENARIOS
-from ._driver import AgentDriver, Stalled
+from ._deadlines import Stalled
+from ._driver import AgentDriver
 from ._results import FAIL, PASS, SKIPPED, CheckReport
 from ._scenario import (
     AUTH_HINT,
@@ -235,7 +236,7 @@ def _stopped(ctx: ScenarioContext, exc: BaseException) -> str:
     if isinstance(exc, (RequestTimeout, TimeoutError)):
         # No spec sentence sets a deadline: a request we stopped waiting for is not one the
         # agent never answered (spec-gap gave-up). The clauses after it are not reached.
-        ctx.driver.give_up()
+        ctx.driver.deadlines.give_up()
         return f"{method} got no answer within {ctx.options.timeout:g}s (see --timeout)"
     if isinstance(exc, RpcError):
         reason = f"{method} answered error {exc.code}: {exc.detail}"

@@ -30,7 +30,7 @@ from .._transport import FdStream
 from ..agent import Agent, AgentSideConnection, ClientHandle, PromptTurn, SessionRegistry
 from ..errors import RequestTimeout
 from ._client_steps import STEP_CLAUSES, STEPS, say
-from ._driver import Stalled
+from ._deadlines import Stalled
 from ._grader import Grader
 from ._recording import RecordingStream, RecordSink
 from ._results import CheckReport
@@ -102,6 +102,7 @@ class GraderAgent(Agent):
             return s.PromptResponse(stop_reason=s.StopReason.END_TURN)
         name = self.grader.scenario = step.__name__.strip("_")
         self.grader.running = name
+        self.grader.deadlines.part = f"step {name!r}"
         self.grader.progress(f"step {name!r} ...")
         began = time.monotonic()
         try:

@@ -22,7 +22,7 @@ from .._core.subagents import CAPABILITY as SUBAGENTS
 from ..agent import PromptTurn
 from ..errors import ErrorCode, RemoteProtocolError, RequestTimeout, RpcError
 from ._client_wire import bad_input, crossed_reads, extensions, reading_dir, update_with_meta
-from ._driver import Stalled
+from ._deadlines import Stalled
 from ._grader import META, GraderAgent, code, say
 
 __all__ = ["STEPS", "STEP_CLAUSES", "say"]
@@ -48,25 +48,20 @@ def _basics(agent: GraderAgent, turn: PromptTurn) -> s.PromptResponse:
 
 
 def _guarded(
-    agent: GraderAgent,
-    turn: PromptTurn,
-    part: Callable[[GraderAgent, PromptTurn], None],
-    clauses: tuple,
+    agent: GraderAgent, turn: PromptTurn, part: Callable[..., None], clauses: tuple
 ) -> None:
     """Run one part of step 1; if the client's answer stops it, its first undecided clause
-    fails with the evidence and the rest of its clauses are SKIPPED as not reached."""
+    fails with the evidence and the rest of its clauses are SKIPPED as not reached (all of
+    them when no answer came in time: no proof against the client, spec-gap gave-up)."""
     g = agent.grader
     name = part.__name__.strip("_")
-    g.part = f"part {name!r}"
-    g.progress(f"{name} ...")
     try:
-        part(agent, turn)
+        with g.in_part(name):
+            part(agent, turn)
     except (RpcError, RequestTimeout, RemoteProtocolError, Stalled) as exc:
         undecided = [c for c in clauses if not g.decided(c)]
         what = f"{name}: the client answered {type(exc).__name__}: {exc}"
         if isinstance(exc, (RequestTimeout, Stalled)):
-            # No answer within our own deadline proves nothing against the client: the rest
-            # of the part is not reached, and says which request it waited for.
             for clause in undecided:
                 g.skip(clause, f"not reached: {name}: {exc}")
             return
@@ -74,9 +69,6 @@ def _guarded(
             g.check(undecided[0], False, what)
         for clause in undecided[1:]:
             g.skip(clause, f"not reached: {what}")
-    finally:
-        g.part = ""
-        g.progress(f"{name} done")
 
 
 #: Non-ASCII text (two-, three- and four-byte UTF-8), in updates and in the file written.

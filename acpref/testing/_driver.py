@@ -21,12 +21,11 @@ Nothing here checks the agent's conduct by itself: the oracle does, from the tra
 
 from __future__ import annotations
 
-import contextlib
 import itertools
 import json
 import os
 import shlex
-from typing import Any, Callable, Dict, Iterator, List, Optional, Sequence, Union
+from typing import Any, Callable, Dict, List, Optional, Sequence, Union
 
 import attrs
 
@@ -38,18 +37,12 @@ from ..connection import Connection, PendingRequest, RequestContext
 from ..errors import ConnectionClosed, RpcError
 from ..methods import PROTOCOL_VERSION
 from ..oracle import Report
+from ._deadlines import Deadlines
 from ._recording import RecordingStream, RecordSink
 from ._terminals import Terminals
 from ._updates import SessionUpdates
 
-__all__ = [
-    "AgentDriver",
-    "Turn",
-    "PendingTurn",
-    "Stalled",
-    "DEFAULT_CLIENT_CAPABILITIES",
-    "KEEP_UPDATES",
-]
+__all__ = ["AgentDriver", "Turn", "PendingTurn", "DEFAULT_CLIENT_CAPABILITIES", "KEEP_UPDATES"]
 
 KEEP_UPDATES = 10_000  # typed updates kept per session; the oldest beyond are let go
 
@@ -68,11 +61,6 @@ _TURN_CONTENT = (
     s.ToolCallUpdate,
     s.Plan,
 )
-
-class Stalled(Exception):
-    """A request not sent: a request of its kind already got no answer within the timeout
-    (see ``AgentDriver.stalled``). Its message says which, and where."""
-
 
 #: A permission policy: the request -> an optionId to select, None to answer cancelled, or an
 #: outcome model.
@@ -136,7 +124,7 @@ class PendingTurn:
 
     def result(self, timeout: Optional[float] = None) -> Turn:
         """Wait for the response (``RpcError`` if the agent answered an error)."""
-        with self.driver._deadline("session/prompt", sent=True):
+        with self.driver.deadlines.waiting("session/prompt", sent=True):
             response = self._pending.result(self.driver.timeout if timeout is None else timeout)
         updates = self.driver.updates(self.session_id, since=self._start)
         dropped = self.driver.update_count(self.session_id) - self._start - len(updates)
@@ -161,14 +149,8 @@ class AgentDriver:
     ) -> None:
         self.process = process
         self.timeout = timeout
-        #: The kinds of request (by method) that got no answer within the timeout, each with
-        #: where that happened: a request of such a kind is not sent again (``Stalled``), so that
-        #: an agent that stops answering one kind costs one timeout, not one per request. None:
-        #: nothing remembered. Shared by the drivers of one check run; ``part`` names this one's.
-        self.stalled = stalled
-        self.part = part
-        self._gave_up = False
         self.sink = RecordSink("client", transcript, header={"agent": name})
+        self.deadlines = Deadlines(self.sink, timeout, stalled, part)
         self.stream = RecordingStream(stream, self.sink, close_output=close_output)
         self.connection = Connection(self.stream, name=name, drain_timeout=1.0)
         self.client_capabilities: Dict[str, Any] = {}
@@ -218,7 +200,7 @@ class AgentDriver:
 
     def request(self, method: str, params: Any = None, *, timeout: Optional[float] = None) -> Any:
         """Any request; params as a model or wire JSON; the typed result (raw for ``_`` methods)."""
-        with self._deadline(method):
+        with self.deadlines.waiting(method):
             return self.connection.request(
                 method, params if params is not None else {}, timeout=self._t(timeout)
             )
@@ -242,7 +224,7 @@ class AgentDriver:
             "clientInfo": client_info or {"name": "acpref-driver", "version": __version__},
         }
         since = self.sink.received_count
-        with self._deadline("initialize"):
+        with self.deadlines.waiting("initialize"):
             pending = self.connection.request_async("initialize", params)
             response = pending.result(self.timeout)
         self.initialize_response = response
@@ -289,7 +271,7 @@ class AgentDriver:
         params: Dict[str, Any] = {"sessionId": session_id, "prompt": blocks}
         if meta is not None:
             params["_meta"] = meta
-        self._refuse_stalled("session/prompt")
+        self.deadlines.refuse("session/prompt")
         pending = self.connection.request_async("session/prompt", params)
         return PendingTurn(self, session_id, pending, start)
 
@@ -340,8 +322,7 @@ class AgentDriver:
         message = dict(message)
         message.setdefault("jsonrpc", "2.0")
         message.setdefault("id", f"raw-{next(self._raw_ids)}")
-        method = message.get("method")
-        with self._deadline(method if isinstance(method, str) else "a raw request"):
+        with self.deadlines.waiting(str(message.get("method", "a raw request"))):
             since = self.sink.received_count
             self.send_raw(message)
             return self.wait_response(message["id"], since=since, timeout=timeout)
@@ -360,45 +341,7 @@ class AgentDriver:
                 and m["id"] == request_id
             )
 
-        try:
-            return self.sink.wait_for(matches, since=since, timeout=self._t(timeout))[1]
-        except TimeoutError:
-            if not self.sink.wait_peer_eof(0):  # the agent is there, and did not answer in time
-                self.give_up()
-            raise
-
-    # -- Deadlines -------------------------------------------------------------------------------
-
-    def give_up(self) -> None:
-        """Record (once) that we stopped waiting for an answer at our own deadline: what the
-        agent still owes when the connection ends is not judged (spec-gap gave-up)."""
-        if not self._gave_up:
-            self._gave_up = True
-            self.sink.gave_up()
-
-    def _refuse_stalled(self, method: str) -> None:
-        where = self.stalled.get(method) if self.stalled is not None else None
-        if where is not None:
-            raise Stalled(
-                f"{method} not sent: one got no answer within {self.timeout:g}s {where} "
-                "(see --timeout)"
-            )
-
-    @contextlib.contextmanager
-    def _deadline(self, method: str, *, sent: bool = False) -> Iterator[None]:
-        """A request of ``method`` sent (unless ``sent``: already) and waited for: refused at
-        once when its kind is stalled; its kind stalled when it gets no answer in time."""
-        if not sent:
-            self._refuse_stalled(method)
-        try:
-            yield
-        except TimeoutError:
-            if self.sink.wait_peer_eof(0):
-                raise  # the agent closed its output: no deadline of ours was reached
-            self.give_up()
-            if self.stalled is not None:
-                self.stalled.setdefault(method, f"in {self.part}" if self.part else "before")
-            raise
+        return self.sink.wait_for(matches, since=since, timeout=self._t(timeout))[1]
 
     # -- Ending ----------------------------------------------------------------------------------
 
@@ -464,21 +407,12 @@ class AgentDriver:
         c.set_handler("session/request_permission", self._on_permission)
         c.set_handler("fs/read_text_file", self._gated("fs.readTextFile", self._on_read))
         c.set_handler("fs/write_text_file", self._gated("fs.writeTextFile", self._on_write))
-        c.set_handler(
-            "terminal/create", self._gated("terminal", lambda p, ctx: self.terminals.create(p))
-        )
-        c.set_handler(
-            "terminal/output", self._gated("terminal", lambda p, ctx: self.terminals.output(p))
-        )
-        c.set_handler(
-            "terminal/wait_for_exit", self._gated("terminal", self.terminals.wait_for_exit)
-        )
-        c.set_handler(
-            "terminal/kill", self._gated("terminal", lambda p, ctx: self.terminals.kill(p))
-        )
-        c.set_handler(
-            "terminal/release", self._gated("terminal", lambda p, ctx: self.terminals.release(p))
-        )
+        t = self.terminals
+        c.set_handler("terminal/create", self._gated("terminal", lambda p, ctx: t.create(p)))
+        c.set_handler("terminal/output", self._gated("terminal", lambda p, ctx: t.output(p)))
+        c.set_handler("terminal/wait_for_exit", self._gated("terminal", t.wait_for_exit))
+        c.set_handler("terminal/kill", self._gated("terminal", lambda p, ctx: t.kill(p)))
+        c.set_handler("terminal/release", self._gated("terminal", lambda p, ctx: t.release(p)))
         c.set_handler("elicitation/create", self._on_elicitation)
         c.set_handler("elicitation/complete", lambda p, ctx: None)
 

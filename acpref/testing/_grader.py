@@ -7,17 +7,18 @@ to the user. The scripted agent that runs the steps is ``_check_client.GraderAge
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import sys
 import threading
 import time
-from typing import Any, Dict, NoReturn, Optional, Protocol, Set, Tuple
+from typing import Any, Dict, Iterator, NoReturn, Optional, Protocol, Set, Tuple
 
 from .. import schema as s
 from ..agent import ClientHandle, PromptTurn, SessionRegistry
 from ..errors import RequestTimeout
-from ._driver import Stalled
+from ._deadlines import Deadlines
 from ._recording import RecordingStream, RecordSink
 from ._results import CheckReport
 
@@ -45,15 +46,11 @@ class Grader:
         self._started = time.monotonic()
         #: Seconds to wait for each answer of the client (``--timeout``).
         self.timeout = timeout
-        #: The kinds of request (by method) that got no answer in time, each with the part that
-        #: sent it: not sent again, so that a client that stops answering one kind of request
-        #: costs one timeout, not one per request.
-        self.stalled: Dict[str, str] = {}
+        #: A kind of request that got no answer in time is not sent again (``_deadlines``);
+        #: its ``part`` names the step or part running now.
+        self.deadlines = Deadlines(sink, timeout, {})
         #: The step running now (None between prompts): named if the client stops meanwhile.
         self.running: Optional[str] = None
-        #: The part of the step running now (``_client_steps._guarded``).
-        self.part = ""
-        self._gave_up = False
         self._lock = threading.Lock()  # guards report, _decided and the file
         self._decided: Set[str] = set()
         self.report = _load_or_new(report_path)
@@ -100,6 +97,17 @@ class Grader:
         if self.show_progress:
             elapsed = time.monotonic() - self._started
             print(f"acpref check-client: [{elapsed:.1f}s] {text}", file=sys.stderr, flush=True)
+
+    @contextlib.contextmanager
+    def in_part(self, name: str) -> Iterator[None]:
+        """A part of a step runs: named in progress and in the reason of a stalled request."""
+        self.deadlines.part = f"part {name!r}"
+        self.progress(f"{name} ...")
+        try:
+            yield
+        finally:
+            self.deadlines.part = f"step {self.scenario!r}"
+            self.progress(f"{name} done")
 
     def note(self, text: str) -> None:
         with self._lock:
@@ -161,12 +169,7 @@ class Grader:
 
     def deadline(self, method: str, timeout: Optional[float] = None) -> float:
         """The seconds a request of ``method`` may wait; ``Stalled`` if its kind got no answer."""
-        where = self.stalled.get(method)
-        if where is not None:
-            raise Stalled(
-                f"{method} not sent: one got no answer within {self.timeout:g}s {where} "
-                "(see --timeout)"
-            )
+        self.deadlines.refuse(method)
         return self.timeout if timeout is None else min(timeout, self.timeout)
 
     def stalled_on(self, method: str, waited: float) -> NoReturn:
@@ -174,10 +177,7 @@ class Grader:
 
         No spec sentence sets a deadline: what the client still owes when the connection ends
         is not judged (spec-gap gave-up), and its kind is not sent again."""
-        if not self._gave_up:
-            self._gave_up = True
-            self.sink.gave_up()
-        self.stalled.setdefault(method, f"in {self.part or f'step {self.scenario!r}'}")
+        self.deadlines.missed(method)
         raise RequestTimeout(f"{method} got no answer within {waited:g}s (see --timeout)")
 
     def new_raw_id(self) -> str:
