@@ -50,6 +50,7 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import pytest
@@ -554,3 +555,43 @@ def test_SCHEMA_18_no_sentence_states_it_so_it_fails_as_a_spec_gap() -> None:
     nulls = check_agent([*CHECK_AGENTS, "NullServersRefused"], options)
     row = nulls.results["SCHEMA-18"]
     assert row.status == "FAIL" and row.level == "spec-gap" and nulls.ok, nulls.format_table()
+
+
+# -- Deadlines: one per kind of request that goes unanswered (spec-gap gave-up) ----------------
+
+
+def test_spec_gap_gave_up_an_agent_silent_after_initialize_ends_within_the_documented_bound() -> None:
+    # The bound of spec_notes/oracle.md: each scenario stops at its first unanswered request
+    # (bad-input sends two bad lines first), plus each process's start and exit (0.5 s allowed
+    # for this small agent, which exits at the end of its input).
+    timeout = 1.0
+    argv = [PY, "-m", "acpref", "check-agent", "--timeout", str(timeout), "--cancel-prompt", "slow",
+            "--", *CHECK_AGENTS, "SilentAfterInitialize"]  # fmt: skip
+    began = time.monotonic()
+    run = subprocess.run(argv, capture_output=True, text=True, timeout=120)
+    elapsed = time.monotonic() - began
+    scenarios = len(SCENARIOS)
+    assert elapsed <= (scenarios + 2) * timeout + scenarios * 0.5, (elapsed, run.stderr)
+    assert run.returncode == 0, run.stdout  # no answer within our deadline is no FAIL
+    assert "RPC-06" not in run.stdout
+    # Progress on stderr, each scenario as it starts and ends; stdout is the report only.
+    assert "acpref check-agent: [1/" in run.stderr and " in " in run.stderr, run.stderr
+    assert "acpref check-agent:" not in run.stdout
+    quiet = subprocess.run([*argv[:4], "--quiet", *argv[4:]], capture_output=True, text=True,
+                           timeout=120)  # fmt: skip
+    assert "acpref check-agent: [" not in quiet.stderr, quiet.stderr
+
+
+def test_spec_gap_gave_up_a_prompt_never_answered_costs_one_timeout_not_one_per_scenario() -> None:
+    options = AgentCheckOptions(**{**FAST, "timeout": 1})
+    began = time.monotonic()
+    report = check_agent([*CHECK_AGENTS, "PromptSilent"], options)
+    elapsed = time.monotonic() - began
+    assert "RPC-06" not in report.results or report.results["RPC-06"].status != "FAIL"
+    assert not [r for r in report.failures if r.clause != "spec-gap:exit-on-eof"], report.format_table()
+    first = report.results["PROMPT-11"].evidence[0]
+    assert "session/prompt got no answer within 1s" in first, first
+    later = [e for r in report.rows() for e in r.evidence if "session/prompt not sent" in e]
+    assert later and "in scenario 'prompt'" in later[0], report.format_table()
+    # Several scenarios prompt; only the first waits (plus each process's start and exit).
+    assert elapsed <= 2 * 1 + len(SCENARIOS) * 1.0, elapsed

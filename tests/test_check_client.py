@@ -11,6 +11,7 @@ import json
 import re
 import shutil
 import subprocess
+import time
 import sys
 from pathlib import Path
 from typing import Any, Callable, Optional
@@ -404,3 +405,46 @@ def test_typescript_sdk_client_passes(tmp_path: Path) -> None:
     for clause in (*_ALWAYS_PASS, "TOOL-08", "FS-04", "FS-07", "CANCEL-05", "RPC-07", "RPC-10"):
         assert report.results[clause].status == "PASS", (clause, table)
     _assert_every_step_clause(report)
+
+
+# -- Deadlines: every request to the client waits at most --timeout (spec-gap gave-up) ---------
+
+
+def test_spec_gap_gave_up_a_client_silent_after_initialize_ends_each_step_within_the_bound(
+    tmp_path: Path,
+) -> None:
+    # The bound of spec_notes/oracle.md: step 1 stops each of its 10 parts at its first
+    # unanswered request (bad_input sends two bad lines first): (10 + 2) x --timeout; step 2
+    # waits one permission request. 1 s allowed for the scripted agent's start and end.
+    client = check_clients.SilentAfterInitialize()
+    began = time.monotonic()
+    report = _run(tmp_path, client)
+    elapsed = time.monotonic() - began
+    assert elapsed <= (10 + 2) * 1 + 1 * 1 + 1.0, (elapsed, client.driver.stderr)
+    assert report.failing() == [], report.format_table()
+    assert "RPC-06" not in report.results or report.results["RPC-06"].status != "FAIL"
+    _assert_every_step_clause(report)
+    reasons = [e for r in report.rows() for e in r.evidence]
+    assert any("step 'cancellation' was running when the client stopped answering" in e
+               for e in reasons), report.format_table()  # fmt: skip
+    assert not any("too few prompts" in e for e in reasons), report.format_table()
+    # Progress on stderr, each step and part; the agent's stdout carried protocol only.
+    assert "acpref check-client: [" in client.driver.stderr
+    assert "step 'basics' done in" in client.driver.stderr
+    assert not [f for f in client.driver.report.blamed("agent") if f.clause == "TRANSPORT-08"
+                and "acpref check-client" in f.message]  # fmt: skip
+
+
+def test_spec_gap_gave_up_a_client_that_stops_reading_files_costs_one_timeout(
+    tmp_path: Path,
+) -> None:
+    client = check_clients.StopsReadingFiles()
+    report = _run(tmp_path, client)
+    assert report.failing() == [], report.format_table()
+    reasons = [e for r in report.rows() for e in r.evidence]
+    waited = [e for e in reasons if "fs/read_text_file got no answer within 1s" in e]
+    unsent = [e for e in reasons if "fs/read_text_file not sent" in e]
+    assert waited and unsent, report.format_table()
+    # One deadline: the read of the files part waited, the later parts' reads were not sent.
+    assert client.driver.stderr.count("files done") == 1
+    assert "PASS" == report.results["TERM-03"].status, report.format_table()

@@ -83,7 +83,13 @@ def register(sub: Any, name: str, help_text: str) -> None:
         type=float,
         default=30.0,
         metavar="S",
-        help="seconds to wait for each answer (default 30)",
+        help="seconds to wait for each answer (default 30); a kind of request that gets none "
+        "is not sent again in the run, so against an agent that answers nothing after "
+        "initialize a run takes at most (SCENARIOS + 2) x S, plus each process's start and exit",
+    )
+    p.add_argument(
+        "-q", "--quiet", action="store_true", help="no progress on stderr (each scenario's start "
+        "and end, with its time)",
     )
     p.add_argument("--cwd", help="directory to open sessions in (default: a temporary directory)")
     p.add_argument(
@@ -204,6 +210,7 @@ def _check(args: argparse.Namespace, argv: Any, record_dir: Any) -> int:
         cancel_after=args.cancel_after,
         cancel_grace=args.cancel_grace,
         mcp_wait=args.mcp_wait,
+        progress=not args.quiet,
     )
     started = time.monotonic()
     report = check_agent(argv, options)

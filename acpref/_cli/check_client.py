@@ -28,6 +28,19 @@ def register(sub: Any, name: str, help_text: str) -> None:
         help="run the scripted agent on stdio, grading into REPORT",
     )
     group.add_argument("--report", metavar="REPORT.json", help="print a report written by --serve")
+    p.add_argument(
+        "--timeout",
+        type=float,
+        default=300.0,
+        metavar="S",
+        help="with --serve: seconds to wait for each answer of the client (default 300: a person "
+        "answers the permission requests); a kind of request that gets none is not sent again, "
+        "so a client that answers nothing after initialize costs at most PARTS x S per prompt "
+        "(10 parts in step 1, 1 in step 2)",
+    )
+    p.add_argument(
+        "-q", "--quiet", action="store_true", help="with --serve: no progress on stderr"
+    )
     p.add_argument("--json", action="store_true", help="with --report: print JSON")
     p.add_argument("--table", action="store_true", help="with --report: the full table too")
     add_level_options(p, when="with --report: ")
@@ -44,7 +57,7 @@ def run(args: argparse.Namespace) -> int:
         return 2
     if args.serve:
         logging.getLogger("acpref").setLevel(logging.ERROR)
-        return serve_check_client(args.serve)
+        return serve_check_client(args.serve, timeout=args.timeout, progress=not args.quiet)
     try:
         report = read_client_report(args.report)
     except (OSError, ValueError, KeyError) as exc:

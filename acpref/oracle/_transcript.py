@@ -9,7 +9,10 @@ Format (``acpref-transcript/1``), one JSON object per line:
   (the transcript then ended cleanly for it), ``"event": "oversize", "size": N`` for a line
   longer than the recorder's bound, which is not kept, or ``{"from": "client", "event": "stop"}``
   when the client stopped the agent process (with a signal) because it had not exited at the end
-  of its input: whatever the agent still owed then is not judged (spec-gap stopped-agent).
+  of its input: whatever the agent still owed then is not judged (spec-gap stopped-agent);
+  ``"event": "gave-up"`` when that party stopped waiting for an answer at a deadline of its own
+  (``--timeout``): what its peer still owed when the connection ended is not judged (spec-gap
+  gave-up).
 
 The first line may be a header ``{"format": "acpref-transcript/1", ...}``; readers skip it.
 Its ``"subject"`` (``"agent"`` or ``"client"``), when present, names the party under test: the

@@ -60,6 +60,8 @@ class Validator:
         self._eof: Set[str] = set()
         #: True once the client stopped the agent process (a ``stop`` event).
         self._agent_stopped = False
+        #: The parties that gave up waiting for an answer at a deadline of their own (``gave-up``).
+        self._gave_up: Set[Party] = set()
         #: True while a sender is inside a message cut by raw newlines (TRANSPORT-05, once).
         self._cut: Dict[Party, bool] = {Party.AGENT: False, Party.CLIENT: False}
         #: Null-id errors a party owes for lines it could not read (RPC-10, RPC-11).
@@ -88,6 +90,8 @@ class Validator:
                 self._eof.add(record.sender)
             elif record.event == "stop" and record.sender == Party.CLIENT.value:
                 self._agent_stopped = True
+            elif record.event == "gave-up":
+                self._gave_up.add(Party(record.sender))
             elif record.event == "oversize":
                 # spec-gap oversize-line: the receiver answers -32600, under the line's id if it
                 # could read it from the line's first or last bytes, else with id null.
@@ -115,6 +119,11 @@ class Validator:
                 # (a turn whose model keeps it busy past the client's patience) did not end
                 # without answering (RPC-06) or releasing (TERM-07): it was cut off.
                 owed = [f for f in owed if f.blame != Party.AGENT]
+            for party in self._gave_up:
+                # spec-gap gave-up: a party that stopped waiting at a deadline of its own (no spec
+                # sentence sets one) and then ended the connection cut its peer off too: an agent
+                # that exits at that end of input does what TRANSPORT-10 asks of it.
+                owed = [f for f in owed if f.blame != other(party)]
             self.findings.extend(owed)
             self._report = Report(findings=list(self.findings), messages=self.messages)
         return self._report

@@ -12,6 +12,7 @@ from typing import Any, Dict, List
 
 from ..errors import ConnectionClosed, ErrorCode
 from ._bad_lines import INVALID_REQUEST, UNPARSED, judge_bad_lines
+from ._deadlines import Stalled
 from ._scenario import AUTH_HINT, META, ScenarioContext
 
 __all__ = ["bad_input"]
@@ -157,23 +158,35 @@ def _answer(ctx: ScenarioContext, message: Any) -> Dict[str, Any]:
     """Send one raw line or request with nothing else in flight; the first response to come.
 
     Any response counts (whatever its id, with none at all): its envelope is what is judged.
-    ``{"no answer": ...}`` when none came within the timeout.
+    ``{"no answer": ...}`` when none came within the timeout to a line that is no request.
     """
     d = ctx.driver
+    method = message.get("method") if isinstance(message, dict) else None
+    # A line no client sends may go unanswered (spec-gap malformed-json: judged as such); a
+    # request of a string method that gets no answer in time stops the scenario (what comes
+    # after it is not reached), and its kind is not sent again in the run (AgentDriver.stalled).
+    kind = method if isinstance(method, str) else f"a bad line ({_line(message)[:40]})"
     since = d.sink.received_count
-    if isinstance(message, dict):
-        d.send_raw({"jsonrpc": "2.0", **message})
-    else:
-        d.send_raw(message)
     try:
-        return d.sink.wait_for(
-            lambda m: isinstance(m, dict) and "method" not in m,
-            since=since,
-            timeout=ctx.options.timeout,
-        )[1]
+        with d.deadlines.waiting(kind):
+            if isinstance(message, dict):
+                d.send_raw({"jsonrpc": "2.0", **message})
+            else:
+                d.send_raw(message)
+            return d.sink.wait_for(
+                lambda m: isinstance(m, dict) and "method" not in m,
+                since=since,
+                timeout=ctx.options.timeout,
+            )[1]
     except TimeoutError as exc:
         if d.sink.wait_peer_eof(0):
             raise ConnectionClosed(f"the agent closed its output after {_line(message)}") from None
+        if isinstance(method, str):
+            raise
+        return {"no answer": f"{exc} (see --timeout)"}
+    except Stalled as exc:
+        if isinstance(method, str):
+            raise
         return {"no answer": str(exc)}
 
 

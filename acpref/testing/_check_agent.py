@@ -15,12 +15,15 @@ from __future__ import annotations
 
 import json
 import os
+import sys
 import tempfile
+import time
 from typing import Dict, List, Optional, Sequence
 
 from .._core import gate_open
 from ..errors import ConnectionClosed, ErrorCode, RemoteProtocolError, RequestTimeout, RpcError
 from ._agent_scenarios import SCENARIOS
+from ._deadlines import Stalled
 from ._driver import AgentDriver
 from ._results import FAIL, PASS, SKIPPED, CheckReport
 from ._scenario import (
@@ -60,20 +63,47 @@ def check_agent(
     options = options or AgentCheckOptions()
     report = CheckReport(subject="agent", command=list(argv))
     chosen = [sc for sc in (scenarios or SCENARIOS) if not options.only or sc.name in options.only]
+    # The kinds of request that got no answer within the timeout, shared by every scenario's
+    # agent: each costs one timeout in the whole run (see AgentDriver.stalled).
+    stalled: Dict[str, str] = {}
+    start = time.monotonic()
     with tempfile.TemporaryDirectory(prefix="acpref-check-agent-") as tmp:
         cwd = os.path.realpath(options.cwd or tmp)
         caps: Optional[Dict[str, object]] = None
-        for scenario in chosen:
+        for n, scenario in enumerate(chosen, 1):
             if scenario.needs is not None and caps is not None and not _open(caps, scenario.needs):
+                reason = f"the agent does not advertise {scenario.needs}"
                 for clause in scenario.clauses:
-                    reason = f"the agent does not advertise {scenario.needs}"
                     report._record(clause, SKIPPED, scenario.name, reason)
+                _progress(options, f"[{n}/{len(chosen)}] {scenario.name}: SKIPPED, {reason}")
                 continue
-            driver_caps = _run(scenario, argv, options, report, cwd)
+            _progress(options, f"[{n}/{len(chosen)}] {scenario.name} ...")
+            began = time.monotonic()
+            driver_caps = _run(scenario, argv, options, report, cwd, stalled)
             if caps is None and driver_caps is not None:
                 caps = driver_caps
+            took = time.monotonic() - began
+            tally = _tally(report, scenario)
+            _progress(options, f"[{n}/{len(chosen)}] {scenario.name}: {tally} in {took:.1f}s")
     _hints(report, options)
+    _progress(options, f"done in {time.monotonic() - start:.1f}s")
     return report
+
+
+def _progress(options: AgentCheckOptions, text: str) -> None:
+    """One line of progress on stderr (never stdout: it carries the report), if asked for."""
+    if options.progress:
+        print(f"acpref check-agent: {text}", file=sys.stderr, flush=True)
+
+
+def _tally(report: CheckReport, scenario: Scenario) -> str:
+    """What a scenario's clauses came to so far: ``3 PASS, 1 FAIL, 2 SKIPPED``."""
+    counts: Dict[str, int] = {}
+    for clause in scenario.clauses:
+        row = report.results.get(clause)
+        if row is not None:
+            counts[row.status] = counts.get(row.status, 0) + 1
+    return ", ".join(f"{n} {status}" for status, n in sorted(counts.items())) or "done"
 
 
 def _open(caps: Dict[str, object], gate: str) -> bool:
@@ -86,6 +116,7 @@ def _run(
     options: AgentCheckOptions,
     report: CheckReport,
     cwd: str,
+    stalled: Optional[Dict[str, str]] = None,
 ) -> Optional[Dict[str, object]]:
     if options.record_dir:
         os.makedirs(options.record_dir, exist_ok=True)
@@ -98,7 +129,12 @@ def _run(
         where = options.record_dir
         transcript = os.path.join(where, f"{name}.jsonl") if where else None
         return AgentDriver.spawn(
-            argv, env=options.env, transcript=transcript, timeout=options.timeout
+            argv,
+            env=options.env,
+            transcript=transcript,
+            timeout=options.timeout,
+            stalled=stalled,
+            part=f"scenario {scenario.name!r}",
         )
 
     try:
@@ -165,12 +201,15 @@ _STOPS = (
     RemoteProtocolError,
     ConnectionClosed,
     TimeoutError,
+    Stalled,
 )
 
 def _stopped(ctx: ScenarioContext, exc: BaseException) -> str:
     """File the exception that stopped a scenario; return why the rest was not reached."""
-    if isinstance(exc, NotReached):
-        return str(exc)  # a refused step breaks no clause (ScenarioContext.step)
+    if isinstance(exc, (NotReached, Stalled)):
+        # A refused step breaks no clause (ScenarioContext.step); a request of a kind that
+        # already got no answer in time is not sent again (AgentDriver.stalled).
+        return str(exc)
     method = _last_call(ctx.driver, answered=isinstance(exc, (RpcError, RemoteProtocolError)))
     pending = [c for c in ctx.current if c not in ctx.decided]
     if isinstance(exc, NeedsAuth) or (
@@ -195,6 +234,9 @@ def _stopped(ctx: ScenarioContext, exc: BaseException) -> str:
             return reason
         return f"{method} answered -32000 auth required; {AUTH_HINT}{offer}"
     if isinstance(exc, (RequestTimeout, TimeoutError)):
+        # No spec sentence sets a deadline: a request we stopped waiting for is not one the
+        # agent never answered (spec-gap gave-up). The clauses after it are not reached.
+        ctx.driver.deadlines.give_up()
         return f"{method} got no answer within {ctx.options.timeout:g}s (see --timeout)"
     if isinstance(exc, RpcError):
         reason = f"{method} answered error {exc.code}: {exc.detail}"

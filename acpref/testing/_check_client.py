@@ -21,12 +21,16 @@ import json
 import os
 import sys
 import threading
+import time
+from typing import Any, Optional
 
 from .. import __version__, _groups
 from .. import schema as s
 from .._transport import FdStream
 from ..agent import Agent, AgentSideConnection, ClientHandle, PromptTurn, SessionRegistry
+from ..errors import RequestTimeout
 from ._client_steps import STEP_CLAUSES, STEPS, say
+from ._deadlines import Stalled
 from ._grader import Grader
 from ._recording import RecordingStream, RecordSink
 from ._results import CheckReport
@@ -63,6 +67,9 @@ class GraderAgent(Agent):
         sessions: SessionRegistry,
     ) -> None:
         super().__init__(client, sessions)
+        # Every typed request to the client waits at most the grader's timeout, and a kind of
+        # request that got no answer is not sent again (Grader.deadline).
+        client._connection = _Deadlines(client._connection, grader)  # type: ignore[assignment]
         self.grader = grader
         self.stream = stream
         self._step = 0
@@ -86,28 +93,86 @@ class GraderAgent(Agent):
 
     def session_prompt(self, params: s.PromptRequest, turn: PromptTurn) -> s.PromptResponse:
         self.grader.passed(*_ON_PROMPT)
+        turn._connection = _Deadlines(turn._connection, self.grader)  # type: ignore[assignment]
         with self._step_lock:
             step = STEPS[self._step] if self._step < len(STEPS) else None
             self._step += 1
         if step is None:
             say(turn, f"All checks are done. The report is in {self.grader.path}.")
             return s.PromptResponse(stop_reason=s.StopReason.END_TURN)
-        self.grader.scenario = step.__name__.strip("_")
+        name = self.grader.scenario = step.__name__.strip("_")
+        self.grader.running = name
+        self.grader.deadlines.part = f"step {name!r}"
+        self.grader.progress(f"step {name!r} ...")
+        began = time.monotonic()
         try:
             return step(self, turn)
+        except (RequestTimeout, Stalled) as exc:
+            # The client stopped answering: what the step had left is not reached, and says
+            # which request it waited for (not "too few prompts").
+            why = f"not reached: step {name!r} was running when the client stopped answering: {exc}"
+            for clause in STEP_CLAUSES.get(name, ()):
+                if not self.grader.decided(clause):
+                    self.grader.skip(clause, why)
+            return s.PromptResponse(stop_reason=s.StopReason.END_TURN)
         finally:
+            self.grader.running = None
+            self.grader.progress(f"step {name!r} done in {time.monotonic() - began:.1f}s")
             self.grader.save()
 
 
-def serve_check_client(report_path: str) -> int:
-    """Serve the scripted agent on stdio until the client disconnects; write the report."""
+class _Deadlines:
+    """A connection of the agent side, with a deadline on every request (``Grader.deadline``):
+    what ``ClientHandle`` and ``PromptTurn`` send to the client through it."""
+
+    def __init__(self, connection: Any, grader: Grader) -> None:
+        self._connection = connection
+        self._grader = grader
+
+    def request_async(self, method: str, params: Any = None) -> "_Pending":
+        self._grader.deadline(method)  # Stalled, unsent, when its kind got no answer
+        return _Pending(self._connection.request_async(method, params), method, self._grader)
+
+    def request(self, method: str, params: Any = None, *, timeout: Optional[float] = None) -> Any:
+        return self.request_async(method, params).result(timeout)
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._connection, name)
+
+
+class _Pending:
+    """A request in flight whose wait is bounded by the grader's timeout."""
+
+    def __init__(self, pending: Any, method: str, grader: Grader) -> None:
+        self._pending = pending
+        self._method = method
+        self._grader = grader
+
+    def result(self, timeout: Optional[float] = None) -> Any:
+        wait = self._grader.timeout if timeout is None else min(timeout, self._grader.timeout)
+        try:
+            return self._pending.result(wait)
+        except RequestTimeout:
+            self._grader.stalled_on(self._method, wait)
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._pending, name)
+
+
+def serve_check_client(
+    report_path: str, *, timeout: float = 300.0, progress: bool = False
+) -> int:
+    """Serve the scripted agent on stdio until the client disconnects; write the report.
+
+    Each request to the client waits at most ``timeout`` seconds (a person answers the
+    permission requests); ``progress`` prints each step and part on stderr."""
     report_path = os.path.abspath(report_path)
     base = report_path[:-5] if report_path.endswith(".json") else report_path
     protocol_out = os.dup(1)
     os.dup2(2, 1)  # spec TRANSPORT-08: nothing but protocol on the real stdout
     sys.stdout = sys.stderr
     sink = RecordSink("agent", f"{base}.jsonl", header={"check": "client", "subject": "client"})
-    grader = Grader(report_path, sink)
+    grader = Grader(report_path, sink, timeout=timeout, progress=progress)
     stream = RecordingStream(FdStream(0, protocol_out, write_timeout=None), sink)
     sessions = SessionRegistry(state_dir=f"{base}.sessions")
 

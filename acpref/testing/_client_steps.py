@@ -22,6 +22,7 @@ from .._core.subagents import CAPABILITY as SUBAGENTS
 from ..agent import PromptTurn
 from ..errors import ErrorCode, RemoteProtocolError, RequestTimeout, RpcError
 from ._client_wire import bad_input, crossed_reads, extensions, reading_dir, update_with_meta
+from ._deadlines import Stalled
 from ._grader import META, GraderAgent, code, say
 
 __all__ = ["STEPS", "STEP_CLAUSES", "say"]
@@ -47,22 +48,22 @@ def _basics(agent: GraderAgent, turn: PromptTurn) -> s.PromptResponse:
 
 
 def _guarded(
-    agent: GraderAgent,
-    turn: PromptTurn,
-    part: Callable[[GraderAgent, PromptTurn], None],
-    clauses: tuple,
+    agent: GraderAgent, turn: PromptTurn, part: Callable[..., None], clauses: tuple
 ) -> None:
     """Run one part of step 1; if the client's answer stops it, its first undecided clause
-    fails with the evidence and the rest of its clauses are SKIPPED as not reached."""
+    fails with the evidence and the rest of its clauses are SKIPPED as not reached (all of
+    them when no answer came in time: no proof against the client, spec-gap gave-up)."""
     g = agent.grader
+    name = part.__name__.strip("_")
     try:
-        part(agent, turn)
-    except (RpcError, RequestTimeout, RemoteProtocolError) as exc:
+        with g.in_part(name):
+            part(agent, turn)
+    except (RpcError, RequestTimeout, RemoteProtocolError, Stalled) as exc:
         undecided = [c for c in clauses if not g.decided(c)]
-        what = f"{part.__name__.strip('_')}: the client answered {type(exc).__name__}: {exc}"
-        if isinstance(exc, RequestTimeout):
+        what = f"{name}: the client answered {type(exc).__name__}: {exc}"
+        if isinstance(exc, (RequestTimeout, Stalled)):
             for clause in undecided:
-                g.skip(clause, f"not reached: {what} (no answer in time)")
+                g.skip(clause, f"not reached: {name}: {exc}")
             return
         if undecided:
             g.check(undecided[0], False, what)
@@ -274,7 +275,7 @@ def _cancelled_read(agent: GraderAgent, turn: PromptTurn) -> None:
     finally:
         os.remove(path)
     if "no answer" in answer:
-        # No time limit is the spec's; the oracle reports a request never answered (RPC-06).
+        # No time limit is the spec's (spec-gap gave-up): the peer closed before it answered.
         g.skip("CANCEL-05", f"the cancelled read got no answer within 10s: {answer['no answer']}")
         return
     # spec CANCEL-05: the cancelled request still gets one response: a result, or -32800.

@@ -141,7 +141,9 @@ def _answer_to_line(agent: GraderAgent, line: bytes) -> Any:
     agent.stream.write_raw(line)
     try:
         return g.sink.wait_for(
-            lambda m: isinstance(m, dict) and "method" not in m, since=since, timeout=_BAD_LINE_WAIT
+            lambda m: isinstance(m, dict) and "method" not in m,
+            since=since,
+            timeout=min(_BAD_LINE_WAIT, g.timeout),
         )[1]
     except TimeoutError as exc:
         return {"no answer": str(exc)}
@@ -182,7 +184,7 @@ def crossed_reads(agent: GraderAgent, turn: PromptTurn) -> None:
                 {"sessionId": turn.session_id, "path": path},
                 request_id,
             )
-        deadline = time.monotonic() + 20.0
+        deadline = time.monotonic() + g.deadline("fs/read_text_file", 20.0)
         answers = {
             rid: g.answer(rid, since, max(0.1, deadline - time.monotonic())) for rid in reads
         }

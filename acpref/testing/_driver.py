@@ -37,6 +37,7 @@ from ..connection import Connection, PendingRequest, RequestContext
 from ..errors import ConnectionClosed, RpcError
 from ..methods import PROTOCOL_VERSION
 from ..oracle import Report
+from ._deadlines import Deadlines
 from ._recording import RecordingStream, RecordSink
 from ._terminals import Terminals
 from ._updates import SessionUpdates
@@ -123,7 +124,8 @@ class PendingTurn:
 
     def result(self, timeout: Optional[float] = None) -> Turn:
         """Wait for the response (``RpcError`` if the agent answered an error)."""
-        response = self._pending.result(self.driver.timeout if timeout is None else timeout)
+        with self.driver.deadlines.waiting("session/prompt", sent=True):
+            response = self._pending.result(self.driver.timeout if timeout is None else timeout)
         updates = self.driver.updates(self.session_id, since=self._start)
         dropped = self.driver.update_count(self.session_id) - self._start - len(updates)
         return Turn(self.session_id, response, updates, dropped)
@@ -142,10 +144,13 @@ class AgentDriver:
         name: str = "agent-under-test",
         close_output: Optional[Callable[[], None]] = None,
         keep_updates: Optional[int] = KEEP_UPDATES,
+        stalled: Optional[Dict[str, str]] = None,
+        part: str = "",
     ) -> None:
         self.process = process
         self.timeout = timeout
         self.sink = RecordSink("client", transcript, header={"agent": name, "subject": "agent"})
+        self.deadlines = Deadlines(self.sink, timeout, stalled, part)
         self.stream = RecordingStream(stream, self.sink, close_output=close_output)
         self.connection = Connection(self.stream, name=name, drain_timeout=1.0)
         self.client_capabilities: Dict[str, Any] = {}
@@ -195,9 +200,10 @@ class AgentDriver:
 
     def request(self, method: str, params: Any = None, *, timeout: Optional[float] = None) -> Any:
         """Any request; params as a model or wire JSON; the typed result (raw for ``_`` methods)."""
-        return self.connection.request(
-            method, params if params is not None else {}, timeout=self._t(timeout)
-        )
+        with self.deadlines.waiting(method):
+            return self.connection.request(
+                method, params if params is not None else {}, timeout=self._t(timeout)
+            )
 
     def notify(self, method: str, params: Any = None) -> None:
         self.connection.notify(method, params if params is not None else {})
@@ -218,8 +224,9 @@ class AgentDriver:
             "clientInfo": client_info or {"name": "acpref-driver", "version": __version__},
         }
         since = self.sink.received_count
-        pending = self.connection.request_async("initialize", params)
-        response = pending.result(self.timeout)
+        with self.deadlines.waiting("initialize"):
+            pending = self.connection.request_async("initialize", params)
+            response = pending.result(self.timeout)
         self.initialize_response = response
         #: The initialize result exactly as the agent sent it (typed models drop unknown keys).
         self.initialize_raw = self.wait_response(pending.id, since=since).get("result")
@@ -264,6 +271,7 @@ class AgentDriver:
         params: Dict[str, Any] = {"sessionId": session_id, "prompt": blocks}
         if meta is not None:
             params["_meta"] = meta
+        self.deadlines.refuse("session/prompt")
         pending = self.connection.request_async("session/prompt", params)
         return PendingTurn(self, session_id, pending, start)
 
@@ -314,9 +322,10 @@ class AgentDriver:
         message = dict(message)
         message.setdefault("jsonrpc", "2.0")
         message.setdefault("id", f"raw-{next(self._raw_ids)}")
-        since = self.sink.received_count
-        self.send_raw(message)
-        return self.wait_response(message["id"], since=since, timeout=timeout)
+        with self.deadlines.waiting(str(message.get("method", "a raw request"))):
+            since = self.sink.received_count
+            self.send_raw(message)
+            return self.wait_response(message["id"], since=since, timeout=timeout)
 
     def wait_response(
         self, request_id: Any, *, since: int = 0, timeout: Optional[float] = None
@@ -398,21 +407,12 @@ class AgentDriver:
         c.set_handler("session/request_permission", self._on_permission)
         c.set_handler("fs/read_text_file", self._gated("fs.readTextFile", self._on_read))
         c.set_handler("fs/write_text_file", self._gated("fs.writeTextFile", self._on_write))
-        c.set_handler(
-            "terminal/create", self._gated("terminal", lambda p, ctx: self.terminals.create(p))
-        )
-        c.set_handler(
-            "terminal/output", self._gated("terminal", lambda p, ctx: self.terminals.output(p))
-        )
-        c.set_handler(
-            "terminal/wait_for_exit", self._gated("terminal", self.terminals.wait_for_exit)
-        )
-        c.set_handler(
-            "terminal/kill", self._gated("terminal", lambda p, ctx: self.terminals.kill(p))
-        )
-        c.set_handler(
-            "terminal/release", self._gated("terminal", lambda p, ctx: self.terminals.release(p))
-        )
+        t = self.terminals
+        c.set_handler("terminal/create", self._gated("terminal", lambda p, ctx: t.create(p)))
+        c.set_handler("terminal/output", self._gated("terminal", lambda p, ctx: t.output(p)))
+        c.set_handler("terminal/wait_for_exit", self._gated("terminal", t.wait_for_exit))
+        c.set_handler("terminal/kill", self._gated("terminal", lambda p, ctx: t.kill(p)))
+        c.set_handler("terminal/release", self._gated("terminal", lambda p, ctx: t.release(p)))
         c.set_handler("elicitation/create", self._on_elicitation)
         c.set_handler("elicitation/complete", lambda p, ctx: None)
 

@@ -7,13 +7,18 @@ to the user. The scripted agent that runs the steps is ``_check_client.GraderAge
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
+import sys
 import threading
-from typing import Any, Dict, Optional, Protocol, Set, Tuple
+import time
+from typing import Any, Dict, Iterator, NoReturn, Optional, Protocol, Set, Tuple
 
 from .. import schema as s
 from ..agent import ClientHandle, PromptTurn, SessionRegistry
+from ..errors import RequestTimeout
+from ._deadlines import Deadlines
 from ._recording import RecordingStream, RecordSink
 from ._results import CheckReport
 
@@ -32,9 +37,20 @@ def code(answer: Any) -> Any:
 class Grader:
     """The report of one client under grading, kept up to date on disk. Thread-safe."""
 
-    def __init__(self, report_path: str, sink: RecordSink) -> None:
+    def __init__(
+        self, report_path: str, sink: RecordSink, *, timeout: float = 300.0, progress: bool = False
+    ) -> None:
         self.path = report_path
         self.sink = sink
+        self.show_progress = progress
+        self._started = time.monotonic()
+        #: Seconds to wait for each answer of the client (``--timeout``).
+        self.timeout = timeout
+        #: A kind of request that got no answer in time is not sent again (``_deadlines``);
+        #: its ``part`` names the step or part running now.
+        self.deadlines = Deadlines(sink, timeout, {})
+        #: The step running now (None between prompts): named if the client stops meanwhile.
+        self.running: Optional[str] = None
         self._lock = threading.Lock()  # guards report, _decided and the file
         self._decided: Set[str] = set()
         self.report = _load_or_new(report_path)
@@ -70,7 +86,28 @@ class Grader:
             ]
         for step, clause in missing:
             self.scenario = step
-            self.skip(clause, f"not reached: the client sent too few prompts for step {step!r}")
+            if step == self.running:
+                why = f"step {step!r} was running when the client stopped (it disconnected)"
+            else:
+                why = f"the client sent too few prompts for step {step!r}"
+            self.skip(clause, f"not reached: {why}")
+
+    def progress(self, text: str) -> None:
+        """One line of progress on stderr (the client's log of its agent), if asked for."""
+        if self.show_progress:
+            elapsed = time.monotonic() - self._started
+            print(f"acpref check-client: [{elapsed:.1f}s] {text}", file=sys.stderr, flush=True)
+
+    @contextlib.contextmanager
+    def in_part(self, name: str) -> Iterator[None]:
+        """A part of a step runs: named in progress and in the reason of a stalled request."""
+        self.deadlines.part = f"part {name!r}"
+        self.progress(f"{name} ...")
+        try:
+            yield
+        finally:
+            self.deadlines.part = f"step {self.scenario!r}"
+            self.progress(f"{name} done")
 
     def note(self, text: str) -> None:
         with self._lock:
@@ -102,7 +139,7 @@ class Grader:
         stream: RecordingStream,
         method: str,
         params: Dict[str, Any],
-        timeout: float = 30.0,
+        timeout: Optional[float] = None,
         *,
         request_id: Any = None,
         any_id: bool = False,
@@ -112,9 +149,11 @@ class Grader:
 
         The answer is the response with that id; with ``any_id``, the first response that comes
         (any id, or none: nothing else of ours is in flight), so that an answer under a wrong id
-        is judged, not waited for. ``{"no answer": ...}`` after ``timeout`` seconds. With
-        ``cancel``, a ``$/cancel_request`` for it follows the request at once.
+        is judged, not waited for. No answer within ``timeout`` seconds (at most the grader's)
+        raises ``RequestTimeout``, and a method that already got none raises ``Stalled``
+        unsent. With ``cancel``, a ``$/cancel_request`` for it follows the request at once.
         """
+        wait = self.deadline(method, timeout)
         if request_id is None:
             request_id = self.new_raw_id()
         since = self.sink.received_count
@@ -123,7 +162,23 @@ class Grader:
             cancel_it = {"requestId": request_id}
             notice = {"jsonrpc": "2.0", "method": "$/cancel_request", "params": cancel_it}
             stream.write_raw((json.dumps(notice) + "\n").encode("utf-8"))
-        return self.answer(request_id, since, timeout, any_id=any_id)
+        answer = self.answer(request_id, since, wait, any_id=any_id)
+        if "no answer" in answer and not self.sink.wait_peer_eof(0):
+            self.stalled_on(method, wait)
+        return answer
+
+    def deadline(self, method: str, timeout: Optional[float] = None) -> float:
+        """The seconds a request of ``method`` may wait; ``Stalled`` if its kind got no answer."""
+        self.deadlines.refuse(method)
+        return self.timeout if timeout is None else min(timeout, self.timeout)
+
+    def stalled_on(self, method: str, waited: float) -> NoReturn:
+        """A request of ``method`` got no answer in ``waited`` seconds: raise ``RequestTimeout``.
+
+        No spec sentence sets a deadline: what the client still owes when the connection ends
+        is not judged (spec-gap gave-up), and its kind is not sent again."""
+        self.deadlines.missed(method)
+        raise RequestTimeout(f"{method} got no answer within {waited:g}s (see --timeout)")
 
     def new_raw_id(self) -> str:
         """An id for a request written raw: no id the typed side uses has this form."""

@@ -156,6 +156,11 @@ class RecordSink:
         """Record that we stop the peer process: it had not ended at the end of its input."""
         self.add(Record(sender=self.me.value, ts=time.time(), event="stop"))
 
+    def gave_up(self) -> None:
+        """Record that we stopped waiting for an answer at our own deadline (spec-gap
+        client-gave-up): what the peer still owes when the connection ends is not judged."""
+        self.add(Record(sender=self.me.value, ts=time.time(), event="gave-up"))
+
     def finish(self) -> Report:
         """The final report (end-of-transcript checks included); idempotent."""
         with self._cond:

@@ -66,6 +66,9 @@ class AgentCheckOptions:
     #: Seconds to wait for the agent to initialize the MCP servers it was given, after
     #: ``session/new`` and again after a prompt turn.
     mcp_wait: float = 5.0
+    #: Print progress on stderr (each scenario as it starts and ends, with its time); the
+    #: command line's default, off for the library and the pytest plugin.
+    progress: bool = False
 
 
 class NeedsAuth(Exception):

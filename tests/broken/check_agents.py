@@ -1026,7 +1026,33 @@ class NoCancelRequest(RawAgent):
         self.error(m, -32603, "Internal error: stream disconnected before completion")
 
 
-GAPS = {"ModelRetries": ModelRetries, "NoCancelRequest": NoCancelRequest}
+class SilentAfterInitialize(RawAgent):
+    """Answers initialize, then reads everything and answers nothing (an agent whose backend
+    hangs): every request after the handshake waits for ever; it exits at the end of its input.
+    check-agent must end within its documented bound, with no FAIL (spec-gap gave-up)."""
+
+    def dispatch(self, message: Any) -> None:
+        if isinstance(message, dict) and message.get("method") == "initialize":
+            super().dispatch(message)
+
+    def parse_error(self) -> None:
+        pass
+
+
+class PromptSilent(RawAgent):
+    """Never answers session/prompt (and keeps reading): each scenario that prompts would wait
+    a whole timeout; the first one does, the rest are SKIPPED at once (AgentDriver.stalled)."""
+
+    def on_session_prompt(self, m: M) -> None:
+        pass
+
+
+GAPS = {
+    "ModelRetries": ModelRetries,
+    "NoCancelRequest": NoCancelRequest,
+    "SilentAfterInitialize": SilentAfterInitialize,
+    "PromptSilent": PromptSilent,
+}
 
 if __name__ == "__main__":
     {**_ONE_DEFECT, **HARMLESS, **GAPS}[sys.argv[1]]().run()  # type: ignore[operator]

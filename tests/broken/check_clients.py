@@ -46,6 +46,8 @@ class Conforming:
     evidence = ""
     #: The client capabilities advertised (None: the driver's files and terminals).
     caps: Any = None
+    #: More options of ``check-client --serve`` (``--timeout``...).
+    serve_args: Tuple[str, ...] = ()
 
     def __init__(
         self,
@@ -64,7 +66,8 @@ class Conforming:
     def run(self, report_path: str, cwd: str) -> None:
         """Launch ``acpref check-client --serve report_path`` and go through its script."""
         argv = [sys.executable, "-m", "acpref", "check-client", "--serve", report_path]
-        driver = AgentDriver.spawn(argv, timeout=30)
+        driver = AgentDriver.spawn([*argv, *self.serve_args], timeout=30)
+        self.driver = driver
         try:
             session = self.start(driver, cwd)
             driver.permission = lambda request: self.answer_permission(driver, session, request)
@@ -832,3 +835,31 @@ GAP_DEFECTS = {
     for name, cls in dict(globals()).items()
     if isinstance(cls, type) and issubclass(cls, Conforming) and getattr(cls, "gap", None)
 }
+
+
+# -- Clients that stop answering (check-client's deadlines) -----------------------------------------
+
+
+class SilentAfterInitialize(Conforming):
+    """Sends initialize, session/new and the user's prompts, and answers none of the agent's
+    requests (a client whose UI thread hangs): check-client must end each step within its
+    documented bound, with no FAIL (spec-gap gave-up)."""
+
+    serve_args = ("--timeout", "1")
+
+    def bend(self, driver: AgentDriver, session: str) -> None:
+        on_the_wire(driver, lambda m: [] if _is_response(m) else None)
+
+
+class StopsReadingFiles(Conforming):
+    """Never answers fs/read_text_file (its answers are dropped); everything else it answers: the
+    first read costs one timeout, the later reads are not sent."""
+
+    serve_args = ("--timeout", "1")
+
+    def bend(self, driver: AgentDriver, session: str) -> None:
+        def read_answer(m: Dict[str, Any]) -> Optional[List[Wire]]:
+            result = m.get("result")
+            return [] if isinstance(result, dict) and "content" in result else None
+
+        on_the_wire(driver, read_answer)
