@@ -19,7 +19,7 @@ from typing import Any
 
 from ..testing import AgentCheckOptions, check_agent
 from ..testing._agent_scenarios import SCENARIOS
-from ._levels import add_level_options, levels_of
+from ._levels import add_level_options, add_newer_spec_option, levels_of
 
 SCENARIO_NAMES = [scenario.name for scenario in SCENARIOS]
 
@@ -62,6 +62,7 @@ def register(sub: Any, name: str, help_text: str) -> None:
         "--table", action="store_true", help="also print every clause checked, passed or not"
     )
     add_level_options(p)
+    add_newer_spec_option(p)
     p.add_argument("--prompt", help="the text of an ordinary prompt (default: a greeting)")
     p.add_argument(
         "--tools-prompt",
@@ -170,6 +171,7 @@ def _check(args: argparse.Namespace, argv: Any, record_dir: Any) -> int:
         cancel_after=args.cancel_after,
         cancel_grace=args.cancel_grace,
         mcp_wait=args.mcp_wait,
+        newer_spec=args.newer_spec,
     )
     report = check_agent(argv, options)
     levels = levels_of(args)

@@ -15,7 +15,7 @@ import logging
 import sys
 from typing import Any
 
-from ._levels import add_level_options, levels_of
+from ._levels import add_level_options, add_newer_spec_option, levels_of
 
 
 def register(sub: Any, name: str, help_text: str) -> None:
@@ -30,6 +30,7 @@ def register(sub: Any, name: str, help_text: str) -> None:
     p.add_argument("--json", action="store_true", help="with --report: print JSON")
     p.add_argument("--table", action="store_true", help="with --report: the full table too")
     add_level_options(p, when="with --report: ")
+    add_newer_spec_option(p, when="with --serve: ")
     p.set_defaults(func=run)
 
 
@@ -38,7 +39,11 @@ def run(args: argparse.Namespace) -> int:
 
     if args.serve:
         logging.getLogger("acpref").setLevel(logging.ERROR)
-        return serve_check_client(args.serve)
+        return serve_check_client(args.serve, newer_spec=args.newer_spec)
+    if args.newer_spec:
+        # The grading agent judges as it serves: the report holds its verdicts already.
+        print("acpref check-client: --newer-spec goes with --serve", file=sys.stderr)
+        return 2
     try:
         report = read_client_report(args.report)
     except (OSError, ValueError, KeyError) as exc:

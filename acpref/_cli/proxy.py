@@ -39,6 +39,7 @@ from typing import Any, Callable, Deque, Optional, Sequence, Set
 from .. import _groups
 from .._transport import StderrBuffer, spawn
 from ._judge import pack
+from ._levels import add_newer_spec_option
 
 __all__ = ["Proxy", "register", "run"]
 
@@ -63,8 +64,10 @@ class Proxy:
         quiet: bool = False,
         judge_buffer: int = DEFAULT_JUDGE_BUFFER,
         report_html: Optional[str] = None,
+        newer_spec: bool = False,
     ) -> None:
         self.argv = list(argv)
+        self.newer_spec = newer_spec
         self.strict = strict
         self.strict_gaps = strict_gaps
         self.grace = grace
@@ -188,6 +191,8 @@ class Proxy:
             argv += ["--header", json.dumps({"recorder": "proxy", "agent": self.argv})]
         if self.quiet:
             argv.append("--quiet")
+        if self.newer_spec:
+            argv.append("--newer-spec")
         if self.report_html:
             argv += ["--report", self.report_html, "--name", " ".join(self.argv)]
         return subprocess.Popen(
@@ -344,6 +349,7 @@ def register(sub: Any, name: str, help_text: str) -> None:
     p.add_argument(
         "--quiet", action="store_true", help="no findings while it runs; the summary only"
     )
+    add_newer_spec_option(p)
     p.add_argument(
         "--report",
         metavar="REPORT.html",
@@ -376,6 +382,7 @@ def run(args: argparse.Namespace) -> int:
         quiet=args.quiet,
         judge_buffer=args.judge_buffer,
         report_html=args.report,
+        newer_spec=args.newer_spec,
     )
     # SIGTERM, SIGHUP and Ctrl-C end the run as the end of input does, in a hurry: the agent is
     # stopped (its whole group), the summary printed.

@@ -14,7 +14,7 @@ import sys
 from typing import Any
 
 from ..oracle import validate
-from ._levels import add_level_options, levels_of
+from ._levels import add_level_options, add_newer_spec_option, levels_of
 
 
 _DESCRIPTION = """\
@@ -56,12 +56,13 @@ def register(sub: Any, name: str, help_text: str) -> None:
         "--json", action="store_true", help="print the report as JSON instead of text"
     )
     add_level_options(p)
+    add_newer_spec_option(p)
     p.set_defaults(func=run)
 
 
 def run(args: argparse.Namespace) -> int:
     try:
-        report = validate(args.transcript)
+        report = validate(args.transcript, newer_spec=args.newer_spec)
     except (OSError, ValueError) as exc:
         print(f"acpref validate: cannot read {args.transcript}: {exc}", file=sys.stderr)
         return 2

@@ -1,4 +1,4 @@
-"""Forward compatibility: keys the stable schema does not define, and where they may come from.
+"""Forward compatibility: keys the stable schema does not define, and values no carried schema does.
 
 Spec: extensibility.mdx says custom data goes in ``_meta``, never at the root of a spec type
 (EXT-04); but a key the stable ``schema.json`` lacks may just as well be a field of a newer or of
@@ -6,6 +6,14 @@ the unstable schema (``schema.unstable.json``: ``sessionCapabilities.fork``, ``u
 response...) that a peer built on a newer SDK sends. A transcript cannot tell the two apart, so
 the oracle reports such keys as ``warning`` findings that say which they may be, never as
 violations (spec_notes/oracle.md, "Forward compatibility").
+
+A *value* is another matter (``describe_undefined_value``): a string where a closed set of the
+carried schemas is due (a ``stopReason``, a ``sessionUpdate`` kind, a tool call ``status``, a
+permission ``outcome``) that neither the stable schema nor its unstable schema defines. Keeping,
+forwarding and warning about it is the live sides' virtue; an oracle that judges against the spec
+it carries fails it, and says which spec that was and how to refresh it (``acpref spec-diff``).
+For a peer built on a newer spec, the ``newer_spec`` option (``--newer-spec``) grades such values
+as warnings instead (spec_notes/decisions.md, undefined-value).
 
 ``unstable.tsv`` lists the fields that only the unstable schema of the spec acpref implements
 defines, on types both schemas define, with the property names that lead to each type (checked
@@ -18,7 +26,11 @@ import functools
 import re
 from typing import Dict, FrozenSet, Optional, Tuple
 
-__all__ = ["unstable_fields", "describe_unknown_key"]
+__all__ = ["unstable_fields", "describe_unknown_key", "describe_undefined_value", "SCHEMA_DATE"]
+
+#: The date of the stable schema the oracle judges against (``spec_notes/spec/SOURCE.md``:
+#: ``schema.json`` and ``schema.unstable.json`` of ``@agentclientprotocol/sdk`` 2.4.0).
+SCHEMA_DATE = "2026-11-02"
 
 _STEP = re.compile(r"\.([^.\[]+)|\[\d+\]")
 
@@ -62,3 +74,22 @@ def describe_unknown_key(path: str, root_type: Optional[str]) -> str:
         field = path.rsplit(".", 1)[-1]
         return f"{path} (unstable: schema.unstable.json {type_name}.{field})"
     return f"{path} (unknown: a newer schema's field, or custom data that belongs in _meta)"
+
+
+def describe_undefined_value(what: str, allowed: str, *, newer_spec: bool) -> str:
+    """The words of a finding on a value no carried schema defines.
+
+    ``what`` names where it is and the value (``result.stopReason 'done'``), ``allowed`` the set
+    the carried schemas allow (``'end_turn', 'max_tokens', ...``).
+    """
+    judged = (
+        f"{what} is defined neither by the stable schema of {SCHEMA_DATE} nor by its unstable "
+        f"schema (they allow {allowed})"
+    )
+    if newer_spec:
+        return f"{judged}: taken for a value of a newer spec (--newer-spec), a warning"
+    return (
+        f"{judged}; judged against the spec acpref carries: for a peer built on a newer spec, "
+        "`acpref spec-diff NEW_SCHEMA` lists what refreshing acpref's copy changes, and "
+        "--newer-spec makes such values warnings"
+    )

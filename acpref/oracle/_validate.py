@@ -30,7 +30,7 @@ from .. import codec
 from .. import schema as s
 from .._core import Finding, Party, ProtocolState, envelope, other
 from .._core.findings import finding
-from .._core.compat import describe_unknown_key
+from .._core.compat import describe_undefined_value, describe_unknown_key
 from .._core.register import WARNING
 from ..errors import ErrorCode
 from ..methods import PROTOCOL_VERSION, lookup
@@ -52,7 +52,10 @@ _valid_id = envelope.valid_id
 class Validator:
     """Incremental validation: feed records one by one (the proxy does), then ``finish``."""
 
-    def __init__(self) -> None:
+    def __init__(self, *, newer_spec: bool = False) -> None:
+        #: A value no carried schema defines is a warning, not a failure (the peer is taken for
+        #: one built on a newer spec: ``--newer-spec``); see ``_undefined``.
+        self.newer_spec = newer_spec
         self.state = ProtocolState()
         self.findings: List[Finding] = []
         self.messages = 0
@@ -317,12 +320,13 @@ class Validator:
             value = {}  # spec RPC-19 for params; a null result is judged by the rules (SCHEMA-09)
         if method == "session/update" and part == "params":
             kind = _update_kind(value)
-            if isinstance(kind, str) and kind not in s.UNIONS[s.SessionUpdate].by_tag:
-                # spec SCHEMA-24, spec-gap forward-compatible: an update kind the stable schema
-                # does not define (a newer v1 peer's, or an unstable one) is kept and forwarded:
-                # a forward-compatibility warning, never a broken message.
-                text = f"session/update kind {kind!r} is not one of the 14 of the stable schema"
-                yield False, finding("SCHEMA-24", sender, text, index, level=WARNING)
+            tags = s.UNIONS[s.SessionUpdate].by_tag
+            if isinstance(kind, str) and kind not in tags:
+                # spec SCHEMA-24: the stable SessionUpdate is a closed oneOf (the live sides keep
+                # an unknown kind as ``Unknown``; the strict codec does too, so it is judged here).
+                allowed = ", ".join(repr(tag) for tag in tags)
+                what = f"session/update params: params.update.sessionUpdate {kind!r}"
+                yield False, self._undefined("OVERVIEW-01", sender, what, allowed, index)
         try:
             codec.decode(value, model, strict=True, root=part)
         except codec.DecodeError as exc:
@@ -334,12 +338,12 @@ class Validator:
                 if not m.startswith("unknown key") and codec.UNDEFINED_VALUE not in m
             ]
             for path, msg in undefined:
-                # spec-gap forward-compatible: a value or variant tag this version does not
-                # define (ToolKind, StopReason, a content type, ...) may be a newer v1 peer's: a
-                # warning under the shape's clause, never a violation of the whole message.
-                clause = _content_clause(value, path, part) or _shape_clause(method, part, value)
-                text = f"{method or 'error'} {part}: {path}: {msg}"
-                yield False, finding(clause, sender, text, index, level=WARNING)
+                # A value or variant tag outside a closed set of the carried schemas (ToolKind,
+                # StopReason, a content type, a permission outcome...).
+                received, _, allowed = msg.partition(f" {codec.UNDEFINED_VALUE} ")
+                what = f"{method or 'error'} {part}: {path} {received}"
+                clause = _value_clause(method, part, path)
+                yield False, self._undefined(clause, sender, what, allowed, index)
             if method == "session/update" and _is_mode_update(value):
                 # spec SCHEMA-03: the docs' `modeId` is one finding (the wrong name), not two.
                 renamed = [(p, m) for p, m in unknown if p.endswith(".modeId")]
@@ -360,6 +364,32 @@ class Validator:
                 keys = "; ".join(describe_unknown_key(p, root_type) for p, _ in unknown)
                 text = f"{method or 'error'} {part} has keys the stable schema lacks: {keys}"
                 yield False, finding("EXT-04", sender, text, index, level=WARNING)
+
+
+    def _undefined(
+        self, clause: str, sender: Party, what: str, allowed: str, index: int
+    ) -> Finding:
+        """The finding on a value that no closed set of the carried schemas defines.
+
+        spec-gap undefined-value: it fails at its clause's level (the oracle judges against the
+        spec it carries, and says which); with ``newer_spec`` it is a warning, for a peer built
+        on a newer spec. The live sides keep such a value and warn either way.
+        """
+        text = describe_undefined_value(what, allowed, newer_spec=self.newer_spec)
+        return finding(clause, sender, text, index, level=WARNING if self.newer_spec else None)
+
+
+def _value_clause(method: Optional[str], part: str, path: str) -> str:
+    """The clause a value outside a closed set of the schema breaks (decisions.md undefined-value).
+
+    Where a sentence with a keyword names the set, its clause; else the schema's definition is
+    the only thing that names it, and the sentence it breaks is the transports' (OVERVIEW-01).
+    """
+    if method == "session/prompt" and part == "result" and path == "result.stopReason":
+        return "PROMPT-17"  # spec PROMPT-17: "it must specify the corresponding `StopReason`"
+    # spec OVERVIEW-01: the agent (the client) "MUST NOT write anything ... that is not a valid
+    # ACP message", and a value outside a closed set of schema.json is not one.
+    return "OVERVIEW-01"
 
 
 def _well_formed_error(message: Dict[str, Any]) -> bool:
@@ -479,9 +509,13 @@ def _bad_version(value: Any) -> bool:
     return not (type(version) is int and 0 <= version <= 65535)
 
 
-def validate(transcript: Union[str, Iterable[Any]]) -> Report:
-    """Every violation and warning in a transcript (a path, or records, dicts or JSON lines)."""
-    validator = Validator()
+def validate(transcript: Union[str, Iterable[Any]], *, newer_spec: bool = False) -> Report:
+    """Every violation and warning in a transcript (a path, or records, dicts or JSON lines).
+
+    ``newer_spec``: a value no carried schema defines is a warning, not a violation (a peer
+    built on a newer spec; ``acpref validate --newer-spec``).
+    """
+    validator = Validator(newer_spec=newer_spec)
     for record in read_transcript(transcript):
         validator.feed(record)
     return validator.finish()

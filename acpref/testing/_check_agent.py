@@ -98,7 +98,11 @@ def _run(
         where = options.record_dir
         transcript = os.path.join(where, f"{name}.jsonl") if where else None
         return AgentDriver.spawn(
-            argv, env=options.env, transcript=transcript, timeout=options.timeout
+            argv,
+            env=options.env,
+            transcript=transcript,
+            timeout=options.timeout,
+            newer_spec=options.newer_spec,
         )
 
     try:

@@ -99,14 +99,20 @@ class GraderAgent(Agent):
             self.grader.save()
 
 
-def serve_check_client(report_path: str) -> int:
-    """Serve the scripted agent on stdio until the client disconnects; write the report."""
+def serve_check_client(report_path: str, *, newer_spec: bool = False) -> int:
+    """Serve the scripted agent on stdio until the client disconnects; write the report.
+
+    ``newer_spec``: the client is built on a newer spec; a value no carried schema defines is a
+    warning, not a failure (``--newer-spec``).
+    """
     report_path = os.path.abspath(report_path)
     base = report_path[:-5] if report_path.endswith(".json") else report_path
     protocol_out = os.dup(1)
     os.dup2(2, 1)  # spec TRANSPORT-08: nothing but protocol on the real stdout
     sys.stdout = sys.stderr
-    sink = RecordSink("agent", f"{base}.jsonl", header={"check": "client"})
+    sink = RecordSink(
+        "agent", f"{base}.jsonl", header={"check": "client"}, newer_spec=newer_spec
+    )
     grader = Grader(report_path, sink)
     stream = RecordingStream(FdStream(0, protocol_out, write_timeout=None), sink)
     sessions = SessionRegistry(state_dir=f"{base}.sessions")

@@ -142,10 +142,11 @@ class AgentDriver:
         name: str = "agent-under-test",
         close_output: Optional[Callable[[], None]] = None,
         keep_updates: Optional[int] = KEEP_UPDATES,
+        newer_spec: bool = False,
     ) -> None:
         self.process = process
         self.timeout = timeout
-        self.sink = RecordSink("client", transcript, header={"agent": name})
+        self.sink = RecordSink("client", transcript, header={"agent": name}, newer_spec=newer_spec)
         self.stream = RecordingStream(stream, self.sink, close_output=close_output)
         self.connection = Connection(self.stream, name=name, drain_timeout=1.0)
         self.client_capabilities: Dict[str, Any] = {}

@@ -66,6 +66,10 @@ class AgentCheckOptions:
     #: Seconds to wait for the agent to initialize the MCP servers it was given, after
     #: ``session/new`` and again after a prompt turn.
     mcp_wait: float = 5.0
+    #: The agent is built on a newer spec than the one acpref carries: a value that no closed set
+    #: of the carried schemas defines (a ``stopReason``, a tool call ``status``...) is a
+    #: warning, not a failure (``--newer-spec``; spec_notes/decisions.md, undefined-value).
+    newer_spec: bool = False
 
 
 class NeedsAuth(Exception):
