@@ -46,6 +46,8 @@ class Conforming:
     evidence = ""
     #: The client capabilities advertised (None: the driver's files and terminals).
     caps: Any = None
+    #: More options for ``check-client --serve`` (``--newer-spec``).
+    serve_options: Tuple[str, ...] = ()
 
     def __init__(
         self,
@@ -64,7 +66,7 @@ class Conforming:
     def run(self, report_path: str, cwd: str) -> None:
         """Launch ``acpref check-client --serve report_path`` and go through its script."""
         argv = [sys.executable, "-m", "acpref", "check-client", "--serve", report_path]
-        driver = AgentDriver.spawn(argv, timeout=30)
+        driver = AgentDriver.spawn([*argv, *self.serve_options], timeout=30)
         try:
             session = self.start(driver, cwd)
             driver.permission = lambda request: self.answer_permission(driver, session, request)
