@@ -7,7 +7,7 @@ response...) that a peer built on a newer SDK sends. A transcript cannot tell th
 the oracle reports such keys as ``warning`` findings that say which they may be, never as
 violations (spec_notes/oracle.md, "Forward compatibility").
 
-A *value* is another matter (``describe_undefined_value``): a string where a closed set of the
+A *value* is another matter (``undefined_value``): a string where a closed set of the
 carried schemas is due (a ``stopReason``, a ``sessionUpdate`` kind, a tool call ``status``, a
 permission ``outcome``) that neither the stable schema nor its unstable schema defines. Keeping,
 forwarding and warning about it is the live sides' virtue; an oracle that judges against the spec
@@ -26,7 +26,16 @@ import functools
 import re
 from typing import Dict, FrozenSet, Optional, Tuple
 
-__all__ = ["unstable_fields", "describe_unknown_key", "describe_undefined_value", "SCHEMA_DATE"]
+from .findings import Finding, Party, finding
+from .register import WARNING
+
+__all__ = [
+    "unstable_fields",
+    "describe_unknown_key",
+    "undefined_value",
+    "value_clause",
+    "SCHEMA_DATE",
+]
 
 #: The date of the stable schema the oracle judges against (``spec_notes/spec/SOURCE.md``:
 #: ``schema.json`` and ``schema.unstable.json`` of ``@agentclientprotocol/sdk`` 2.4.0).
@@ -76,20 +85,49 @@ def describe_unknown_key(path: str, root_type: Optional[str]) -> str:
     return f"{path} (unknown: a newer schema's field, or custom data that belongs in _meta)"
 
 
-def describe_undefined_value(what: str, allowed: str, *, newer_spec: bool) -> str:
-    """The words of a finding on a value no carried schema defines.
+def undefined_value(
+    method: Optional[str],
+    part: str,
+    path: str,
+    received: str,
+    allowed: str,
+    *,
+    blame: Party,
+    index: Optional[int],
+    newer_spec: bool,
+) -> Finding:
+    """The oracle's finding on a value that no closed set of the carried schemas defines.
 
-    ``what`` names where it is and the value (``result.stopReason 'done'``), ``allowed`` the set
-    the carried schemas allow (``'end_turn', 'max_tokens', ...``).
+    ``received`` is the value as the peer wrote it (``'done'``), at ``path`` of the ``part``
+    (params, result) of ``method``; ``allowed`` the set the carried schemas allow. It breaks the
+    sentence that names the set, at that sentence's level (``value_clause``); with
+    ``newer_spec`` it is a warning, for a peer built on a newer spec. The live sides keep such a
+    value and warn either way (spec-gap forward-compatible).
     """
     judged = (
-        f"{what} is defined neither by the stable schema of {SCHEMA_DATE} nor by its unstable "
-        f"schema (they allow {allowed})"
+        f"{method or 'error'} {part}: {path} {received} is defined neither by the stable schema "
+        f"of {SCHEMA_DATE} nor by its unstable schema (they allow {allowed})"
     )
     if newer_spec:
-        return f"{judged}: taken for a value of a newer spec (--newer-spec), a warning"
-    return (
-        f"{judged}; judged against the spec acpref carries: for a peer built on a newer spec, "
-        "`acpref spec-diff NEW_SCHEMA` lists what refreshing acpref's copy changes, and "
-        "--newer-spec makes such values warnings"
-    )
+        text = f"{judged}: taken for a value of a newer spec (--newer-spec), a warning"
+    else:
+        text = (
+            f"{judged}; judged against the spec acpref carries: for a peer built on a newer "
+            "spec, `acpref spec-diff NEW_SCHEMA` lists what refreshing acpref's copy changes, "
+            "and --newer-spec makes such values warnings"
+        )
+    clause = value_clause(method, part, path)
+    return finding(clause, blame, text, index, level=WARNING if newer_spec else None)
+
+
+def value_clause(method: Optional[str], part: str, path: str) -> str:
+    """The clause a value outside a closed set of the schema breaks.
+
+    spec-gap undefined-value: where a sentence with a keyword names the set, its clause; else
+    only the schema's definition names the set, and the sentence broken is the transports' one.
+    """
+    if method == "session/prompt" and part == "result" and path == "result.stopReason":
+        return "PROMPT-17"  # spec PROMPT-17: "it must specify the corresponding `StopReason`"
+    # spec OVERVIEW-01: the agent (the client) "MUST NOT write anything ... that is not a valid
+    # ACP message", and a value outside a closed set of schema.json makes no valid message.
+    return "OVERVIEW-01"

@@ -30,7 +30,7 @@ from .. import codec
 from .. import schema as s
 from .._core import Finding, Party, ProtocolState, envelope, other
 from .._core.findings import finding
-from .._core.compat import describe_undefined_value, describe_unknown_key
+from .._core.compat import describe_unknown_key, undefined_value
 from .._core.register import WARNING
 from ..errors import ErrorCode
 from ..methods import PROTOCOL_VERSION, lookup
@@ -54,7 +54,7 @@ class Validator:
 
     def __init__(self, *, newer_spec: bool = False) -> None:
         #: A value no carried schema defines is a warning, not a failure (the peer is taken for
-        #: one built on a newer spec: ``--newer-spec``); see ``_undefined``.
+        #: one built on a newer spec: ``--newer-spec``); see ``compat.undefined_value``.
         self.newer_spec = newer_spec
         self.state = ProtocolState()
         self.findings: List[Finding] = []
@@ -318,15 +318,15 @@ class Validator:
                 return
         if value is None:
             value = {}  # spec RPC-19 for params; a null result is judged by the rules (SCHEMA-09)
+        judged: Dict[str, Any] = {"blame": sender, "index": index, "newer_spec": self.newer_spec}
         if method == "session/update" and part == "params":
             kind = _update_kind(value)
             tags = s.UNIONS[s.SessionUpdate].by_tag
             if isinstance(kind, str) and kind not in tags:
                 # spec SCHEMA-24: the stable SessionUpdate is a closed oneOf (the live sides keep
                 # an unknown kind as ``Unknown``; the strict codec does too, so it is judged here).
-                allowed = ", ".join(repr(tag) for tag in tags)
-                what = f"session/update params: params.update.sessionUpdate {kind!r}"
-                yield False, self._undefined("OVERVIEW-01", sender, what, allowed, index)
+                what = ("session/update", part, "params.update.sessionUpdate", repr(kind))
+                yield False, undefined_value(*what, ", ".join(map(repr, tags)), **judged)
         try:
             codec.decode(value, model, strict=True, root=part)
         except codec.DecodeError as exc:
@@ -341,9 +341,7 @@ class Validator:
                 # A value or variant tag outside a closed set of the carried schemas (ToolKind,
                 # StopReason, a content type, a permission outcome...).
                 received, _, allowed = msg.partition(f" {codec.UNDEFINED_VALUE} ")
-                what = f"{method or 'error'} {part}: {path} {received}"
-                clause = _value_clause(method, part, path)
-                yield False, self._undefined(clause, sender, what, allowed, index)
+                yield False, undefined_value(method, part, path, received, allowed, **judged)
             if method == "session/update" and _is_mode_update(value):
                 # spec SCHEMA-03: the docs' `modeId` is one finding (the wrong name), not two.
                 renamed = [(p, m) for p, m in unknown if p.endswith(".modeId")]
@@ -364,32 +362,6 @@ class Validator:
                 keys = "; ".join(describe_unknown_key(p, root_type) for p, _ in unknown)
                 text = f"{method or 'error'} {part} has keys the stable schema lacks: {keys}"
                 yield False, finding("EXT-04", sender, text, index, level=WARNING)
-
-
-    def _undefined(
-        self, clause: str, sender: Party, what: str, allowed: str, index: int
-    ) -> Finding:
-        """The finding on a value that no closed set of the carried schemas defines.
-
-        spec-gap undefined-value: it fails at its clause's level (the oracle judges against the
-        spec it carries, and says which); with ``newer_spec`` it is a warning, for a peer built
-        on a newer spec. The live sides keep such a value and warn either way.
-        """
-        text = describe_undefined_value(what, allowed, newer_spec=self.newer_spec)
-        return finding(clause, sender, text, index, level=WARNING if self.newer_spec else None)
-
-
-def _value_clause(method: Optional[str], part: str, path: str) -> str:
-    """The clause a value outside a closed set of the schema breaks (decisions.md undefined-value).
-
-    Where a sentence with a keyword names the set, its clause; else the schema's definition is
-    the only thing that names it, and the sentence it breaks is the transports' (OVERVIEW-01).
-    """
-    if method == "session/prompt" and part == "result" and path == "result.stopReason":
-        return "PROMPT-17"  # spec PROMPT-17: "it must specify the corresponding `StopReason`"
-    # spec OVERVIEW-01: the agent (the client) "MUST NOT write anything ... that is not a valid
-    # ACP message", and a value outside a closed set of schema.json is not one.
-    return "OVERVIEW-01"
 
 
 def _well_formed_error(message: Dict[str, Any]) -> bool:
