@@ -5,7 +5,8 @@ launch it, then use the client (each prompt runs the next step; the agent's mess
 do). ``acpref check-client --report REPORT.json [--json] [--table]`` prints the report: failures
 first, each with the spec's sentence and the evidence, then the counts (``--table``: the whole
 table by clause); exit status 0 only when no MUST-level clause failed (``--strict-gaps``: no
-spec-gap either).
+spec-gap either). The grading agent judges as it serves, so ``--newer-spec`` goes with
+``--serve``.
 """
 
 from __future__ import annotations
