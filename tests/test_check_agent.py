@@ -24,8 +24,10 @@ spec_notes/oracle.md, "check-agent's own tests", checked against ``quotes.tsv`` 
   `type: "boolean"` options ... unless the Client advertised support."); the modes page states
   nothing the agent MUST do (MODES-02, -03, -05 have no keyword; MODES-04 is the client's)
 * prompt turn and updates: NullPromptResult, DiesAtPrompt, PROMPT-11 ("the Agent MUST respond
-  to the original `session/prompt` request with a `StopReason`"); TwoAnswersPerTurn, RPC-06
-* tool calls: RelativeToolLocation, TOOL-15 ("All file paths in the protocol MUST be absolute.")
+  to the original `session/prompt` request with a `StopReason`"); TwoAnswersPerTurn, RPC-06;
+  StopsDone, PROMPT-17 ("it must specify the corresponding `StopReason`": ``"done"`` is none)
+* tool calls: RelativeToolLocation, TOOL-15 ("All file paths in the protocol MUST be absolute.");
+  ToolStatusExploded, OVERVIEW-01 (a status outside ToolCallStatus is no valid ACP message)
 * file system: ReadsWithoutCapability, WritesWithoutCapability, FS-01, FS-02; terminals:
   RunsWithoutTerminal, TERM-01 ("the Agent MUST NOT attempt to call ...")
 * elicitation: ElicitsUnasked, ELICIT-06 ("Agents MUST NOT request a mode the Client has not
@@ -338,8 +340,13 @@ AREAS = {
     "session list": ("NoMatchIsAnError",),
     "session delete": (),
     "modes and config options": ("BooleanOptionUnasked",),
-    "prompt turn and updates": ("NullPromptResult", "DiesAtPrompt", "TwoAnswersPerTurn"),
-    "tool calls": ("RelativeToolLocation",),
+    "prompt turn and updates": (
+        "NullPromptResult",
+        "DiesAtPrompt",
+        "TwoAnswersPerTurn",
+        "StopsDone",
+    ),
+    "tool calls": ("RelativeToolLocation", "ToolStatusExploded"),
     "file system": ("ReadsWithoutCapability", "WritesWithoutCapability"),
     "terminals": ("RunsWithoutTerminal",),
     "elicitation": ("ElicitsUnasked",),

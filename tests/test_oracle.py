@@ -321,13 +321,15 @@ def test_PROMPT_17_stop_reason_is_a_string_and_required() -> None:
         assert _found(PROMPT, answer) == [("PROMPT-17", A, 5)]
 
 
-def test_an_undefined_stop_reason_is_a_forward_compatible_warning() -> None:
-    # spec-gap forward-compatible: a value this version does not define may be a newer v1
-    # peer's: reported, as a warning, never as a broken message.
+def test_PROMPT_17_an_undefined_stop_reason_fails_unless_newer_spec() -> None:
+    # spec-gap undefined-value: judged against the carried spec, "done" is no StopReason; for a
+    # peer built on a newer spec (newer_spec), a warning.
     answer = (A, {"jsonrpc": "2.0", "id": 5, "result": {"stopReason": "done"}})
     report = validate(_records(PROMPT, answer))
-    assert [(f.clause, f.level) for f in report.findings] == [("PROMPT-17", "warning")]
-    assert report.violations == []
+    assert [(f.clause, f.level) for f in report.findings] == [("PROMPT-17", "MUST")]
+    newer = validate(_records(PROMPT, answer), newer_spec=True)
+    assert [(f.clause, f.level) for f in newer.findings] == [("PROMPT-17", "warning")]
+    assert newer.violations == []
 
 
 def test_SCHEMA_03_mode_id_is_one_finding() -> None:

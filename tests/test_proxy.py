@@ -15,6 +15,8 @@ import threading
 from pathlib import Path
 from typing import Dict, List
 
+import pytest
+
 from acpref.oracle import read_transcript, validate
 from acpref.testing import AgentDriver
 
@@ -124,9 +126,13 @@ def test_benchmark_runs() -> None:
     assert "median added per message" in result.stdout
 
 
-def test_a_newer_v1_agent_passes_unchanged_and_without_a_false_violation(tmp_path: Path) -> None:
+@pytest.mark.parametrize("newer_spec", [True, False])
+def test_a_newer_v1_agent_passes_unchanged_and_fails_only_without_newer_spec(
+    tmp_path: Path, newer_spec: bool
+) -> None:
     # spec-gap forward-compatible: an update kind and a tool kind this version does not define
-    # are forwarded byte for byte, and judged as warnings, never as violations.
+    # are forwarded byte for byte. spec-gap undefined-value: judged against the carried spec
+    # they break OVERVIEW-01 (--strict: exit 1); with --newer-spec they are warnings.
     wrote, record = tmp_path / "wrote.bin", tmp_path / "t.jsonl"
     agent = [PY, str(HERE / "peers" / "newer_v1_agent.py"), str(wrote)]
     requests = [
@@ -142,8 +148,9 @@ def test_a_newer_v1_agent_passes_unchanged_and_without_a_false_violation(tmp_pat
             "sessionId": "sess_newer", "prompt": [{"type": "text", "text": "hi"}],
         }},
     ]  # fmt: skip
+    option = ["--newer-spec"] if newer_spec else []
     proc = subprocess.Popen(
-        [*PROXY, "--record", str(record), "--", *agent],
+        [*PROXY, "--strict", *option, "--record", str(record), "--", *agent],
         stdin=subprocess.PIPE,
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
@@ -160,15 +167,21 @@ def test_a_newer_v1_agent_passes_unchanged_and_without_a_false_violation(tmp_pat
             if json.loads(line).get("id") == n:
                 break
     out, err = proc.communicate(b"", timeout=30)
-    assert proc.returncode == 0
-    report = validate(record)
-    assert report.violations == [], [str(f) for f in report.violations]
-    assert {(f.clause, f.level) for f in report.warnings} >= {
-        ("SCHEMA-24", "warning"),
-        ("SCHEMA-01", "warning"),
-    }
     assert received + out == wrote.read_bytes()  # byte for byte what the agent wrote
-    assert b"proxy: failing the run" not in err and b"not failing the run: 2 warnings" in err
+    report = validate(record, newer_spec=newer_spec)
+    undefined = [f for f in report.findings if f.clause == "OVERVIEW-01"]
+    assert [f.message.split(" is defined")[0].rsplit(" ", 1)[-1] for f in undefined] == [
+        "'weather_update'",
+        "'warp'",
+    ], [f.message for f in undefined]
+    if newer_spec:
+        assert proc.returncode == 0, err
+        assert b"proxy: failing the run" not in err and b"not failing the run: 2 warnings" in err
+        assert report.violations == [], [str(f) for f in report.violations]
+        assert all(f.level == "warning" for f in undefined)
+    else:
+        assert proc.returncode == 1 and b"proxy: failing the run: 2 MUST NOT" in err, err
+        assert report.violations == undefined and undefined[0].level == "MUST NOT"
 
 
 # -- A hostile burst through the proxy (issue 17, class 7) -----------------------------------------

@@ -47,7 +47,11 @@ NEW_SESSION_CAPS = {"notices": {}, "compaction": {}}
 # -- helpers --------------------------------------------------------------------------------------
 
 
-def _judged(*messages: Tuple[str, Dict[str, Any]], session_caps: Optional[Dict] = None) -> Report:
+def _judged(
+    *messages: Tuple[str, Dict[str, Any]],
+    session_caps: Optional[Dict] = None,
+    newer_spec: bool = False,
+) -> Report:
     """The oracle on: initialize (``session`` capabilities as given), session/new, ``messages``."""
     client_caps = {"session": session_caps} if session_caps is not None else {}
     opening = [
@@ -65,10 +69,12 @@ def _judged(*messages: Tuple[str, Dict[str, Any]], session_caps: Optional[Dict] 
         ("client", req(1, "session/new", {"cwd": "/work", "mcpServers": []})),
         ("agent", ok(1, {"sessionId": "s1"})),
     ]  # fmt: skip
-    return validate(records(*opening, *messages))
+    return validate(records(*opening, *messages), newer_spec=newer_spec)
 
 
-def _in_turn(*updates: Dict[str, Any], session_caps: Optional[Dict] = None) -> Report:
+def _in_turn(
+    *updates: Dict[str, Any], session_caps: Optional[Dict] = None, newer_spec: bool = False
+) -> Report:
     """The updates inside a prompt turn that ends normally."""
     text = [{"type": "text", "text": "x"}]
     prompt = req(2, "session/prompt", {"sessionId": "s1", "prompt": text})
@@ -77,6 +83,7 @@ def _in_turn(*updates: Dict[str, Any], session_caps: Optional[Dict] = None) -> R
         *[("agent", _update(u)) for u in updates],
         ("agent", ok(2, {"stopReason": "end_turn"})),
         session_caps=session_caps,
+        newer_spec=newer_spec,
     )
 
 
@@ -460,9 +467,12 @@ def test_SCHEMA_22_a_cost_in_credits_is_valid() -> None:
 FUTURE = {"sessionUpdate": "weather_update", "forecast": "sunny", "_meta": {"v": 2}}
 
 
-def test_an_undefined_update_kind_is_a_warning_not_a_violation() -> None:
-    report = _in_turn(FUTURE)
-    assert _found(report) == [("SCHEMA-24", "warning")]
+def test_an_undefined_update_kind_fails_the_oracle_and_is_kept_raw() -> None:
+    # spec OVERVIEW-01 (decisions.md undefined-value): the closed oneOf of SCHEMA-24 has no such
+    # kind, and no carried schema does; with newer_spec, a newer peer's kind: a warning.
+    assert _found(_in_turn(FUTURE)) == [("OVERVIEW-01", "MUST NOT")]
+    report = _in_turn(FUTURE, newer_spec=True)
+    assert _found(report) == [("OVERVIEW-01", "warning")]
     assert report.violations == []
     params = {"sessionId": "s1", "update": FUTURE}
     decoded = codec.decode(params, s.SessionNotification, strict=True)
@@ -471,10 +481,11 @@ def test_an_undefined_update_kind_is_a_warning_not_a_violation() -> None:
     assert codec.encode(decoded)["update"] == FUTURE
 
 
-def test_an_undefined_value_is_a_warning_not_a_violation() -> None:
+def test_an_undefined_value_fails_the_oracle_unless_newer_spec() -> None:
     call = {"sessionUpdate": "tool_call", "toolCallId": "t1", "title": "T", "kind": "teleport"}
-    report = _in_turn(call)
-    assert _found(report) == [("SCHEMA-01", "warning")]
+    assert _found(_in_turn(call)) == [("OVERVIEW-01", "MUST NOT")]
+    report = _in_turn(call, newer_spec=True)
+    assert _found(report) == [("OVERVIEW-01", "warning")]
     assert report.violations == [] and report.warnings == report.findings
 
 

@@ -61,9 +61,15 @@ def _read_exactly(f: BinaryIO, n: int) -> Optional[bytes]:
 
 class _Judge:
     def __init__(
-        self, record: Optional[str], header: Dict, quiet: bool, page: Optional[str]
+        self,
+        record: Optional[str],
+        header: Dict,
+        quiet: bool,
+        page: Optional[str],
+        *,
+        newer_spec: bool = False,
     ) -> None:
-        self.validator = Validator()
+        self.validator = Validator(newer_spec=newer_spec)
         self.quiet = quiet
         #: A transcript written only to draw the page from, removed afterwards.
         self.scratch: Optional[str] = None
@@ -135,13 +141,15 @@ def main(argv: Optional[List[str]] = None) -> int:
     p.add_argument("--name", default="agent")
     p.add_argument("--strict-gaps", action="store_true")
     p.add_argument("--fail-on", action="append", default=[])
+    p.add_argument("--newer-spec", action="store_true")
     args = p.parse_args(argv)
     levels = {"strict_gaps": args.strict_gaps, "fail_on": tuple(args.fail_on)}
+    header, newer = json.loads(args.header), args.newer_spec
     try:
-        judge = _Judge(args.record, json.loads(args.header), args.quiet, args.report)
+        judge = _Judge(args.record, header, args.quiet, args.report, newer_spec=newer)
     except OSError as exc:  # no room beside the page for its transcript: judge without a page
         sys.stderr.write(f"acpref proxy: cannot write the report {args.report}: {exc}\n")
-        judge, args.report = _Judge(args.record, json.loads(args.header), args.quiet, None), None
+        judge, args.report = _Judge(args.record, header, args.quiet, None, newer_spec=newer), None
     stdin = sys.stdin.buffer
     while True:
         head = _read_exactly(stdin, _HEADER.size)

@@ -23,7 +23,7 @@ from ..testing import AgentCheckOptions, check_agent
 from ..testing._agent_scenarios import SCENARIOS
 from ._junit import add_junit_option
 from ._status import USAGE, unstartable
-from ._levels import add_level_options, levels_of
+from ._levels import add_level_options, add_newer_spec_option, levels_of
 
 SCENARIO_NAMES = [scenario.name for scenario in SCENARIOS]
 
@@ -68,6 +68,7 @@ def register(sub: Any, name: str, help_text: str) -> None:
         "--table", action="store_true", help="also print every clause checked, passed or not"
     )
     add_level_options(p)
+    add_newer_spec_option(p)
     p.add_argument("--prompt", help="the text of an ordinary prompt (default: a greeting)")
     p.add_argument(
         "--tools-prompt",
@@ -211,6 +212,7 @@ def _check(args: argparse.Namespace, argv: Any, record_dir: Any) -> int:
         cancel_grace=args.cancel_grace,
         mcp_wait=args.mcp_wait,
         progress=not args.quiet,
+        newer_spec=args.newer_spec,
     )
     started = time.monotonic()
     report = check_agent(argv, options)

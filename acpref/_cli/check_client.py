@@ -5,7 +5,8 @@ launch it, then use the client (each prompt runs the next step; the agent's mess
 do). ``acpref check-client --report REPORT.json [--json] [--table]`` prints the report: failures
 first, each with the spec's sentence and the evidence, then the counts (``--table``: the whole
 table by clause); exit status 1 when a failed clause fails the check (MUST and MUST NOT;
-``--strict-gaps``, ``--fail-on`` add levels), else 0; 2 when the report cannot be read.
+``--strict-gaps``, ``--fail-on`` add levels), else 0; 2 when the report cannot be read. The
+grading agent judges as it serves, so ``--newer-spec`` goes with ``--serve``.
 """
 
 from __future__ import annotations
@@ -16,7 +17,7 @@ import sys
 from typing import Any
 
 from ._junit import add_junit_option
-from ._levels import add_level_options, levels_of
+from ._levels import add_level_options, add_newer_spec_option, levels_of
 
 
 def register(sub: Any, name: str, help_text: str) -> None:
@@ -45,6 +46,7 @@ def register(sub: Any, name: str, help_text: str) -> None:
     p.add_argument("--table", action="store_true", help="with --report: the full table too")
     add_level_options(p, when="with --report: ")
     add_junit_option(p, when="with --report: ")
+    add_newer_spec_option(p, when="with --serve: ")
     p.set_defaults(func=run)
 
 
@@ -57,7 +59,13 @@ def run(args: argparse.Namespace) -> int:
         return 2
     if args.serve:
         logging.getLogger("acpref").setLevel(logging.ERROR)
-        return serve_check_client(args.serve, timeout=args.timeout, progress=not args.quiet)
+        return serve_check_client(
+            args.serve, timeout=args.timeout, progress=not args.quiet, newer_spec=args.newer_spec
+        )
+    if args.newer_spec:
+        # The grading agent judges as it serves: the report holds its verdicts already.
+        print("acpref check-client: --newer-spec goes with --serve", file=sys.stderr)
+        return 2
     try:
         report = read_client_report(args.report)
     except (OSError, ValueError, KeyError) as exc:

@@ -41,6 +41,7 @@ from .._transport import StderrBuffer, spawn
 from .._core.register import FAIL_ON
 from ._judge import pack
 from ._status import USAGE, unstartable
+from ._levels import add_newer_spec_option
 
 __all__ = ["Proxy", "register", "run"]
 
@@ -66,8 +67,10 @@ class Proxy:
         quiet: bool = False,
         judge_buffer: int = DEFAULT_JUDGE_BUFFER,
         report_html: Optional[str] = None,
+        newer_spec: bool = False,
     ) -> None:
         self.argv = list(argv)
+        self.newer_spec = newer_spec
         self.strict = strict
         self.strict_gaps = strict_gaps
         self.fail_on = tuple(fail_on)
@@ -196,6 +199,8 @@ class Proxy:
             argv.append("--strict-gaps")
         for level in self.fail_on:
             argv += ["--fail-on", level]
+        if self.newer_spec:
+            argv.append("--newer-spec")
         if self.report_html:
             argv += ["--report", self.report_html, "--name", " ".join(self.argv)]
         return subprocess.Popen(
@@ -364,6 +369,7 @@ def register(sub: Any, name: str, help_text: str) -> None:
     p.add_argument(
         "--quiet", action="store_true", help="no findings while it runs; the summary only"
     )
+    add_newer_spec_option(p)
     p.add_argument(
         "--report",
         metavar="REPORT.html",
@@ -399,6 +405,7 @@ def run(args: argparse.Namespace) -> int:
         quiet=args.quiet,
         judge_buffer=args.judge_buffer,
         report_html=args.report,
+        newer_spec=args.newer_spec,
     )
     # SIGTERM, SIGHUP and Ctrl-C end the run as the end of input does, in a hurry: the agent is
     # stopped (its whole group), the summary printed.

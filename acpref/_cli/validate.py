@@ -16,7 +16,7 @@ from typing import Any
 
 from ..oracle import validate
 from ._junit import add_junit_option
-from ._levels import add_level_options, levels_of
+from ._levels import add_level_options, add_newer_spec_option, levels_of
 from ._status import ERROR, OK, USAGE
 
 
@@ -62,13 +62,14 @@ def register(sub: Any, name: str, help_text: str) -> None:
     )
     add_level_options(p)
     add_junit_option(p)
+    add_newer_spec_option(p)
     p.set_defaults(func=run)
 
 
 def run(args: argparse.Namespace) -> int:
     started = time.monotonic()
     try:
-        report = validate(args.transcript)
+        report = validate(args.transcript, newer_spec=args.newer_spec)
     except (OSError, ValueError) as exc:
         print(f"acpref validate: cannot read {args.transcript}: {exc}", file=sys.stderr)
         return USAGE

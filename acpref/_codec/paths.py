@@ -16,7 +16,7 @@ from cattrs.errors import (
 )
 
 #: The words of every decode error about a string this version does not define: an enum value
-#: or a union's tag (the oracle reports those as warnings: spec-gap forward-compatible).
+#: or a union's tag (the oracle fails those, or warns with --newer-spec: spec-gap undefined-value).
 UNDEFINED_VALUE = "is not a value this version defines; expected one of"
 
 

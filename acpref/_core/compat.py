@@ -1,4 +1,4 @@
-"""Forward compatibility: keys the stable schema does not define, and where they may come from.
+"""Forward compatibility: keys the stable schema does not define, and values no carried schema does.
 
 Spec: extensibility.mdx says custom data goes in ``_meta``, never at the root of a spec type
 (EXT-04); but a key the stable ``schema.json`` lacks may just as well be a field of a newer or of
@@ -6,6 +6,14 @@ the unstable schema (``schema.unstable.json``: ``sessionCapabilities.fork``, ``u
 response...) that a peer built on a newer SDK sends. A transcript cannot tell the two apart, so
 the oracle reports such keys as ``warning`` findings that say which they may be, never as
 violations (spec_notes/oracle.md, "Forward compatibility").
+
+A *value* is another matter (``undefined_value``): a string where a closed set of the
+carried schemas is due (a ``stopReason``, a ``sessionUpdate`` kind, a tool call ``status``, a
+permission ``outcome``) that neither the stable schema nor its unstable schema defines. Keeping,
+forwarding and warning about it is the live sides' virtue; an oracle that judges against the spec
+it carries fails it, and says which spec that was and how to refresh it (``acpref spec-diff``).
+For a peer built on a newer spec, the ``newer_spec`` option (``--newer-spec``) grades such values
+as warnings instead (spec_notes/decisions.md, undefined-value).
 
 ``unstable.tsv`` lists the fields that only the unstable schema of the spec acpref implements
 defines, on types both schemas define, with the property names that lead to each type (checked
@@ -18,7 +26,20 @@ import functools
 import re
 from typing import Dict, FrozenSet, Optional, Tuple
 
-__all__ = ["unstable_fields", "describe_unknown_key"]
+from .findings import Finding, Party, finding
+from .register import WARNING
+
+__all__ = [
+    "unstable_fields",
+    "describe_unknown_key",
+    "undefined_value",
+    "value_clause",
+    "SCHEMA_DATE",
+]
+
+#: The date of the stable schema the oracle judges against (``spec_notes/spec/SOURCE.md``:
+#: ``schema.json`` and ``schema.unstable.json`` of ``@agentclientprotocol/sdk`` 2.4.0).
+SCHEMA_DATE = "2026-11-02"
 
 _STEP = re.compile(r"\.([^.\[]+)|\[\d+\]")
 
@@ -62,3 +83,51 @@ def describe_unknown_key(path: str, root_type: Optional[str]) -> str:
         field = path.rsplit(".", 1)[-1]
         return f"{path} (unstable: schema.unstable.json {type_name}.{field})"
     return f"{path} (unknown: a newer schema's field, or custom data that belongs in _meta)"
+
+
+def undefined_value(
+    method: Optional[str],
+    part: str,
+    path: str,
+    received: str,
+    allowed: str,
+    *,
+    blame: Party,
+    index: Optional[int],
+    newer_spec: bool,
+) -> Finding:
+    """The oracle's finding on a value that no closed set of the carried schemas defines.
+
+    ``received`` is the value as the peer wrote it (``'done'``), at ``path`` of the ``part``
+    (params, result) of ``method``; ``allowed`` the set the carried schemas allow. It breaks the
+    sentence that names the set, at that sentence's level (``value_clause``); with
+    ``newer_spec`` it is a warning, for a peer built on a newer spec. The live sides keep such a
+    value and warn either way (spec-gap forward-compatible).
+    """
+    judged = (
+        f"{method or 'error'} {part}: {path} {received} is defined neither by the stable schema "
+        f"of {SCHEMA_DATE} nor by its unstable schema (they allow {allowed})"
+    )
+    if newer_spec:
+        text = f"{judged}: taken for a value of a newer spec (--newer-spec), a warning"
+    else:
+        text = (
+            f"{judged}; judged against the spec acpref carries: for a peer built on a newer "
+            "spec, `acpref spec-diff NEW_SCHEMA` lists what refreshing acpref's copy changes, "
+            "and --newer-spec makes such values warnings"
+        )
+    clause = value_clause(method, part, path)
+    return finding(clause, blame, text, index, level=WARNING if newer_spec else None)
+
+
+def value_clause(method: Optional[str], part: str, path: str) -> str:
+    """The clause a value outside a closed set of the schema breaks.
+
+    spec-gap undefined-value: where a sentence with a keyword names the set, its clause; else
+    only the schema's definition names the set, and the sentence broken is the transports' one.
+    """
+    if method == "session/prompt" and part == "result" and path == "result.stopReason":
+        return "PROMPT-17"  # spec PROMPT-17: "it must specify the corresponding `StopReason`"
+    # spec OVERVIEW-01: the agent (the client) "MUST NOT write anything ... that is not a valid
+    # ACP message", and a value outside a closed set of schema.json makes no valid message.
+    return "OVERVIEW-01"

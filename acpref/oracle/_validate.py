@@ -31,7 +31,7 @@ from .. import schema as s
 from .._bounds import MAX_DEPTH, nesting
 from .._core import Finding, Party, ProtocolState, envelope, other
 from .._core.findings import finding
-from .._core.compat import describe_unknown_key
+from .._core.compat import describe_unknown_key, undefined_value
 from .._core.register import WARNING
 from ..errors import ErrorCode
 from ..methods import PROTOCOL_VERSION, lookup
@@ -53,7 +53,10 @@ _valid_id = envelope.valid_id
 class Validator:
     """Incremental validation: feed records one by one (the proxy does), then ``finish``."""
 
-    def __init__(self) -> None:
+    def __init__(self, *, newer_spec: bool = False) -> None:
+        #: A value no carried schema defines is a warning, not a failure (the peer is taken for
+        #: one built on a newer spec: ``--newer-spec``); see ``compat.undefined_value``.
+        self.newer_spec = newer_spec
         self.state = ProtocolState()
         self.findings: List[Finding] = []
         self.messages = 0
@@ -329,14 +332,15 @@ class Validator:
                 return
         if value is None:
             value = {}  # spec RPC-19 for params; a null result is judged by the rules (SCHEMA-09)
+        judged: Dict[str, Any] = {"blame": sender, "index": index, "newer_spec": self.newer_spec}
         if method == "session/update" and part == "params":
             kind = _update_kind(value)
-            if isinstance(kind, str) and kind not in s.UNIONS[s.SessionUpdate].by_tag:
-                # spec SCHEMA-24, spec-gap forward-compatible: an update kind the stable schema
-                # does not define (a newer v1 peer's, or an unstable one) is kept and forwarded:
-                # a forward-compatibility warning, never a broken message.
-                text = f"session/update kind {kind!r} is not one of the 14 of the stable schema"
-                yield False, finding("SCHEMA-24", sender, text, index, level=WARNING)
+            tags = s.UNIONS[s.SessionUpdate].by_tag
+            if isinstance(kind, str) and kind not in tags:
+                # spec SCHEMA-24: the stable SessionUpdate is a closed oneOf (the live sides keep
+                # an unknown kind as ``Unknown``; the strict codec does too, so it is judged here).
+                what = ("session/update", part, "params.update.sessionUpdate", repr(kind))
+                yield False, undefined_value(*what, ", ".join(map(repr, tags)), **judged)
         try:
             codec.decode(value, model, strict=True, root=part)
         except codec.DecodeError as exc:
@@ -348,12 +352,10 @@ class Validator:
                 if not m.startswith("unknown key") and codec.UNDEFINED_VALUE not in m
             ]
             for path, msg in undefined:
-                # spec-gap forward-compatible: a value or variant tag this version does not
-                # define (ToolKind, StopReason, a content type, ...) may be a newer v1 peer's: a
-                # warning under the shape's clause, never a violation of the whole message.
-                clause = _content_clause(value, path, part) or _shape_clause(method, part, value)
-                text = f"{method or 'error'} {part}: {path}: {msg}"
-                yield False, finding(clause, sender, text, index, level=WARNING)
+                # A value or variant tag outside a closed set of the carried schemas (ToolKind,
+                # StopReason, a content type, a permission outcome...).
+                received, _, allowed = msg.partition(f" {codec.UNDEFINED_VALUE} ")
+                yield False, undefined_value(method, part, path, received, allowed, **judged)
             if method == "session/update" and _is_mode_update(value):
                 # spec SCHEMA-03: the docs' `modeId` is one finding (the wrong name), not two.
                 renamed = [(p, m) for p, m in unknown if p.endswith(".modeId")]
@@ -493,9 +495,13 @@ def _bad_version(value: Any) -> bool:
     return not (type(version) is int and 0 <= version <= 65535)
 
 
-def validate(transcript: Union[str, Iterable[Any]]) -> Report:
-    """Every violation and warning in a transcript (a path, or records, dicts or JSON lines)."""
-    validator = Validator()
+def validate(transcript: Union[str, Iterable[Any]], *, newer_spec: bool = False) -> Report:
+    """Every violation and warning in a transcript (a path, or records, dicts or JSON lines).
+
+    ``newer_spec``: a value no carried schema defines is a warning, not a violation (a peer
+    built on a newer spec; ``acpref validate --newer-spec``).
+    """
+    validator = Validator(newer_spec=newer_spec)
     for record in read_transcript(transcript):
         validator.feed(record)
     return validator.finish()

@@ -183,7 +183,8 @@ class AgentThoughtChunk(ContentChunk):
 # 11, plus notice, compaction_update and compaction_summary_chunk).
 # spec-gap forward-compatible: the schema's oneOf is closed, but a newer v1 peer sends
 # kinds this version does not define (notice was one): such an update is kept raw (``Unknown``),
-# forwarded unchanged, ignored by a client, and only warned about by the oracle.
+# forwarded unchanged and ignored by a client; the oracle fails it (spec-gap undefined-value:
+# OVERVIEW-01), or warns with --newer-spec.
 SessionUpdate = Union[
     UserMessageChunk,
     AgentMessageChunk,

@@ -135,6 +135,7 @@ def _run(
             timeout=options.timeout,
             stalled=stalled,
             part=f"scenario {scenario.name!r}",
+            newer_spec=options.newer_spec,
         )
 
     try:

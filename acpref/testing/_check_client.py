@@ -160,18 +160,23 @@ class _Pending:
 
 
 def serve_check_client(
-    report_path: str, *, timeout: float = 300.0, progress: bool = False
+    report_path: str, *, timeout: float = 300.0, progress: bool = False, newer_spec: bool = False
 ) -> int:
     """Serve the scripted agent on stdio until the client disconnects; write the report.
 
     Each request to the client waits at most ``timeout`` seconds (a person answers the
-    permission requests); ``progress`` prints each step and part on stderr."""
+    permission requests); ``progress`` prints each step and part on stderr. ``newer_spec``: the
+    client is built on a newer spec; a value no carried schema defines is a warning, not a
+    failure (``--newer-spec``)."""
     report_path = os.path.abspath(report_path)
     base = report_path[:-5] if report_path.endswith(".json") else report_path
     protocol_out = os.dup(1)
     os.dup2(2, 1)  # spec TRANSPORT-08: nothing but protocol on the real stdout
     sys.stdout = sys.stderr
-    sink = RecordSink("agent", f"{base}.jsonl", header={"check": "client", "subject": "client"})
+    sink = RecordSink(
+        "agent", f"{base}.jsonl", header={"check": "client", "subject": "client"},
+        newer_spec=newer_spec,
+    )
     grader = Grader(report_path, sink, timeout=timeout, progress=progress)
     stream = RecordingStream(FdStream(0, protocol_out, write_timeout=None), sink)
     sessions = SessionRegistry(state_dir=f"{base}.sessions")

@@ -42,18 +42,21 @@ def assert_conforms(
     ignore: Sequence[str] = (),
     strict_gaps: bool = False,
     fail_on: Tuple[str, ...] = (),
+    newer_spec: bool = False,
 ) -> Report:
     """Validate ``transcript`` and raise ``AssertionError`` listing what breaks the spec.
 
     ``transcript``: a path, an iterable of records / dicts / JSON lines, a ``Report``, or anything
     with a ``close() -> Report`` (an ``AgentDriver``). Returns the report when it conforms.
+    ``newer_spec``: when the transcript is judged here, a value no carried schema defines is a
+    warning, not a violation (a report or a driver was judged already, as it was told).
     """
     if isinstance(transcript, Report):
         report = transcript
     elif hasattr(transcript, "close") and hasattr(transcript, "sink"):
         report = transcript.close()
     else:
-        report = validate(transcript)
+        report = validate(transcript, newer_spec=newer_spec)
     found = problems(
         report,
         blame=blame,

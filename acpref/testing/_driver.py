@@ -146,10 +146,13 @@ class AgentDriver:
         keep_updates: Optional[int] = KEEP_UPDATES,
         stalled: Optional[Dict[str, str]] = None,
         part: str = "",
+        newer_spec: bool = False,
     ) -> None:
         self.process = process
         self.timeout = timeout
-        self.sink = RecordSink("client", transcript, header={"agent": name, "subject": "agent"})
+        self.sink = RecordSink(
+            "client", transcript, header={"agent": name, "subject": "agent"}, newer_spec=newer_spec
+        )
         self.deadlines = Deadlines(self.sink, timeout, stalled, part)
         self.stream = RecordingStream(stream, self.sink, close_output=close_output)
         self.connection = Connection(self.stream, name=name, drain_timeout=1.0)

@@ -53,6 +53,7 @@ def memory_pair(
     *,
     transcript: Union[str, "os.PathLike[str]", None] = None,
     timeout: float = 10.0,
+    newer_spec: bool = False,
 ) -> AgentDriver:
     """Serve ``agent`` in this process; return the driver connected to it.
 
@@ -71,6 +72,7 @@ def memory_pair(
         client_stream,
         transcript=transcript,
         timeout=timeout,
+        newer_spec=newer_spec,
         name="agent-in-memory",
         close_output=client_stream.close_output,
     )

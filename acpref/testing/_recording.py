@@ -54,10 +54,11 @@ class RecordSink:
         *,
         header: Optional[Dict[str, Any]] = None,
         keep_bytes: int = KEEP_BYTES,
+        newer_spec: bool = False,
     ) -> None:
         self.me = Party(me)
         self.peer = Party.CLIENT if self.me is Party.AGENT else Party.AGENT
-        self.validator = Validator()
+        self.validator = Validator(newer_spec=newer_spec)
         self.transcript_path = os.fspath(transcript) if transcript is not None else None
         self._file = TranscriptRecorder(transcript, me=me, header=header) if transcript else None
         #: The records, kept only when no transcript file holds them.

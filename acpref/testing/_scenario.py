@@ -69,6 +69,10 @@ class AgentCheckOptions:
     #: Print progress on stderr (each scenario as it starts and ends, with its time); the
     #: command line's default, off for the library and the pytest plugin.
     progress: bool = False
+    #: The agent is built on a newer spec than the one acpref carries: a value that no closed set
+    #: of the carried schemas defines (a ``stopReason``, a tool call ``status``...) is a
+    #: warning, not a failure (``--newer-spec``; spec_notes/decisions.md, undefined-value).
+    newer_spec: bool = False
 
 
 class NeedsAuth(Exception):

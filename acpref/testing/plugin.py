@@ -29,6 +29,9 @@ A test that fails while its agent broke the spec gets one report, the verdict fi
 frames cut from its traceback. The end of the run says how many
 findings of the fixtures' peers did not fail, by level, and which option would fail on them.
 ``--acp-full-table`` prints the client check's whole table, not only its failures.
+``--acp-newer-spec`` (a fixture's ``newer_spec=True``, a client check's ``.newer_spec``) takes the
+peers for ones built on a newer spec: a value that no closed set of the carried schemas defines
+is a warning, not a failure.
 
 This module is imported by every pytest run of a project that has acpref installed: it imports
 the drivers and the oracle only when a fixture is used.
@@ -73,6 +76,12 @@ def pytest_addoption(parser: Any) -> None:
         "and a fixture's fail_on=(...) adds levels for its own peers)",
     )
     group.addoption(
+        "--acp-newer-spec",
+        action="store_true",
+        default=False,
+        help=_NEWER_SPEC_HELP + " (every fixture; one fixture: newer_spec=True)",
+    )
+    group.addoption(
         "--acp-full-table",
         action="store_true",
         default=False,
@@ -96,6 +105,14 @@ _FLAGS = {
 _LAUNCHED = pytest.StashKey[List["_Launched"]]()
 #: Where acpref's own modules are: their frames are hidden from a failed test's traceback.
 _OWN = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+#: What ``--acp-newer-spec`` changes: the words of ``--newer-spec`` (``acpref._cli._levels``),
+#: spelled out here so that loading the plugin does not load the CLI.
+_NEWER_SPEC_HELP = (
+    "the peer is built on a newer ACP spec than the one acpref carries (stable schema of "
+    "2026-11-02): a value that no closed set of the carried schemas defines (a stopReason, "
+    "a sessionUpdate kind, a tool call status, a permission outcome...) is a warning instead of "
+    "a failure; everything else is judged as without it"
+)
 #: Where the fixtures leave the levels of the findings that did not fail their test.
 _BELOW = pytest.StashKey[List[str]]()
 
@@ -106,6 +123,14 @@ def _levels(config: Any) -> Dict[str, Any]:
         "strict_gaps": bool(config.getoption("acp_strict_gaps", default=False)),
         "fail_on": tuple(config.getoption("acp_fail_on", default=None) or ()),
     }
+
+
+def _newer_spec(config: Any, asked: Optional[bool]) -> bool:
+    """Whether a fixture's oracle takes its peer for one built on a newer spec (undefined
+    values are warnings): the fixture's ``newer_spec`` argument, else ``--acp-newer-spec``."""
+    if asked is not None:
+        return asked
+    return bool(config.getoption("acp_newer_spec", default=False))
 
 
 def _below(config: Any, levels: Iterable[str]) -> None:
@@ -255,12 +280,13 @@ def pytest_runtest_makereport(item: Any, call: Any) -> Iterator[None]:
 @pytest.fixture
 def acp_agent(tmp_path: Any, request: Any) -> Iterator[Callable[..., "AgentDriver"]]:
     """Start an agent under test: ``acp_agent(argv, *, cwd=None, env=None, ignore=(), fail_on=(),
-    timeout=10.0, keep_updates=10_000)`` -> ``AgentDriver``. The test fails if the agent broke
-    the spec: MUST and MUST NOT, the levels ``--acp-fail-on`` names, and those ``fail_on`` adds
-    for this agent (``("SHOULD", "warning")``; ``warnings=True``: every finding). The transcript
-    streams to disk and is judged as it passes; the driver keeps the last ``keep_updates`` updates
-    of each session (``None``: all). A command that cannot be started raises ``RuntimeError``
-    naming it, at the call."""
+    timeout=10.0, keep_updates=10_000, newer_spec=None)`` -> ``AgentDriver``. The test fails if
+    the agent broke the spec: MUST and MUST NOT, the levels ``--acp-fail-on`` names, and those
+    ``fail_on`` adds for this agent (``("SHOULD", "warning")``; ``warnings=True``: every finding).
+    The transcript streams to disk and is judged as it passes; the driver keeps the last
+    ``keep_updates`` updates of each session (``None``: all). ``newer_spec=True``: values no
+    carried schema defines are warnings (default: ``--acp-newer-spec``). A command that cannot be
+    started raises ``RuntimeError`` naming it, at the call."""
     launched = _Launched(request)
 
     def launch(
@@ -273,6 +299,7 @@ def acp_agent(tmp_path: Any, request: Any) -> Iterator[Callable[..., "AgentDrive
         timeout: float = 10.0,
         keep_updates: Optional[int] = 10_000,
         fail_on: Sequence[str] = (),
+        newer_spec: Optional[bool] = None,
     ) -> "AgentDriver":
         from .._process import cannot_start
         from ._driver import AgentDriver
@@ -284,7 +311,7 @@ def acp_agent(tmp_path: Any, request: Any) -> Iterator[Callable[..., "AgentDrive
         transcript = tmp_path / f"agent-{len(launched.drivers) + 1}.jsonl"
         driver = AgentDriver.spawn(
             argv, cwd=cwd, env=env, transcript=transcript, timeout=timeout,
-            keep_updates=keep_updates,
+            keep_updates=keep_updates, newer_spec=_newer_spec(request.config, newer_spec),
         )
         return launched.add(driver, ignore, warnings, fail_on)
 
@@ -295,8 +322,8 @@ def acp_agent(tmp_path: Any, request: Any) -> Iterator[Callable[..., "AgentDrive
 @pytest.fixture
 def acp_pair(tmp_path: Any, request: Any) -> Iterator[Callable[..., "AgentDriver"]]:
     """Serve an ``acpref.agent.Agent`` in this process: ``acp_pair(agent, *, ignore=(),
-    fail_on=())`` -> ``AgentDriver``. The test fails if the agent broke the spec (as
-    ``acp_agent``)."""
+    fail_on=(), timeout=10.0, newer_spec=None)`` -> ``AgentDriver``. The test fails if the agent
+    broke the spec (as ``acp_agent``)."""
     launched = _Launched(request)
 
     def pair(
@@ -306,13 +333,14 @@ def acp_pair(tmp_path: Any, request: Any) -> Iterator[Callable[..., "AgentDriver
         warnings: bool = False,
         timeout: float = 10.0,
         fail_on: Sequence[str] = (),
+        newer_spec: Optional[bool] = None,
     ) -> "AgentDriver":
         from ._pairs import memory_pair
 
         transcript = tmp_path / f"pair-{len(launched.drivers) + 1}.jsonl"
-        return launched.add(
-            memory_pair(agent, transcript=transcript, timeout=timeout), ignore, warnings, fail_on
-        )
+        newer = _newer_spec(request.config, newer_spec)
+        driver = memory_pair(agent, transcript=transcript, timeout=timeout, newer_spec=newer)
+        return launched.add(driver, ignore, warnings, fail_on)
 
     yield pair
     launched.teardown()
@@ -321,20 +349,20 @@ def acp_pair(tmp_path: Any, request: Any) -> Iterator[Callable[..., "AgentDriver
 class ClientCheck:
     """A scripted grading agent for a client under test: launch ``argv`` as the client's agent."""
 
-    def __init__(self, report_path: str) -> None:
+    def __init__(self, report_path: str, *, newer_spec: bool = False) -> None:
         self.report_path = report_path
-        #: The agent command for the client under test.
-        self.argv: List[str] = [
-            sys.executable,
-            "-m",
-            "acpref",
-            "check-client",
-            "--serve",
-            report_path,
-        ]
+        #: The client is built on a newer spec: values no carried schema defines are warnings
+        #: (default: ``--acp-newer-spec``); set it before launching ``argv``.
+        self.newer_spec = newer_spec
         self.ignore: Sequence[str] = ()
         #: Levels that fail this check besides MUST and ``--acp-fail-on``'s (``("SHOULD",)``).
         self.fail_on: Sequence[str] = ()
+
+    @property
+    def argv(self) -> List[str]:
+        """The agent command for the client under test."""
+        argv = [sys.executable, "-m", "acpref", "check-client", "--serve", self.report_path]
+        return argv + ["--newer-spec"] if self.newer_spec else argv
 
     def report(self, timeout: float = 10.0) -> "CheckReport":
         """The report; waits (up to ``timeout``) for a grading agent still writing it."""
@@ -350,7 +378,9 @@ class ClientCheck:
 @pytest.fixture
 def acp_client_check(tmp_path: Any, request: Any) -> Iterator[ClientCheck]:
     """A grading agent for a client under test; the test fails at teardown on a MUST failure."""
-    check = ClientCheck(os.fspath(tmp_path / "client-report.json"))
+    check = ClientCheck(
+        os.fspath(tmp_path / "client-report.json"), newer_spec=_newer_spec(request.config, None)
+    )
     yield check
     if not os.path.exists(check.report_path):
         pytest.fail(

@@ -257,6 +257,39 @@ class TwoAnswersPerTurn(RawAgent):
         self.reply(m, {"stopReason": "end_turn"})
 
 
+class StopsDone(RawAgent):
+    """Ends its turns with ``stopReason: "done"``, a value that neither carried schema defines
+    (the adopter's small agent of issue 34, which passed as a forward-compatibility warning).
+
+    PROMPT-17, prompt-turn.mdx: "When an Agent stops a turn, it must specify the corresponding
+    `StopReason`" (decisions.md undefined-value); with ``newer_spec`` a warning."""
+
+    scenario, clause = "prompt", "PROMPT-17"
+
+    def reply(self, message: M, result: Any) -> None:
+        if isinstance(result, dict) and result.get("stopReason") == "end_turn":
+            result = {**result, "stopReason": "done"}
+        super().reply(message, result)
+
+
+class ToolStatusExploded(RawAgent):
+    """Reports a tool call whose ``status`` is ``"exploded"``, which ToolCallStatus does not
+    define.
+
+    OVERVIEW-01, transports.mdx: "The agent MUST NOT write anything to its `stdout` that is not
+    a valid ACP message" (the set is a definition of schema.json: decisions.md undefined-value)."""
+
+    scenario, clause = "prompt", "OVERVIEW-01"
+
+    def on_session_prompt(self, m: M) -> None:
+        session_id = m["params"]["sessionId"]
+        if session_id in self.history:
+            call = {"toolCallId": f"t-{self.ids}", "title": "Think", "kind": "think"}
+            self.ids += 1
+            self.update(session_id, {"sessionUpdate": "tool_call", **call, "status": "exploded"})
+        super().on_session_prompt(m)
+
+
 class IgnoresMcpServers(RawAgent):
     """Accepts mcpServers and never starts them (the most reported real-world defect)."""
 

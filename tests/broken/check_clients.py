@@ -46,7 +46,7 @@ class Conforming:
     evidence = ""
     #: The client capabilities advertised (None: the driver's files and terminals).
     caps: Any = None
-    #: More options of ``check-client --serve`` (``--timeout``...).
+    #: More options of ``check-client --serve`` (``--timeout``, ``--newer-spec``...).
     serve_args: Tuple[str, ...] = ()
 
     def __init__(
@@ -584,6 +584,29 @@ class FlatPermissionOutcome(Conforming):
             return None
 
         on_the_wire(driver, flat)
+
+
+class UndefinedPermissionOutcome(Conforming):
+    """Answers a permission it grants with the outcome ``"approved"`` (its ``optionId`` kept),
+    which RequestPermissionOutcome does not define (``cancelled`` or ``selected``): a client
+    built on a spec of its own. Its ``cancelled`` answers keep the right shape.
+
+    OVERVIEW-01, transports.mdx: "The client MUST NOT write anything to the agent's `stdin` that
+    is not a valid ACP message" (the set is a definition of schema.json: decisions.md
+    undefined-value). The grader cannot use the answer: TOOL-08 (spec-gap) fails with it."""
+
+    clause = "OVERVIEW-01"
+    evidence = "'approved'"
+
+    def bend(self, driver: AgentDriver, session: str) -> None:
+        def approved(m: Dict[str, Any]) -> Optional[List[Wire]]:
+            result = m.get("result") if _is_response(m) else None
+            outcome = result.get("outcome") if isinstance(result, dict) else None
+            if isinstance(outcome, dict) and outcome.get("outcome") == "selected":
+                return [{**m, "result": {**result, "outcome": {**outcome, "outcome": "approved"}}}]
+            return None
+
+        on_the_wire(driver, approved)
 
 
 def _flag_only(connection: Any, params: Any) -> None:

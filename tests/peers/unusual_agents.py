@@ -66,8 +66,9 @@ class RefusesWithData(RawAgent):
 
 class NewerValues(RawAgent):
     """Ends its turns with a stop reason this version does not define (``paused``, as a newer v1
-    peer might) and streams a tool call of an undefined ``kind``: spec-gap forward-compatible,
-    a warning, not a violation."""
+    peer might) and streams a tool call of an undefined ``kind``: the live sides keep them and
+    warn (spec-gap forward-compatible); the oracle fails them unless told ``newer_spec``
+    (spec-gap undefined-value)."""
 
     def on_session_prompt(self, m: M) -> None:
         session_id = m["params"]["sessionId"]
