@@ -230,7 +230,7 @@ def test_cli_check_agent_and_validate_fail_stop_reason_done_unless_newer_spec(
     transcript = str(record / "prompt.jsonl")
     assert _acpref("validate", transcript).returncode == 1
     again = _acpref("validate", "--newer-spec", transcript)
-    assert again.returncode == 0 and "0 violations" in again.stdout, again.stdout
+    assert again.returncode == 0 and "not failing the run: 2 warnings" in again.stdout, again.stdout
 
 
 def test_the_option_has_the_same_words_everywhere() -> None:

@@ -133,7 +133,7 @@ def test_acp_agent_fixture_in_this_process(acp_agent) -> None:  # noqa: F811
 #: update it sends in every turn (``-``: none).
 _RAW_AGENT = """
 import json, sys
-version, update = json.loads(sys.argv[1]), sys.argv[2]
+version, update = json.loads(sys.argv[1]), json.loads(sys.argv[2])
 def send(m):
     print(json.dumps(m), flush=True)
 for line in sys.stdin:
@@ -145,17 +145,17 @@ for line in sys.stdin:
     elif method == "session/new":
         send({"jsonrpc": "2.0", "id": mid, "result": {"sessionId": "s1"}})
     elif method == "session/prompt":
-        if update != "-":
+        if update is not None:
             send({"jsonrpc": "2.0", "method": "session/update",
-                  "params": {"sessionId": "s1", "update": {"sessionUpdate": update}}})
+                  "params": {"sessionId": "s1", "update": update}})
         send({"jsonrpc": "2.0", "id": mid, "result": {"stopReason": "end_turn"}})
 """
 
 
-def _raw_agent(tmp_path: Path, version: object, update: str = "-") -> str:
+def _raw_agent(tmp_path: Path, version: object, update: object = None) -> str:
     path = tmp_path / "raw_agent.py"
     path.write_text(_RAW_AGENT)
-    return repr([PY, str(path), json.dumps(version), update])
+    return repr([PY, str(path), json.dumps(version), json.dumps(update)])
 
 
 def test_a_test_stopped_by_the_defect_gets_one_report_that_starts_with_the_clause(
@@ -213,6 +213,14 @@ def test_missing(acp_agent):
     assert "MUST" not in out and "broke the ACP spec" not in out
 
 
+#: A message chunk with a key the stable schema lacks: a forward-compatibility warning (EXT-04).
+_CHUNK_WITH_A_NEWER_KEY = {
+    "sessionUpdate": "agent_message_chunk",
+    "content": {"type": "text", "text": "hi"},
+    "weather": "sunny",
+}
+
+
 @pytest.mark.parametrize("how", ["option", "fixture", "neither"])
 def test_fail_on_warning_fails_a_test_on_a_forward_compatibility_note(
     tmp_path: Path, how: str
@@ -220,7 +228,7 @@ def test_fail_on_warning_fails_a_test_on_a_forward_compatibility_note(
     arg = ', fail_on=("warning",)' if how == "fixture" else ""
     source = f"""
 def test_unknown_update(acp_agent):
-    agent = acp_agent({_raw_agent(tmp_path, 1, "weather_update")}{arg})
+    agent = acp_agent({_raw_agent(tmp_path, 1, _CHUNK_WITH_A_NEWER_KEY)}{arg})
     agent.initialize()
     agent.prompt(agent.new_session("/tmp"), "hello")
 """

@@ -157,10 +157,13 @@ def run(args: argparse.Namespace) -> int:
             file=sys.stderr,
         )
         return 2
-    if unstartable("check-agent", argv):
-        return USAGE
     if not args.verbose:
         logging.getLogger("acpref").setLevel(logging.CRITICAL)
+    # Is it an agent at all? A command that is not found, or one that exits before answering
+    # initialize (a missing module, a wrong interpreter), is one line and exit 2: the clauses
+    # it would fail only repeat that. One extra start of the agent, before any progress line.
+    if unstartable("check-agent", argv) or _exits_unanswered(argv, args.timeout):
+        return USAGE
     if args.report and not args.record:
         with tempfile.TemporaryDirectory(prefix="acpref-check-agent-") as tmp:
             return _check(args, argv, tmp)
@@ -169,8 +172,8 @@ def run(args: argparse.Namespace) -> int:
 
 def _exits_unanswered(argv: Any, timeout: float) -> bool:
     """True (and one line saying so) when the agent exits without a byte on stdout after its
-    initialize: it never started as an agent (a missing module, a wrong interpreter), and the
-    clauses it failed would only repeat that. Asked only when the handshake failed."""
+    initialize: it never started as an agent (a missing module, a wrong interpreter). An agent
+    still running when the wait ends is not judged here: the scenarios judge it."""
     from ..testing._driver import AgentDriver
 
     driver = AgentDriver.spawn(argv, timeout=min(timeout, 10.0))
@@ -217,8 +220,6 @@ def _check(args: argparse.Namespace, argv: Any, record_dir: Any) -> int:
     started = time.monotonic()
     report = check_agent(argv, options)
     seconds = time.monotonic() - started
-    if report.failed("INIT-04") and _exits_unanswered(argv, args.timeout):
-        return USAGE
     levels = levels_of(args)
     if args.junit and not _write_junit(args.junit, report, seconds, levels):
         return 2
