@@ -18,6 +18,10 @@ from typing import Any
 
 import pytest
 
+#: A rule of the core that raises on a message is a bug the tests must see, not a skipped rule
+#: (``acpref._core.state._rule_failed``); set for the processes the tests start, too.
+os.environ["ACPREF_RULE_ERRORS"] = "raise"
+
 REPO = Path(__file__).resolve().parent.parent
 #: The spec carried in the repository.
 CARRIED_SPEC = REPO / "spec_notes" / "spec"

@@ -18,11 +18,18 @@ The contract, in the manner of h11:
   only collects findings over a transcript). So the live code and the oracle cannot disagree.
 
 Shape (a string where an integer is due, unknown keys) is the codec's business, not this one's;
-the rules read raw wire dicts defensively and never fail on malformed input.
+the rules read raw wire dicts defensively. Each rule runs on its own: one that raises does not
+stop the others (``_rule_failed``). A JSON array or object where a rule keys on an id or a name
+(``TypeError: unhashable``) is the message's fault, and that rule has nothing to say about it;
+any other exception is the rule's own bug: raised as ``RuleError`` when ``ACPREF_RULE_ERRORS=raise``
+(the test suite sets it), else logged on ``acpref.rules`` and skipped, so a live side or an
+oracle run never dies of it (spec_notes/decisions.md, rule-bug).
 """
 
 from __future__ import annotations
 
+import logging
+import os
 from typing import Any, Callable, Dict, Iterable, List, Optional
 
 from ..methods import CANCEL_REQUEST, METHODS, is_extension
@@ -36,6 +43,7 @@ from .pages import RULES
 __all__ = [
     "AnsweredIds",
     "ProtocolState",
+    "RuleError",
     "SessionState",
     "TerminalState",
     "classify",
@@ -45,6 +53,13 @@ __all__ = [
 #: ``request``, ``notification``, ``response``, or None for something else (the envelope's
 #: verdict on what the rules can read: ``envelope.kind_of``).
 classify = envelope.kind_of
+
+log = logging.getLogger("acpref.rules")
+
+
+class RuleError(RuntimeError):
+    """A rule of the core raised on a message: a bug of acpref, not of the peer."""
+
 
 
 class ProtocolState(ConnectionFacts):
@@ -180,11 +195,8 @@ class ProtocolState(ConnectionFacts):
         for fn in checks:
             try:
                 yield from fn(self, m)
-            except TypeError:
-                # A list or an object where the rule expects an id or a name (unhashable): the
-                # message is ill-formed, which the codec reports (-32602, SCHEMA-*); the
-                # protocol rules have nothing to say about it.
-                return
+            except Exception as exc:  # noqa: BLE001 -- told apart in _rule_failed
+                _rule_failed(fn, m, exc)
 
     def _check_call(self, m: Message) -> Iterable[Finding]:
         """Rules every request and notification obeys, whatever its method."""
@@ -306,8 +318,28 @@ class ProtocolState(ConnectionFacts):
         for fn in transitions:
             try:
                 fn(self, m)
-            except TypeError:
-                return  # ill-formed (see _check): it changes no state
+            except Exception as exc:  # noqa: BLE001 -- told apart in _rule_failed
+                _rule_failed(fn, m, exc)
+
+
+def _rule_failed(fn: Callable[..., Any], m: Message, exc: Exception) -> None:
+    """A rule (a check or a transition) raised on ``m``; the other rules still run.
+
+    A list or an object where the rule keys on an id or a name (unhashable) is the message's
+    fault: it is ill-formed, which the codec reports (-32602, SCHEMA-*), and this rule has nothing
+    to say about it. In well-formed JSON every id and name is a string or an integer, so any other
+    exception is the rule's own bug: the tests see it raised; a live side logs it and carries on,
+    for a rule's bug must not take a peer's connection down with it.
+    """
+    # spec-gap rule-bug: an unhashable id or name is the message's fault; anything else is ours.
+    if isinstance(exc, TypeError) and str(exc).startswith("unhashable type"):
+        return
+    where = f"{fn.__module__}.{fn.__qualname__} on the {m.kind} {m.method or m.id!r}"
+    # ACPREF_RULE_ERRORS=raise: the test suite sets it (tests/conftest.py), for itself and the
+    # processes it starts; read here, when a rule has failed, so it costs good traffic nothing.
+    if os.environ.get("ACPREF_RULE_ERRORS") == "raise":
+        raise RuleError(f"rule {where} (message {m.index}) raised {exc!r}") from exc
+    log.error("rule %s (message %s) raised; rule skipped", where, m.index, exc_info=exc)
 
 
 def _hashable(value: Any) -> bool:
