@@ -19,8 +19,11 @@ from typing import Any
 import pytest
 
 #: A rule of the core that raises on a message is a bug the tests must see, not a skipped rule
-#: (``acpref._core.state._rule_failed``); set for the processes the tests start, too.
+#: (``acpref._core.state._rule_failed``): here, and in every ``acpref`` command the tests start.
 os.environ["ACPREF_RULE_ERRORS"] = "raise"
+from acpref._core import state as _core_state  # noqa: E402
+
+_core_state.RAISE_RULE_ERRORS = True
 
 REPO = Path(__file__).resolve().parent.parent
 #: The spec carried in the repository.

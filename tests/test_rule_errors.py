@@ -4,8 +4,8 @@ Spec-gap: none settles this; acpref's decision rule-bug (spec_notes/decisions.md
 The core runs each rule on its own (``acpref._core.state._rule_failed``): a rule that raises
 does not stop the others; ``TypeError: unhashable`` (a JSON array or object where an id or a
 name is due) is the message's fault and that rule is silent; any other exception is acpref's bug,
-raised as ``RuleError`` under ``ACPREF_RULE_ERRORS=raise`` (this suite sets it) and otherwise
-logged on ``acpref.rules``. The rule book is built here from a small module of test rules, the
+raised as ``RuleError`` under ``RAISE_RULE_ERRORS`` (this suite sets it; ``acpref`` commands
+set it from ``ACPREF_RULE_ERRORS=raise``) and otherwise logged on ``acpref.rules``. The rule book is built here from a small module of test rules, the
 way the core builds its own from the pages (``RuleBook``), plus the core's real rules.
 """
 
@@ -67,7 +67,7 @@ def test_spec_gap_rule_bug_raises_under_the_suites_setting(broken_book: None) ->
 def test_spec_gap_rule_bug_is_logged_and_the_other_rules_run(
     broken_book: None, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
 ) -> None:
-    monkeypatch.delenv("ACPREF_RULE_ERRORS")
+    monkeypatch.setattr(state, "RAISE_RULE_ERRORS", False)
     with caplog.at_level(logging.ERROR, logger="acpref.rules"):
         found = ProtocolState().observe(C, BUGGY, 0)
     texts = [f.message for f in found]

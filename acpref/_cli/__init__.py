@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import argparse
 import importlib
+import os
 import re
 import sys
 from typing import Any, List, Optional
@@ -78,6 +79,10 @@ def _build_parser(only: Optional[str] = None) -> argparse.ArgumentParser:
 
 def main(argv: Optional[List[str]] = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
+    if os.environ.get("ACPREF_RULE_ERRORS") == "raise":
+        from .._core import state
+
+        state.RAISE_RULE_ERRORS = True  # spec-gap rule-bug: a rule's own bug stops the run
     command = argv[0] if argv and argv[0] in COMMANDS else None
     parser = _build_parser(only=command)
     args = parser.parse_args(argv)

@@ -21,15 +21,14 @@ Shape (a string where an integer is due, unknown keys) is the codec's business, 
 the rules read raw wire dicts defensively. Each rule runs on its own: one that raises does not
 stop the others (``_rule_failed``). A JSON array or object where a rule keys on an id or a name
 (``TypeError: unhashable``) is the message's fault, and that rule has nothing to say about it;
-any other exception is the rule's own bug: raised as ``RuleError`` when ``ACPREF_RULE_ERRORS=raise``
-(the test suite sets it), else logged on ``acpref.rules`` and skipped, so a live side or an
+any other exception is the rule's own bug: raised as ``RuleError`` when ``RAISE_RULE_ERRORS`` is
+set (the test suite sets it), else logged on ``acpref.rules`` and skipped, so a live side or an
 oracle run never dies of it (spec_notes/decisions.md, rule-bug).
 """
 
 from __future__ import annotations
 
 import logging
-import os
 from typing import Any, Callable, Dict, Iterable, List, Optional
 
 from ..methods import CANCEL_REQUEST, METHODS, is_extension
@@ -55,6 +54,11 @@ __all__ = [
 classify = envelope.kind_of
 
 log = logging.getLogger("acpref.rules")
+
+#: Raise ``RuleError`` when a rule has a bug, instead of logging it. The core reads no
+#: environment (it does no I/O): ``acpref``'s command line sets this from
+#: ``ACPREF_RULE_ERRORS=raise``, and the test suite sets both (tests/conftest.py).
+RAISE_RULE_ERRORS = False
 
 
 class RuleError(RuntimeError):
@@ -335,9 +339,7 @@ def _rule_failed(fn: Callable[..., Any], m: Message, exc: Exception) -> None:
     if isinstance(exc, TypeError) and str(exc).startswith("unhashable type"):
         return
     where = f"{fn.__module__}.{fn.__qualname__} on the {m.kind} {m.method or m.id!r}"
-    # ACPREF_RULE_ERRORS=raise: the test suite sets it (tests/conftest.py), for itself and the
-    # processes it starts; read here, when a rule has failed, so it costs good traffic nothing.
-    if os.environ.get("ACPREF_RULE_ERRORS") == "raise":
+    if RAISE_RULE_ERRORS:
         raise RuleError(f"rule {where} (message {m.index}) raised {exc!r}") from exc
     log.error("rule %s (message %s) raised; rule skipped", where, m.index, exc_info=exc)
 
