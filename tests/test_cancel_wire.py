@@ -123,3 +123,31 @@ def test_SETUP_16_a_closed_turn_ended_end_turn_after_the_probe_fails_at_MUST(
     assert status == 1
     race = [close, PROBE, END_TURN, PROBE_ANSWERED, (A, _ok(3, {}))]
     assert _clauses(_validate(tmp_path, race)[1]) == [("spec-gap:cancel-race", "spec-gap")]
+
+
+# -- acpref's own agent never shows a cancel read before a turn it answers otherwise ---------------
+
+
+def test_PROMPT_23_a_cancel_read_after_the_turn_chose_its_answer_waits_for_that_answer() -> None:
+    # The turn's handler returned end_turn and the answer is being written (sealed) when a cancel
+    # is read: the reading thread waits until the answer is out before reading on, so no later
+    # request can be answered first (which would show the cancel read, owing "cancelled").
+    import threading
+
+    from acpref.agent._slots import TurnSlots
+
+    slots = TurnSlots()
+    slots.claim("s1", 2)
+    assert slots.seal(2) is False  # not cancelled: the turn answers what it chose
+    flag = slots._by_request[2].cancelled  # the flag the turn's threads read
+    returned = []
+    reader = threading.Thread(target=lambda: returned.append(slots.cancel_session("s1")))
+    reader.start()
+    reader.join(0.2)
+    assert reader.is_alive()  # waiting for the answer to be written
+    slots.release(2)  # the prompt's answer is written
+    reader.join(5)
+    assert returned == [True] and not flag.is_set()
+    # A cancel read before the seal is what the sealed answer says: "cancelled".
+    slots.claim("s1", 3)
+    assert slots.cancel_session("s1") and slots.seal(3) is True
