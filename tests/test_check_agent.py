@@ -32,7 +32,8 @@ spec_notes/oracle.md, "check-agent's own tests", checked against ``quotes.tsv`` 
   RunsWithoutTerminal, TERM-01 ("the Agent MUST NOT attempt to call ...")
 * elicitation: ElicitsUnasked, ELICIT-06 ("Agents MUST NOT request a mode the Client has not
   advertised.")
-* cancellation: IgnoresCancelWhileAsking, PROMPT-23; ErrorOnCancel, PROMPT-24 (CANCEL-05's
+* cancellation: IgnoresCancelWhileAsking, CancelEndsEndTurn (answers a request sent after the
+  cancel, then ends end_turn), PROMPT-23; ErrorOnCancel, PROMPT-24 (CANCEL-05's
   MUST binds only a receiver that supports `$/cancel_request`, which the wire cannot show: an
   error other than -32800 after one is spec-gap cancel-request-support, NoCancelRequest)
 * extensibility: RefusesMeta, EXT-02 ("Implementations MUST NOT make assumptions about values at
@@ -350,7 +351,7 @@ AREAS = {
     "file system": ("ReadsWithoutCapability", "WritesWithoutCapability"),
     "terminals": ("RunsWithoutTerminal",),
     "elicitation": ("ElicitsUnasked",),
-    "cancellation": ("IgnoresCancelWhileAsking", "ErrorOnCancel"),
+    "cancellation": ("IgnoresCancelWhileAsking", "CancelEndsEndTurn", "ErrorOnCancel"),
     "extensibility": ("RefusesMeta",),
     "notices": ("NoticeUnasked",),
     "compaction": ("CompactionUnasked",),
@@ -417,11 +418,41 @@ def test_RPC_04_EXT_07_an_id_the_agent_cannot_read_fails_every_clause_it_breaks(
 
 
 def test_spec_gap_cancel_ignored_is_no_MUST_and_PROMPT_23_is_skipped() -> None:
+    # The turn ends end_turn a second after the cancel, and the ping sent after the cancel is
+    # answered only after that: the wire does not show the agent had read the cancel.
     options = AgentCheckOptions(only=("cancel",), **FAST)
-    report = check_agent([*CHECK_AGENTS, "IgnoresCancelStreaming"], options)
+    report = check_agent([*CHECK_AGENTS, "IgnoresCancelLate"], options)
     assert report.results["spec-gap:cancel-ignored"].level not in ("MUST", "MUST NOT")
     row = report.results["PROMPT-23"]
     assert row.status == "SKIPPED" and "spec-gap:cancel-ignored" in row.evidence[0]
+    assert report.ok, report.format_table()
+
+
+@pytest.mark.parametrize("name", ["CancelEndsEndTurn", "IgnoresCancelStreaming"])
+def test_PROMPT_23_a_turn_that_ends_end_turn_after_answering_the_ping_fails_at_MUST(
+    name: str,
+) -> None:
+    # spec PROMPT-23: stdio is ordered, so the ping's answer (the ping was sent after the
+    # cancel) shows the agent had read the cancel before it answered the prompt end_turn.
+    options = AgentCheckOptions(only=("cancel",), **FAST)
+    report = check_agent([*CHECK_AGENTS, name], options)
+    row = report.results["PROMPT-23"]
+    assert row.status == "FAIL" and row.level == "MUST", report.format_table()
+    # Both the scenario (what it saw) and the oracle (on the transcript) say so.
+    assert any("answered a request sent after the cancel, so" in e for e in row.evidence), row
+    assert any("it answered a request sent after it (#" in e for e in row.evidence), row
+    assert report.results["spec-gap:cancel-ignored"].status == "SKIPPED"
+    assert not report.ok
+
+
+def test_SETUP_16_a_closed_turn_that_ends_end_turn_after_answering_the_ping_fails_at_MUST() -> None:
+    report = check_agent(
+        [*CHECK_AGENTS, "CancelEndsEndTurn"], AgentCheckOptions(only=("close",), **FAST)
+    )
+    row = report.results["SETUP-16"]
+    assert row.status == "FAIL" and row.level == "MUST", report.format_table()
+    assert any("answered a request sent after the cancel, so" in e for e in row.evidence), row
+    assert any("it answered a request sent after it (#" in e for e in row.evidence), row
 
 
 # -- False alarms: what real agents do and the spec allows fails nothing ------------------------------

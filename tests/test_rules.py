@@ -241,6 +241,10 @@ CASES: List[Tuple[str, List[Msg], Msg, str, Party]] = [
     ("cancel_request answered by another error", started() + [(C, note("$/cancel_request", {"requestId": 2}))], (A, err(2, -32603)), "spec-gap:cancel-request-support", A),
     ("cancelled turn answered with an error", started() + [(C, note("session/cancel", {"sessionId": "s1"}))], (A, err(2, -32603)), "PROMPT-24", A),
     ("cancelled while asking, ended normally", started() + [asking(), (C, note("session/cancel", {"sessionId": "s1"})), (C, ok(100, {"outcome": {"outcome": "cancelled"}}))], (A, ok(2, {"stopReason": "end_turn"})), "PROMPT-23", A),
+    # Stdio is ordered: an answer to a request sent after the cancel shows the cancel was read.
+    ("cancelled, a later request answered, ended normally", started() + [(C, note("session/cancel", {"sessionId": "s1"})), (C, req(9, "_x/ping")), (A, err(9, -32601))], (A, ok(2, {"stopReason": "end_turn"})), "PROMPT-23", A),
+    ("closed, a later request answered, ended normally", started() + [(C, req(3, "session/close", {"sessionId": "s1"})), (C, req(9, "_x/ping")), (A, err(9, -32601))], (A, ok(2, {"stopReason": "end_turn"})), "SETUP-16", A),
+    ("cancelled, an earlier request answered, ended normally: a race", started() + [(C, req(9, "_x/ping")), (C, note("session/cancel", {"sessionId": "s1"})), (A, err(9, -32601))], (A, ok(2, {"stopReason": "end_turn"})), "spec-gap:cancel-race", A),
     ("cancelled, ended normally: a race", started() + [(C, note("session/cancel", {"sessionId": "s1"}))], (A, ok(2, {"stopReason": "end_turn"})), "spec-gap:cancel-race", A),
     ("closed while asking, ended normally", started() + [asking(), (C, req(3, "session/close", {"sessionId": "s1"})), (C, ok(100, {"outcome": {"outcome": "cancelled"}}))], (A, ok(2, {"stopReason": "end_turn"})), "SETUP-16", A),
     # -- session/update (agent side)

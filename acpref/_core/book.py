@@ -46,6 +46,8 @@ class Outstanding:
     params: Dict[str, Any]
     index: Optional[int]
     cancel_requested: bool = False
+    #: The sender's message count when it sent this request (``ConnectionFacts.sent``).
+    seq: int = 0
 
 
 @attrs.define(slots=True)

@@ -48,6 +48,9 @@ class SessionState:
     #: True when, at cancel time, the agent was waiting on a request of its own for this session
     #: (then it cannot have finished the turn before it saw the cancel).
     cancel_certain: bool = False
+    #: The client's message count (``ConnectionFacts.sent``) at the cancel: once the agent has
+    #: read that many (``ConnectionFacts.read``), it has read the cancel.
+    cancel_seq: int = 0
     #: Tool calls: id -> the name reported, or None (TOOL-02, TOOL-05, TOOL-17, TOOL-18). Like
     #: the two tables below, a ``compact.Remembered`` once used: bounded, least recent forgotten.
     tool_calls: Mapping[str, Optional[str]] = NOTHING
@@ -114,6 +117,14 @@ class ConnectionFacts:
         # JSON-RPC bookkeeping: requests each party sent and that are not answered yet.
         self.outstanding: Dict[Party, Dict[Any, Outstanding]] = {Party.AGENT: {}, Party.CLIENT: {}}
         self.answered = {Party.AGENT: AnsweredIds(), Party.CLIENT: AnsweredIds()}
+        #: Stdio is ordered: how many messages each party has sent, and how many of its peer's
+        #: each has provably read, as (count, index of the answer that proves it). A party that
+        #: answers a request has read everything its peer sent up to that request.
+        self.sent: Dict[Party, int] = {Party.AGENT: 0, Party.CLIENT: 0}
+        self.read: Dict[Party, Tuple[int, Optional[int]]] = {
+            Party.AGENT: (0, None),
+            Party.CLIENT: (0, None),
+        }
         #: Requests that reused an id still in flight, by sender: each is owed one refusal,
         #: which answers it and not the first request of that id (spec-gap duplicate-id).
         self.duplicates: Dict[Party, Dict[Any, int]] = {Party.AGENT: {}, Party.CLIENT: {}}

@@ -158,6 +158,7 @@ def stop_turn(state: ConnectionFacts, s: SessionState, event: TurnEvent) -> None
         # The row's clause makes "cancelled" due: PROMPT-23, or SETUP-16 for a close.
         s.cancel_clause = row.clause
         s.cancel_certain = state.waiting_on_agent_request(s.id)
+        s.cancel_seq = state.sent[Party.CLIENT]
         # spec PROMPT-21: every permission request pending now is answered "cancelled".
         s.cancelled_permissions = set(s.permissions)
     s.turn_phase = row.target
@@ -197,11 +198,25 @@ def _turn_ends(state: ConnectionFacts, m: Message) -> Iterable[Finding]:
     stop = m.result.get("stopReason") if isinstance(m.result, dict) else None
     if stop == "cancelled":
         return
-    if s.cancel_certain:
-        # spec PROMPT-23 (SETUP-16 for close): the agent was waiting on us when we cancelled.
-        yield finding(s.cancel_clause or "PROMPT-23", A, f"cancelled turn ended with stopReason {stop!r}", m.index)
+    read, proof = state.read[A]
+    if s.cancel_certain or read >= s.cancel_seq:
+        # spec PROMPT-23 (SETUP-16 for close): the agent had read the cancel before it answered
+        # the prompt: it was waiting on a request of its own when we cancelled, or it had
+        # answered a request that came after the cancel on the wire (stdio is ordered).
+        at = f" (#{proof})" if proof is not None else ""
+        how = (
+            "the agent was waiting on the client when it was cancelled"
+            if s.cancel_certain
+            else f"the agent had read the cancel: it answered a request sent after it{at}"
+        )
+        yield finding(
+            s.cancel_clause or "PROMPT-23",
+            A,
+            f"cancelled turn ended with stopReason {stop!r}; {how}",
+            m.index,
+        )
     else:
-        # spec-gap cancel-race: the turn may have ended before the agent saw the cancel.
+        # spec-gap cancel-race: the turn may have ended before the agent read the cancel.
         yield finding(
             "spec-gap:cancel-race",
             A,

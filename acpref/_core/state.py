@@ -306,6 +306,7 @@ class ProtocolState(ConnectionFacts):
             if not duplicates[m.id]:
                 del duplicates[m.id]
             return
+        self.sent[m.sender] += 1
         if m.kind == "request" and _hashable(m.id):
             if m.id in self.outstanding[m.sender]:
                 # spec-gap duplicate-id: the first request keeps the id; the reuse is refused.
@@ -313,12 +314,15 @@ class ProtocolState(ConnectionFacts):
                 duplicates[m.id] = duplicates.get(m.id, 0) + 1
                 return
             self.outstanding[m.sender][m.id] = Outstanding(
-                method=m.method or "", params=m.params, index=m.index
+                method=m.method or "", params=m.params, index=m.index, seq=self.sent[m.sender]
             )
         elif m.kind == "response" and m.request is not None:
             asker = other(m.sender)
             self.outstanding[asker].pop(m.id, None)
             self.answered[asker].add(m.id)
+            if m.request.seq > self.read[m.sender][0]:
+                # Stdio is ordered: whoever answers a request has read all its peer sent before.
+                self.read[m.sender] = (m.request.seq, m.index)
         for fn in transitions:
             try:
                 fn(self, m)

@@ -355,16 +355,18 @@ class AgentSideConnection:
         try:
             # What a cancelled turn answers is the core's decision (PROMPT-23, PROMPT-24:
             # acpref/_core/prompt_turn.py, prompt_answer).
+            # The answer is chosen under the slot's seal: a cancel read from now on waits until
+            # it is written, so none can be answered "as read" before it (TurnSlots.seal).
             try:
                 response = _as_response(self.agent.session_prompt(params, turn))
             except Exception as exc:  # noqa: BLE001
-                stop = prompt_answer(turn.cancelled.is_set(), None)
+                stop = prompt_answer(self._slots.seal(ctx.id) or turn.cancelled.is_set(), None)
                 if stop is None:
                     raise
                 log.info("turn %r raised after cancel (%s): answered %s", ctx.id, exc, stop)
                 return s.PromptResponse(stop_reason=s.StopReason(stop))
             chosen = getattr(response.stop_reason, "value", response.stop_reason)
-            stop = prompt_answer(turn.cancelled.is_set(), chosen)
+            stop = prompt_answer(self._slots.seal(ctx.id) or turn.cancelled.is_set(), chosen)
             if stop != chosen:
                 response = attrs.evolve(response, stop_reason=s.StopReason(stop))
             return response

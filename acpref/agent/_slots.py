@@ -26,6 +26,10 @@ from ._turn import PromptTurn
 
 __all__ = ["TurnSlots"]
 
+#: The longest a cancel read waits for a sealed turn's answer to be written (it is being written:
+#: the bound only matters when the connection breaks meanwhile).
+_SEALED_WAIT = 2.0
+
 
 @attrs.define(eq=False)
 class _Slot:
@@ -33,6 +37,8 @@ class _Slot:
     request_id: Any
     cancelled: Flag = attrs.Factory(Flag)  # an Event that costs a bool until waited on
     turn: Optional[PromptTurn] = None
+    #: The turn has chosen its answer (``seal``), which is being written.
+    sealed: bool = False
 
 
 class TurnSlots:
@@ -93,12 +99,35 @@ class TurnSlots:
         """Cancel the session's running turn, as the core decided; False if none runs.
 
         ``ending``: the session is being closed or deleted (see ``PromptTurn._cascade_cancel``).
+        A turn that has chosen its answer already (``seal``) is not cancelled: this (the reading
+        thread) waits until that answer is written, so that nothing read after the cancel is
+        answered before it. Stdio is ordered: an answer to a later request would show the cancel
+        read before the turn's end, and the turn would owe "cancelled" (PROMPT-23).
         """
         with self._lock:
             slot = self._by_session.get(session_id)
-        if slot is not None:
-            self._cancel([slot], ending)
-        return slot is not None
+            if slot is None:
+                return False
+            if slot.sealed:
+                self._changed.wait_for(
+                    lambda: self._by_request.get(slot.request_id) is not slot, _SEALED_WAIT
+                )
+                return True
+            slot.cancelled.set()
+            turn = slot.turn
+        if turn is not None:
+            turn._cascade_cancel(ending=ending)
+        return True
+
+    def seal(self, request_id: Any) -> bool:
+        """The prompt's handler is done and its answer is chosen now: True when the turn was
+        cancelled first (it answers "cancelled"); a cancel read later waits for the answer."""
+        with self._lock:
+            slot = self._by_request.get(request_id)
+            if slot is None:
+                return False
+            slot.sealed = True
+            return slot.cancelled.is_set()
 
     def cancel_all(self) -> None:
         """The connection is closed: no answer can be written any more, so every turn is

@@ -1,8 +1,12 @@
 """The cancellation scenarios of ``check-agent``: cancel a busy turn, judge how it ends.
 
 Spec: cancellation.mdx, prompt-turn.mdx (PROMPT-21, PROMPT-23, PROMPT-24), session-setup.mdx
-(SETUP-16: session/close cancels a running turn). A turn that ends before the cancel crosses it
-is a race the check provokes: SKIPPED, with the option that would make it a verdict.
+(SETUP-16: session/close cancels a running turn). Right after the cancel goes a probe, a
+request the agent answers (``_acpref/ping``): stdio is ordered, so an agent that answered the
+probe before the prompt had read the cancel, and a turn it then ends otherwise than
+``cancelled`` breaks PROMPT-23 (SETUP-16 for close). A turn that ends before the probe's answer
+may have ended before the agent read the cancel: a race the check provokes, SKIPPED with the
+option that would make it a verdict (or, when it ended late, spec-gap cancel-ignored).
 """
 
 from __future__ import annotations
@@ -20,7 +24,8 @@ from ._scenario import BUSY_HINT, ScenarioContext
 __all__ = ["IGNORED", "cancel_busy_turn", "cancel_scenario"]
 
 
-#: acpref's own reading of a cancellation: the agent had the cancel and went on (see _judge).
+#: acpref's own reading of a cancellation: a turn that ended otherwise than "cancelled" long
+#: after the cancel, though the wire does not show the agent had read it (see _judge).
 IGNORED = "spec-gap:cancel-ignored"
 
 
@@ -127,32 +132,45 @@ def _judge(ctx: ScenarioContext, clause: str, pending: PendingTurn, cancel: _Can
         # cancel: it cannot have finished before it read the cancel.
         evidence = f"cancelled while asking permission, {ended}"
         ctx.check(clause, False, evidence)
-        ctx.check(IGNORED, False, evidence)
+        ctx.skip(IGNORED, f"judged at {clause}: the agent had read the cancel")
         return
     after = _after_cancel(ctx, cancel, pending.request_id)
     late = ended_at - (cancel.sent_at or ended_at)
-    if late > ctx.options.cancel_grace or after["streamed_after_probe"]:
-        # spec-gap cancel-ignored: the agent demonstrably had the cancel and kept working.
-        facts = [f"{ended} {late:.1f}s after session/cancel"]
-        facts.append(f"{after['updates']} turn updates came after the cancel")
-        if after["streamed_after_probe"]:
-            facts.append(
-                "it answered a request sent after the cancel and streamed "
-                f"{after['streamed_after_probe']} more updates before ending the turn"
-            )
+    facts = [f"{ended} {late:.1f}s after the cancel", f"{after['updates']} turn updates came after it"]
+    if after["probe_answered"]:
+        # spec PROMPT-23 (SETUP-16 for close): stdio is ordered, so an agent that answered our
+        # probe, sent after the cancel, had read the cancel before it answered the prompt (the
+        # oracle's rule: acpref/_core/prompt_turn.py, _turn_ends).
+        facts.append(
+            "it had answered a request sent after the cancel, so it had read the cancel"
+            + (f", and streamed {after['streamed_after_probe']} more updates"
+               if after["streamed_after_probe"] else "")
+        )
+        ctx.check(clause, False, "; ".join(facts))
+        ctx.skip(IGNORED, f"judged at {clause}: the agent had read the cancel")
+        return
+    if late > ctx.options.cancel_grace:
+        # spec-gap cancel-ignored: the turn ended late, but the agent never answered the probe
+        # before it: it may read its input only between steps, after the turn was over.
+        facts.append("the request sent after the cancel was not answered before the turn ended")
         ctx.check(IGNORED, False, "; ".join(facts))
         ctx.skip(
             clause,
-            f"{ended}; that the agent had read the cancel is acpref's reading ({IGNORED})",
+            f"{ended}, and it answered no request sent after the cancel before that: that it had "
+            f"read the cancel is acpref's reading ({IGNORED})",
         )
         return
-    reason = f"{ended} {late:.1f}s after the cancel (a race); {BUSY_HINT}"
+    reason = (
+        f"{ended} {late:.1f}s after the cancel, before it answered a request sent after it "
+        f"(a race: whether it had read the cancel is not on the wire); {BUSY_HINT}"
+    )
     for c in (clause, IGNORED):
         ctx.skip(c, reason)
 
 
 def _after_cancel(ctx: ScenarioContext, cancel: _Cancel, prompt_id: Any) -> Dict[str, int]:
-    """What the agent sent between the cancel and the prompt's answer."""
+    """What the agent sent between the cancel and the prompt's answer: turn updates, whether it
+    answered the probe (sent after the cancel), and the updates after that answer."""
     updates = probe_answered = streamed_after_probe = 0
     for _, m in ctx.driver.sink.received(cancel.since):
         if not isinstance(m, dict):
@@ -164,7 +182,11 @@ def _after_cancel(ctx: ScenarioContext, cancel: _Cancel, prompt_id: Any) -> Dict
         elif m.get("method") == "session/update" and _is_turn_content(m):
             updates += 1
             streamed_after_probe += probe_answered
-    return {"updates": updates, "streamed_after_probe": streamed_after_probe}
+    return {
+        "updates": updates,
+        "probe_answered": probe_answered,
+        "streamed_after_probe": streamed_after_probe,
+    }
 
 
 def _is_turn_content(m: Dict[str, Any]) -> bool:

@@ -309,9 +309,10 @@ class McpHandshakeUnfinished(RawAgent):
 
 
 class IgnoresCancelStreaming(RawAgent):
-    """Ignores session/cancel: answers the next request, streams on, then ends end_turn."""
+    """Ignores session/cancel: answers the next request, streams on, then ends end_turn (it
+    answered a request sent after the cancel, so it had read it: PROMPT-23)."""
 
-    scenario, clause, level = "cancel", "spec-gap:cancel-ignored", "spec-gap"
+    scenario, clause = "cancel", "PROMPT-23"
 
     def prompt_slow(self, m: M, session_id: str) -> None:
         self.say(session_id, "working")
@@ -328,6 +329,24 @@ class IgnoresCancelStreaming(RawAgent):
                 self.say(session_id, "still working")
                 self.reply(m, {"stopReason": "end_turn"})
                 return
+
+
+class CancelEndsEndTurn(RawAgent):
+    """Like opencode: after session/cancel (or session/close) the turn streams on a little,
+    answering every other request at once, then ends end_turn."""
+
+    scenario, clause = "cancel", "PROMPT-23"
+
+    def finish_cancelled(self, m: M) -> None:
+        session_id = m["params"]["sessionId"]
+        for _ in range(10):
+            self.say(session_id, "still working")  # allowed after a cancel (PROMPT-25)
+            line = self.readline(0.02)
+            if line == b"":
+                raise SystemExit(0)
+            if line:
+                self.dispatch_line(line)
+        self.reply(m, {"stopReason": "end_turn"})  # the defect: not "cancelled"
 
 
 class IgnoresCancelLate(RawAgent):
