@@ -118,7 +118,7 @@ class _Judge:
 
 
 def _write_html(judge: _Judge, path: str, name: str, report: Any) -> None:
-    from .._show_html import write_report
+    from .._tools.show_html import write_report
 
     assert judge.record is not None
     try:
