@@ -315,7 +315,7 @@ def test_usage_without_an_agent(tmp_path):
 def test_terminal_output_without_newlines_is_written_as_it_comes():
     # A line that never ends (64 MB without a newline) used to be re-joined on every read: each
     # piece is now written once, and the renderer keeps nothing of it.
-    from acpref.client import Renderer
+    from acpref._tools.terminal import Renderer
 
     writes = []
     r = Renderer(writes.append)

@@ -31,7 +31,8 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from acpref import schema as s
-from acpref.client import KeptBlocks, Renderer, SessionView
+from acpref._tools.terminal import Renderer
+from acpref.client import KeptBlocks, SessionView
 from acpref.client._kept import dropped_marker
 
 LONG = os.environ.get("ACPREF_LONG") == "1"

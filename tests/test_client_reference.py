@@ -18,7 +18,7 @@ from acpref import schema as s
 from acpref.client import SessionView
 from acpref.client.forms import fields_of, parse, validate
 from acpref.client.reference import ReferenceClient
-from acpref.client.render import Renderer, describe_url
+from acpref._tools.terminal import Renderer, describe_url
 
 
 def update(wire: dict):
@@ -262,7 +262,7 @@ def test_ELICIT_34_36_url_shown_whole_with_warnings():
 
 
 def test_CONFIG_02_options_shown_in_the_agents_order():
-    from acpref.client.render import describe_options
+    from acpref._tools.terminal import describe_options
 
     wire = [
         {

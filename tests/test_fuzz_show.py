@@ -30,7 +30,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from peers.reliability_messages import JSON, MESSAGE_LIKE, dumps, mutated, templates
 
-from acpref._show_html import _data, render_html, write_page
+from acpref._tools.show_html import _data, render_html, write_page
 from acpref.oracle import Record
 from acpref.oracle._show import build_layout
 from acpref.oracle._validate import Validator

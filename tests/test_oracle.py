@@ -14,8 +14,8 @@ from typing import Any, List, Tuple
 
 import pytest
 
+from acpref._framing import LineFramer, LineSplitter, Oversize
 from acpref.oracle import (
-    LineBuffer,
     Record,
     Report,
     TranscriptRecorder,
@@ -503,16 +503,26 @@ def test_transcript_round_trip_keeps_bytes_exactly(tmp_path: Any) -> None:
     [
         ([b"a\nb", b"c\n"], [b"a", b"bc"]),
         ([b"\n\n"], [b"", b""]),
-        ([b"abc"], []),
-        ([b"0123456789AB\nx\n"], [None, b"x"]),
+        ([b"abc"], [b"abc"]),  # the unterminated last line, at the end of input
+        ([b"0123456789\n"], [b"0123456789"]),  # exactly the bound: kept
+        ([b"0123456789AB\nx\n"], [Oversize(12, b"0123456789AB", b"0123456789AB"), b"x"]),
+        ([b"01234", b"56789AB\nx"], [Oversize(12, b"0123456789AB", b"0123456789AB"), b"x"]),
+        ([b"0123456789ABC"], [Oversize(13, b"0123456789ABC", b"0123456789ABC")]),
     ],
 )
-def test_line_buffer_cuts_like_a_receiver(chunks: List[bytes], lines: List[Any]) -> None:
-    buffer = LineBuffer(max_line_bytes=10)
+def test_the_recorder_cuts_lines_like_the_receiving_connection(
+    chunks: List[bytes], lines: List[Any]
+) -> None:
+    # One framing rule (acpref._framing.LineFramer) for the recorder, the proxy's judge and the
+    # live connection (LineSplitter over reads): the same bytes give the same lines.
+    framer = LineFramer(max_line_bytes=10)
     out: List[Any] = []
     for chunk in chunks:
-        out.extend(buffer.feed(chunk))
+        out.extend(framer.feed(chunk))
+    out.extend(framer.end())
     assert out == lines
+    reads = iter(chunks)
+    assert list(LineSplitter(lambda size: next(reads, b""), 10)) == lines
 
 
 def test_validate_cli_exit_status_and_json(tmp_path: Any) -> None:

@@ -12,6 +12,7 @@ backend, ``attrs``, ``cattrs`` and ``pytest``).
 
 from __future__ import annotations
 
+import json
 import os
 import re
 import shutil
@@ -76,6 +77,9 @@ def test_the_wheel_installs_and_runs_outside_the_checkout(tmp_path):
         assert licenses, names
         assert z.read(licenses[0]).decode() == (ROOT / "LICENSE").read_text(encoding="utf-8")
         assert "acpref/_core/clauses.tsv" in names and "acpref/py.typed" in names
+        # the show page's stylesheet, script and legend are data files of acpref._tools
+        for asset in ("show.css", "show.js", "show_legend.html"):
+            assert f"acpref/_tools/{asset}" in names, names
         assert not any(n.startswith("tests/") for n in names)
 
     venv = tmp_path / "venv"
@@ -91,6 +95,16 @@ def test_the_wheel_installs_and_runs_outside_the_checkout(tmp_path):
 
     out = _run([str(bindir / "acpref"), "demo"], cwd=work)
     assert "acpref demo: all steps passed" in out
+
+    # acpref show, installed: the page carries the stylesheet and script read from the wheel
+    hello = {"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {"protocolVersion": 1}}
+    record = {"from": "client", "ts": 1.0, "line": json.dumps(hello)}
+    (work / "run.jsonl").write_text(json.dumps(record) + "\n", encoding="utf-8")
+    _run([str(bindir / "acpref"), "show", "run.jsonl", "-o", "run.html"], cwd=work)
+    page = (work / "run.html").read_text(encoding="utf-8")
+    for asset in ("show.css", "show.js", "show_legend.html"):
+        shipped = (ROOT / "acpref" / "_tools" / asset).read_text(encoding="utf-8")
+        assert shipped in page, asset
 
     _readme_plugin_example(work)
     out = _run([python, "-m", "pytest", "-q", "-p", "no:cacheprovider", "test_my_agent.py"],

@@ -3,8 +3,8 @@
 The layout (``acpref.oracle._show``) is tested on transcripts built record by record: requests
 paired with their answers in each direction, turns, runs of updates folded (never over a
 finding), findings placed on the message that caused them, hostile text made inert. The page
-(``_show_html``) is tested for what it must never do: run a peer's text as markup, or reach
-for anything outside itself. ``tests/test_show_browser.py`` looks at the page in a browser.
+(``acpref._tools.show_html``) is tested for what it must never do: run a peer's text as markup,
+or reach for anything outside itself. ``tests/test_show_browser.py`` looks at the page in a browser.
 """
 
 from __future__ import annotations
@@ -18,7 +18,7 @@ from typing import Any, List
 
 from acpref.oracle import Record
 from acpref.oracle._show import FOLD_MIN, Fold, build_layout, inert, level_class
-from acpref._show_html import SPEC_SITE, render_html, spec_link
+from acpref._tools.show_html import SPEC_SITE, render_html, spec_link
 from acpref.oracle._validate import Report, validate
 from acpref._core import Finding, Party
 
@@ -264,6 +264,22 @@ def test_the_page_reaches_for_nothing_outside_itself():
     layout = build_layout(Wire().setup().records)
     page = render_html([("x", layout)], title="x")
     assert not re.search(r"\ssrc=|<link|@import|url\(|<iframe|fetch\(|XMLHttpRequest", page)
+
+
+def test_the_page_carries_its_stylesheet_script_and_legend_from_the_package_data():
+    # show.css, show.js and show_legend.html are data files of acpref._tools (setup.cfg ships
+    # them; tests/test_packaging.py checks the wheel): each is written into the page whole,
+    # the stylesheet in <style>, the script in the last <script>, the legend in the header.
+    tools = Path(__file__).resolve().parent.parent / "acpref" / "_tools"
+    page = render_html([("x", build_layout(Wire().setup().records))], title="x")
+    style = re.search(r"<style>(.*?)</style>", page, re.S).group(1)
+    assert style == (tools / "show.css").read_text(encoding="utf-8")
+    assert "</style>" not in style and ".chip.lv-MUST" in style
+    script = re.findall(r"<script>(.*?)</script>", page, re.S)[-1]
+    assert script == (tools / "show.js").read_text(encoding="utf-8")
+    assert "var COLOURS = " in script and "function esc(s)" in script
+    legend = (tools / "show_legend.html").read_text(encoding="utf-8")
+    assert legend in page and page.index(legend) < page.index("</header>")
 
 
 def test_spec_links(tmp_path):

@@ -16,7 +16,7 @@ from typing import Any, Dict, List
 
 import pytest
 
-from acpref._spec_diff import Change, compare
+from acpref._tools.spec_diff import Change, compare
 
 pytestmark = pytest.mark.timeout(60)
 

@@ -10,7 +10,7 @@ import subprocess
 import sys
 
 from acpref import schema as s
-from acpref.client import display_name
+from acpref._tools.terminal import display_name
 
 WAIT = 30.0
 

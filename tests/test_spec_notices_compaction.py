@@ -19,7 +19,7 @@ import pytest
 from acpref import codec
 from acpref import schema as s
 from acpref.client import ReferenceClient
-from acpref.client.render import Renderer, describe_listed, permission_lines
+from acpref._tools.terminal import Renderer, describe_listed, permission_lines
 from acpref.echo import EchoAgent
 from acpref.errors import ErrorCode, RpcError
 from acpref.oracle import Report, validate

@@ -22,7 +22,7 @@ from pathlib import Path
 
 import pytest
 
-from acpref._spec_index import (
+from acpref._tools.spec_index import (
     COMPUTED_COLUMNS,
     REGISTER_COLUMNS,
     ROLES,

@@ -1212,7 +1212,7 @@ def test_SUBAGENT_46_a_childs_request_stays_with_the_child(tmp_path: Path) -> No
 
 
 def test_SUBAGENT_52_each_sessions_cost_is_shown_as_reported() -> None:
-    from acpref.client.render import Renderer
+    from acpref._tools.terminal import Renderer
 
     client = ReferenceClient()
     client.on_session_open(_opened("p"))
@@ -1252,7 +1252,7 @@ def test_SUBAGENT_55_a_completed_send_does_not_finish_the_child() -> None:
 
 
 def test_SUBAGENT_56_references_are_shown_one_line_each_never_expanded() -> None:
-    from acpref.client.render import Renderer
+    from acpref._tools.terminal import Renderer
 
     out: List[str] = []
     renderer = Renderer(out.append)

@@ -20,7 +20,11 @@ Every module of ``acpref/`` is read with ``ast`` (nothing is imported), and held
     house" (docs/internals.md, "How it is built"), adjusted to what is built;
 (e) L0-L2 do no I/O: they import no threading, socket, subprocess, select, signal, os or io, and
     never name ``sys.stdin``/``sys.stdout``/``sys.stderr`` or call ``print``;
-(f) the oracle (L4) uses L0-L2 only, and no threads but the recorder's lock.
+(f) the oracle (L4) uses L0-L2 only, and no threads but the recorder's lock;
+(g) the tools (``acpref/_tools/``: the terminal UI, the show page, the spec index, spec-diff)
+    are imported by the CLI, the testing package and the echo agent only, never by the library,
+    not even in a function; and ``import acpref.client`` loads none of them (checked in a fresh
+    interpreter).
 
 While modules are being split, ``OVER_BUDGET`` lists what is still over, each entry with the
 engineer who owns it. A test fails for anything over budget that is not listed, and for a listed
@@ -31,6 +35,8 @@ split that brings it under.
 from __future__ import annotations
 
 import ast
+import subprocess
+import sys
 from pathlib import Path
 from typing import Dict, Iterator, List, Optional, Set, Tuple, Union
 
@@ -75,15 +81,13 @@ LAYERS: Dict[str, int] = {
     "acpref/client/": 4,
     "acpref/oracle/": 4,
     "acpref/mcp/": 4,
-    # L5: echo agent, CLI, testing (pytest plugin, check_agent/check_client), show, spec tools
+    # L5: echo agent, CLI, testing (pytest plugin, check_agent/check_client), and the tools only
+    # they use: the terminal UI, the show page, the spec index and spec-diff (see TOOLS)
     "acpref/echo/": 5,
     "acpref/_cli/": 5,
     "acpref/__main__.py": 5,
     "acpref/testing/": 5,
-    "acpref/_show_html.py": 5,
-    "acpref/_show_assets.py": 5,
-    "acpref/_spec_index.py": 5,
-    "acpref/_spec_diff.py": 5,
+    "acpref/_tools/": 5,
 }
 
 LAYER_NAMES = {
@@ -92,8 +96,13 @@ LAYER_NAMES = {
     2: "L2 protocol core",
     3: "L3 transport, connection, threads, process groups",
     4: "L4 agent side, client side, oracle, mcp",
-    5: "L5 echo agent, CLI, testing, show",
+    5: "L5 echo agent, CLI, testing, tools",
 }
+
+# (g): the tools and who may use them. The library (everything else) never imports them, not
+# even inside a function: ``import acpref.client`` must not load a renderer or a page writer.
+TOOLS = "acpref/_tools/"
+TOOL_USERS = ("acpref/_cli/", "acpref/testing/", "acpref/echo/", "acpref/__main__.py", TOOLS)
 
 # Packages held below their layer: the oracle judges with the core's rules only.
 CAPS: Dict[str, int] = {"acpref/oracle/": 2}
@@ -438,6 +447,19 @@ def oracle_stdlib_findings(modules: Dict[str, Module]) -> Dict[str, str]:
     return found
 
 
+def tool_findings(modules: Dict[str, Module]) -> Dict[str, str]:
+    """(g): a module of the library that imports a tool, at module level or later."""
+    found: Dict[str, str] = {}
+    for m in modules.values():
+        if m.path.startswith(TOOL_USERS):
+            continue
+        for imp in imports_of(m, modules):
+            if imp.target in modules and modules[imp.target].path.startswith(TOOLS):
+                key = f"tool: {m.path} imports {modules[imp.target].path}"
+                found[key] = f"{key} (line {imp.line}): the library never imports a tool"
+    return found
+
+
 def _verdict(found: Dict[str, str], prefix: str, what: str) -> None:
     """Fail for a finding not on OVER_BUDGET, and for an entry of this kind no longer found."""
     new = [found[key] for key in sorted(found) if key not in OVER_BUDGET]
@@ -522,6 +544,29 @@ def test_oracle_stays_in_layers_L0_to_L2() -> None:
     assert not found, "\n".join(found.values())
 
 
+def test_the_library_never_imports_the_tools() -> None:
+    found = tool_findings(MODULES)
+    assert not found, "\n".join(found.values())
+
+
+def test_importing_the_client_library_loads_no_tool() -> None:
+    # A fresh interpreter: what ``import acpref.client`` really loads, deferred imports and
+    # package __init__ files included. The client library is the client side and the reference
+    # client; the terminal UI and the report writers are the CLI's.
+    code = (
+        "import acpref.client, sys; "
+        "print(sorted(m for m in sys.modules if m.startswith('acpref')))"
+    )
+    out = subprocess.run(
+        [sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, timeout=60
+    )
+    assert out.returncode == 0, out.stderr
+    loaded = ast.literal_eval(out.stdout)
+    assert "acpref.client.connection" in loaded and "acpref.client.reference" in loaded
+    tools = [m for m in loaded if m.startswith(("acpref._tools", "acpref._cli", "acpref.testing"))]
+    assert not tools, f"import acpref.client loaded {tools}"
+
+
 def test_over_budget_entries_name_their_owner() -> None:
     owners = {"H1 core", "H2 live", "H3 docs", "H4 structure", "H5 spec", "H6 reliab"}
     assert set(OVER_BUDGET.values()) <= owners, set(OVER_BUDGET.values()) - owners
@@ -551,6 +596,10 @@ def test_the_checks_find_each_kind_of_defect(tmp_path: Path) -> None:
     (pkg / "_core" / "e.py").write_text("def f():\n    from . import d\n")
     (pkg / "oracle" / "judge.py").write_text("import socket\nfrom ..connection import x\n")
     (pkg / "connection.py").write_text("x = 1\n")
+    (pkg / "_tools").mkdir()
+    (pkg / "_tools" / "__init__.py").write_text("")
+    (pkg / "_tools" / "terminal.py").write_text("x = 1\n")
+    (pkg / "client.py").write_text("def f():\n    from ._tools import terminal\n")
     modules = read_modules(tmp_path)
 
     assert list(long_modules(modules)) == ["acpref/_core/d.py"]
@@ -567,6 +616,9 @@ def test_the_checks_find_each_kind_of_defect(tmp_path: Path) -> None:
     ]
     assert list(layer_findings(modules)) == [
         "layer: acpref/oracle/judge.py imports acpref/connection.py"
+    ]
+    assert list(tool_findings(modules)) == [
+        "tool: acpref/client.py imports acpref/_tools/terminal.py"
     ]
     assert list(oracle_stdlib_findings(modules)) == [
         "oracle: acpref/oracle/judge.py imports socket"

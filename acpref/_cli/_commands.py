@@ -17,7 +17,7 @@ from typing import Any, Optional
 
 from .. import schema as s
 from ..client import ClientSideConnection, ReferenceClient
-from ..client.render import describe_options
+from .._tools.terminal import describe_options
 from . import _status
 from ._console import Console
 from ._mentions import mention_help

@@ -3,7 +3,7 @@
 * **Where output goes.** Interactively, everything is on stdout. With ``-p``, stdout carries the
   answer (the agent's message text) and nothing else; the banner, tool calls, plans, notes and
   questions go to stderr. With ``--json``, stdout carries the JSON lines and the rest goes to
-  stderr. Every piece of the peer's text is made inert (``acpref.client.render.inert``) by the
+  stderr. Every piece of the peer's text is made inert (``acpref._tools.terminal.inert``) by the
   ``Renderer`` before it is written.
 * **A closed stdout** (``| head``) is noticed on the first failed write, on whatever thread
   writes; the main thread then ends the command quietly (status 141, ``_status``).
@@ -27,8 +27,8 @@ import threading
 import unicodedata
 from typing import Any, Callable, Dict, Optional
 
-from ..client import DEFAULT_MAX_KEPT, Renderer
-from ..client.render import inert
+from .._tools.terminal import Renderer, inert
+from ..client import DEFAULT_MAX_KEPT
 from . import _status
 
 

@@ -12,8 +12,14 @@ import threading
 from typing import Any, Callable, Dict, List, Optional
 
 from .. import schema as s
-from ..client import Ask, ClientSideConnection, ReferenceClient, Renderer, display_name
-from ..client.render import describe_listed, describe_url, permission_lines
+from .._tools.terminal import (
+    Renderer,
+    describe_listed,
+    describe_url,
+    display_name,
+    permission_lines,
+)
+from ..client import Ask, ClientSideConnection, ReferenceClient
 from ..errors import RpcError
 
 __all__ = ["Demo", "TIMEOUT"]

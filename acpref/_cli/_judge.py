@@ -28,9 +28,9 @@ import tempfile
 from typing import Any, BinaryIO, Dict, List, Optional
 
 from .._bounds import count_items
-from ..connection import DEFAULT_MAX_ITEMS
+from .._framing import LineFramer, Oversize
+from ..connection import DEFAULT_MAX_ITEMS, DEFAULT_MAX_LINE_BYTES
 from ..oracle import Record, TranscriptRecorder, Validator
-from ..oracle._transcript import LineBuffer
 from ..oracle._validate import format_finding
 
 __all__ = ["pack", "main"]
@@ -83,7 +83,11 @@ class _Judge:
         self.recorder = (
             TranscriptRecorder(self.record, me="client", header=header) if self.record else None
         )
-        self.buffers = {"client": LineBuffer(), "agent": LineBuffer()}
+        # The connection's own framing rule and bound, so that a line is what a receiver reads.
+        self.buffers = {
+            "client": LineFramer(DEFAULT_MAX_LINE_BYTES),
+            "agent": LineFramer(DEFAULT_MAX_LINE_BYTES),
+        }
 
     def say(self, text: str) -> None:
         data = (text + "\n").encode("utf-8", "replace")
@@ -93,19 +97,18 @@ class _Judge:
 
     def chunk(self, sender: str, data: Optional[bytes], ts: float) -> None:
         buffer = self.buffers[sender]
-        lines = buffer.feed(data) if data is not None else buffer.flush()
+        lines = buffer.feed(data) if data is not None else buffer.end()
         for line in lines:
-            if line is not None and len(line) > DEFAULT_MAX_ITEMS:
+            if isinstance(line, Oversize):
+                self.add(Record(sender=sender, ts=ts, event="oversize", size=line.size))
+                continue
+            if len(line) > DEFAULT_MAX_ITEMS:
                 # Refused by an acpref receiver before decoding (threat-model.md), and never
                 # decoded here either: what it would cost decoded is not the judge's to pay.
                 if count_items(line, DEFAULT_MAX_ITEMS) > DEFAULT_MAX_ITEMS:
                     self.add(Record(sender=sender, ts=ts, event="oversize", size=len(line)))
                     continue
-            self.add(
-                Record(sender=sender, ts=ts, raw=line)
-                if line is not None
-                else Record(sender=sender, ts=ts, event="oversize", size=buffer.oversize[-1])
-            )
+            self.add(Record(sender=sender, ts=ts, raw=line))
         if data is None:
             self.add(Record(sender=sender, ts=ts, event="eof"))
 
@@ -118,7 +121,7 @@ class _Judge:
 
 
 def _write_html(judge: _Judge, path: str, name: str, report: Any) -> None:
-    from .._show_html import write_report
+    from .._tools.show_html import write_report
 
     assert judge.record is not None
     try:

@@ -13,7 +13,7 @@ from typing import Any, Optional
 
 from .. import schema as s
 from ..client.forms import fields_of, parse, validate
-from ..client.render import describe_url, inert, permission_lines
+from .._tools.terminal import describe_url, inert, permission_lines
 from ._console import Console
 
 __all__ = ["permission", "elicit"]

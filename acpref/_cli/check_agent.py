@@ -225,7 +225,7 @@ def _check(args: argparse.Namespace, argv: Any, record_dir: Any) -> int:
         return 2
     print(report.dumps() if args.json else report.format_text(full=args.table, **levels))
     if args.report:
-        from .._show_html import write_report
+        from .._tools.show_html import write_report
 
         parts = [(os.path.basename(p)[: -len(".jsonl")], p, None) for p in report.transcripts]
         try:

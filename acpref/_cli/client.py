@@ -31,10 +31,9 @@ from ..client import (
     DEFAULT_MAX_REMEMBERED,
     ClientSideConnection,
     ReferenceClient,
-    display_name,
     policy_named,
 )
-from ..client.render import inert
+from .._tools.terminal import display_name, inert
 from ..codec import DecodeError
 from ..errors import ConnectionClosed, ErrorCode, ProtocolError, RequestTimeout, RpcError
 from . import _status

@@ -27,7 +27,7 @@ import tempfile
 from typing import Any, Optional
 
 from .. import schema as s
-from ..client.render import describe_options
+from .._tools.terminal import describe_options
 from ._demo_narrator import TIMEOUT, Demo
 from ._demo_provisional import run_provisional_steps
 

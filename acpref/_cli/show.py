@@ -17,7 +17,7 @@ import sys
 from typing import Any, List, Tuple
 
 from ..oracle._transcript import iter_transcript
-from .._show_html import write_report
+from .._tools.show_html import write_report
 
 
 def register(sub: Any, name: str, help_text: str) -> None:

@@ -1,12 +1,13 @@
 """``acpref spec [ID | PAGE | --uncovered]``: where each clause is enforced, checked and tested.
 
 Reads the clause register (spec_notes/clauses.tsv in a checkout), the code's own ``# spec``
-comments and the tests' names and comments (``acpref._spec_index``); never a hand-kept list. For
-each clause it names where it is *enforced* (the protocol core and the live sides), *checked* (the
-oracle and the conformance scenarios), *exercised* (the echo agent and the CLI) and which tests
-prove it. An installed acpref ships the clause table (``acpref/_core/clauses.tsv``) and its own
-code, so it names each clause and where the code cites it; which tests prove a clause, and
-acpref's status for it, it says plainly it cannot know outside a checkout.
+comments and the tests' names and comments (``acpref._tools.spec_index``); never a hand-kept
+list. For each clause it names where it is *enforced* (the protocol core and the live sides),
+*checked* (the oracle and the conformance scenarios), *exercised* (the echo agent and the CLI)
+and which tests prove it. An installed acpref ships the clause table
+(``acpref/_core/clauses.tsv``) and its own code, so it names each clause and where the code
+cites it; which tests prove a clause, and acpref's status for it, it says plainly it cannot know
+outside a checkout.
 """
 
 from __future__ import annotations
@@ -17,7 +18,7 @@ import os
 import sys
 from typing import Any, Dict, List
 
-from .._spec_index import (
+from .._tools.spec_index import (
     PAGE_NOTES,
     ROLES,
     build_register,

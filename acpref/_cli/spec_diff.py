@@ -5,8 +5,8 @@ with a newer ``schema.json`` and prints, as Markdown check items: ``$defs`` adde
 union members, properties, ``required``, types and formats, the ``x-deserialize-*`` annotations
 field by field, methods, descriptions whose text changed (link-only rewrites counted apart) and,
 with ``--meta``, whether meta.json agrees with the new schema's methods. The logic is
-``acpref._spec_diff``; what each item means for acpref is spec_notes/README.md ("Refreshing the
-spec").
+``acpref._tools.spec_diff``; what each item means for acpref is spec_notes/README.md
+("Refreshing the spec").
 """
 
 from __future__ import annotations
@@ -17,8 +17,8 @@ import os
 import sys
 from typing import Any
 
-from .._spec_diff import compare, format_markdown
-from .._spec_index import repo_root
+from .._tools.spec_diff import compare, format_markdown
+from .._tools.spec_index import repo_root
 
 
 def register(sub: Any, name: str, help_text: str) -> None:

@@ -9,7 +9,9 @@ spec_notes/client.md; what an agent may make the reference client do: spec_notes
   refuses to send anything the rules forbid (``acpref._core``).
 * ``ReferenceClient``: a complete ``Client`` with real files confined to the session's roots, real
   terminals, permission policies, elicitation callbacks and a ``SessionView`` per session.
-* ``Renderer``: plain-text rendering of a streaming session (used by the CLI and the demo).
+
+The terminal UI of ``acpref client`` and the demo (``Renderer``) is not part of this library: it
+is ``acpref._tools.terminal``, which this package never imports.
 
 A short session::
 
@@ -29,7 +31,6 @@ from .connection import ClientSideConnection
 from .interface import CLIENT_INFO, Client, OpenedSession
 from .permissions import Allow, Ask, AskCallback, PermissionPolicy, Reject, policy_named
 from .reference import ElicitationCallback, ReferenceClient, UpdateListener
-from .render import Renderer, display_name
 from .roots import Roots
 from .terminals import OutputBuffer, TerminalManager
 from .turns import AgentExited, PromptTurn, UnsupportedProtocolVersion
@@ -54,13 +55,11 @@ __all__ = [
     "PromptTurn",
     "ReferenceClient",
     "Reject",
-    "Renderer",
     "Roots",
     "SessionView",
     "TerminalManager",
     "ToolCallView",
     "UnsupportedProtocolVersion",
     "UpdateListener",
-    "display_name",
     "policy_named",
 ]

@@ -21,7 +21,7 @@ bytes a character, so what is kept takes at most about four bytes a counted char
   (``max_line_bytes``), and a stream at most the bound.
 
 The marker is the client's text among the agent's, and like the agent's it reaches a terminal
-only through ``render.inert``. Plain data: whoever holds one locks it.
+only through ``acpref._tools.terminal.inert``. Plain data: whoever holds one locks it.
 """
 
 from __future__ import annotations

@@ -17,14 +17,13 @@ reading a transcript.
 
 from .._core import Finding, Party
 from ._diff import Divergence, diff, normalize
-from ._transcript import FORMAT, LineBuffer, Record, TranscriptRecorder, dumps, read_transcript
+from ._transcript import FORMAT, Record, TranscriptRecorder, dumps, read_transcript
 from ._validate import Report, Validator, format_finding, validate
 
 __all__ = [
     "FORMAT",
     "Divergence",
     "Finding",
-    "LineBuffer",
     "Party",
     "Record",
     "Report",

@@ -1,7 +1,8 @@
 """The layout of ``acpref show``: a transcript as rows of a sequence diagram, with its findings.
 
-This module decides *what* the report shows, as plain data that tests can read; ``_show_html``
-decides how it looks. From a transcript and the oracle's ``Report`` it builds a ``Layout``:
+This module decides *what* the report shows, as plain data that tests can read;
+``acpref._tools.show_html`` decides how it looks. From a transcript and the oracle's ``Report``
+it builds a ``Layout``:
 
 * **lanes**: the parties, left to right: ``client`` and ``agent``, and ``terminals`` (the client's,
   terminals.mdx) when the agent used any. MCP traffic never crosses the ACP connection, so no
@@ -25,7 +26,7 @@ decides how it looks. From a transcript and the oracle's ``Report`` it builds a 
 
 Whatever comes from the peers (labels, raw lines) is made inert here: control characters and
 bidirectional overrides are shown as escapes, never passed on. HTML escaping is the writer's job
-(``acpref._show_html``).
+(``acpref._tools.show_html``).
 """
 
 from __future__ import annotations

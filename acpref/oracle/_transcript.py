@@ -37,7 +37,6 @@ import attrs
 __all__ = [
     "Record",
     "TranscriptRecorder",
-    "LineBuffer",
     "read_transcript",
     "iter_transcript",
     "dumps",
@@ -244,63 +243,6 @@ class TranscriptRecorder:
 
     def __iter__(self) -> Iterator[Record]:
         return iter(self.records or [])
-
-
-class LineBuffer:
-    """Cuts a byte stream into the lines a receiver would read, for recording and validation.
-
-    ``feed(chunk)`` returns the complete lines (without ``\\n``) the chunk finished; ``flush()`` the
-    unterminated rest at the end of the stream. A line longer than ``max_line_bytes`` is not kept:
-    it comes out as ``None`` (an ``oversize`` event) once its newline arrives. Not thread-safe: one
-    buffer per direction, fed by one thread.
-    """
-
-    def __init__(self, max_line_bytes: int = 64 * 1024 * 1024) -> None:
-        self._max = max_line_bytes
-        self._parts: List[bytes] = []
-        self._size = 0
-        self._dropping = 0
-        self.oversize: List[int] = []
-
-    def feed(self, chunk: bytes) -> List[Optional[bytes]]:
-        out: List[Optional[bytes]] = []
-        start = 0
-        while True:
-            nl = chunk.find(b"\n", start)
-            if nl < 0:
-                break
-            piece = chunk[start:nl]
-            if self._dropping or self._size + len(piece) > self._max:
-                self.oversize.append(self._dropping + self._size + len(piece))
-                out.append(None)
-            elif self._parts:
-                self._parts.append(piece)
-                out.append(b"".join(self._parts))
-            else:
-                out.append(piece)
-            self._parts, self._size, self._dropping = [], 0, 0
-            start = nl + 1
-        rest = chunk[start:]
-        if rest:
-            if self._dropping or self._size + len(rest) > self._max:
-                self._dropping += self._size + len(rest)
-                self._parts, self._size = [], 0
-            else:
-                self._parts.append(rest)
-                self._size += len(rest)
-        return out
-
-    def flush(self) -> List[Optional[bytes]]:
-        """The unterminated last line, if any (``None`` if it was oversize)."""
-        if self._dropping:
-            self.oversize.append(self._dropping)
-            self._dropping = 0
-            return [None]
-        if not self._parts:
-            return []
-        line = b"".join(self._parts)
-        self._parts, self._size = [], 0
-        return [line]
 
 
 def dumps(records: Iterable[Record]) -> str:

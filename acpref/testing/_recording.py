@@ -28,9 +28,10 @@ from typing import Any, Callable, Deque, Dict, Iterator, List, Optional, Tuple, 
 
 from .._bounds import held_cost
 from .._core import Finding, Party
+from .._framing import LineFramer, Oversize
 from .._transport import Stream, read_accepts_timeout
 from ..oracle import Record, Report, TranscriptRecorder, Validator
-from ..oracle._transcript import LineBuffer, iter_transcript
+from ..oracle._transcript import iter_transcript
 
 __all__ = ["RecordSink", "RecordingStream", "KEEP_BYTES"]
 
@@ -199,8 +200,9 @@ class RecordingStream:
         self._inner = inner
         self._sink = sink
         self._close_output = close_output
-        self._out = LineBuffer(max_line_bytes)
-        self._in = LineBuffer(max_line_bytes)
+        # The connection's own framing rule, so that the transcript's lines are its lines.
+        self._out = LineFramer(max_line_bytes)
+        self._in = LineFramer(max_line_bytes)
         self._write_lock = threading.Lock()  # guards _out, _output_ended and the write order
         self._output_ended = False
         self._input_ended = False
@@ -228,7 +230,7 @@ class RecordingStream:
                 self._record(self._sink.peer, line)
         elif not self._input_ended:
             self._input_ended = True
-            for line in self._in.flush():
+            for line in self._in.end():
                 self._record(self._sink.peer, line)
             self._sink.add(Record(sender=self._sink.peer.value, ts=time.time(), event="eof"))
         return data
@@ -244,7 +246,7 @@ class RecordingStream:
             if self._output_ended:
                 return
             self._output_ended = True
-            for line in self._out.flush():
+            for line in self._out.end():
                 self._record(self._sink.me, line)
             self._sink.add(Record(sender=self._sink.me.value, ts=time.time(), event="eof"))
             if self._close_output is not None:
@@ -258,8 +260,9 @@ class RecordingStream:
     def close(self) -> None:
         self._inner.close()
 
-    def _record(self, sender: Party, line: Optional[bytes]) -> None:
-        if line is None:
-            self._sink.add(Record(sender=sender.value, ts=time.time(), event="oversize"))
+    def _record(self, sender: Party, line: Union[bytes, Oversize]) -> None:
+        if isinstance(line, Oversize):
+            event = Record(sender=sender.value, ts=time.time(), event="oversize", size=line.size)
+            self._sink.add(event)
         else:
             self._sink.add(Record(sender=sender.value, ts=time.time(), raw=line))

@@ -404,7 +404,7 @@ def _client_html(report_path: str, transcripts: Sequence[str]) -> Optional[str]:
     present = [t for t in transcripts if os.path.exists(t)]
     if not present:
         return None
-    from .._show_html import write_report
+    from .._tools.show_html import write_report
 
     page = os.path.splitext(report_path)[0] + ".html"
     try:
@@ -417,7 +417,7 @@ def _html_beside(transcript: Optional[str], report: Any) -> Optional[str]:
     """Write the HTML report of a failed test's transcript beside it; its path, or None."""
     if not transcript:
         return None
-    from .._show_html import write_report
+    from .._tools.show_html import write_report
 
     page = os.path.splitext(transcript)[0] + ".html"
     try:

@@ -18,6 +18,11 @@ Every tool writes its page through ``write_page``: whole or not at all (a tempor
 same directory, renamed over the old page), so a page that fails to be written never replaces a
 good one and never is left empty. Writing never fails on the text: the layout made peer text
 inert, and whatever else cannot be UTF-8 is written as its ``\\u`` escape.
+
+The fixed parts of the page are package data files beside this module, written into every page
+as they are: ``show.css`` (the stylesheet), ``show.js`` (the script that draws the diagram from
+the arrays of ``_data``, in the field order it names) and ``show_legend.html`` (how to read the
+diagram).
 """
 
 from __future__ import annotations
@@ -28,12 +33,12 @@ import json
 import os
 import re
 import tempfile
+from importlib import resources
 from typing import Any, Dict, List, Optional, Sequence, Tuple
 
-from ._show_assets import COLOURS, LEGEND, SCRIPT, STYLE
-from ._spec_index import repo_root
-from .oracle._show import LEVELS, PROBE, Layout, build_layout
-from .oracle._validate import Report
+from ..oracle._show import LEVELS, PROBE, Layout, build_layout
+from ..oracle._validate import Report
+from .spec_index import repo_root
 
 __all__ = ["render_html", "spec_link", "write_report", "write_page", "SPEC_SITE"]
 
@@ -116,7 +121,7 @@ def _json_for_script(value: Any) -> str:
 
 
 def _data(layout: Layout, links: List[str], root: Optional[str]) -> Dict[str, Any]:
-    """The layout as compact arrays for the script (see the field order in _show_assets.SCRIPT)."""
+    """The layout as compact arrays for the script (see the field order in show.js)."""
     rows = [
         [
             round(r.ts * 1000, 1),
@@ -338,18 +343,24 @@ def render_html(
         if notes
         else ""
     )
-    script = SCRIPT % {"colours": json.dumps(COLOURS)}
+    style, script, legend = _asset("show.css"), _asset("show.js"), _asset("show_legend.html")
     return (
         "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">"
         f"<title>{e(title)}</title><meta name=\"viewport\" content=\"width=device-width\">"
-        f'<style>{STYLE}</style></head><body data-first="{first}"><header><h1>{e(title)}</h1>'
+        f'<style>{style}</style></head><body data-first="{first}"><header><h1>{e(title)}</h1>'
         f"{tab_bar}"
-        f"{''.join(sections)}{notes_html}{LEGEND}</header>"
+        f"{''.join(sections)}{notes_html}{legend}</header>"
         '<noscript><p>The diagram is drawn by the page\'s script; the findings above are '
         "complete without it.</p></noscript>"
         '<div id="lanes"></div><div id="board"></div><div id="more"></div>'
         f"{''.join(scripts)}<script>{script}</script></body></html>\n"
     )
+
+
+@functools.lru_cache(maxsize=None)
+def _asset(name: str) -> str:
+    """A fixed part of the page: a data file of this package (setup.cfg ships it)."""
+    return resources.files(__package__).joinpath(name).read_text(encoding="utf-8")
 
 
 def write_report(

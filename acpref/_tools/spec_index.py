@@ -11,7 +11,8 @@ Where a citation sits says what that code does for its clause (``ROLES``, ``role
 
 * *enforced*: the code a live peer runs, the protocol core (``acpref/_core``), the two sides
   (``acpref/agent``, ``acpref/client``, ``acpref/connection.py``) and the wire layer under them
-  (schema models, codec, method table, errors, threads, transport, the agent's MCP client):
+  (schema models, codec, method table, errors, threads, transport, the agent's MCP client) and
+  the reference client's terminal UI (``acpref/_tools/terminal.py``, what a user is shown):
   everything in the package but the three roles below and the tools (``_TOOLS``);
 * *checked*: the oracle (``acpref/oracle``) and the conformance scenarios (``acpref/testing``),
   which judge a peer that is not acpref;
@@ -131,16 +132,19 @@ def _comments(source: str) -> Iterable[Tuple[int, str]]:
         return
 
 
+#: The ``acpref/`` directory this module belongs to (it sits in ``acpref/_tools/``).
+_PACKAGE_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+
+
 def repo_root() -> Optional[str]:
     """The checkout this package runs from (with tests/ and spec_notes/), or None if installed."""
-    here = os.path.dirname(os.path.abspath(__file__))
-    root = os.path.dirname(here)
+    root = os.path.dirname(_PACKAGE_DIR)
     return root if os.path.isdir(os.path.join(root, "spec_notes")) else None
 
 
 def scan_code(package_dir: Optional[str] = None) -> List[Citation]:
     """Every ``# spec`` and ``# spec-gap`` citation in the package's code."""
-    package_dir = package_dir or os.path.dirname(os.path.abspath(__file__))
+    package_dir = package_dir or _PACKAGE_DIR
     return _scan(package_dir, os.path.dirname(package_dir))
 
 
@@ -193,7 +197,7 @@ def read_register(path: Optional[str] = None) -> List[Dict[str, str]]:
         if candidate and os.path.exists(candidate):
             path = candidate
         else:
-            path = os.path.join(os.path.dirname(os.path.abspath(__file__)), "_core", "clauses.tsv")
+            path = os.path.join(_PACKAGE_DIR, "_core", "clauses.tsv")
     with open(path, encoding="utf-8") as f:
         lines = f.read().splitlines()
     header = lines[0].split("\t")
@@ -215,7 +219,7 @@ ROLES = ("enforced", "checked", "exercised")
 _CHECKED = ("acpref/oracle/", "acpref/testing/")
 _EXERCISED = ("acpref/echo/", "acpref/_cli/")
 #: Tools about the spec and transcripts, not protocol code: a citation there has no role.
-_TOOLS = ("acpref/_spec_index.py", "acpref/_spec_diff.py", "acpref/_show_html.py")
+_TOOLS = tuple(f"acpref/_tools/{name}.py" for name in ("spec_index", "spec_diff", "show_html"))
 #: How the register's ``reason`` of an implemented clause says that no live side enforces it:
 #: ``exercised only: ...`` (left to the application, shown by the echo agent or the CLI) or
 #: ``checked only: ...`` (a rule only an observer of both peers can judge).

@@ -28,9 +28,9 @@ from urllib.parse import urlsplit
 
 from .. import schema as s
 from ..schema import UNSET
-from ._kept import DEFAULT_MAX_KEPT, OVERHEAD, Budget, Shown, cost_of
-from .plans import describe_plan_operation
-from .subagents import describe_subagent_update
+from ..client._kept import DEFAULT_MAX_KEPT, OVERHEAD, Budget, Shown, cost_of
+from ..client.plans import describe_plan_operation
+from ..client.subagents import describe_subagent_update
 
 __all__ = [
     "Renderer",

@@ -1,102 +1,15 @@
-"""The fixed parts of the ``acpref show`` page: its colours, legend, stylesheet and script.
-
-``acpref._show_html`` writes the page around them. The script draws the diagram from the layout
-embedded as JSON (the arrays of ``_show_html._data``, in the field order the script reads), a
-screenful at a time as the reader scrolls; it escapes peer text with ``esc`` for markup and
-``textContent`` for raw lines. ``SCRIPT`` is a %-format with one key, ``colours``.
-"""
-
-__all__ = ["COLOURS", "LEGEND", "STYLE", "SCRIPT"]
-
-#: A finding's colour, by level class.
-COLOURS = {"MUST": "#c62828", "SHOULD": "#e65100", "spec-gap": "#6a1b9a", "warning": "#00796b",
-           "probe": "#757575"}
-
-LEGEND = """<details class="legend" open><summary>How to read the diagram</summary>
-<p>One row per message, top to bottom in the order it travelled; time since the first message
-on the left. <svg width="44" height="12"><line x1="2" y1="6" x2="36" y2="6" class="a-request"/>
-<path d="M36 2 L43 6 L36 10 z" class="h-request"/></svg> a request,
-<svg width="44" height="12"><line x1="2" y1="6" x2="36" y2="6" class="a-response"/>
-<path d="M36 2 L43 6 L36 10" class="h-open"/></svg> its answer (the label links the pair),
-<svg width="44" height="12"><line x1="2" y1="6" x2="36" y2="6" class="a-error"/>
-<path d="M36 2 L43 6 L36 10" class="h-open"/></svg> an error answer,
-<svg width="44" height="12"><line x1="2" y1="6" x2="36" y2="6" class="a-notification"/>
-<path d="M36 2 L43 6 L36 10" class="h-open"/></svg> a notification,
-<svg width="44" height="12"><line x1="2" y1="6" x2="36" y2="6" class="a-invalid"/>
-<path d="M36 2 L43 6 L36 10" class="h-open"/></svg> a line the receiver could not read.
-A row with a finding is drawn in its level's colour, and the finding is written under it;
-grey marks acpref's probes, rules its own side of a check breaks on purpose.
-<b>▸</b> rows fold a run of updates: click to open them. Click a turn's bar to fold the turn,
-and <b>raw</b> to see a message's line as it travelled.</p></details>"""
-
-STYLE = """
-body{font:14px/1.4 system-ui,-apple-system,"Segoe UI",sans-serif;margin:0;color:#1b1b1b;
-background:#fafafa}
-header{padding:12px 20px;background:#fff;border-bottom:1px solid #ddd}
-h1{font-size:18px;margin:0 0 6px}h2{font-size:15px;margin:12px 0 4px}
-.headline{font-size:17px;font-weight:600;margin:6px 0;padding:6px 10px;border-radius:4px;
-border-left:6px solid #2e7d32;background:#e8f5e9}
-.headline.lv-MUST{border-color:#c62828;background:#ffebee}
-.headline.lv-SHOULD{border-color:#e65100;background:#fff3e0}
-.headline.lv-spec-gap{border-color:#6a1b9a;background:#f3e5f5}
-.headline.lv-warning{border-color:#00796b;background:#e0f2f1}
-.chip{display:inline-block;padding:0 6px;border-radius:3px;color:#fff;font-size:12px;
-font-weight:600;background:#777;white-space:nowrap}
-.chip.lv-MUST{background:#c62828}.chip.lv-SHOULD{background:#e65100}
-.chip.lv-spec-gap{background:#6a1b9a}.chip.lv-warning{background:#00796b}
-.chip.lv-probe{background:#757575}
-.facts{border-collapse:collapse;margin:6px 0}.facts th{text-align:left;padding:0 12px 0 0;
-font-weight:500;color:#555}.facts td{padding:0}
-.findings{margin:4px 0;padding-left:22px}.findings li{margin:3px 0}
-q{color:#333;font-style:italic}.rule{color:#555}.rule::before{content:"rule: ";font-weight:600}
-a.spec{margin-left:6px;font-size:12px}
-.tabs{margin:8px 0}.tabs button{margin:0 4px 4px 0;font:inherit;padding:2px 8px;cursor:pointer}
-.tabs button.on{font-weight:700;border:2px solid #333}
-.legend{font-size:13px;color:#333;margin-top:8px}.legend svg{vertical-align:middle}
-#lanes{position:sticky;top:0;z-index:2;background:#fafafaf0;border-bottom:1px solid #ccc;
-height:26px;font-weight:600}
-#lanes span{position:absolute;top:3px;transform:translateX(-50%);padding:1px 8px;
-border:1px solid #888;border-radius:4px;background:#fff;white-space:nowrap}
-#board{position:relative;padding-bottom:40px}
-.life{position:absolute;top:0;bottom:0;width:0;border-left:1px dashed #aaa}
-.row{position:relative;display:flex;align-items:center;min-height:22px;white-space:nowrap}
-.row:hover{background:#eef3ff}.row.flash{background:#fff59d}
-.ts{width:84px;flex:none;text-align:right;padding-right:8px;color:#777;font:12px monospace}
-.ar{flex:none;overflow:visible}
-.lb{padding-left:8px;overflow:hidden;text-overflow:ellipsis;font-size:13px}
-.ix{color:#888;font:11px monospace;margin-right:4px}
-.row.k-notification .lb{color:#33475b}.row.k-error .lb{color:#b71c1c}
-.row.k-invalid .lb{color:#b71c1c;font-weight:600}.row.k-event .lb{color:#666;font-style:italic}
-.pr{font-size:11px;margin-left:6px;color:#1565c0}
-.rawb{font-size:11px;margin-left:6px;padding:0 4px;cursor:pointer}
-.fold{cursor:pointer;color:#0d47a1}.fold .lb{font-weight:600}
-.turn{display:flex;align-items:center;height:20px;margin-top:4px;cursor:pointer;
-background:#e3eaf5;border-top:1px solid #b0bfd8;font-size:12px;font-weight:600}
-.turn .tt{padding-left:8px}
-.fd{margin:1px 0 4px var(--lw);padding:3px 8px;border-left:4px solid;background:#fff;
-font-size:13px;white-space:normal;max-width:900px}
-.fd.lv-MUST{border-color:#c62828;background:#ffebee}.fd.lv-SHOULD{border-color:#e65100;
-background:#fff3e0}.fd.lv-spec-gap{border-color:#6a1b9a;background:#f3e5f5}
-.fd.lv-warning{border-color:#00796b;background:#e0f2f1}
-.fd.lv-probe{border-color:#757575;background:#f0f0f0}
-pre.raw{margin:2px 0 6px var(--lw);padding:6px;background:#263238;color:#eceff1;
-font-size:12px;white-space:pre-wrap;word-break:break-all;max-width:1000px;max-height:400px;
-overflow:auto}
-line.a-request,line.a-response,line.a-error,line.a-notification,line.a-invalid{stroke-width:1.6}
-.a-request{stroke:#1b1b1b}.h-request{fill:#1b1b1b;stroke:#1b1b1b}
-.a-response{stroke:#1b1b1b;stroke-dasharray:5 3}.h-open{fill:none;stroke:#1b1b1b;stroke-width:1.6}
-.a-error{stroke:#b71c1c;stroke-dasharray:5 3}
-.a-notification{stroke:#5c7a99;stroke-dasharray:1.5 2.5}
-.a-invalid{stroke:#b71c1c;stroke-width:2.4}
-#more{padding:10px 20px;color:#777}
-"""
-
-SCRIPT = r"""
+// The script of the acpref show page (acpref/_tools/show_html.py writes it inline).
+// It draws the diagram from the layout embedded as JSON (the arrays of show_html._data, in the
+// field order below), a screenful at a time as the reader scrolls. Peer text is escaped with
+// esc() for markup and textContent for raw lines.
 (function () {
 "use strict";
 // A row: [ms, from, to, kind, label, pair, turn, findings, index, size]; a finding:
 // [clause, level, class, blame, message, row, requirement, page, section, link, quoted].
-var COLOURS = %(colours)s, TS = 84, LW = 180, PAD = 70, CHUNK = 300, FOLD_CHUNK = 500;
+// A finding's colour, by level class (the stylesheet's .lv-* classes use the same).
+var COLOURS = {"MUST": "#c62828", "SHOULD": "#e65100", "spec-gap": "#6a1b9a",
+               "warning": "#00796b", "probe": "#757575"};
+var TS = 84, LW = 180, PAD = 70, CHUNK = 300, FOLD_CHUNK = 500;
 var parts = document.querySelectorAll("script.acpref-data"), cache = {};
 var board = document.getElementById("board"), lanesBar = document.getElementById("lanes");
 var more = document.getElementById("more"), style = document.createElement("style");
@@ -305,4 +218,3 @@ addEventListener("scroll", function () {
 addEventListener("resize", fill);
 show(+document.body.dataset.first || 0);
 })();
-"""
