@@ -364,7 +364,7 @@ class Validator:
                 other_errors = other_errors or renamed
             if other_errors:
                 path, msg = other_errors[0]
-                clause = content_clause(value, path, part) or shape_clause(method, part, value)
+                clause = content_clause(value, path, part) or shape_clause(method, part, value, path)
                 more = f" (+{len(other_errors) - 1} more)" if len(other_errors) > 1 else ""
                 only_meta = all("._meta" in p for p, _ in other_errors)
                 text = f"{method or 'error'} {part}: {path}: {msg}{more}"
