@@ -68,6 +68,7 @@ GOOD = [PY, str(BROKEN / "well_behaved_agent.py")]
 sys.path.insert(0, str(BROKEN))
 
 import check_agents  # noqa: E402
+from test_quote_fit import misfits  # noqa: E402
 
 CHECK_AGENTS = [PY, str(BROKEN / "check_agents.py")]
 #: Fast options for the small scripted agents: their busy prompt is ``slow``.
@@ -297,6 +298,8 @@ def _check_defect(name: str, cls: type) -> CheckReport:
     options = AgentCheckOptions(only=(cls.scenario,), **{**FAST, **getattr(cls, "options", {})})
     report = check_agent([*CHECK_AGENTS, name], options)
     _assert_every_declared_clause(report, [s for s in SCENARIOS if s.name == cls.scenario])
+    wrong = misfits(report.findings)  # every oracle finding quotes the sentence it breaks
+    assert not wrong, "\n".join(wrong)
     return report
 
 

@@ -377,9 +377,8 @@ class Validator:
                 more = f" (+{len(other_errors) - 1} more)" if len(other_errors) > 1 else ""
                 only_meta = all("._meta" in p for p, _ in other_errors)
                 text = f"{method or 'error'} {part}: {path}: {msg}{more}"
-                shaped = finding(clause, sender, text, index)
-                self._shaped.append(shaped)
-                yield only_meta, shaped
+                self._shaped.append(finding(clause, sender, text, index))  # see ``feed``
+                yield only_meta, self._shaped[-1]
             if unknown:
                 # spec EXT-04 forbids custom fields at the root of a spec type, but a key the
                 # stable schema lacks may be a field of the unstable or of a newer schema: a
