@@ -14,8 +14,10 @@ spec_notes/oracle.md, "check-agent's own tests", checked against ``quotes.tsv`` 
 * session setup: SameSessionId, SETUP-02 ("MUST respond with a unique Session ID");
   McpHandshakeUnfinished, SETUP-30 ("All Agents MUST support connecting to MCP servers via stdio")
 * load: PartialReplay, ForgetsUsersAfterRestart, ReplaysLastExchange, ForgetsEarlierAnswers,
-  SETUP-05 ("MUST replay the entire conversation": every message of a two-turn history); resume: ReplayAfterResume, SETUP-12 ("MUST NOT replay the conversation
-  history"); close: CloseKeepsTurn, SETUP-16 ("MUST cancel any ongoing work for that session");
+  SETUP-05 ("MUST replay the entire conversation": every message of a two-turn history);
+  resume: ReplayBeforeResumeAnswer, SETUP-12 ("MUST NOT replay the conversation history ...
+  before responding"; a replay after the answer, ReplayAfterResume, is spec-gap
+  replay-after-resume); close: CloseKeepsTurn, SETUP-16 ("MUST cancel any ongoing work for that session");
   list: NoMatchIsAnError, LIST-09 ("the Agent MUST return an empty `sessions` array")
 * delete: no MUST sentence for the agent (DELETE-03 has no keyword: DeletedStillListed is a
   ``LESSER_DEFECTS`` spec-gap; DELETE-04 says SHOULD; DELETE-01 is the client's; DELETE-02's "returns an empty result"
@@ -343,7 +345,7 @@ AREAS = {
         "ReplaysLastExchange",
         "ForgetsEarlierAnswers",
     ),
-    "session resume": ("ReplayAfterResume",),
+    "session resume": ("ReplayBeforeResumeAnswer",),
     "session close": ("CloseKeepsTurn",),
     "session list": ("NoMatchIsAnError",),
     "session delete": (),

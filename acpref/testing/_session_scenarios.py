@@ -155,6 +155,10 @@ def _text(update: Any) -> str:
     return content.text if isinstance(content, s.TextContent) else ""
 
 
+#: What a replay of the history is made of, as the wire shows it (SETUP-12).
+_HISTORY = (s.UserMessageChunk, s.AgentMessageChunk)
+
+
 def resume(ctx: ScenarioContext) -> None:
     ctx.initialize()
     session_id = ctx.new_session()
@@ -164,17 +168,26 @@ def resume(ctx: ScenarioContext) -> None:
     ctx.driver.request(
         "session/resume", {"sessionId": session_id, "cwd": ctx.cwd, "mcpServers": []}
     )
+    answered = ctx.driver.update_count(session_id)  # updates are read in wire order
     ctx.passed("SETUP-13")
     round_trip(ctx)  # a replay sent just after the answer arrives before this one's
-    replayed = [
-        u for u in ctx.driver.updates(session_id, since=before) if isinstance(u, s.UserMessageChunk)
-    ]
-    # spec SETUP-12: resume restores the session without replaying it (before or after its
-    # answer: the oracle judges what comes before it).
+    updates = ctx.driver.updates(session_id, since=before)
+    first, later = updates[: answered - before], updates[answered - before :]
+    replayed = [u for u in first if isinstance(u, _HISTORY)]
+    # spec SETUP-12: "MUST NOT replay the conversation history via `session/update`
+    # notifications before responding" (the oracle judges every update before the answer too).
     ctx.check(
         "SETUP-12",
         not replayed,
-        f"{len(replayed)} user_message_chunk updates of the history came with session/resume",
+        f"{len(replayed)} message chunks of the history came before the session/resume answer",
+    )
+    replayed = [u for u in later if isinstance(u, _HISTORY)]
+    # spec-gap replay-after-resume: the MUST NOT sentence says "before responding"; a replay
+    # right after the answer breaks only the page's description ("without replaying").
+    ctx.check(
+        "spec-gap:replay-after-resume",
+        not replayed,
+        f"{len(replayed)} message chunks of the history came right after the session/resume answer",
     )
 
 

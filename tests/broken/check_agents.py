@@ -364,9 +364,11 @@ class ErrorOnCancel(RawAgent):
 
 
 class ReplayAfterResume(RawAgent):
-    """Answers session/resume, then replays the history anyway."""
+    """Answers session/resume, then replays the history anyway. SETUP-12's MUST NOT says
+    "before responding": after it, only the page's description is broken (spec-gap
+    replay-after-resume)."""
 
-    scenario, clause = "resume", "SETUP-12"
+    scenario, clause, level = "resume", "spec-gap:replay-after-resume", "spec-gap"
 
     def on_session_resume(self, m: M) -> None:
         self.reply(m, {})
@@ -860,6 +862,18 @@ class ForgetsEarlierAnswers(RawAgent):
         for i, update in enumerate(history):
             if update["sessionUpdate"] != "agent_message_chunk" or i == answers[-1]:
                 self.update(session_id, update, keep=False)
+        self.reply(m, {})
+
+
+class ReplayBeforeResumeAnswer(RawAgent):
+    """Replays the history on session/resume, then answers it (as if it were a load)."""
+
+    scenario, clause = "resume", "SETUP-12"
+
+    def on_session_resume(self, m: M) -> None:
+        session_id = m["params"]["sessionId"]
+        for update in self.history.get(session_id, []):
+            self.update(session_id, update, keep=False)
         self.reply(m, {})
 
 
