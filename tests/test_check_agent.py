@@ -13,9 +13,11 @@ spec_notes/oracle.md, "check-agent's own tests", checked against ``quotes.tsv`` 
   the client enabled its terminal authentication capability.")
 * session setup: SameSessionId, SETUP-02 ("MUST respond with a unique Session ID");
   McpHandshakeUnfinished, SETUP-30 ("All Agents MUST support connecting to MCP servers via stdio")
-* load: PartialReplay, ForgetsUsersAfterRestart, SETUP-05 ("MUST replay the entire
-  conversation"); resume: ReplayAfterResume, SETUP-12 ("MUST NOT replay the conversation
-  history"); close: CloseKeepsTurn, SETUP-16 ("MUST cancel any ongoing work for that session");
+* load: PartialReplay, ForgetsUsersAfterRestart, ReplaysLastExchange, ForgetsEarlierAnswers,
+  SETUP-05 ("MUST replay the entire conversation": every message of a two-turn history);
+  resume: ReplayBeforeResumeAnswer, SETUP-12 ("MUST NOT replay the conversation history ...
+  before responding"; a replay after the answer, ReplayAfterResume, is spec-gap
+  replay-after-resume); close: CloseKeepsTurn, SETUP-16 ("MUST cancel any ongoing work for that session");
   list: NoMatchIsAnError, LIST-09 ("the Agent MUST return an empty `sessions` array")
 * delete: no MUST sentence for the agent (DELETE-03 has no keyword: DeletedStillListed is a
   ``LESSER_DEFECTS`` spec-gap; DELETE-04 says SHOULD; DELETE-01 is the client's; DELETE-02's "returns an empty result"
@@ -69,6 +71,7 @@ GOOD = [PY, str(BROKEN / "well_behaved_agent.py")]
 sys.path.insert(0, str(BROKEN))
 
 import check_agents  # noqa: E402
+from test_quote_fit import misfits  # noqa: E402
 
 CHECK_AGENTS = [PY, str(BROKEN / "check_agents.py")]
 #: Fast options for the small scripted agents: their busy prompt is ``slow``.
@@ -298,6 +301,8 @@ def _check_defect(name: str, cls: type) -> CheckReport:
     options = AgentCheckOptions(only=(cls.scenario,), **{**FAST, **getattr(cls, "options", {})})
     report = check_agent([*CHECK_AGENTS, name], options)
     _assert_every_declared_clause(report, [s for s in SCENARIOS if s.name == cls.scenario])
+    wrong = misfits(report.findings)  # every oracle finding quotes the sentence it breaks
+    assert not wrong, "\n".join(wrong)
     return report
 
 
@@ -335,8 +340,13 @@ AREAS = {
     "initialization": ("VersionRefused",),
     "authentication": ("TerminalAuthUnasked",),
     "session setup": ("SameSessionId", "McpHandshakeUnfinished"),
-    "session load": ("PartialReplay", "ForgetsUsersAfterRestart"),
-    "session resume": ("ReplayAfterResume",),
+    "session load": (
+        "PartialReplay",
+        "ForgetsUsersAfterRestart",
+        "ReplaysLastExchange",
+        "ForgetsEarlierAnswers",
+    ),
+    "session resume": ("ReplayBeforeResumeAnswer",),
     "session close": ("CloseKeepsTurn",),
     "session list": ("NoMatchIsAnError",),
     "session delete": (),
@@ -633,3 +643,22 @@ def test_spec_gap_gave_up_a_prompt_never_answered_costs_one_timeout_not_one_per_
     assert later and "in scenario 'prompt'" in later[0], report.format_table()
     # Several scenarios prompt; only the first waits (plus each process's start and exit).
     assert elapsed <= 2 * 1 + len(SCENARIOS) * 1.0, elapsed
+
+
+def test_SETUP_05_a_replay_of_only_the_last_exchange_fails_and_names_what_it_lacks() -> None:
+    # "replay the *entire* conversation": the last prompt and its answer are there, the first
+    # exchange is not; the evidence names the missing messages, the present ones pass.
+    report = _check_defect("ReplaysLastExchange", check_agents.DEFECTS["ReplaysLastExchange"])
+    row = report.results["SETUP-05"]
+    assert row.status == "FAIL" and row.level == "MUST" and report.ok is False
+    evidence = " ".join(row.evidence)
+    assert "user's message of prompt 1" in evidence and "agent's message of turn 1" in evidence
+    assert "prompt 2" not in evidence and "turn 2" not in evidence, evidence
+
+
+def test_SETUP_05_a_replay_chunked_merged_and_wrapped_otherwise_passes() -> None:
+    # spec-gap replay-content: other chunks, message ids, a thought and wrapped user text are
+    # the same conversation.
+    options = AgentCheckOptions(only=("load",), **FAST)
+    report = check_agent([*CHECK_AGENTS, "ReplaysInOtherChunks"], options)
+    assert report.results["SETUP-05"].status == "PASS", report.format_table()

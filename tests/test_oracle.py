@@ -130,9 +130,14 @@ def test_TRANSPORT_05_message_cut_by_raw_newlines_is_one_finding() -> None:
     assert found == [("TRANSPORT-05", A, 4)]
 
 
-def test_TRANSPORT_04_two_messages_on_one_line() -> None:
+def test_TRANSPORT_08_09_two_messages_on_one_line_are_not_a_valid_ACP_message() -> None:
+    # "The agent MUST NOT write anything to its `stdout` that is not a valid ACP message": the
+    # line holds two; no newline is embedded in either (TRANSPORT-05 is not what it breaks).
     line = json.dumps({"jsonrpc": "2.0", "method": "_x", "params": {}}) * 2
-    assert _found((A, line)) == [("TRANSPORT-04", A, 4)]
+    assert _found((A, line)) == [("TRANSPORT-08", A, 4)]
+    assert _found((C, line)) == [("TRANSPORT-09", C, 4)]
+    (finding,) = validate(_records((A, line))).findings
+    assert "more than one JSON value on one line" in finding.message
 
 
 def test_OVERVIEW_01_batch() -> None:

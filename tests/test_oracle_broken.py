@@ -27,6 +27,7 @@ sys.path.insert(0, str(BROKEN))
 
 import agents  # noqa: E402
 import clients  # noqa: E402
+from test_quote_fit import assert_quotes_fit  # noqa: E402
 
 PY = sys.executable
 _TOLERATED = (RpcError, RemoteProtocolError, RequestTimeout, ConnectionClosed, TimeoutError)
@@ -103,9 +104,11 @@ def test_broken_agent_is_caught_with_its_clause(name: str) -> None:
     # The clauses the broken agents prove, one agent each (``acpref spec`` reads this line):
     # spec AUTH-05, EXT-04, EXT-05, FS-01, FS-02, FS-03, INIT-07, INIT-08, OVERVIEW-01, OVERVIEW-09
     # spec PROMPT-17, PROMPT-23, PROMPT-24, PROMPT-26, RPC-01, RPC-04, RPC-05, RPC-06, RPC-09
-    # spec SCHEMA-03, SCHEMA-12, SETUP-02, SETUP-07, SETUP-08, SETUP-12, TERM-01, TERM-07
+    # spec SCHEMA-03, INIT-04, SETUP-02, SETUP-07, SETUP-08, SETUP-12, TERM-01, TERM-07
     # spec TOOL-02, TOOL-05, TOOL-15, TRANSPORT-01, TRANSPORT-05, TRANSPORT-08, FS-06
-    finding = _caught(_broken_agent_report(name), "agent", agents.BROKEN[name].expect)
+    report = _broken_agent_report(name)
+    finding = _caught(report, "agent", agents.BROKEN[name].expect)
+    assert_quotes_fit(report)  # every finding of the run quotes the sentence it breaks
     assert finding.message and (
         finding.index is not None or finding.clause in ("RPC-06", "TERM-07")
     )
@@ -117,8 +120,10 @@ def test_broken_agent_is_caught_with_its_clause(name: str) -> None:
 def test_broken_client_is_caught_with_its_clause(name: str, tmp_path: Path) -> None:
     # The clauses the broken clients prove:
     # spec CONTENT-04, INIT-01, OVERVIEW-01, OVERVIEW-09, PROMPT-01, PROMPT-21, RPC-01, RPC-04
-    # spec SCHEMA-12, SETUP-22, SETUP-25, SETUP-35, TOOL-08, TRANSPORT-09
-    _caught(_broken_client_report(name, tmp_path), "client", clients.BROKEN[name].expect)
+    # spec INIT-02, SETUP-22, SETUP-25, SETUP-35, TOOL-08, TRANSPORT-09
+    report = _broken_client_report(name, tmp_path)
+    _caught(report, "client", clients.BROKEN[name].expect)
+    assert_quotes_fit(report)  # every finding of the run quotes the sentence it breaks
 
 
 # -- One clause each: what the finding says --------------------------------------------------------

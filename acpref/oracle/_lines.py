@@ -3,14 +3,17 @@
 Spec: transports.mdx; clauses TRANSPORT-01, TRANSPORT-04, TRANSPORT-05, TRANSPORT-08,
 TRANSPORT-09, OVERVIEW-01 (RPC-20: no batches).
 
-A line of the protocol stream is exactly one JSON object (TRANSPORT-04). Anything else is judged
+A line of the protocol stream is exactly one JSON object ("Messages are delimited by newlines":
+TRANSPORT-04, a rule of the writer, which the reader sees broken only as what follows). Anything
+else is judged
 here, without state beyond "is this sender in the middle of a message spread over several
 lines":
 
 * bytes that are not UTF-8 break TRANSPORT-01;
 * the first line of a message cut by a raw newline (the JSON ends too early), and the lines that
   continue it, break TRANSPORT-05, reported once per cut message;
-* two messages on one line break TRANSPORT-04;
+* two messages on one line make a line that is not a valid ACP message (TRANSPORT-08,
+  TRANSPORT-09), not a message with an embedded newline (TRANSPORT-04, TRANSPORT-05);
 * a JSON array is a batch, which ACP does not define (OVERVIEW-01);
 * anything else (a log line, a bare value) is not an ACP message on the stream: TRANSPORT-08 on
   the agent's stdout, TRANSPORT-09 on the agent's stdin.
@@ -80,8 +83,9 @@ def _judge_unparsed(
 ) -> LineVerdict:
     stripped = text.strip()
     if exc is not None and exc.msg == "Extra data" and stripped[:1] in ("{", "["):
-        # spec TRANSPORT-04: exactly one message per line.
-        return LineVerdict("TRANSPORT-04", f"more than one JSON value on one line: {_clip(text)}")
+        # spec TRANSPORT-08, TRANSPORT-09: two messages on one line make one line that is not a
+        # valid ACP message. Not TRANSPORT-05: its sentence forbids newlines *in* a message.
+        return _not_a_message(sender, text, "more than one JSON value on one line")
     if exc is not None and stripped[:1] in ("{", "[") and exc.pos >= len(text.rstrip()):
         # spec TRANSPORT-05: the JSON ends with the line: a raw newline cut the message.
         return LineVerdict(

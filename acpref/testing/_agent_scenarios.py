@@ -335,7 +335,7 @@ SCENARIOS = [
     Scenario(
         "resume",
         resume,
-        ("SETUP-12", "SETUP-13"),
+        ("SETUP-12", "SETUP-13", "spec-gap:replay-after-resume"),
         needs="sessionCapabilities.resume",
         main="SETUP-12",
     ),

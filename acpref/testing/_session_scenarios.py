@@ -9,13 +9,14 @@ otherwise its clauses are SKIPPED.
 from __future__ import annotations
 
 import os
-from typing import Any, List, Optional
+from typing import Any, List, Optional, Tuple
 
 from .. import schema as s
 from .._core.system_prompt import CAPABILITY as SYSTEM_PROMPT
 from .._core.system_prompt import OVERRIDE_CAPABILITY
 from ..errors import ErrorCode, RpcError
 from ._cancel_scenarios import cancel_busy_turn
+from ._driver import Turn
 from ._scenario import NotReached, ScenarioContext, round_trip
 
 __all__ = [
@@ -30,21 +31,31 @@ __all__ = [
 ]
 
 
+#: The second prompt of the history that ``session/load`` must replay: a conversation of two
+#: exchanges, so that a replay of only part of it (the last exchange, the user's side) shows.
+SECOND_PROMPT = "acpref check-agent: a second message, please answer with one short sentence."
+
+
+def _history(ctx: ScenarioContext, session_id: str) -> List[Tuple[str, Turn]]:
+    """Two prompt turns: each prompt's text, and the turn with what the agent answered."""
+    return [(text, ctx.prompt(session_id, text)) for text in (ctx.options.prompt, SECOND_PROMPT)]
+
+
 def load(ctx: ScenarioContext) -> None:
     ctx.initialize()
     session_id = ctx.new_session()
-    turn = ctx.prompt(session_id, ctx.options.prompt)
+    turns = _history(ctx, session_id)
     ctx.at("SETUP-05", "SETUP-08")
     before = ctx.driver.update_count(session_id)
     ctx.driver.request("session/load", {"sessionId": session_id, "cwd": ctx.cwd, "mcpServers": []})
-    _judge_replay(ctx, ctx.driver.updates(session_id, since=before), turn.text)
+    _judge_replay(ctx, session_id, before, turns)
 
 
 def load_restarted(ctx: ScenarioContext) -> None:
     """session/load of a session the agent made in a process that has ended since."""
     ctx.initialize()
     session_id = ctx.new_session()
-    turn = ctx.prompt(session_id, ctx.options.prompt)
+    turns = _history(ctx, session_id)
     ctx.restart()
     ctx.initialize()
     ctx.authenticate()
@@ -64,28 +75,88 @@ def load_restarted(ctx: ScenarioContext) -> None:
         for clause in ("SETUP-05", "SETUP-06", "SETUP-07", "SETUP-08"):
             ctx.skip(clause, reason)
         return
-    _judge_replay(ctx, ctx.driver.updates(session_id), turn.text)
+    _judge_replay(ctx, session_id, 0, turns)
 
 
-def _judge_replay(ctx: ScenarioContext, replay: List[Any], answered: str) -> None:
-    users = "".join(_text(u) for u in replay if isinstance(u, s.UserMessageChunk))
-    # spec SETUP-05: the whole conversation is replayed, the user's messages included.
-    ctx.check(
-        "SETUP-05",
-        ctx.options.prompt in users,
-        f"the replay has no user_message_chunk with the prompt ({len(replay)} updates)",
-    )
-    if answered:
-        agents = "".join(_text(u) for u in replay if isinstance(u, s.AgentMessageChunk))
-        ctx.check("SETUP-05", bool(agents), "the replay has none of the agent's messages")
+def _judge_replay(
+    ctx: ScenarioContext, session_id: str, before: int, turns: List[Tuple[str, Turn]]
+) -> None:
+    """SETUP-05 against every word of its sentence: the *entire* conversation is replayed.
+
+    Each message of the history must come back: the user's message of each prompt, and each
+    message the agent sent in each turn. A message is compared by its text, joined over its
+    chunks, with whitespace left out, and looked for in the text of the replay's chunks of the
+    same kind (user or agent) joined: an agent may chunk a message differently when it replays
+    it, merge or split its messages, or wrap a user message in context of its own.
+    """
+    replay = ctx.driver.updates(session_id, since=before)
+    if ctx.driver.update_count(session_id) - before > len(replay):
+        # The driver let the oldest updates go: what is missing cannot be told from what is not.
+        ctx.skip("SETUP-05", f"the replay streamed more than the {len(replay)} updates kept")
+    else:
+        missing = _missing(turns, replay)
+        # spec SETUP-05: the whole conversation is replayed, every message of it: the user's
+        # message of each prompt and the agent's of each turn.
+        # spec-gap replay-content: which other updates (thoughts, tool calls, plans) belong to
+        # "the conversation", and their order, are not graded.
+        evidence = f"the replay ({len(replay)} updates) lacks " + "; ".join(missing)
+        ctx.check("SETUP-05", not missing, evidence)
     # spec SETUP-06, SETUP-07, SETUP-08: judged by the oracle (message ids, the replay before
     # the answer, the answer's shape).
     ctx.passed("SETUP-07", "SETUP-08", "SETUP-06")
 
 
+def _missing(turns: List[Tuple[str, Turn]], replay: List[Any]) -> List[str]:
+    """What of the history ``turns`` the ``replay`` lacks, one phrase per message."""
+    replayed = {
+        kind: _squash("".join(_text(u) for u in replay if isinstance(u, kind)))
+        for kind in (s.UserMessageChunk, s.AgentMessageChunk)
+    }
+    missing = []
+    for number, (sent, turn) in enumerate(turns, 1):
+        prompt = _squash(sent)
+        if prompt not in replayed[s.UserMessageChunk]:
+            missing.append(f"the user's message of prompt {number} ({_cut(prompt)!r})")
+        for text in _messages(turn.updates, s.AgentMessageChunk):
+            if _squash(text) not in replayed[s.AgentMessageChunk]:
+                missing.append(f"the agent's message of turn {number} ({_cut(text)!r})")
+    return missing
+
+
+def _messages(updates: List[Any], kind: type) -> List[str]:
+    """The text of each message of ``kind`` in ``updates``: its chunks joined. A message is a run
+    of chunks that share a ``messageId`` (a change of id starts a new one) and that no update of
+    another kind interrupts; chunks without text (an image) add none."""
+    messages: List[str] = []
+    last: Any = None
+    for update in updates:
+        if not isinstance(update, kind):
+            last = None
+            continue
+        message_id = getattr(update, "message_id", None)
+        if last is None or message_id != last[0]:
+            messages.append("")
+        messages[-1] += _text(update)
+        last = (message_id,)
+    return [m for m in messages if _squash(m)]
+
+
+def _squash(text: str) -> str:
+    """``text`` without its whitespace: a replay may join chunks with or without it."""
+    return "".join(text.split())
+
+
+def _cut(text: str, length: int = 40) -> str:
+    return text if len(text) <= length else text[: length - 3] + "..."
+
+
 def _text(update: Any) -> str:
     content = getattr(update, "content", None)
     return content.text if isinstance(content, s.TextContent) else ""
+
+
+#: What a replay of the history is made of, as the wire shows it (SETUP-12).
+_HISTORY = (s.UserMessageChunk, s.AgentMessageChunk)
 
 
 def resume(ctx: ScenarioContext) -> None:
@@ -97,17 +168,26 @@ def resume(ctx: ScenarioContext) -> None:
     ctx.driver.request(
         "session/resume", {"sessionId": session_id, "cwd": ctx.cwd, "mcpServers": []}
     )
+    answered = ctx.driver.update_count(session_id)  # updates are read in wire order
     ctx.passed("SETUP-13")
     round_trip(ctx)  # a replay sent just after the answer arrives before this one's
-    replayed = [
-        u for u in ctx.driver.updates(session_id, since=before) if isinstance(u, s.UserMessageChunk)
-    ]
-    # spec SETUP-12: resume restores the session without replaying it (before or after its
-    # answer: the oracle judges what comes before it).
+    updates = ctx.driver.updates(session_id, since=before)
+    first, later = updates[: answered - before], updates[answered - before :]
+    replayed = [u for u in first if isinstance(u, _HISTORY)]
+    # spec SETUP-12: "MUST NOT replay the conversation history via `session/update`
+    # notifications before responding" (the oracle judges every update before the answer too).
     ctx.check(
         "SETUP-12",
         not replayed,
-        f"{len(replayed)} user_message_chunk updates of the history came with session/resume",
+        f"{len(replayed)} message chunks of the history came before the session/resume answer",
+    )
+    replayed = [u for u in later if isinstance(u, _HISTORY)]
+    # spec-gap replay-after-resume: the MUST NOT sentence says "before responding"; a replay
+    # right after the answer breaks only the page's description ("without replaying").
+    ctx.check(
+        "spec-gap:replay-after-resume",
+        not replayed,
+        f"{len(replayed)} message chunks of the history came right after the session/resume answer",
     )
 
 

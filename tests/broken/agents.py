@@ -488,7 +488,7 @@ class ConnWriteWithoutCapability:
 class ConnStringVersion:
     """On a bare Connection: answers initialize with protocolVersion "1", a string."""
 
-    expect, drive = "SCHEMA-12", "handshake"
+    expect, drive = "INIT-04", "handshake"
 
     def run(self) -> None:
         result = {

@@ -383,9 +383,11 @@ class ErrorOnCancel(RawAgent):
 
 
 class ReplayAfterResume(RawAgent):
-    """Answers session/resume, then replays the history anyway."""
+    """Answers session/resume, then replays the history anyway. SETUP-12's MUST NOT says
+    "before responding": after it, only the page's description is broken (spec-gap
+    replay-after-resume)."""
 
-    scenario, clause = "resume", "SETUP-12"
+    scenario, clause, level = "resume", "spec-gap:replay-after-resume", "spec-gap"
 
     def on_session_resume(self, m: M) -> None:
         self.reply(m, {})
@@ -852,6 +854,48 @@ class DeletedStillListed(RawAgent):
         self.reply(m, {})
 
 
+class ReplaysLastExchange(RawAgent):
+    """Replays only the last exchange of the history on session/load (its last prompt and what
+    it answered): the user's and the agent's messages are there, the conversation is not."""
+
+    scenario, clause = "load", "SETUP-05"
+
+    def on_session_load(self, m: M) -> None:
+        session_id = m["params"]["sessionId"]
+        history = self.history.get(session_id, [])
+        starts = [i for i, u in enumerate(history) if u["sessionUpdate"] == "user_message_chunk"]
+        for update in history[starts[-1] if starts else 0 :]:
+            self.update(session_id, update, keep=False)
+        self.reply(m, {})
+
+
+class ForgetsEarlierAnswers(RawAgent):
+    """Replays every user message on session/load, but of its own messages only the last."""
+
+    scenario, clause = "load", "SETUP-05"
+
+    def on_session_load(self, m: M) -> None:
+        session_id = m["params"]["sessionId"]
+        history = self.history.get(session_id, [])
+        answers = [i for i, u in enumerate(history) if u["sessionUpdate"] == "agent_message_chunk"]
+        for i, update in enumerate(history):
+            if update["sessionUpdate"] != "agent_message_chunk" or i == answers[-1]:
+                self.update(session_id, update, keep=False)
+        self.reply(m, {})
+
+
+class ReplayBeforeResumeAnswer(RawAgent):
+    """Replays the history on session/resume, then answers it (as if it were a load)."""
+
+    scenario, clause = "resume", "SETUP-12"
+
+    def on_session_resume(self, m: M) -> None:
+        session_id = m["params"]["sessionId"]
+        for update in self.history.get(session_id, []):
+            self.update(session_id, update, keep=False)
+        self.reply(m, {})
+
+
 _ONE_DEFECT = {
     name: cls
     for name, cls in list(globals().items())
@@ -1031,6 +1075,35 @@ class Wrapper:
         sys.exit(child.returncode)
 
 
+class ReplaysInOtherChunks(RawAgent):
+    """Replays the whole history on session/load, but not as it streamed it: each user message
+    wrapped in context of its own and cut into small chunks under a message id, a thought
+    before each answer, and each answer re-cut on other boundaries with a line break added."""
+
+    def on_session_load(self, m: M) -> None:
+        session_id = m["params"]["sessionId"]
+        if session_id not in self.history:
+            super().on_session_load(m)  # made by an earlier process: unknown
+            return
+        for n, update in enumerate(self.history[session_id]):
+            text = update["content"]["text"]
+            if update["sessionUpdate"] == "user_message_chunk":
+                kind, text = "user_message_chunk", f"<context>cwd</context>\n{text}"
+            else:
+                kind, text = "agent_message_chunk", text + "\n"
+                thought = {"type": "text", "text": "replaying"}
+                self.update(
+                    session_id,
+                    {"sessionUpdate": "agent_thought_chunk", "content": thought},
+                    keep=False,
+                )
+            for i in range(0, len(text), 7):
+                piece = {"type": "text", "text": text[i : i + 7]}
+                chunk = {"sessionUpdate": kind, "messageId": f"m{n}", "content": piece}
+                self.update(session_id, chunk, keep=False)
+        self.reply(m, {})
+
+
 HARMLESS = {
     "RawAgent": RawAgent,
     "AuthAtPrompt": AuthAtPrompt,
@@ -1045,6 +1118,7 @@ HARMLESS = {
     "AuthEveryOtherPrompt": AuthEveryOtherPrompt,
     "Wrapper": Wrapper,
     "SystemPromptAgent": SystemPromptAgent,
+    "ReplaysInOtherChunks": ReplaysInOtherChunks,
 }
 
 

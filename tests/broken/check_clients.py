@@ -451,13 +451,12 @@ class LoadWithoutMcpServers(Conforming):
     """Reopens the session with ``session/load`` but leaves ``mcpServers`` out when it has none.
 
     SETUP-04, schema.json ``LoadSessionRequest``: "required: sessionId, cwd, mcpServers". The
-    oracle's strict decoding of the params reports the same missing key as a message that is not
-    a valid ACP message: OVERVIEW-01 ("The client MUST NOT write anything to the agent's `stdin`
-    that is not a valid ACP message")."""
+    oracle's strict decoding of the params and the session-setup rule see the same missing key:
+    one finding, under SETUP-04, naming the path (spec_notes/oracle.md, "Which clause a shape
+    error is filed under")."""
 
     clause = "SETUP-04"
-    also = ("OVERVIEW-01",)
-    evidence = "mcpServers missing"
+    evidence = "params.mcpServers: required key is missing"
 
     def load(self, driver: AgentDriver, session: str, cwd: str) -> None:
         driver.request("session/load", {"sessionId": session, "cwd": cwd})

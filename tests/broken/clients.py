@@ -224,7 +224,7 @@ class LoadWithOtherCwd(BrokenClient):
 class StringProtocolVersion(BrokenClient):
     """Sends protocolVersion as a string."""
 
-    expect = "SCHEMA-12"
+    expect = "INIT-02"
 
     def act(self, c: RawClient) -> None:
         params = {
