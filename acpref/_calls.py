@@ -13,10 +13,11 @@ from __future__ import annotations
 
 import threading
 import time
-from typing import Any, Callable, Dict, Optional, Protocol
+from typing import Any, Callable, Dict, Optional, Protocol, Union
 
 from . import codec
 from ._core import envelope
+from ._framing import Oversize
 from ._threads import Crew, Flag, Waiter
 from .errors import RemoteProtocolError, RequestTimeout, RpcError
 
@@ -25,8 +26,9 @@ __all__ = ["Handler", "Observer", "PendingRequest", "Peer", "Recorder", "Request
 #: ``handler(params, ctx) -> result``: params and result are models for table methods, raw JSON
 #: for extension methods. A notification handler's return value is ignored.
 Handler = Callable[[Any, "RequestContext"], Any]
-#: ``recorder(direction, line)``: direction is ``"in"`` or ``"out"``; ``line`` the exact bytes.
-Recorder = Callable[[str, bytes], None]
+#: ``recorder(direction, line)``: direction is ``"in"`` or ``"out"``; ``line`` the exact bytes,
+#: or, for an incoming line over the bound (never held), its ``Oversize`` (its size, its ends).
+Recorder = Callable[[str, Union[bytes, Oversize]], None]
 
 
 class Observer(Protocol):

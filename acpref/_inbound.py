@@ -114,7 +114,7 @@ class Inbound:
 
     def _on_oversize(self, event: Oversize) -> None:
         if self._recorder is not None:
-            self._recorder("in", b"")  # keep message indices aligned with the peer's view
+            self._recorder("in", event)  # its size: message indices stay aligned with the peer's
         self._refuse_unread(
             event.head,
             event.tail,

@@ -225,6 +225,12 @@ def test_the_oracle_blames_no_side_for_its_answers_to_bad_lines(
         side.close()
     _assert_one_answer_each(verdicts)
     assert recorder.records is not None
+    # A line over the bound is recorded as an oversize event with its size; an empty line is a
+    # line, recorded as one (not as an oversize event the side would owe an answer to).
+    incoming = [r for r in recorder.records if r.sender != kind]
+    oversize = [r.size for r in incoming if r.event == "oversize"]
+    assert oversize and all(size is not None and size > BOUND for size in oversize), oversize
+    assert any(r.raw == b"" for r in incoming if r.event is None), "the empty line was not kept"
     findings = validate(recorder.records).findings
     blamed = [(f.clause, f.message, f.index) for f in findings if f.blame.value == kind]
     assert blamed == [], "\n".join(map(str, blamed))

@@ -54,7 +54,7 @@ class Recorded:
         self.lines = []
 
     def __call__(self, direction: str, line: bytes) -> None:
-        self.lines.append((direction, json.loads(line) if line else None))
+        self.lines.append((direction, json.loads(line) if isinstance(line, bytes) and line else None))
 
     def sent(self, method: str):
         return [m for d, m in self.lines if d == "out" and m and m.get("method") == method]

@@ -214,7 +214,11 @@ class Recorded:
 
     def messages(self, direction: str) -> List[Dict[str, Any]]:
         with self._lock:
-            return [json.loads(line) for d, line in self.lines if d == direction and line]
+            return [
+                json.loads(line)
+                for d, line in self.lines
+                if d == direction and isinstance(line, bytes) and line
+            ]
 
     def responses_to(self, direction: str, request_id: Any) -> List[Dict[str, Any]]:
         return [

@@ -216,11 +216,13 @@ class TranscriptRecorder:
             )
             self._file.flush()
 
-    def __call__(self, direction: str, line: bytes) -> None:
-        """The ``Connection`` recorder hook: ``direction`` is ``"in"`` or ``"out"``."""
+    def __call__(self, direction: str, line: Any) -> None:
+        """The ``Connection`` recorder hook: ``direction`` is ``"in"`` or ``"out"``, ``line`` the
+        bytes; a line over the bound comes as the connection's ``Oversize`` (not bytes: its
+        ``size`` only, for the line was never held). An empty line is a line, kept as one."""
         sender = self.me if direction == "out" else self.peer
-        if not line and direction == "in":
-            self.add(Record(sender=sender, ts=time.time(), event="oversize"))
+        if not isinstance(line, (bytes, bytearray, memoryview)):
+            self.add(Record(sender=sender, ts=time.time(), event="oversize", size=line.size))
         else:
             self.add(Record(sender=sender, ts=time.time(), raw=bytes(line)))
 
