@@ -155,3 +155,20 @@ def test_TOOL_02_MODES_02_definitions_broken_are_spec_gaps() -> None:
     unknown = _update({"sessionUpdate": "current_mode_update", "currentModeId": "yolo"})
     report = _report(*with_modes, unknown)
     assert _levels(report) == [("MODES-02", "spec-gap", A)] and report.ok
+
+
+def test_CONFIG_22_a_mode_option_without_modes_is_a_SHOULD_finding() -> None:
+    option = {
+        "id": "mode",
+        "name": "Mode",
+        "category": "mode",
+        "type": "select",
+        "currentValue": "ask",
+        "options": [{"value": "ask", "name": "Ask"}],
+    }
+    result = {"sessionId": "s1", "configOptions": [option]}
+    report = _report(NEW[0], (A, {"jsonrpc": "2.0", "id": 1, "result": result}))
+    assert _levels(report) == [("CONFIG-22", "SHOULD", A)] and report.ok
+    modes = {"currentModeId": "ask", "availableModes": [{"id": "ask", "name": "Ask"}]}
+    both = {**result, "modes": modes}
+    assert _levels(_report(NEW[0], (A, {"jsonrpc": "2.0", "id": 1, "result": both}))) == []
