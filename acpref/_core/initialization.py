@@ -4,7 +4,9 @@ The client opens every connection with ``initialize``: the newest protocol versi
 its capabilities and who it is (INIT-02, INIT-03). The agent answers with the version both will
 speak (the same one when it supports it, INIT-07; else its own newest, never an error, INIT-08),
 its capabilities and who it is (INIT-04, INIT-05). Nothing else is sent before that answer
-(INIT-01, checked in ``state``). What each capability opens is read in ``capabilities``; the
+(INIT-01, checked in ``state``). A client answered with a version newer than the newest it
+asked for cannot speak it, and closes the connection instead of going on (INIT-09: SHOULD).
+What each capability opens is read in ``capabilities``; the
 auth methods of the answer belong to ``authentication``.
 """
 
@@ -12,6 +14,7 @@ from __future__ import annotations
 
 from typing import Iterable
 
+from ..methods import AGENT_METHODS
 from .book import Message, check, transition
 from .facts import ConnectionFacts
 from .findings import Finding, Party, finding
@@ -99,3 +102,31 @@ def _initialized_apply(state: ConnectionFacts, m: Message) -> None:
     state.auth_methods = (
         [a for a in methods if isinstance(a, dict)] if isinstance(methods, list) else []
     )
+
+
+#: The requests a client sends once initialized: all it sends to the agent but ``initialize``.
+_AFTER_INITIALIZE = tuple(
+    name
+    for name, method in AGENT_METHODS.items()
+    if name != "initialize" and not method.is_notification
+)
+
+
+@check("request", C, *_AFTER_INITIALIZE)
+def _version_not_spoken(state: ConnectionFacts, m: Message) -> Iterable[Finding]:
+    version, requested = state.version, state.requested_version
+    if (
+        state.initialized
+        and type(version) is int
+        and type(requested) is int
+        and version > requested
+    ):
+        # spec INIT-09: the client asked for the newest version it supports (INIT-02), so a newer
+        # answer is one it does not support: it closes the connection rather than go on.
+        yield finding(
+            "INIT-09",
+            C,
+            f"{m.method} sent after the agent answered protocolVersion {version}, newer than the"
+            f" {requested} the client asked for, instead of closing the connection",
+            m.index,
+        )

@@ -156,6 +156,7 @@ GAP_LEVELS: Dict[str, str] = {
     "spec-gap:close-order": SHOULD,
     "spec-gap:cancel-ignored": SHOULD,
     "spec-gap:plan-file-variant": SHOULD,
+    "spec-gap:notice-in-replay": SHOULD,
 }
 
 

@@ -51,6 +51,20 @@ def modes_findings(modes: Any, m: Message) -> Iterable[Finding]:
         )
 
 
+def mode_like_findings(result: Dict[str, Any], m: Message) -> Iterable[Finding]:
+    """A session result with a mode config option and no legacy ``modes`` (CONFIG-22)."""
+    options = result.get("configOptions")
+    mode_like = isinstance(options, list) and any(
+        isinstance(o, dict) and o.get("category") == "mode" for o in options
+    )
+    if mode_like and result.get("modes") is None:
+        # spec CONFIG-22: in the transition, an agent with mode-like configuration sends both a
+        # category "mode" option and the older modes, for clients that know only modes.
+        yield finding(
+            "CONFIG-22", A, 'a category "mode" config option is sent without modes', m.index
+        )
+
+
 def config_findings(state: ConnectionFacts, options: Any, m: Message) -> Iterable[Finding]:
     """What is wrong with a ``configOptions`` list the agent sent."""
     boolean_ok = state.gate_open("session.configOptions.boolean", C)

@@ -22,7 +22,7 @@ from .facts import ConnectionFacts, SessionState
 from .lifecycle import SESSION, TURN, SessionEvent, SessionPhase, TurnEvent, TurnPhase
 from .prompt_turn import stop_turn
 from .findings import Finding, Party, finding
-from .session_modes import config_findings, modes_findings, remember_options
+from .session_modes import config_findings, mode_like_findings, modes_findings, remember_options
 from .subagents import announced
 from .values import is_absolute_path
 
@@ -265,6 +265,7 @@ def _setup_result(state: ConnectionFacts, m: Message) -> Iterable[Finding]:
             yield finding("SETUP-02", A, f"session id {sid!r} was already used", m.index)
     yield from modes_findings(m.result.get("modes"), m)
     yield from config_findings(state, m.result.get("configOptions"), m)
+    yield from mode_like_findings(m.result, m)
 
 
 @transition("response", A, "session/new")

@@ -281,10 +281,22 @@ class ProtocolState(ConnectionFacts):
             )
 
     def _check_response(self, m: Message) -> Iterable[Finding]:
-        """JSON-RPC bookkeeping for responses (RPC-04 .. RPC-09)."""
-        for fault in envelope.response_faults(m.raw):
+        """JSON-RPC bookkeeping for responses (RPC-04 .. RPC-09, RPC-21)."""
+        faults = envelope.response_faults(m.raw)
+        for fault in faults:
             # spec RPC-05, RPC-09: exactly one of result or error; a well-formed error object.
             yield finding(fault.clause, m.sender, fault.message, m.index)
+        message = m.raw["error"].get("message") if m.is_error and not faults else None
+        if isinstance(message, str) and len(message.splitlines()) > 1:
+            # spec RPC-21: the message is limited to one concise sentence; lines of detail (a
+            # traceback) belong in error.data. Only line breaks are judged: no sentence names a
+            # length, and a period does not end every sentence ("e.g.", "v1.2").
+            yield finding(
+                "RPC-21",
+                m.sender,
+                f"error.message runs over {len(message.splitlines())} lines",
+                m.index,
+            )
         if m.request is None:
             if _hashable(m.id) and m.id in self.answered[other(m.sender)]:
                 # spec RPC-06, SUBAGENT-48: exactly one response per request (a child's too).

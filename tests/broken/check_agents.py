@@ -896,6 +896,16 @@ class ReplayBeforeResumeAnswer(RawAgent):
         self.reply(m, {})
 
 
+class TracebackInErrorMessage(RawAgent):
+    """Puts a whole traceback in error.message instead of one sentence (RPC-21 says should)."""
+
+    scenario, clause, level = "bad-input", "RPC-21", "SHOULD"
+
+    def error(self, message: M, code: int, text: str) -> None:
+        trace = f"{text}\nTraceback (most recent call last):\n  File agent.py, line 1"
+        super().error(message, code, trace)
+
+
 _ONE_DEFECT = {
     name: cls
     for name, cls in list(globals().items())

@@ -1,0 +1,174 @@
+"""SHOULD sentences and definitions on the wire: a SHOULD finding, or a spec-gap one, never a FAIL.
+
+Spec: schema.json (Error: "The message should be limited to a concise single sentence", RPC-21),
+initialization.mdx (INIT-09: a client answered with a version it does not support closes the
+connection), session-notices.md (NOTICE-06, graded as spec-gap notice-in-replay), and the
+definitions "A unique identifier for this tool call" (TOOL-02), currentModeId among the
+available modes (MODES-02). The list of SHOULD sentences reviewed is spec_notes/should.md.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any, List, Tuple
+
+from acpref.oracle import validate
+
+C, A = "client", "agent"
+
+
+def _init(version: int = 1, requested: int = 1, caps: Any = None) -> List[Tuple[str, Any]]:
+    return [
+        (
+            C,
+            {
+                "jsonrpc": "2.0",
+                "id": 0,
+                "method": "initialize",
+                "params": {
+                    "protocolVersion": requested,
+                    "clientCapabilities": caps or {},
+                    "clientInfo": {"name": "c", "version": "1"},
+                },
+            },
+        ),
+        (
+            A,
+            {
+                "jsonrpc": "2.0",
+                "id": 0,
+                "result": {
+                    "protocolVersion": version,
+                    "agentCapabilities": {"loadSession": True},
+                    "agentInfo": {"name": "a", "version": "1"},
+                    "authMethods": [],
+                },
+            },
+        ),
+    ]
+
+
+NEW = [
+    (
+        C,
+        {
+            "jsonrpc": "2.0",
+            "id": 1,
+            "method": "session/new",
+            "params": {"cwd": "/tmp", "mcpServers": []},
+        },
+    ),
+    (A, {"jsonrpc": "2.0", "id": 1, "result": {"sessionId": "s1"}}),
+]
+
+
+def _report(*messages: Tuple[str, Any], init: Any = None) -> Any:
+    records = [
+        {"from": sender, "ts": 0, "line": json.dumps(message)}
+        for sender, message in [*(init or _init()), *messages]
+    ]
+    records.append({"from": C, "ts": 0, "event": "eof"})
+    return validate(records)
+
+
+def _levels(report: Any) -> List[Tuple[str, str, str]]:
+    return [(f.clause, f.level, f.blame.value) for f in report.findings]
+
+
+def _update(update: Any) -> Tuple[str, Any]:
+    params = {"sessionId": "s1", "update": update}
+    return (A, {"jsonrpc": "2.0", "method": "session/update", "params": params})
+
+
+def test_RPC_21_an_error_message_over_several_lines_is_a_SHOULD_finding() -> None:
+    ask = (C, {"jsonrpc": "2.0", "id": 2, "method": "_x/ask", "params": {}})
+    trace = "Traceback (most recent call last):\n  File x, line 1\nKeyError: 'cwd'"
+    answer = (A, {"jsonrpc": "2.0", "id": 2, "error": {"code": -32603, "message": trace}})
+    report = _report(ask, answer)
+    assert _levels(report) == [("RPC-21", "SHOULD", A)]
+    assert report.ok and not report.findings[0].is_violation
+    # One sentence, however long, and a trailing newline, are not judged.
+    one = (A, {"jsonrpc": "2.0", "id": 2, "error": {"code": -32603, "message": "boom, e.g. x.\n"}})
+    assert _levels(_report(ask, one)) == []
+
+
+def test_INIT_09_a_client_going_on_after_a_version_it_did_not_ask_for_is_a_SHOULD_finding() -> None:
+    report = _report(*NEW, init=_init(version=2, requested=1))
+    # The agent broke INIT-07 (a MUST); the client going on is a SHOULD finding, never failing.
+    assert _levels(report) == [("INIT-07", "MUST", A), ("INIT-09", "SHOULD", C)]
+    assert not [f for f in report.findings if f.clause == "INIT-09"][0].is_violation
+    # An older version than asked for may be one the client speaks: not judged.
+    older = _report(*NEW, init=_init(version=1, requested=2))
+    assert "INIT-09" not in [c for c, _, _ in _levels(older)]
+
+
+def _load_with(*replay: Tuple[str, Any]) -> Any:
+    load = (
+        C,
+        {
+            "jsonrpc": "2.0",
+            "id": 3,
+            "method": "session/load",
+            "params": {"sessionId": "s1", "cwd": "/tmp", "mcpServers": []},
+        },
+    )
+    return _report(
+        *NEW,
+        load,
+        *replay,
+        (A, {"jsonrpc": "2.0", "id": 3, "result": {}}),
+        init=_init(caps={"session": {"notices": {}}}),
+    )
+
+
+NOTICE = {"sessionUpdate": "notice", "severity": "info", "title": "MCP server down"}
+
+
+def test_NOTICE_06_a_notice_in_the_replay_is_reported_as_a_gap_not_a_failure() -> None:
+    # spec-gap notice-in-replay: the wire cannot tell a replayed notice from a new live one.
+    report = _load_with(_update(NOTICE))
+    assert _levels(report) == [("spec-gap:notice-in-replay", "spec-gap", A)]
+    assert report.ok
+    # After the load's answer, a notice is live (NOTICE-10, NOTICE-11).
+    live = _report(*NEW, _update(NOTICE), init=_init(caps={"session": {"notices": {}}}))
+    assert _levels(live) == []
+
+
+def test_TOOL_02_MODES_02_definitions_broken_are_spec_gaps() -> None:
+    call = {"sessionUpdate": "tool_call", "toolCallId": "t1", "title": "Read", "status": "pending"}
+    prompt = (
+        C,
+        {
+            "jsonrpc": "2.0",
+            "id": 5,
+            "method": "session/prompt",
+            "params": {"sessionId": "s1", "prompt": [{"type": "text", "text": "hi"}]},
+        },
+    )
+    again = {**call, "title": "Write"}
+    end = (A, {"jsonrpc": "2.0", "id": 5, "result": {"stopReason": "end_turn"}})
+    report = _report(*NEW, prompt, _update(call), _update(again), end)
+    assert _levels(report) == [("TOOL-02", "spec-gap", A)] and report.ok
+    modes = {"currentModeId": "ask", "availableModes": [{"id": "ask", "name": "Ask"}]}
+    result = {"sessionId": "s1", "modes": modes}
+    with_modes = [NEW[0], (A, {"jsonrpc": "2.0", "id": 1, "result": result})]
+    unknown = _update({"sessionUpdate": "current_mode_update", "currentModeId": "yolo"})
+    report = _report(*with_modes, unknown)
+    assert _levels(report) == [("MODES-02", "spec-gap", A)] and report.ok
+
+
+def test_CONFIG_22_a_mode_option_without_modes_is_a_SHOULD_finding() -> None:
+    option = {
+        "id": "mode",
+        "name": "Mode",
+        "category": "mode",
+        "type": "select",
+        "currentValue": "ask",
+        "options": [{"value": "ask", "name": "Ask"}],
+    }
+    result = {"sessionId": "s1", "configOptions": [option]}
+    report = _report(NEW[0], (A, {"jsonrpc": "2.0", "id": 1, "result": result}))
+    assert _levels(report) == [("CONFIG-22", "SHOULD", A)] and report.ok
+    modes = {"currentModeId": "ask", "availableModes": [{"id": "ask", "name": "Ask"}]}
+    both = {**result, "modes": modes}
+    assert _levels(_report(NEW[0], (A, {"jsonrpc": "2.0", "id": 1, "result": both}))) == []
