@@ -18,6 +18,7 @@ from typing import Any, Callable, Dict
 
 import pytest
 
+from acpref._core.register import FAILING, WARNING, level_of
 from acpref.errors import ConnectionClosed, RemoteProtocolError, RequestTimeout, RpcError
 from acpref.oracle import Finding, Report, validate
 from acpref.testing import AgentDriver
@@ -106,12 +107,15 @@ def test_broken_agent_is_caught_with_its_clause(name: str) -> None:
     # spec PROMPT-17, PROMPT-23, PROMPT-24, PROMPT-26, RPC-01, RPC-04, RPC-05, RPC-06, RPC-09
     # spec SCHEMA-03, INIT-04, SETUP-02, SETUP-07, SETUP-08, SETUP-12, TERM-01, TERM-07
     # spec TOOL-02, TOOL-05, TOOL-15, TRANSPORT-01, TRANSPORT-05, TRANSPORT-08, FS-06
+    # spec SCHEMA-01, SCHEMA-02, CONTENT-06, CONTENT-07, CONTENT-08, PROMPT-10, TOOL-13, TERM-02
+    # spec INIT-04, RPC-02
     report = _broken_agent_report(name)
     finding = _caught(report, "agent", agents.BROKEN[name].expect)
     assert_quotes_fit(report)  # every finding of the run quotes the sentence it breaks
     assert finding.message and (
         finding.index is not None or finding.clause in ("RPC-06", "TERM-07")
     )
+    _fails_the_run_if_MUST(report, finding)
 
 
 @pytest.mark.parametrize(
@@ -121,9 +125,23 @@ def test_broken_client_is_caught_with_its_clause(name: str, tmp_path: Path) -> N
     # The clauses the broken clients prove:
     # spec CONTENT-04, INIT-01, OVERVIEW-01, OVERVIEW-09, PROMPT-01, PROMPT-21, RPC-01, RPC-04
     # spec INIT-02, SETUP-22, SETUP-25, SETUP-35, TOOL-08, TRANSPORT-09
+    # spec MODES-04, CONFIG-17, SETUP-01, PROMPT-02, SETUP-32, CONTENT-08, RPC-02, AUTH-07, SETUP-20
+    # spec LIST-03, LIST-11, SETUP-15, SYSPROMPT-02, SETUP-24, SETUP-03, SYSPROMPT-03
+    # spec SYSPROMPT-09, SYSPROMPT-07, SETUP-33
     report = _broken_client_report(name, tmp_path)
-    _caught(report, "client", clients.BROKEN[name].expect)
+    finding = _caught(report, "client", clients.BROKEN[name].expect)
     assert_quotes_fit(report)  # every finding of the run quotes the sentence it breaks
+    _fails_the_run_if_MUST(report, finding)
+
+
+def _fails_the_run_if_MUST(report: Report, finding: Finding) -> None:
+    # A peer on a clause graded at MUST proves it (spec_notes/proof.md): the finding is at its
+    # sentence's level and a MUST fails the run. EXT-04's unknown keys are forward
+    # compatibility: always a warning, whatever its sentence says.
+    expected = WARNING if finding.clause == "EXT-04" else level_of(finding.clause)
+    assert finding.level == expected, report.format_text()
+    if expected in FAILING:
+        assert not report.ok and finding in report.failing(), report.format_text()
 
 
 # -- One clause each: what the finding says --------------------------------------------------------

@@ -499,10 +499,139 @@ class ConnStringVersion:
         _conn_agent(lambda conn, params: None, initialize_result=result)
 
 
+# -- Proof-table peers (spec_notes/proof.md): one MUST sentence each, judged by validate ----------
+
+
+class _UpdatesOnce(RawAgent):
+    """Sends one bent session/update (``bent``) before it answers the prompt normally."""
+
+    def bent(self, session_id: str) -> Dict[str, Any]:
+        raise NotImplementedError
+
+    def on_session_prompt(self, m: M) -> None:
+        session_id = m["params"]["sessionId"]
+        params = {"sessionId": session_id, **self.bent(session_id)}
+        self.send({"jsonrpc": "2.0", "method": "session/update", "params": params})
+        super().on_session_prompt(m)
+
+
+class UpdateWithoutUpdate(_UpdatesOnce):
+    """Sends a session/update with no ``update`` (SCHEMA-01: required: sessionId, update)."""
+
+    expect, drive = "SCHEMA-01", "prompt"
+
+    def bent(self, session_id: str) -> Dict[str, Any]:
+        return {}
+
+
+class ChunkWithoutContent(_UpdatesOnce):
+    """Sends an agent_message_chunk with no ``content`` (SCHEMA-02: required: content)."""
+
+    expect, drive = "SCHEMA-02", "prompt"
+
+    def bent(self, session_id: str) -> Dict[str, Any]:
+        return {"update": {"sessionUpdate": "agent_message_chunk"}}
+
+
+class ImageChunkWithoutMimeType(_UpdatesOnce):
+    """Streams an image block with no ``mimeType`` (CONTENT-06: required: data, mimeType)."""
+
+    expect, drive = "CONTENT-06", "prompt"
+
+    def bent(self, session_id: str) -> Dict[str, Any]:
+        content = {"type": "image", "data": "aGk="}
+        return {"update": {"sessionUpdate": "agent_message_chunk", "content": content}}
+
+
+class ResourceWithoutUri(_UpdatesOnce):
+    """Streams an embedded text resource with no ``uri`` (CONTENT-07: required: text, uri)."""
+
+    expect, drive = "CONTENT-07", "prompt"
+
+    def bent(self, session_id: str) -> Dict[str, Any]:
+        content = {"type": "resource", "resource": {"text": "hello"}}
+        return {"update": {"sessionUpdate": "agent_message_chunk", "content": content}}
+
+
+class ResourceLinkWithoutName(_UpdatesOnce):
+    """Streams a resource_link with no ``name`` (CONTENT-08: required: name, uri)."""
+
+    expect, drive = "CONTENT-08", "prompt"
+
+    def bent(self, session_id: str) -> Dict[str, Any]:
+        content = {"type": "resource_link", "uri": "file:///tmp/a.txt"}
+        return {"update": {"sessionUpdate": "agent_message_chunk", "content": content}}
+
+
+class UsageWithoutSize(_UpdatesOnce):
+    """Sends a usage_update with no ``size`` (PROMPT-10: required: used, size)."""
+
+    expect, drive = "PROMPT-10", "prompt"
+
+    def bent(self, session_id: str) -> Dict[str, Any]:
+        return {"update": {"sessionUpdate": "usage_update", "used": 5}}
+
+
+class RelativeDiffPath(_UpdatesOnce):
+    """Reports a tool call whose diff names a relative path (TOOL-13: "All file paths in the
+    protocol MUST be absolute.")."""
+
+    expect, drive = "TOOL-13", "prompt"
+
+    def bent(self, session_id: str) -> Dict[str, Any]:
+        diff = {"type": "diff", "path": "src/main.py", "oldText": "a", "newText": "b"}
+        update = {
+            "sessionUpdate": "tool_call",
+            "toolCallId": "call-diff",
+            "title": "Edit",
+            "kind": "edit",
+            "status": "completed",
+            "content": [diff],
+        }
+        return {"update": update}
+
+
+class TerminalInRelativeCwd(RawAgent):
+    """Runs a terminal in a relative working directory (TERM-02: "All file paths in the
+    protocol MUST be absolute.")."""
+
+    expect, drive = "TERM-02", "prompt"
+
+    def on_session_prompt(self, m: M) -> None:
+        params = {"sessionId": m["params"]["sessionId"], "command": "true", "cwd": "build"}
+        self.request("terminal/create", params)
+        super().on_session_prompt(m)
+
+
+class InitializeWithoutVersion(RawAgent):
+    """Answers initialize without ``protocolVersion`` (INIT-04: "The Agent MUST respond with the
+    chosen protocol version and the capabilities it supports.")."""
+
+    expect, drive = "INIT-04", "handshake"
+
+    def reply(self, message: M, result: Any) -> None:
+        if isinstance(result, dict) and "protocolVersion" in result:
+            result = {k: v for k, v in result.items() if k != "protocolVersion"}
+        super().reply(message, result)
+
+
+class ObjectRequestId(RawAgent):
+    """Sends a request whose id is a JSON object (RPC-02: "MUST contain a String, Number, or
+    NULL value if included")."""
+
+    expect, drive = "RPC-02", "prompt"
+
+    def on_session_prompt(self, m: M) -> None:
+        params = {"sessionId": m["params"]["sessionId"], "path": "/etc/hostname"}
+        self.send({"jsonrpc": "2.0", "id": {"n": 1}, "method": "fs/read_text_file", "params": params})
+        super().on_session_prompt(m)
+
+
 BROKEN = {
     name: cls
     for name, cls in globals().items()
     if isinstance(cls, type) and hasattr(cls, "expect") and cls is not RawAgent
+    and not name.startswith("_")
 }
 
 if __name__ == "__main__":

@@ -906,6 +906,78 @@ class TracebackInErrorMessage(RawAgent):
         super().error(message, code, trace)
 
 
+# -- Proof-table peers (spec_notes/proof.md): one MUST sentence each ---------------------------------
+
+
+class AuthMethodWithoutName(RawAgent):
+    """Advertises an authentication method with no ``name`` (AUTH-01: required: id, name)."""
+
+    scenario, clause = "handshake", "AUTH-01"
+
+    def reply(self, message: M, result: Any) -> None:
+        if isinstance(result, dict) and "protocolVersion" in result:
+            result = {**result, "authMethods": [{"id": "login"}]}
+        super().reply(message, result)
+
+
+class RefusesResourceLinkBlock(RefusesResourceLink):
+    """The same refusal of a resource_link prompt, on the sentence of content.mdx's baseline
+    (CONTENT-09: "all Agents MUST support `ContentBlock::Text` and `ContentBlock::ResourceLink`
+    in `session/prompt` requests")."""
+
+    scenario, clause = "prompt", "CONTENT-09"
+
+
+class NoSessionNewBaseline(NoSessionNew):
+    """The same missing session/new, on INIT-17 (which quotes the sentence of OVERVIEW-02)."""
+
+    scenario, clause = "prompt", "INIT-17"
+
+
+class CustomIdToInt(StringIdToInt):
+    """The same coerced id, on the custom request's sentence (EXT-07: "implementations MUST
+    respond accordingly with the provided `id`")."""
+
+    scenario, clause = "bad-input", "EXT-07"
+
+
+class InvalidRequestNoId(RawAgent):
+    """Answers a request whose method is not a string -32600, but without an id (RPC-11: "it
+    MUST be Null")."""
+
+    scenario, clause = "bad-input", "RPC-11"
+
+    def dispatch(self, message: Any) -> None:
+        if isinstance(message, dict) and "method" in message and not isinstance(
+            message["method"], str
+        ):
+            error = {"code": -32600, "message": "Invalid Request"}
+            self.send({"jsonrpc": "2.0", "error": error})
+            return
+        super().dispatch(message)
+
+
+class ListsRelativeCwd(RawAgent):
+    """Lists its sessions with a relative ``cwd`` (LIST-05: "All file paths in the protocol MUST
+    be absolute.")."""
+
+    scenario, clause = "list", "LIST-05"
+
+    def on_session_list(self, m: M) -> None:
+        sessions = [{"sessionId": sid, "cwd": "work"} for sid in self.history]
+        self.reply(m, {"sessions": sessions})
+
+
+class ListRefused(RawAgent):
+    """Advertises session/list and answers it -32603 (LIST-02: "The Agent MUST respond with a
+    list of sessions and optional pagination metadata")."""
+
+    scenario, clause = "list", "LIST-02"
+
+    def on_session_list(self, m: M) -> None:
+        self.error(m, -32603, "Internal error: the session store is locked")
+
+
 _ONE_DEFECT = {
     name: cls
     for name, cls in list(globals().items())

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import os
 import sys
-from typing import Any, Dict
+from typing import Any, Dict, List
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
@@ -275,10 +275,285 @@ class ErrorForCancelledPermission(BrokenClient):
         c.prompt(session_id, "tool", on_request=on_request)
 
 
+# -- Proof-table peers (spec_notes/proof.md): one MUST sentence each, judged by validate ----------
+
+
+class UnknownModeId(BrokenClient):
+    """Asks session/set_mode for a mode the agent never advertised ("yolo"; it offers ask, code).
+
+    MODES-04, schema ClientRequest: "The mode must be one of the modes advertised in
+    `availableModes` during session creation or loading."."""
+
+    expect = "MODES-04"
+
+    def act(self, c: RawClient) -> None:
+        c.initialize()
+        session_id = c.new_session()
+        c.call("session/set_mode", {"sessionId": session_id, "modeId": "yolo"})
+
+
+class ConfigValueNotOffered(BrokenClient):
+    """Sets the select option "model" to "huge", which is not among its values (small, large).
+
+    CONFIG-17: "For `select` options, this must be one of the values listed in the option's
+    `options` array."."""
+
+    expect = "CONFIG-17"
+
+    def act(self, c: RawClient) -> None:
+        c.initialize()
+        session_id = c.new_session()
+        params = {"sessionId": session_id, "configId": "model", "value": "huge"}
+        c.call("session/set_config_option", params)
+
+
+class NewSessionWithoutMcpServers(BrokenClient):
+    """Opens a session without the required ``mcpServers`` (SETUP-01: required: cwd,
+    mcpServers)."""
+
+    expect = "SETUP-01"
+
+    def act(self, c: RawClient) -> None:
+        c.initialize()
+        c.call("session/new", {"cwd": "/tmp"})
+
+
+class PromptWithoutPrompt(BrokenClient):
+    """Sends session/prompt without its ``prompt`` (PROMPT-02: required: sessionId, prompt)."""
+
+    expect = "PROMPT-02"
+
+    def act(self, c: RawClient) -> None:
+        c.initialize()
+        session_id = c.new_session()
+        c.call("session/prompt", {"sessionId": session_id})
+
+
+class StdioServerWithoutEnv(BrokenClient):
+    """Lists a stdio MCP server without its ``env`` (SETUP-32: required: name, command, args,
+    env)."""
+
+    expect = "SETUP-32"
+
+    def act(self, c: RawClient) -> None:
+        c.initialize()
+        server = {"name": "tools", "command": "/bin/true", "args": []}
+        c.call("session/new", {"cwd": "/tmp", "mcpServers": [server]})
+
+
+class RelativeAdditionalDirectory(BrokenClient):
+    """Opens a session with a relative ``additionalDirectories`` entry (the agent advertises
+    them). SETUP-20: "each `additionalDirectories` entry MUST be an absolute path"."""
+
+    expect = "SETUP-20"
+
+    def act(self, c: RawClient) -> None:
+        c.initialize()
+        params = {"cwd": "/tmp", "mcpServers": [], "additionalDirectories": ["src"]}
+        c.call("session/new", params)
+
+
+class ResourceLinkWithoutName(BrokenClient):
+    """Prompts with a resource_link block that has no ``name`` (CONTENT-08: required: name,
+    uri)."""
+
+    expect = "CONTENT-08"
+
+    def act(self, c: RawClient) -> None:
+        c.initialize()
+        session_id = c.new_session()
+        block = {"type": "resource_link", "uri": "file:///tmp/a.txt"}
+        c.call("session/prompt", {"sessionId": session_id, "prompt": [block]})
+
+
+class ObjectRequestId(BrokenClient):
+    """Sends a request whose id is a JSON object (RPC-02: "MUST contain a String, Number, or
+    NULL value if included")."""
+
+    expect = "RPC-02"
+
+    def act(self, c: RawClient) -> None:
+        c.initialize()
+        c.send({"jsonrpc": "2.0", "id": {"n": 1}, "method": "session/new",
+                "params": {"cwd": "/tmp", "mcpServers": []}})
+        c.read()
+        c.new_session()
+
+
+class AuthenticatesUnadvertised(BrokenClient):
+    """Calls authenticate with a method the agent did not advertise (it advertises none).
+
+    AUTH-07, schema AuthenticateRequest: "Must be one of the methods advertised in the
+    initialize response."."""
+
+    expect = "AUTH-07"
+
+    def act(self, c: RawClient) -> None:
+        c.initialize()
+        c.call("authenticate", {"methodId": "magic-token"})
+
+
+def _agent(name: str, module: str = "check_agents.py") -> List[str]:
+    """The argv of a raw agent of tests/broken (or tests/peers) for a client that needs one."""
+    folder = os.path.dirname(os.path.abspath(__file__))
+    if module == "unusual_agents.py":
+        folder = os.path.join(os.path.dirname(folder), "peers")
+    return [sys.executable, os.path.join(folder, module), name]
+
+
+class _OtherAgent(BrokenClient):
+    """A broken client of another agent than the well-behaved one (``agent``: its argv)."""
+
+    agent: List[str] = []
+
+    def __init__(self, transcript: str) -> None:
+        self.c = RawClient(transcript, self.agent)
+
+
+class InitializeWithoutCapabilities(BrokenClient):
+    """Sends initialize without ``clientCapabilities`` (INIT-02: "Clients MUST initialize the
+    connection by calling the `initialize` method with: ... The capabilities supported")."""
+
+    expect = "INIT-02"
+
+    def act(self, c: RawClient) -> None:
+        c.call("initialize", {"protocolVersion": 1, "clientInfo": {"name": "raw", "version": "1"}})
+        c.new_session()
+
+
+class ListWithRelativeCwd(BrokenClient):
+    """Filters session/list by a relative cwd (LIST-03: "All file paths in the protocol MUST be
+    absolute.")."""
+
+    expect = "LIST-03"
+
+    def act(self, c: RawClient) -> None:
+        c.initialize()
+        c.new_session()
+        c.call("session/list", {"cwd": "tmp"})
+
+
+class ListWithInventedCursor(BrokenClient):
+    """Pages session/list with a cursor no answer gave it (LIST-11: "Clients MUST treat cursors
+    as opaque tokens — do not parse, modify, or persist them")."""
+
+    expect = "LIST-11"
+
+    def act(self, c: RawClient) -> None:
+        c.initialize()
+        c.new_session()
+        c.call("session/list", {"cursor": "page-2"})
+
+
+class ClosesUnknownSession(BrokenClient):
+    """Closes a session it never opened (SETUP-15: "To close an active session, Clients MUST call
+    the `session/close` method with the session ID")."""
+
+    expect = "SETUP-15"
+
+    def act(self, c: RawClient) -> None:
+        c.initialize()
+        c.new_session()
+        c.call("session/close", {"sessionId": "sess-never-opened"})
+
+
+class SystemPromptUnadvertised(BrokenClient):
+    """Sends a system prompt to an agent that does not advertise
+    ``sessionCapabilities.systemPrompt`` (SYSPROMPT-02: "Clients MUST only send this when the
+    Agent advertises `sessionCapabilities.systemPrompt`.")."""
+
+    expect = "SYSPROMPT-02"
+
+    def act(self, c: RawClient) -> None:
+        c.initialize()
+        prompt = {"mode": "append", "content": [{"type": "text", "text": "Be brief."}]}
+        c.call("session/new", {"cwd": "/tmp", "mcpServers": [], "systemPrompt": prompt})
+
+
+class AdditionalDirectoriesUnadvertised(_OtherAgent):
+    """Sends ``additionalDirectories`` to an agent that does not advertise them (SETUP-24:
+    "Clients MUST only send `additionalDirectories` when the Agent advertises
+    `sessionCapabilities.additionalDirectories`.")."""
+
+    expect = "SETUP-24"
+    agent = _agent("RawAgent")
+
+    def act(self, c: RawClient) -> None:
+        c.initialize()
+        params = {"cwd": "/tmp", "mcpServers": [], "additionalDirectories": ["/srv"]}
+        c.call("session/new", params)
+
+
+class LoadWithoutLoadSession(_OtherAgent):
+    """Calls session/load on an agent that advertises no ``loadSession`` (SETUP-03: "Clients
+    MUST NOT attempt to call `session/load`")."""
+
+    expect = "SETUP-03"
+    agent = _agent("NoCapabilities", "unusual_agents.py")
+
+    def act(self, c: RawClient) -> None:
+        c.initialize()
+        session_id = c.new_session()
+        c.call("session/load", {"sessionId": session_id, "cwd": "/tmp", "mcpServers": []})
+
+
+class OverrideWithoutCapability(_OtherAgent):
+    """Sends an ``override`` system prompt to an agent that advertises append only
+    (SYSPROMPT-03: "MUST only use it when the Agent advertises
+    `sessionCapabilities.systemPrompt.mode.override`")."""
+
+    expect = "SYSPROMPT-03"
+    agent = _agent("SystemPromptAgent")
+
+    def act(self, c: RawClient) -> None:
+        c.initialize()
+        prompt = {"mode": "override", "content": [{"type": "text", "text": "Be brief."}]}
+        c.call("session/new", {"cwd": "/tmp", "mcpServers": [], "systemPrompt": prompt})
+
+
+class EmptySystemPrompt(_OtherAgent):
+    """Sends a system prompt whose content is an empty array (SYSPROMPT-09: "Clients MUST NOT
+    send an empty array.")."""
+
+    expect = "SYSPROMPT-09"
+    agent = _agent("SystemPromptAgent")
+
+    def act(self, c: RawClient) -> None:
+        c.initialize()
+        prompt = {"mode": "append", "content": []}
+        c.call("session/new", {"cwd": "/tmp", "mcpServers": [], "systemPrompt": prompt})
+
+
+class ImageSystemPrompt(_OtherAgent):
+    """Sends a system prompt with an image block (SYSPROMPT-07: "Clients MUST NOT send other
+    content block types until a future capability allows them")."""
+
+    expect = "SYSPROMPT-07"
+    agent = _agent("SystemPromptAgent")
+
+    def act(self, c: RawClient) -> None:
+        c.initialize()
+        image = {"type": "image", "data": "aGk=", "mimeType": "image/png"}
+        prompt = {"mode": "append", "content": [image]}
+        c.call("session/new", {"cwd": "/tmp", "mcpServers": [], "systemPrompt": prompt})
+
+
+class HttpServerWithoutHeaders(BrokenClient):
+    """Lists an HTTP MCP server without its ``headers`` (the agent advertises HTTP; SETUP-33:
+    required: name, url, headers)."""
+
+    expect = "SETUP-33"
+
+    def act(self, c: RawClient) -> None:
+        c.initialize()
+        server = {"type": "http", "name": "tools", "url": "http://127.0.0.1:9/mcp"}
+        c.call("session/new", {"cwd": "/tmp", "mcpServers": [server]})
+
+
 BROKEN = {
     name: cls
     for name, cls in globals().items()
-    if isinstance(cls, type) and issubclass(cls, BrokenClient) and cls is not BrokenClient
+    if isinstance(cls, type) and issubclass(cls, BrokenClient) and cls.expect
 }
 
 if __name__ == "__main__":
