@@ -272,12 +272,6 @@ REASONS: Dict[Tuple[str, str], str] = {
     ('TOOL-14', 'agent'): (
         'no peer yet: needs a turn that releases a terminal never added to a tool call'
     ),
-    ('TRANSPORT-04', 'agent'): (
-        "no peer yet: two messages on one line, the only case _lines.py files under it, is being re-filed (issue #34, 'Quote the sentence that was broken'); a peer waits for that"
-    ),
-    ('TRANSPORT-04', 'client'): (
-        'no peer yet: as for the agent: the clause of two messages on one line is under review'
-    ),
 }
 
 #: Rows the oracle emits at MUST although the wire cannot show them: defects of the oracle,

@@ -38,10 +38,9 @@ from typing import Any, Callable, Deque, Optional, Sequence, Set
 
 from .. import _groups
 from .._transport import StderrBuffer, spawn
-from .._core.register import FAIL_ON
 from ._judge import pack
 from ._status import USAGE, unstartable
-from ._levels import add_newer_spec_option
+from ._levels import add_level_options, add_newer_spec_option
 
 __all__ = ["Proxy", "register", "run"]
 
@@ -351,21 +350,7 @@ def register(sub: Any, name: str, help_text: str) -> None:
         action="store_true",
         help="exit 1 when a MUST-level rule was broken (default: 0, findings only reported)",
     )
-    p.add_argument(
-        "--strict-gaps",
-        action="store_true",
-        help="with --strict: a spec-gap finding (acpref's reading where the spec is silent) "
-        "fails too",
-    )
-    p.add_argument(
-        "--fail-on",
-        action="append",
-        default=[],
-        metavar="LEVEL",
-        choices=sorted(FAIL_ON),
-        help="with --strict: findings of LEVEL fail too: SHOULD (and SHOULD NOT), MAY, spec-gap "
-        "or warning (repeatable; by default only MUST and MUST NOT fail)",
-    )
+    add_level_options(p, when="with --strict: ")
     p.add_argument(
         "--quiet", action="store_true", help="no findings while it runs; the summary only"
     )
