@@ -63,12 +63,7 @@ def spec_link(page: str, out_path: Optional[str], root: Optional[str]) -> str:
     if root is not None:
         target = os.path.join(root, "spec_notes", "spec", name)
         if os.path.exists(target):
-            if out_path is not None:
-                out_dir = os.path.dirname(os.path.realpath(out_path))
-                real_root = os.path.realpath(root)
-                if os.path.commonpath([out_dir, real_root]) == real_root:
-                    return os.path.relpath(os.path.realpath(target), out_dir).replace(os.sep, "/")
-            return "file://" + os.path.realpath(target)
+            return _local_link(target, out_path, root)
     if page == JSONRPC_PAGE:
         return JSONRPC_SITE
     stem = os.path.splitext(os.path.basename(page))[0]
@@ -78,7 +73,12 @@ def spec_link(page: str, out_path: Optional[str], root: Optional[str]) -> str:
 def _decision_link(clause: str, out_path: Optional[str], root: Optional[str]) -> str:
     if root is None:
         return ""
-    target = os.path.join(root, "spec_notes", "decisions.md")
+    return _local_link(os.path.join(root, "spec_notes", "decisions.md"), out_path, root)
+
+
+def _local_link(target: str, out_path: Optional[str], root: str) -> str:
+    """A link to a file of the checkout: relative when the page is written inside it (the
+    page and the file move together), else an absolute ``file://`` URL."""
     if out_path is not None:
         out_dir = os.path.dirname(os.path.realpath(out_path))
         real_root = os.path.realpath(root)
