@@ -181,11 +181,13 @@ def _exits_unanswered(argv: Any, timeout: float) -> bool:
         driver.initialize()
     except Exception:  # noqa: BLE001 - the probe's question is only whether it answered
         pass
-    process, stderr = driver.process, driver.stderr
+    process = driver.process
     report = driver.close(grace=1.0)
     status = process.returncode if process is not None else None
-    if report.messages > 1 or status is None:
+    if report.messages > 1 or status is None or process is None:
         return False  # it spoke ACP (or still runs): the check's verdicts stand
+    process.wait_drained(2.0)  # its last words are read to the end of its stderr, then quoted
+    stderr = process.stderr.text()
     tail = stderr.strip().splitlines()[-1:] or ["(nothing)"]
     print(
         f"acpref check-agent: cannot start {argv[0]!r}: it exited with status {status} before "
