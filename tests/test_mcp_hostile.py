@@ -32,6 +32,7 @@ import pytest
 from peers.mcp_http_raw import RawHttpServer
 from peers.mcp_procs import group_members, has_proc, read_pid
 
+from acpref._bounds import MAX_DEPTH
 from acpref import schema as s
 from acpref.client import Allow, ClientSideConnection, ReferenceClient
 from acpref.mcp import McpFailure, McpLimits, McpManager, McpServerConnection
@@ -159,6 +160,24 @@ def test_endless_pages_over_http_stop_at_the_bounds(events: bool) -> None:
             assert large.tools == () and "max_message_bytes" in (large.tools_cut or "")
             assert isinstance(small, McpServerConnection), small
             assert small.tools == () and "max_message_items" in (small.tools_cut or "")
+
+
+@pytest.mark.parametrize("depth", [MAX_DEPTH + 88, 200_000], ids=["past-the-bound", "past-the-stack"])
+@pytest.mark.parametrize("events", [False, True], ids=["json", "event-stream"])
+def test_a_page_nested_too_deep_over_http_is_refused_before_decoding(
+    events: bool, depth: int
+) -> None:
+    # The bound of a line on stdio (MAX_DEPTH) holds over HTTP too: a body nested 200,000 deep
+    # used to reach json.loads and end the connection as acpref's own RecursionError.
+    with RawHttpServer(nested=depth, events=events) as deep:
+        with McpManager() as manager:
+            [outcome] = manager.connect(
+                [http("deep", deep.url)], http_allowed=True, sse_allowed=False, timeout=WAIT
+            )
+    assert isinstance(outcome, McpServerConnection), outcome
+    assert outcome.tools == ()
+    cut = outcome.tools_cut or ""
+    assert f"nested {depth + 4} levels deep" in cut and f"limit of {MAX_DEPTH}" in cut, cut
 
 
 def test_what_is_kept_is_counted_and_nothing_of_the_dropped_pages_stays() -> None:

@@ -40,7 +40,7 @@ import time
 from typing import Any, Dict, Iterator, List, Optional, Set, Tuple
 from urllib.parse import urlsplit
 
-from .._bounds import count_items
+from .._bounds import MAX_DEPTH, count_items, nesting
 from ..schema import McpServerHttp
 from ._model import McpError, McpLimits, McpTimeout, McpTooLarge, server_request_answer
 from ._secrets import Redactor, safe_url
@@ -409,7 +409,14 @@ class HttpChannel:
             parts.append(chunk)
 
     def _check_items(self, data: bytes, what: str) -> None:
-        """Refuse a message of more JSON values than the bound, before it is decoded."""
+        """Refuse a message of more JSON values than the bound, or nested deeper than the
+        connection's bound (``MAX_DEPTH``, as on stdio), before it is decoded."""
+        depth = nesting(data, MAX_DEPTH)
+        if depth:
+            raise McpTooLarge(
+                f"the answer to {what} is nested {depth} levels deep, more than the limit of "
+                f"{MAX_DEPTH}"
+            )
         if len(data) > self._max_items:
             items = count_items(data, self._max_items)
             if items > self._max_items:

@@ -49,12 +49,15 @@ class RawHttpServer:
         hold: Optional[str] = None,
         pages: Optional[Tuple[int, int]] = None,
         events: bool = False,
+        nested: int = 0,
     ) -> None:
         self.seen: List[Dict[str, Any]] = []
         self.token = token
         self.hold = hold
         self.pages = pages
         self.events = events
+        #: Answer tools/list with one tool whose inputSchema is nested this deep (0: never).
+        self.nested = nested
         self.ping_answered = threading.Event()
         self.stopping = threading.Event()
         #: Set when the client hangs up on an exchange held open (``hold``).
@@ -104,6 +107,8 @@ class RawHttpServer:
                         "serverInfo": {"name": "raw", "version": "1"},
                     }
                     self._json({"jsonrpc": "2.0", "id": body["id"], "result": result}, session=True)
+                elif method == "tools/list" and owner.nested:
+                    self._nested_page(body["id"], owner.nested)
                 elif method == "tools/list" and owner.pages is not None:
                     self._endless_page(body["id"], body["params"].get("cursor"), *owner.pages)
                 elif method == "tools/list":
@@ -152,6 +157,23 @@ class RawHttpServer:
                     return
                 self._events_start()
                 self.wfile.write(b"data: " + json.dumps(message).encode() + b"\n\n")
+
+            def _nested_page(self, request_id: Any, depth: int) -> None:
+                # Written by hand: json.dumps itself cannot write what it cannot nest.
+                schema = b"[" * depth + b"]" * depth
+                data = (
+                    b'{"jsonrpc": "2.0", "id": ' + json.dumps(request_id).encode()
+                    + b', "result": {"tools": [{"name": "deep", "inputSchema": ' + schema + b"}]}}"
+                )
+                if owner.events:
+                    self._events_start()
+                    self.wfile.write(b"data: " + data + b"\n\n")
+                    return
+                self.send_response(200)
+                self.send_header("Content-Type", "application/json")
+                self.send_header("Content-Length", str(len(data)))
+                self.end_headers()
+                self.wfile.write(data)
 
             def _hold(self, how: str) -> None:
                 if how == "stream":
