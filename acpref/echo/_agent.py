@@ -4,7 +4,7 @@ Spec: every page; this is the agent the rest of acpref (the reference client, th
 conformance checks) is tried against. spec_notes/echo-agent.md lists what it does.
 
 It echoes each prompt back as ``agent_message_chunk``s sharing one ``messageId``, and runs the
-slash commands of ``_commands`` when a prompt starts with one (SLASH-05, SLASH-06). Sessions,
+slash commands listed in ``_menu`` when a prompt starts with one (SLASH-05, SLASH-06). Sessions,
 history, ``session/load``, resume, close, list and delete are the ``Agent`` defaults over the
 ``SessionRegistry`` (persisted with ``--state-dir``). Modes ``ask`` and ``code`` are mirrored by
 the config option ``mode`` (CONFIG-22, CONFIG-24); the option ``model`` is a select; ``brave_mode``
@@ -12,8 +12,8 @@ is a boolean for clients that advertise ``session.configOptions.boolean`` and an
 for the others (CONFIG-05, CONFIG-06). In ``ask`` mode, unless brave mode is on, ``/write`` and
 ``/run`` ask permission first.
 
-What must not live here: the commands themselves (``_commands`` and the modules that register
-them), the command line (``acpref._cli.echo``).
+What must not live here: the commands themselves (``_menu`` lists them, each in its module),
+the command line (``acpref._cli.echo``).
 """
 
 from __future__ import annotations
@@ -28,17 +28,10 @@ from .. import __version__
 from .. import schema as s
 from ..agent import Agent, ClientHandle, PromptTurn, Session, SessionRegistry
 from ..errors import RpcError
-# The command modules register their commands with ``_commands.command`` when imported.
-from . import _elicitation  # noqa: F401 - registers /form, /url
-from . import _mcp  # noqa: F401 - registers the /mcp command
-from . import _plans  # noqa: F401 - registers /plans (provisional)
-from . import _prompt  # noqa: F401 - registers /stream, /wait, /error, /refuse
-from . import _session  # noqa: F401 - registers /ext, /notice, /compact
-from . import _subagents  # noqa: F401 - registers /subagent (provisional)
+from ._commands import Invocation
+from ._menu import COMMANDS, available_commands
 from ._subagents import Children
-from . import _system_prompt  # registers /system (provisional)
-from . import _tools  # noqa: F401 - registers /tool, /read, /write, /run, /mode
-from ._commands import COMMANDS, Invocation, available_commands
+from . import _system_prompt
 
 __all__ = ["EchoAgent", "AUTH_METHOD_ID", "PING_METHOD"]
 

@@ -1,16 +1,16 @@
-"""The echo agent's slash commands: the registry, and what the commands share.
+"""What the echo agent's slash commands share: the invocation, the host, the helpers.
 
-Spec: slash-commands.mdx (SLASH-01 .. SLASH-06). The list, with what each command exercises, is
-in spec_notes/echo-agent.md and ``acpref echo --help``; the commands live by what they exercise:
-``_prompt`` (streaming, plans, usage, stop reasons), ``_tools`` (tool calls, files, terminals,
+Spec: slash-commands.mdx (SLASH-01 .. SLASH-06). The commands themselves are listed, in order,
+in ``_menu``, each with the module that holds it; the modules group them by what they
+exercise: ``_prompt`` (streaming, stop reasons), ``_tools`` (tool calls, files, terminals,
 modes), ``_elicitation`` (forms, URLs), ``_session`` (extensions, notices, compaction), and
 ``_mcp``, ``_plans``, ``_subagents``, ``_system_prompt``.
 
-A command is a function ``run(inv) -> stop reason`` registered with ``@command``. It streams
-through ``inv.turn``, checks ``inv.turn.cancelled`` between steps, and, where the client lacks a
-capability the command needs, says so in its reply instead of calling it (ELICIT-07, INIT-11).
-Commands that need the user's consent ask it with ``session/request_permission``; in the ``ask``
-mode (unless brave mode is on) so do ``/write`` and ``/run``.
+A command is a function ``run(inv) -> stop reason``. It streams through ``inv.turn``, checks
+``inv.turn.cancelled`` between steps, and, where the client lacks a capability the command
+needs, says so in its reply instead of calling it (ELICIT-07, INIT-11). Commands that need the
+user's consent ask it with ``session/request_permission``; in the ``ask`` mode (unless brave
+mode is on) so do ``/write`` and ``/run``.
 
 What must not live here: the agent's setup (``_agent``), the protocol rules.
 """
@@ -28,7 +28,7 @@ from .. import schema as s
 from ..agent import ClientHandle, PromptTurn, Session
 from ..schema import UNSET
 
-__all__ = ["Command", "Host", "Invocation", "COMMANDS", "available_commands"]
+__all__ = ["Command", "Host", "Invocation"]
 
 END = s.StopReason.END_TURN
 CANCELLED = s.StopReason.CANCELLED
@@ -75,46 +75,6 @@ class Command:
     description: str
     hint: Optional[str]
     run: Callable[[Invocation], Any]
-
-
-#: The order in which ``/help`` and ``available_commands_update`` list the commands, whichever
-#: module registers them first; a command not named here comes after these.
-ORDER = (
-    "help", "stream", "tool", "read", "write", "run", "form", "url", "wait", "error", "refuse",
-    "ext", "mode", "notice", "compact", "mcp", "plans", "subagent", "system",
-)
-
-#: Every command, by name, in the order ``/help`` lists them.
-COMMANDS: Dict[str, Command] = {}
-
-
-def command(
-    name: str, description: str, hint: Optional[str] = None
-) -> Callable[[Callable[[Invocation], Any]], Any]:
-    def register(fn: Callable[[Invocation], Any]) -> Callable[[Invocation], Any]:
-        COMMANDS[name] = Command(name=name, description=description, hint=hint, run=fn)
-        ranked = sorted(COMMANDS.values(), key=lambda c: _rank(c.name))
-        COMMANDS.clear()
-        COMMANDS.update((c.name, c) for c in ranked)
-        return fn
-
-    return register
-
-
-def _rank(name: str) -> int:
-    return ORDER.index(name) if name in ORDER else len(ORDER)
-
-
-def available_commands() -> List[s.AvailableCommand]:
-    """The commands as ``available_commands_update`` advertises them (SLASH-01, SLASH-02)."""
-    return [
-        s.AvailableCommand(
-            name=c.name,
-            description=c.description,
-            input=s.UnstructuredCommandInput(hint=c.hint) if c.hint else UNSET,
-        )
-        for c in COMMANDS.values()
-    ]
 
 
 # -- helpers --------------------------------------------------------------------------------------
@@ -206,22 +166,4 @@ def _missing_named(inv: Invocation, name: str, what: str, gate: str) -> s.StopRe
         f"This client did not advertise {what} (clientCapabilities.{gate}), so /{name} cannot run "
         "here. Nothing was sent."
     )
-    return END
-
-
-# -- the command that lists the others ---------------------------------------------------------
-
-
-@command("help", "List the echo agent's commands and this session's settings")
-def _help(inv: Invocation) -> s.StopReason:
-    lines = ["The echo agent repeats your prompt back. Commands:"]
-    for c in COMMANDS.values():
-        hint = f" <{c.hint}>" if c.hint else ""
-        lines.append(f"  /{c.name}{hint}: {c.description}")
-    modes = inv.session.modes
-    lines.append("")
-    lines.append(f"Mode: {modes.current_mode_id if modes else '-'}")
-    for option in inv.session.config_options or []:
-        lines.append(f"Option {option.id}: {option.kind.current_value!r}")
-    inv.say("\n".join(lines))
     return END

@@ -13,13 +13,12 @@ from typing import List
 
 from .. import schema as s
 from .._forms import validate as validate_form
-from ._commands import END, Invocation, _missing_named, command
+from ._commands import END, Invocation, _missing_named
 
 __all__: List[str] = []
 
 
-@command("form", "Ask for a few answers with a form elicitation (elicitation/create, form mode)")
-def _form(inv: Invocation) -> s.StopReason:
+def form(inv: Invocation) -> s.StopReason:
     if not inv.turn.client.supports("elicitation.form"):
         # spec ELICIT-06, ELICIT-07: never an unadvertised mode; say so instead.
         return _missing_named(inv, "form", "form elicitation", "elicitation.form")
@@ -69,10 +68,7 @@ def _form(inv: Invocation) -> s.StopReason:
         inv.say("You dismissed the form without choosing.")
     return END
 
-@command(
-    "url", "Ask the user to visit a URL (elicitation/create, URL mode), then elicitation/complete"
-)
-def _url(inv: Invocation) -> s.StopReason:
+def url(inv: Invocation) -> s.StopReason:
     if not inv.turn.client.supports("elicitation.url"):
         # spec ELICIT-16: no fallback to form mode for what needs URL mode: say so, ask nothing.
         return _missing_named(inv, "url", "URL elicitation", "elicitation.url")

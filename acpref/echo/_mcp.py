@@ -20,7 +20,6 @@ from ._commands import (
     _split_first,
     _status,
     _text_content,
-    command,
 )
 
 END = s.StopReason.END_TURN
@@ -32,10 +31,7 @@ CALL_TIMEOUT = 30.0
 SUMMARY_CHARS = 120
 
 
-@command(
-    "mcp", "List this session's MCP servers and their tools, or call one", "server tool {json}"
-)
-def _mcp(inv: Invocation) -> s.StopReason:
+def mcp(inv: Invocation) -> s.StopReason:
     manager = inv.agent.mcp(inv.session)
     if not inv.args.strip():
         return _list(inv, manager)

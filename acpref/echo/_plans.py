@@ -14,7 +14,7 @@ from typing import List
 
 from .. import schema as s
 from .._core.plan_operations import CAPABILITY
-from ._commands import CANCELLED, END, Invocation, command
+from ._commands import CANCELLED, END, Invocation
 
 __all__: List[str] = []
 
@@ -34,8 +34,7 @@ def _checklist(*statuses: s.PlanEntryStatus) -> List[s.PlanEntry]:
     ]
 
 
-@command("plans", "Send plan operations: two plans, one replaced then removed (or a legacy plan)")
-def _plans(inv: Invocation) -> s.StopReason:
+def plans(inv: Invocation) -> s.StopReason:
     if not inv.agent.client.supports(CAPABILITY):
         # spec PLANOP-01, PLANOP-02: no plan capability: the legacy plan update instead.
         inv.turn.update(s.Plan(entries=_checklist(_DONE, _RUNNING, _PENDING)))

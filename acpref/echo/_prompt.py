@@ -13,7 +13,7 @@ from typing import List, Tuple
 
 from .. import schema as s
 from ..errors import ErrorCode, RpcError
-from ._commands import CANCELLED, END, Invocation, command
+from ._commands import CANCELLED, END, Invocation
 
 __all__: List[str] = []
 
@@ -24,12 +24,7 @@ def _now() -> str:
     )
 
 
-@command(
-    "stream",
-    "Stream many chunks, a thought, a plan, a session title and a usage report",
-    "number of chunks",
-)
-def _stream(inv: Invocation) -> s.StopReason:
+def stream(inv: Invocation) -> s.StopReason:
     try:
         count = max(0, min(int(inv.args.strip() or 8), 100_000))
     except ValueError:
@@ -78,8 +73,7 @@ def _stream(inv: Invocation) -> s.StopReason:
     plan(S.COMPLETED, S.COMPLETED, S.COMPLETED, S.COMPLETED)
     return END
 
-@command("wait", "Keep the turn going, with an update every half second, until you cancel it")
-def _wait(inv: Invocation) -> s.StopReason:
+def wait(inv: Invocation) -> s.StopReason:
     turn = inv.turn
     message_id = turn.say("Waiting until you cancel this turn...")
     beat = 0
@@ -88,16 +82,14 @@ def _wait(inv: Invocation) -> s.StopReason:
         turn.say(f" still waiting ({beat})", message_id=message_id)
     return CANCELLED
 
-@command("error", "Answer the prompt with a JSON-RPC error instead of a stop reason")
-def _error(inv: Invocation) -> s.StopReason:
+def error(inv: Invocation) -> s.StopReason:
     raise RpcError(
         ErrorCode.INTERNAL_ERROR,
         "The /error command answers with a JSON-RPC error, on purpose.",
         {"command": "/error"},
     )
 
-@command("refuse", "Refuse the prompt: end the turn with stopReason refusal")
-def _refuse(inv: Invocation) -> s.StopReason:
+def refuse(inv: Invocation) -> s.StopReason:
     # schema StopReason "refusal": the agent refuses to continue; the client shows that this
     # prompt will not be part of the next turn's context (PROMPT-18).
     inv.say("The echo agent refuses this prompt (on purpose).")

@@ -19,16 +19,12 @@ from ._commands import (
     EXT_NOTICE,
     Invocation,
     _split_first,
-    command,
 )
 
 __all__: List[str] = []
 
 
-@command(
-    "ext", f"Call the client's {EXT_CLIENT_METHOD} extension method and send {EXT_NOTICE}", "text"
-)
-def _ext(inv: Invocation) -> s.StopReason:
+def ext(inv: Invocation) -> s.StopReason:
     client = inv.turn.client
     text = inv.args.strip() or "hello"
     # spec EXT-10: notifications are safe to send; an unaware client ignores them.
@@ -51,12 +47,7 @@ def _ext(inv: Invocation) -> s.StopReason:
     inv.say(f"Sent {EXT_NOTICE}; {EXT_CLIENT_METHOD} answered {json.dumps(result, sort_keys=True)}")
     return END
 
-@command(
-    "notice",
-    "Send a live notice (session.notices), then another one after the turn has ended",
-    "[info|warning|error|_custom] text",
-)
-def _notice(inv: Invocation) -> s.StopReason:
+def notice(inv: Invocation) -> s.StopReason:
     first, rest = _split_first(inv.args)
     if first and rest.strip():
         severity, title = first, rest.strip()
@@ -81,12 +72,7 @@ def _notice(inv: Invocation) -> s.StopReason:
     inv.say("Sent a notice; another one follows the end of this turn.")
     return END
 
-@command(
-    "compact",
-    "Compact the context: a compaction with a streamed summary (session.compaction)",
-    "[fail]",
-)
-def _compact(inv: Invocation) -> s.StopReason:
+def compact(inv: Invocation) -> s.StopReason:
     turn = inv.turn
     if not turn.client.supports("session.compaction"):
         # spec COMPACT-01: without session.compaction no compaction update is sent.

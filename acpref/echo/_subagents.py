@@ -31,7 +31,7 @@ import attrs
 
 from .. import schema as s
 from .._core.subagents import CAPABILITY
-from ._commands import END, Invocation, command
+from ._commands import END, Invocation
 
 __all__: List[str] = []
 
@@ -147,8 +147,7 @@ class Children:
             )
 
 
-@command("subagent", "Delegate the text to a child session (subagent_update, messages)", "task")
-def _subagent(inv: Invocation) -> s.StopReason:
+def subagent(inv: Invocation) -> s.StopReason:
     task = inv.args.strip() or "say hello"
     if not inv.agent.client.supports(CAPABILITY):
         # spec SUBAGENT-01, SUBAGENT-04: no subagents capability: delegated internally, unseen.

@@ -10,7 +10,7 @@ model would get, the agent's own, the client's appended to them, or the client's
 from __future__ import annotations
 
 from .. import schema as s
-from ._commands import END, Invocation, command
+from ._commands import END, Invocation
 
 __all__ = ["DEFAULT_INSTRUCTIONS", "CAPABILITIES"]
 
@@ -38,8 +38,7 @@ def instructions(prompt: "s.SystemPrompt | None") -> str:
     return f"{DEFAULT_INSTRUCTIONS}\n{text}"
 
 
-@command("system", "Show the system instructions of this session (client systemPrompt, if any)")
-def _system(inv: Invocation) -> s.StopReason:
+def system(inv: Invocation) -> s.StopReason:
     prompt = inv.session.system_prompt
     mode = "none" if prompt is None else getattr(prompt.mode, "value", prompt.mode)
     inv.say(f"System prompt mode: {mode}\n{instructions(prompt)}")

@@ -25,14 +25,12 @@ from ._commands import (
     _split_first,
     _status,
     _text_content,
-    command,
 )
 
 __all__: List[str] = []
 
 
-@command("tool", "Run a pretend tool: a tool call, a permission request, status updates to the end")
-def _tool(inv: Invocation) -> s.StopReason:
+def tool(inv: Invocation) -> s.StopReason:
     turn = inv.turn
     call_id = turn.new_tool_call_id()
     # spec TOOL-01: report the tool call before any update of it.
@@ -64,8 +62,7 @@ def _tool(inv: Invocation) -> s.StopReason:
     inv.say("The echo tool ran.")
     return END
 
-@command("read", "Read a file through the client (fs/read_text_file)", "path")
-def _read(inv: Invocation) -> s.StopReason:
+def read(inv: Invocation) -> s.StopReason:
     path, _ = _split_first(inv.args)
     if not path:
         inv.say("/read needs a path.")
@@ -103,10 +100,7 @@ def _read(inv: Invocation) -> s.StopReason:
     inv.say(f"{absolute} holds {len(content)} characters:\n{content}")
     return END
 
-@command(
-    "write", "Write a file through the client (fs/write_text_file), shown as a diff", "path text"
-)
-def _write(inv: Invocation) -> s.StopReason:
+def write(inv: Invocation) -> s.StopReason:
     path, text = _split_first(inv.args)
     if not path:
         inv.say("/write needs a path and the text to write.")
@@ -157,12 +151,7 @@ def _write(inv: Invocation) -> s.StopReason:
     inv.say(f"Wrote {len(text)} characters to {absolute}.")
     return END
 
-@command(
-    "run",
-    "Run a command in a client terminal (terminal/*), embedded in a tool call",
-    "command and arguments",
-)
-def _run(inv: Invocation) -> s.StopReason:
+def run(inv: Invocation) -> s.StopReason:
     try:
         argv = shlex.split(inv.args)
     except ValueError as exc:
@@ -241,12 +230,7 @@ def _in_terminal(
     inv.say(f"{title} {ending}{' (output truncated)' if out.truncated else ''}:\n{out.output}")
     return END
 
-@command(
-    "mode",
-    "Switch this session's mode myself: a switch_mode tool call, then current_mode_update",
-    "mode id",
-)
-def _mode(inv: Invocation) -> s.StopReason:
+def mode(inv: Invocation) -> s.StopReason:
     wanted = inv.args.strip()
     modes = inv.session.modes
     ids = [m.id for m in modes.available_modes] if modes else []
