@@ -31,8 +31,9 @@ What the rules know of a child (``ProtocolState.children``): its parent and whet
   (SUBAGENT-39).
 
 A child's standing (``ChildState.stale``): announced (None); ``"replay"`` from a load of its root
-until the replay announces it; ``"reconnect"`` from the load or resume response (or a resume
-request) until it is announced again.
+until the replay announces it; ``"resuming"`` from a resume of its root until the response (a
+resume replays nothing: anything of the child before the response is fresh, SUBAGENT-41);
+``"reconnect"`` from the load or resume response until it is announced again (SUBAGENT-38).
 
 Children are tracked while they cost at most ``max_remembered`` (``CHILD_COST`` and the id
 each); from the first one past it, no session the rules do not know is judged unannounced
@@ -207,7 +208,10 @@ def _stale_traffic(state: "ProtocolState", m: Message, kind: Any) -> Iterable[Fi
     if known is None or known.stale is None:
         return
     what = f"{kind} of child {m.session_id!r}"
-    if known.stale == "replay":
+    if known.stale == "resuming":
+        # spec SUBAGENT-41: fresh child traffic waits for the resume's response.
+        yield finding("SUBAGENT-41", A, f"{what} before the resume's response", m.index)
+    elif known.stale == "replay":
         # spec SUBAGENT-31: the replay announces a child before the child's replayed traffic.
         yield finding("SUBAGENT-31", A, f"{what} replayed before its announcement", m.index)
     elif kind == "subagent_update":
@@ -254,7 +258,14 @@ def _announcement(state: "ProtocolState", m: Message, update: Dict[str, Any]) ->
         else:
             # spec SUBAGENT-10, SUBAGENT-11: a child stays under the parent that announced it.
             yield finding("SUBAGENT-10", A, moved, m.index)
-    if known is not None and known.stale == "reconnect":
+    if known is not None and known.stale == "resuming":
+        # spec SUBAGENT-41, SUBAGENT-38: a child is announced again only after the resume's
+        # response (before it, its update is fresh traffic, not a reannouncement).
+        yield finding(
+            "SUBAGENT-41", A, f"child {child!r} updated before the resume's response", m.index
+        )
+    elif known is not None and known.stale == "reconnect":
+        # A reannouncement: the first subagent_update of a continuing child after the response.
         caps = update.get("capabilities")
         if not isinstance(caps, dict):
             # spec SUBAGENT-40: a reannouncement carries the whole current capabilities object.
@@ -315,7 +326,8 @@ def _register_child(state: "ProtocolState", m: Message) -> None:
     if known is None:
         state.children_cost += CHILD_COST + sys.getsizeof(child)
         known = state.children[child] = ChildState(parent=m.session_id)
-    known.stale = None  # announced (again)
+    if known.stale != "resuming":  # before the resume's response nothing announces it again
+        known.stale = None  # announced (again)
     if "state" in update:
         work = update["state"]
         known.state = work.get("state") if isinstance(work, dict) else None
@@ -368,8 +380,9 @@ def _child_request(state: "ProtocolState", m: Message) -> Iterable[Finding]:
         yield finding(
             "SUBAGENT-37", A, f"{m.method} for child {m.session_id!r} during a load", m.index
         )
-    elif known.stale == "reconnect":
-        # spec SUBAGENT-41: a surviving child's fresh requests wait for its reannouncement.
+    elif known.stale in ("resuming", "reconnect"):
+        # spec SUBAGENT-41: a surviving child's fresh requests wait for the response and its
+        # reannouncement.
         yield finding(
             "SUBAGENT-41", A, f"{m.method} for child {m.session_id!r} before its reannouncement",
             m.index,
@@ -392,7 +405,7 @@ def _child_asks(state: "ProtocolState", m: Message) -> None:
 def _children_stale(state: "ProtocolState", m: Message) -> None:
     # spec SUBAGENT-35: what was known of the children is no longer current; a load replays
     # them (announcement first), a resume announces them again after its response.
-    stale = "replay" if m.method == "session/load" else "reconnect"
+    stale = "replay" if m.method == "session/load" else "resuming"
     for child in descendants(state, m.params.get("sessionId")):
         state.children[child].stale = stale
 
