@@ -207,15 +207,6 @@ REASONS: Dict[Tuple[str, str], str] = {
     ('SETUP-34', 'client'): (
         'no peer yet: the agent behind the recording proxy does not advertise SSE, so an SSE entry also breaks SETUP-35'
     ),
-    ('SUBAGENT-17', 'client'): (
-        'no peer yet: needs an agent with subagents behind the recording proxy'
-    ),
-    ('SUBAGENT-18', 'client'): (
-        'no peer yet: needs an agent with subagents behind the recording proxy'
-    ),
-    ('SUBAGENT-44', 'client'): (
-        'no peer yet: needs an agent with subagents behind the recording proxy'
-    ),
     ('TOOL-10', 'agent'): (
         'no peer yet: the rule (tool_calls.py) checks that optionIds are unique, but the quoted sentence is the required list (optionId, name, kind), and a missing kind is filed under OVERVIEW-01: rule and sentence disagree (reported)'
     ),

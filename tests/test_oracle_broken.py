@@ -129,6 +129,7 @@ def test_broken_client_is_caught_with_its_clause(name: str, tmp_path: Path) -> N
     # spec MODES-04, CONFIG-17, SETUP-01, PROMPT-02, SETUP-32, CONTENT-08, RPC-02, AUTH-07, SETUP-20
     # spec LIST-03, LIST-11, SETUP-15, SYSPROMPT-02, SETUP-24, SETUP-03, SYSPROMPT-03
     # spec SYSPROMPT-09, SYSPROMPT-07, SETUP-33
+    # spec SUBAGENT-17, SUBAGENT-18, SUBAGENT-44
     report = _broken_client_report(name, tmp_path)
     finding = _caught(report, "client", clients.BROKEN[name].expect)
     assert_quotes_fit(report)  # every finding of the run quotes the sentence it breaks
@@ -310,4 +311,24 @@ def test_capability_agent_is_caught_with_its_clause(name: str) -> None:
 def test_feature_agent_has_no_findings(name: str) -> None:
     # The unbent agent of each feature, through the same drive: the drive itself is clean.
     report = _feature_report(name)
+    assert report.findings == [], report.format_text()
+
+
+#: The broken clients of a child session (behind ``capability_agents.SubagentAgent``).
+_SUBAGENT_CLIENTS = ("LoadsChildSession", "PromptsChildSession", "AllowsAfterCancellingChild")
+
+
+@pytest.mark.parametrize("name", _SUBAGENT_CLIENTS)
+def test_subagent_client_fails_only_its_clause(name: str, tmp_path: Path) -> None:
+    # One defect: its clause alone fails the run (no PROMPT-01 for a prompt to a child, say).
+    report = _broken_client_report(name, tmp_path)
+    assert {f.clause for f in report.failing()} == {clients.BROKEN[name].expect}, (
+        report.format_text()
+    )
+
+
+def test_subagents_client_answering_cancelled_has_no_findings(tmp_path: Path) -> None:
+    # The baseline of AllowsAfterCancellingChild: the agent, the child's permission request and
+    # the cancel are all clean when the client answers cancelled (SUBAGENT-44).
+    report = _broken_client_report("CancelsChildCleanly", tmp_path)
     assert report.findings == [], report.format_text()

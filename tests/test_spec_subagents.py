@@ -430,6 +430,7 @@ def test_SUBAGENT_41_nothing_of_a_child_before_the_resume_response() -> None:
     assert clauses_of(state, Party.AGENT, chunk("c")) == ["SUBAGENT-41"]
     assert clauses_of(state, Party.AGENT, asks("c")) == ["SUBAGENT-41"]
     assert clauses_of(state, Party.AGENT, ANNOUNCE) == ["SUBAGENT-41"]  # not SUBAGENT-40
+    assert clauses_of(state, Party.AGENT, GRANDCHILD) == ["SUBAGENT-41"]  # the child's traffic
     state.observe(Party.AGENT, CANCELLABLE)  # too early: it announces nothing again
     assert clauses_of(state, Party.AGENT, chunk("c")) == ["SUBAGENT-41"]
     state.observe(Party.AGENT, answered()[1])

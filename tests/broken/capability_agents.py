@@ -281,11 +281,30 @@ class SubagentAgent(RawAgent):
 
     def on_session_prompt(self, m: M) -> None:
         root = m["params"]["sessionId"]
+        if root not in self.history:  # a child, or no session: refused (SUBAGENT-18)
+            super().on_session_prompt(m)
+            return
         updates = self.delegation(root)
         self.send_all(updates)
         self.timeline = getattr(self, "timeline", {})
         self.timeline.setdefault(root, []).extend(updates)
+        if m["params"]["prompt"][0].get("text") == "ask":
+            self.child_asks(root)
         super().on_session_prompt(m)
+
+    def child_asks(self, root: str) -> None:
+        """The child needs the user's permission (the prompt ``ask``); a session/cancel of the
+        child meanwhile cancels its work, and it confirms with idle, cancelled (SUBAGENT-21)."""
+        child = self.child(root)
+        call = {"sessionUpdate": "tool_call", "toolCallId": "call-child", "title": "Edit"}
+        blocked = {"sessionUpdate": "subagent_update", "sessionId": child}
+        self.send_all([(child, call), (root, {**blocked, "state": {"state": "requires_action"}})])
+        self.cancelled.discard(child)
+        self.ask_permission(child, "call-child")
+        stop = "cancelled" if child in self.cancelled else "end_turn"
+        done = {"sessionUpdate": "tool_call_update", "toolCallId": "call-child", "status": "failed"}
+        idle = {**blocked, "state": {"state": "idle", "stopReason": stop}}
+        self.send_all([(child, done), (root, idle)])
 
     def replay(self, root: str) -> List[Tuple[str, U]]:
         """The load's replay: the root's own history with its children's, in the original order."""
@@ -294,11 +313,17 @@ class SubagentAgent(RawAgent):
 
     def on_session_load(self, m: M) -> None:
         root = m["params"]["sessionId"]
+        if root not in self.history:  # a child is never loaded (SUBAGENT-17)
+            self.error(m, -32002, f"no session {root!r}")
+            return
         self.send_all(self.replay(root))
         self.reply(m, {})
         self.reconnected(root)
 
     def on_session_resume(self, m: M) -> None:
+        if m["params"]["sessionId"] not in self.history:  # nor resumed (SUBAGENT-17)
+            self.error(m, -32002, f"no session {m['params']['sessionId']!r}")
+            return
         self.reply(m, {})
         self.reconnected(m["params"]["sessionId"])
 
@@ -401,6 +426,9 @@ class ReplayAsksPermissionAgain(SubagentAgentLoaded):
 
     def on_session_load(self, m: M) -> None:
         root = m["params"]["sessionId"]
+        if root not in self.history:  # a child is never loaded (SUBAGENT-17)
+            self.error(m, -32002, f"no session {root!r}")
+            return
         self.send_all(self.replay(root))
         self.ask_permission(self.child(root), "call-delegate")
         self.reply(m, {})
