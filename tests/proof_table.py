@@ -140,8 +140,8 @@ def proofs() -> List[Proof]:
     test = "tests/test_oracle_broken.py::test_capability_agent_is_caught_with_its_clause"
     for name, cls in capability_agents.BROKEN.items():
         if cls.expect in at_must:
-            proof = Proof(cls.expect, "agent", f"capability_agents.{name}", "validate", cls.drive, test)
-            out.append(proof)
+            peer = f"capability_agents.{name}"
+            out.append(Proof(cls.expect, "agent", peer, "validate", cls.drive, test))
     test = "tests/test_oracle_broken.py::test_broken_client_is_caught_with_its_clause"
     for name, cls in clients.BROKEN.items():
         if cls.expect in at_must:

@@ -25,15 +25,14 @@ What the rules know of a child (``ProtocolState.children``): its parent and whet
   the user (SUBAGENT-23);
 * reconnection: a ``session/load`` of a parent replays each child's announcement before the
   child's replayed traffic (SUBAGENT-31) and reissues no request of a child (SUBAGENT-37); after
-  the load or resume response each continuing child is announced again, parent before child and
-  with a whole ``capabilities`` object, before any fresh traffic of it or reference to it
-  (SUBAGENT-38, SUBAGENT-40, SUBAGENT-41), and never under the root instead of its own parent
-  (SUBAGENT-39).
+  the load or resume response (a resume replays nothing: before its response all is fresh,
+  SUBAGENT-41) each continuing child is announced again, parent before child, with a whole
+  ``capabilities`` object, under its own parent, before any fresh traffic of it or reference to
+  it (SUBAGENT-38 .. SUBAGENT-41).
 
 A child's standing (``ChildState.stale``): announced (None); ``"replay"`` from a load of its root
-until the replay announces it; ``"resuming"`` from a resume of its root until the response (a
-resume replays nothing: anything of the child before the response is fresh, SUBAGENT-41);
-``"reconnect"`` from the load or resume response until it is announced again (SUBAGENT-38).
+until the replay announces it; ``"resuming"`` from a resume until its response; ``"reconnect"``
+from the load or resume response until it is announced again.
 
 Children are tracked while they cost at most ``max_remembered`` (``CHILD_COST`` and the id
 each); from the first one past it, no session the rules do not know is judged unannounced
@@ -208,22 +207,17 @@ def _stale_traffic(state: "ProtocolState", m: Message, kind: Any) -> Iterable[Fi
     if known is None or known.stale is None:
         return
     what = f"{kind} of child {m.session_id!r}"
-    if known.stale == "resuming":
-        # spec SUBAGENT-41: fresh child traffic waits for the resume's response.
-        yield finding("SUBAGENT-41", A, f"{what} before the resume's response", m.index)
-    elif known.stale == "replay":
+    if known.stale == "replay":
         # spec SUBAGENT-31: the replay announces a child before the child's replayed traffic.
         yield finding("SUBAGENT-31", A, f"{what} replayed before its announcement", m.index)
-    elif kind == "subagent_update":
+    elif kind == "subagent_update" and known.stale == "reconnect":
         # spec SUBAGENT-38: reannounced parent before child (this child is not yet).
         yield finding(
             "SUBAGENT-38", A, f"{what} before the child itself was announced again", m.index
         )
     else:
         # spec SUBAGENT-41: fresh child traffic waits for the response and the reannouncement.
-        yield finding(
-            "SUBAGENT-41", A, f"{what} after the reconnection, before its reannouncement", m.index
-        )
+        yield finding("SUBAGENT-41", A, f"{what} before its reannouncement", m.index)
 
 
 def _stale_named(state: "ProtocolState", m: Message, named: Any, what: str) -> Iterable[Finding]:
@@ -259,13 +253,9 @@ def _announcement(state: "ProtocolState", m: Message, update: Dict[str, Any]) ->
             # spec SUBAGENT-10, SUBAGENT-11: a child stays under the parent that announced it.
             yield finding("SUBAGENT-10", A, moved, m.index)
     if known is not None and known.stale == "resuming":
-        # spec SUBAGENT-41, SUBAGENT-38: a child is announced again only after the resume's
-        # response (before it, its update is fresh traffic, not a reannouncement).
-        yield finding(
-            "SUBAGENT-41", A, f"child {child!r} updated before the resume's response", m.index
-        )
+        # spec SUBAGENT-41, SUBAGENT-38: before the resume's response, fresh; no reannouncement.
+        yield finding("SUBAGENT-41", A, f"child {child!r} updated before the response", m.index)
     elif known is not None and known.stale == "reconnect":
-        # A reannouncement: the first subagent_update of a continuing child after the response.
         caps = update.get("capabilities")
         if not isinstance(caps, dict):
             # spec SUBAGENT-40: a reannouncement carries the whole current capabilities object.
@@ -381,12 +371,9 @@ def _child_request(state: "ProtocolState", m: Message) -> Iterable[Finding]:
             "SUBAGENT-37", A, f"{m.method} for child {m.session_id!r} during a load", m.index
         )
     elif known.stale in ("resuming", "reconnect"):
-        # spec SUBAGENT-41: a surviving child's fresh requests wait for the response and its
-        # reannouncement.
-        yield finding(
-            "SUBAGENT-41", A, f"{m.method} for child {m.session_id!r} before its reannouncement",
-            m.index,
-        )
+        # spec SUBAGENT-41: fresh requests wait for the response and the reannouncement.
+        said = f"{m.method} for child {m.session_id!r} before its reannouncement"
+        yield finding("SUBAGENT-41", A, said, m.index)
 
 
 @transition("request", A, "session/request_permission")

@@ -36,10 +36,12 @@ class CompactingAgent(RawAgent):
 
     def compaction(self) -> List[U]:
         summary = {"type": "text", "text": "Summary of the earlier turns."}
+        update = {"sessionUpdate": "compaction_update", "compactionId": "cmp-1"}
+        chunk = {"sessionUpdate": "compaction_summary_chunk", "compactionId": "cmp-1"}
         return [
-            {"sessionUpdate": "compaction_update", "compactionId": "cmp-1", "status": "in_progress"},
-            {"sessionUpdate": "compaction_summary_chunk", "compactionId": "cmp-1", "content": summary},
-            {"sessionUpdate": "compaction_update", "compactionId": "cmp-1", "status": "completed"},
+            {**update, "status": "in_progress"},
+            {**chunk, "content": summary},
+            {**update, "status": "completed"},
         ]
 
     def on_session_prompt(self, m: M) -> None:
@@ -216,6 +218,11 @@ class SubagentAgent(RawAgent):
     drive = "subagents"
     child_cwd = "/tmp"
 
+    def __init__(self) -> None:
+        super().__init__()
+        #: What each root's turns sent for its children, in order: the load replays it.
+        self.timeline: Dict[str, List[Tuple[str, U]]] = {}
+
     def child(self, root: str) -> str:
         return f"{root}-child"
 
@@ -286,7 +293,6 @@ class SubagentAgent(RawAgent):
             return
         updates = self.delegation(root)
         self.send_all(updates)
-        self.timeline = getattr(self, "timeline", {})
         self.timeline.setdefault(root, []).extend(updates)
         if m["params"]["prompt"][0].get("text") == "ask":
             self.child_asks(root)
@@ -309,7 +315,7 @@ class SubagentAgent(RawAgent):
     def replay(self, root: str) -> List[Tuple[str, U]]:
         """The load's replay: the root's own history with its children's, in the original order."""
         own = [(root, update) for update in self.history.get(root, [])]
-        return own[:1] + getattr(self, "timeline", {}).get(root, []) + own[1:]
+        return own[:1] + self.timeline.get(root, []) + own[1:]
 
     def on_session_load(self, m: M) -> None:
         root = m["params"]["sessionId"]
