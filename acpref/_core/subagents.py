@@ -253,8 +253,9 @@ def _announcement(state: "ProtocolState", m: Message, update: Dict[str, Any]) ->
             # spec SUBAGENT-10, SUBAGENT-11: a child stays under the parent that announced it.
             yield finding("SUBAGENT-10", A, moved, m.index)
     if known is not None and known.stale == "resuming":
-        # spec SUBAGENT-41, SUBAGENT-38: before the resume's response, fresh; no reannouncement.
-        yield finding("SUBAGENT-41", A, f"child {child!r} updated before the response", m.index)
+        # spec-gap resume-early-child-update: no reannouncement before the response (SUBAGENT-38).
+        said = f"child {child!r} updated before the resume's response"
+        yield finding("spec-gap:resume-early-child-update", A, said, m.index)
     elif known is not None and known.stale == "reconnect":
         caps = update.get("capabilities")
         if not isinstance(caps, dict):
@@ -400,8 +401,7 @@ def _children_stale(state: "ProtocolState", m: Message) -> None:
 @transition("response", A, "session/load", "session/resume")
 def _children_reconnected(state: "ProtocolState", m: Message) -> None:
     assert m.request is not None
-    # After the response every continuing child is announced again (SUBAGENT-38); a failed
-    # load or resume leaves them as they were.
+    # After the response each continuing child is announced again (SUBAGENT-38); an error: no.
     stale = None if m.is_error else "reconnect"
     for child in descendants(state, m.request.params.get("sessionId")):
         state.children[child].stale = stale
