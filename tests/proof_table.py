@@ -29,6 +29,10 @@ sentence binds (the register's ``side``; ``both`` is a row for each side).
   ``test_broken_agent_is_caught_with_its_clause`` / ``test_broken_client_is_caught_with_its_clause``
   assert the finding on the clause, blamed on that side, at MUST, and ``ok: false``. Only the
   peers whose clause is graded at MUST count here (the others prove SHOULD or spec-gap levels).
+* ``capability_agents.BROKEN`` (``tests/broken/capability_agents.py``): the same for the
+  capability-gated features (compaction, notices, elicitation, subagents), each through a drive
+  that advertises its feature; ``test_capability_agent_is_caught_with_its_clause`` asserts
+  besides that no other clause fails the run.
 
 A row without a peer has a reason in ``REASONS``: no proving peer yet (and what one would
 need), or the wire cannot show it (then the rule must not emit it at MUST: such a row is a
@@ -115,6 +119,7 @@ def _client_scenario(clause: str) -> str:
 def proofs() -> List[Proof]:
     """The one-defect peers of the tests, each with the clause its test fails at MUST."""
     import agents
+    import capability_agents
     import check_agents
     import check_clients
     import clients
@@ -132,6 +137,11 @@ def proofs() -> List[Proof]:
     for name, cls in agents.BROKEN.items():
         if cls.expect in at_must:
             out.append(Proof(cls.expect, "agent", f"agents.{name}", "validate", cls.drive, test))
+    test = "tests/test_oracle_broken.py::test_capability_agent_is_caught_with_its_clause"
+    for name, cls in capability_agents.BROKEN.items():
+        if cls.expect in at_must:
+            peer = f"capability_agents.{name}"
+            out.append(Proof(cls.expect, "agent", peer, "validate", cls.drive, test))
     test = "tests/test_oracle_broken.py::test_broken_client_is_caught_with_its_clause"
     for name, cls in clients.BROKEN.items():
         if cls.expect in at_must:
@@ -149,14 +159,8 @@ REASONS: Dict[Tuple[str, str], str] = {
     ('CANCEL-05', 'agent'): (
         'no peer yet: the cancel scenario skips an error other than -32800 (spec-gap cancel-request-support); cancellation grading is being reworked by another helper (testing/_cancel_scenarios.py)'
     ),
-    ('COMPACT-04', 'agent'): (
-        'no peer yet: a compaction update needs a client that advertised compaction (else COMPACT-01 fires too); no drive of test_oracle_broken advertises it'
-    ),
     ('COMPACT-04', 'client'): (
         "no peer possible: the client never sends a CompactionUpdate (only the agent's session/update carries it)"
-    ),
-    ('COMPACT-10', 'agent'): (
-        'no peer yet: needs a drive advertising compaction and a turn that ends with a compaction left in_progress'
     ),
     ('CONFIG-18', 'client'): (
         'no peer yet: needs an agent offering a boolean option to a client that advertised session.configOptions.boolean'
@@ -173,21 +177,6 @@ REASONS: Dict[Tuple[str, str], str] = {
     ('CONTENT-07', 'client'): (
         'no peer yet: the agent behind the recording proxy does not advertise embeddedContext, so a resource without uri also breaks CONTENT-04'
     ),
-    ('ELICIT-08', 'agent'): (
-        'no peer yet: an elicitation request needs a client that advertised elicitation (else ELICIT-06 fires too)'
-    ),
-    ('ELICIT-11', 'agent'): (
-        'no peer yet: needs a drive advertising form elicitation'
-    ),
-    ('ELICIT-17', 'agent'): (
-        'no peer yet: needs a drive advertising URL elicitation'
-    ),
-    ('ELICIT-24', 'agent'): (
-        'no peer yet: needs a drive advertising URL elicitation and two outstanding ones'
-    ),
-    ('ELICIT-27', 'agent'): (
-        'no peer yet: needs a drive advertising URL elicitation and a completion notification'
-    ),
     ('EXT-07', 'client'): (
         "no rule emits it on the client: check-client judges the answer to its custom request under RPC-04 and EXT-08 (the literal is only in check-agent's scenarios); reported"
     ),
@@ -196,9 +185,6 @@ REASONS: Dict[Tuple[str, str], str] = {
     ),
     ('INIT-13', 'client'): (
         'no peer yet: needs an agent offering a boolean option and a client that sets it without the boolean capability'
-    ),
-    ('NOTICE-03', 'agent'): (
-        'no peer yet: a notice needs a client that advertised notices (else NOTICE-01 fires too)'
     ),
     ('NOTICE-03', 'client'): (
         "no peer possible: the client never sends a Notice (only the agent's session/update carries it)"
@@ -220,51 +206,6 @@ REASONS: Dict[Tuple[str, str], str] = {
     ),
     ('SETUP-34', 'client'): (
         'no peer yet: the agent behind the recording proxy does not advertise SSE, so an SSE entry also breaks SETUP-35'
-    ),
-    ('SUBAGENT-02', 'agent'): (
-        'no peer yet: a validate peer needs a drive that advertises clientCapabilities.subagents and announces children (subagent_update)'
-    ),
-    ('SUBAGENT-05', 'agent'): (
-        'no peer yet: a validate peer needs a drive that advertises clientCapabilities.subagents and announces children (subagent_update)'
-    ),
-    ('SUBAGENT-09', 'agent'): (
-        'no peer yet: a validate peer needs a drive that advertises clientCapabilities.subagents and announces children (subagent_update)'
-    ),
-    ('SUBAGENT-10', 'agent'): (
-        'no peer yet: a validate peer needs a drive that advertises clientCapabilities.subagents and announces children (subagent_update)'
-    ),
-    ('SUBAGENT-16', 'agent'): (
-        'no peer yet: a validate peer needs a drive that advertises clientCapabilities.subagents and announces children (subagent_update)'
-    ),
-    ('SUBAGENT-17', 'client'): (
-        'no peer yet: needs an agent with subagents behind the recording proxy'
-    ),
-    ('SUBAGENT-18', 'client'): (
-        'no peer yet: needs an agent with subagents behind the recording proxy'
-    ),
-    ('SUBAGENT-31', 'agent'): (
-        'no peer yet: a validate peer needs a drive that advertises clientCapabilities.subagents and announces children (subagent_update)'
-    ),
-    ('SUBAGENT-37', 'agent'): (
-        'no peer yet: a validate peer needs a drive that advertises clientCapabilities.subagents and announces children (subagent_update)'
-    ),
-    ('SUBAGENT-38', 'agent'): (
-        'no peer yet: a validate peer needs a drive that advertises clientCapabilities.subagents and announces children (subagent_update)'
-    ),
-    ('SUBAGENT-39', 'agent'): (
-        'no peer yet: a validate peer needs a drive that advertises clientCapabilities.subagents and announces children (subagent_update)'
-    ),
-    ('SUBAGENT-40', 'agent'): (
-        'no peer yet: a validate peer needs a drive that advertises clientCapabilities.subagents and announces children (subagent_update)'
-    ),
-    ('SUBAGENT-41', 'agent'): (
-        'no peer yet: a validate peer needs a drive that advertises clientCapabilities.subagents and announces children (subagent_update)'
-    ),
-    ('SUBAGENT-44', 'client'): (
-        'no peer yet: needs an agent with subagents behind the recording proxy'
-    ),
-    ('SUBAGENT-53', 'agent'): (
-        'no peer yet: a validate peer needs a drive that advertises clientCapabilities.subagents and announces children (subagent_update)'
     ),
     ('TOOL-10', 'agent'): (
         'no peer yet: the rule (tool_calls.py) checks that optionIds are unique, but the quoted sentence is the required list (optionId, name, kind), and a missing kind is filed under OVERVIEW-01: rule and sentence disagree (reported)'
@@ -340,15 +281,19 @@ that finding is never at MUST. A clause whose sentence binds both sides
 
 **Proofs.** A peer in `tests/broken/` with one defect on an otherwise conforming core: the
 `DEFECTS` of `check_agents.py` (run by `check-agent`) and of `check_clients.py` (run by
-`check-client`), and the `BROKEN` peers of `agents.py` / `clients.py` whose transcript
-`validate` judges (those whose clause is graded at MUST). Each one's test asserts a FAIL on its
+`check-client`), and the `BROKEN` peers of `agents.py` / `clients.py` /
+`capability_agents.py` whose transcript `validate` judges (those whose clause is graded at MUST;
+a capability-gated feature is driven by a client that advertises it, so that its gate's clause
+stays silent). Each one's test asserts a FAIL on its
 clause at MUST / MUST NOT, blamed on its side, and a run that ends `ok: false`.
 
 **Conforming peers end with no MUST FAIL:** acpref's own agent
 (`tests/test_check_agent.py::test_well_behaved_agent_passes_every_scenario`), its echo agent
 (`::test_echo_agent_passes_every_scenario`), the raw agent and real agents' harmless habits
 (`::test_harmless_agent_has_no_failure`, `check_agents.HARMLESS`), the unbent raw agent under
-`validate` (`tests/test_oracle_broken.py::test_clean_raw_agent_has_no_findings`), acpref's client
+`validate` (`tests/test_oracle_broken.py::test_clean_raw_agent_has_no_findings`), the raw agents
+using compaction, notices, elicitation and subagents through the drives that advertise them
+(`::test_feature_agent_has_no_findings`, `capability_agents.FEATURES`), acpref's client
 (`tests/test_check_client.py::test_conforming_client_passes_every_step`), the client on the
 official TypeScript SDK (`::test_typescript_sdk_client_passes`), and the client on the official
 Python SDK (`::test_python_sdk_client_fails_only_its_sdks_null_terminal_answer`: one true MUST

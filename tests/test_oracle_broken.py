@@ -21,12 +21,13 @@ import pytest
 from acpref._core.register import FAILING, WARNING, level_of
 from acpref.errors import ConnectionClosed, RemoteProtocolError, RequestTimeout, RpcError
 from acpref.oracle import Finding, Report, validate
-from acpref.testing import AgentDriver
+from acpref.testing import DEFAULT_CLIENT_CAPABILITIES, AgentDriver
 
 BROKEN = Path(__file__).resolve().parent / "broken"
 sys.path.insert(0, str(BROKEN))
 
 import agents  # noqa: E402
+import capability_agents  # noqa: E402
 import clients  # noqa: E402
 from test_quote_fit import assert_quotes_fit  # noqa: E402
 
@@ -128,6 +129,7 @@ def test_broken_client_is_caught_with_its_clause(name: str, tmp_path: Path) -> N
     # spec MODES-04, CONFIG-17, SETUP-01, PROMPT-02, SETUP-32, CONTENT-08, RPC-02, AUTH-07, SETUP-20
     # spec LIST-03, LIST-11, SETUP-15, SYSPROMPT-02, SETUP-24, SETUP-03, SYSPROMPT-03
     # spec SYSPROMPT-09, SYSPROMPT-07, SETUP-33
+    # spec SUBAGENT-17, SUBAGENT-18, SUBAGENT-44
     report = _broken_client_report(name, tmp_path)
     finding = _caught(report, "client", clients.BROKEN[name].expect)
     assert_quotes_fit(report)  # every finding of the run quotes the sentence it breaks
@@ -235,5 +237,98 @@ def test_spec_comments_list_every_broken_peer_clause() -> None:
     # The "# spec" lines above are what ``acpref spec`` counts: keep them equal to the tables.
     source = Path(__file__).read_text(encoding="utf-8")
     cited = set(re.findall(r"[A-Z]+-\d+", " ".join(re.findall(r"# spec ([A-Z0-9, -]+)", source))))
-    expected = {c.expect for c in [*agents.BROKEN.values(), *clients.BROKEN.values()]}
+    peers = [*agents.BROKEN.values(), *clients.BROKEN.values(), *capability_agents.BROKEN.values()]
+    expected = {c.expect for c in peers}
     assert cited == {c for c in expected if not c.startswith("spec-gap")}
+
+
+# -- Capability-gated features: drives that advertise them (tests/broken/capability_agents.py) ----
+
+#: The drive -> (what the client advertises besides files and terminals, the conversation).
+_FEATURE_DRIVES: Dict[str, Any] = {
+    "prompt": ({}, "prompt"),
+    "compaction": ({"session": {"compaction": {}}}, "prompt"),
+    "notices": ({"session": {"notices": {}}}, "prompt"),
+    "elicitation": ({"elicitation": {"form": {}, "url": {}}}, "prompt"),
+    "subagents": ({"subagents": {}}, "prompt"),
+    "subagents_load": ({"subagents": {}}, "load"),
+    "subagents_resume": ({"subagents": {}}, "resume"),
+}
+
+
+def _accept_url_decline_form(request: Any) -> Any:
+    # A URL elicitation accepted stays outstanding until elicitation/complete (ELICIT-24, -27).
+    from acpref import codec, schema as s
+
+    if codec.encode(request).get("mode") == "url":
+        return s.CreateElicitationResponse(action=s.ElicitationAcceptAction())
+    return s.CreateElicitationResponse(action=s.ElicitationDeclineAction())
+
+
+def _feature_report(name: str) -> Report:
+    """Run the agent ``name`` of capability_agents.py through its drive, advertising its feature."""
+    table = {**capability_agents.FEATURES, **capability_agents.BROKEN}
+    extra, conversation = _FEATURE_DRIVES[table[name].drive]
+    d = AgentDriver.spawn([PY, str(BROKEN / "capability_agents.py"), name], timeout=5.0)
+    d.elicitation = _accept_url_decline_form
+    try:
+        d.initialize(client_capabilities={**DEFAULT_CLIENT_CAPABILITIES, **extra})
+        _converse(d, conversation)
+    except _TOLERATED:
+        pass
+    return d.close(grace=3.0)
+
+
+def _converse(d: AgentDriver, conversation: str) -> None:
+    session_id = d.new_session("/tmp")
+    d.prompt(session_id, "hello")
+    if conversation in ("load", "resume"):
+        params = {"sessionId": session_id, "cwd": "/tmp", "mcpServers": []}
+        d.request(f"session/{conversation}", params)
+
+
+@pytest.mark.parametrize(
+    "name",
+    sorted(capability_agents.BROKEN),
+    ids=lambda n: f"{capability_agents.BROKEN[n].expect}-{n}",
+)
+def test_capability_agent_is_caught_with_its_clause(name: str) -> None:
+    # The clauses the one-defect agents of the capability-gated features prove:
+    # spec COMPACT-04, COMPACT-10, NOTICE-03, ELICIT-08, ELICIT-11, ELICIT-17, ELICIT-24, ELICIT-27
+    # spec SUBAGENT-02, SUBAGENT-05, SUBAGENT-09, SUBAGENT-10, SUBAGENT-16, SUBAGENT-31
+    # spec SUBAGENT-37, SUBAGENT-38, SUBAGENT-39, SUBAGENT-40, SUBAGENT-41, SUBAGENT-53
+    expect = capability_agents.BROKEN[name].expect
+    report = _feature_report(name)
+    finding = _caught(report, "agent", expect)
+    assert_quotes_fit(report)
+    assert finding.message and finding.index is not None
+    _fails_the_run_if_MUST(report, finding)
+    # One defect: no other clause fails the run (the drive advertised the feature's gate).
+    assert {f.clause for f in report.failing()} == {expect}, report.format_text()
+
+
+@pytest.mark.parametrize("name", sorted(capability_agents.FEATURES))
+def test_feature_agent_has_no_findings(name: str) -> None:
+    # The unbent agent of each feature, through the same drive: the drive itself is clean.
+    report = _feature_report(name)
+    assert report.findings == [], report.format_text()
+
+
+#: The broken clients of a child session (behind ``capability_agents.SubagentAgent``).
+_SUBAGENT_CLIENTS = ("LoadsChildSession", "PromptsChildSession", "AllowsAfterCancellingChild")
+
+
+@pytest.mark.parametrize("name", _SUBAGENT_CLIENTS)
+def test_subagent_client_fails_only_its_clause(name: str, tmp_path: Path) -> None:
+    # One defect: its clause alone fails the run (no PROMPT-01 for a prompt to a child, say).
+    report = _broken_client_report(name, tmp_path)
+    assert {f.clause for f in report.failing()} == {clients.BROKEN[name].expect}, (
+        report.format_text()
+    )
+
+
+def test_subagents_client_answering_cancelled_has_no_findings(tmp_path: Path) -> None:
+    # The baseline of AllowsAfterCancellingChild: the agent, the child's permission request and
+    # the cancel are all clean when the client answers cancelled (SUBAGENT-44).
+    report = _broken_client_report("CancelsChildCleanly", tmp_path)
+    assert report.findings == [], report.format_text()

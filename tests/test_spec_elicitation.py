@@ -599,6 +599,16 @@ def test_ELICIT_27_completion_only_for_an_id_sent_on_this_connection(session) ->
         ("agent", note("elicitation/complete", {"elicitationId": "e1"})),
     )
     assert known.findings == []
+    # The sentence asks for the original id, sent to this client: a declined elicitation's id,
+    # or one completed before, is still that (the client ignores them, ELICIT-28).
+    again = _judge(
+        URL_ONLY,
+        ("agent", _url_request(9)),
+        ("client", ok(9, {"action": "decline"})),
+        ("agent", note("elicitation/complete", {"elicitationId": "e1"})),
+        ("agent", note("elicitation/complete", {"elicitationId": "e1"})),
+    )
+    assert again.findings == []
 
 
 def test_ELICIT_29_no_elicitation_at_all_is_still_invalid_params(tmp_path: Path) -> None:

@@ -422,6 +422,24 @@ def test_SUBAGENT_38_40_41_continuing_children_are_announced_again_after_the_res
         assert clauses_of(state, Party.AGENT, m) == []
 
 
+def test_SUBAGENT_41_nothing_of_a_child_before_the_resume_response() -> None:
+    # spec SUBAGENT-41: a resume replays nothing, so the child's own traffic and requests
+    # before its response are fresh: queued "until after the response and current
+    # reannouncements". spec-gap resume-early-child-update: the parent's update of the child
+    # then is no reannouncement (SUBAGENT-38: "After responding"), and no sentence forbids it.
+    state = state_after(("agent", CANCELLABLE), ENDED, reopen("session/resume"))
+    assert clauses_of(state, Party.AGENT, chunk("c")) == ["SUBAGENT-41"]
+    assert clauses_of(state, Party.AGENT, asks("c")) == ["SUBAGENT-41"]
+    assert clauses_of(state, Party.AGENT, ANNOUNCE) == ["spec-gap:resume-early-child-update"]
+    assert clauses_of(state, Party.AGENT, GRANDCHILD) == ["SUBAGENT-41"]  # the child's traffic
+    state.observe(Party.AGENT, CANCELLABLE)  # too early: it announces nothing again
+    assert clauses_of(state, Party.AGENT, chunk("c")) == ["SUBAGENT-41"]
+    state.observe(Party.AGENT, answered()[1])
+    assert clauses_of(state, Party.AGENT, chunk("c")) == ["SUBAGENT-41"]  # still not announced
+    assert state.observe(Party.AGENT, CANCELLABLE) == []
+    assert clauses_of(state, Party.AGENT, chunk("c")) == []
+
+
 def test_SUBAGENT_38_39_grandchildren_after_their_parent_and_under_it() -> None:
     state = state_after(
         ("agent", CANCELLABLE), ("agent", GRANDCHILD), ENDED, reopen("session/resume"), answered()

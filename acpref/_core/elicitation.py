@@ -5,7 +5,9 @@
 (ELICIT-09). A *form* asks for flat fields (ELICIT-11), never for secrets (ELICIT-15) and shows
 no links (ELICIT-32). A *url* sends the user to a page (a URI, ELICIT-17; https outside
 development, ELICIT-31; no credentials in it, ELICIT-30) under an id unique among the outstanding
-ones (ELICIT-24), which ``elicitation/complete`` later names (ELICIT-27). The client answers
+ones (ELICIT-24), which ``elicitation/complete`` later names (ELICIT-27: an id this client
+received, outstanding or not; a second completion is no violation, the client ignores it,
+ELICIT-28). The client answers
 accept, decline or cancel (ELICIT-20).
 """
 
@@ -15,6 +17,7 @@ from typing import Any, Dict, Iterable
 
 from ..errors import ErrorCode
 from .book import Message, check, transition
+from .compact import forgot_any, remember
 from .facts import ConnectionFacts
 from .findings import Finding, Party, finding
 from .subagents import announced
@@ -142,6 +145,8 @@ def _elicit_apply(state: ConnectionFacts, m: Message) -> None:
         eid = m.params.get("elicitationId")
         if isinstance(eid, str):
             state.url_elicitations[eid] = m.index
+            ids = remember(state.url_elicitation_ids, eid, None, state.max_remembered)
+            state.url_elicitation_ids = ids
 
 
 @check("response", C, "elicitation/create")
@@ -174,8 +179,12 @@ def _elicitation_answered(state: ConnectionFacts, m: Message) -> None:
 @check("notification", A, "elicitation/complete")
 def _elicit_complete(state: ConnectionFacts, m: Message) -> Iterable[Finding]:
     eid = m.params.get("elicitationId")
-    if eid not in state.url_elicitations:
-        # spec ELICIT-27: completion names a URL elicitation this client received.
+    received = state.url_elicitation_ids
+    if eid not in received and not forgot_any(received):
+        # spec ELICIT-27: sent only to the client that received the original request, with its
+        # elicitationId: one this connection's client received in a URL elicitation/create,
+        # whether still outstanding, declined or completed before (the client ignores those,
+        # ELICIT-28). spec-gap remembered-bound: once an id was forgotten, none is judged.
         yield finding("ELICIT-27", A, f"elicitation/complete for unknown id {eid!r}", m.index)
 
 

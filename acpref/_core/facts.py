@@ -138,6 +138,9 @@ class ConnectionFacts:
         # spec ELICIT-10: outstanding URL elicitations belong to this connection's state (one
         # ProtocolState per connection), never to a session id shared with other connections.
         self.url_elicitations: Dict[Any, Optional[int]] = {}
+        #: Every URL elicitationId the client received on this connection, answered or not
+        #: (ELICIT-27); past max_remembered the oldest are forgotten (spec-gap remembered-bound).
+        self.url_elicitation_ids: Mapping[Any, Any] = {}
         #: The systemPrompt each session was set up with, as wire JSON (SYSPROMPT-11; provisional).
         self.system_prompts: Dict[Any, Any] = {}
         #: Announced child sessions: id -> subagents.ChildState (SUBAGENT-05; provisional), what

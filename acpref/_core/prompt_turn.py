@@ -22,6 +22,7 @@ from .compact import NO_IDS
 from .facts import ConnectionFacts, SessionState
 from .lifecycle import TURN, SessionPhase, TurnEvent, TurnPhase
 from .findings import Finding, Party, finding
+from .subagents import announced
 
 A, C = Party.AGENT, Party.CLIENT
 INVALID = ErrorCode.INVALID_PARAMS
@@ -45,8 +46,9 @@ TURN_CONTENT = CHUNKS | {
 @check("request", C, "session/prompt")
 def _prompt(state: ConnectionFacts, m: Message) -> Iterable[Finding]:
     s = m.session
-    if s is None:
-        # spec PROMPT-01: a prompt goes to a session set up on this connection.
+    if s is None and not announced(state, m.session_id):
+        # spec PROMPT-01: a prompt goes to a session set up on this connection (a prompt to an
+        # announced child is SUBAGENT-18's, subagents.py: the client knows that session).
         yield finding(
             "PROMPT-01",
             C,
@@ -54,7 +56,7 @@ def _prompt(state: ConnectionFacts, m: Message) -> Iterable[Finding]:
             m.index,
             NOT_FOUND,
         )
-    elif TURN.refusal(s.turn_phase, TurnEvent.PROMPT_SENT) is not None:
+    elif s is not None and TURN.refusal(s.turn_phase, TurnEvent.PROMPT_SENT) is not None:
         # spec-gap concurrent-prompt: one turn at a time per session.
         yield finding(
             "spec-gap:concurrent-prompt",

@@ -25,14 +25,14 @@ What the rules know of a child (``ProtocolState.children``): its parent and whet
   the user (SUBAGENT-23);
 * reconnection: a ``session/load`` of a parent replays each child's announcement before the
   child's replayed traffic (SUBAGENT-31) and reissues no request of a child (SUBAGENT-37); after
-  the load or resume response each continuing child is announced again, parent before child and
-  with a whole ``capabilities`` object, before any fresh traffic of it or reference to it
-  (SUBAGENT-38, SUBAGENT-40, SUBAGENT-41), and never under the root instead of its own parent
-  (SUBAGENT-39).
+  the load or resume response (a resume replays nothing: before its response all is fresh,
+  SUBAGENT-41) each continuing child is announced again, parent before child, with a whole
+  ``capabilities`` object, under its own parent, before any fresh traffic of it or reference to
+  it (SUBAGENT-38 .. SUBAGENT-41).
 
 A child's standing (``ChildState.stale``): announced (None); ``"replay"`` from a load of its root
-until the replay announces it; ``"reconnect"`` from the load or resume response (or a resume
-request) until it is announced again.
+until the replay announces it; ``"resuming"`` from a resume until its response; ``"reconnect"``
+from the load or resume response until it is announced again.
 
 Children are tracked while they cost at most ``max_remembered`` (``CHILD_COST`` and the id
 each); from the first one past it, no session the rules do not know is judged unannounced
@@ -210,16 +210,14 @@ def _stale_traffic(state: "ProtocolState", m: Message, kind: Any) -> Iterable[Fi
     if known.stale == "replay":
         # spec SUBAGENT-31: the replay announces a child before the child's replayed traffic.
         yield finding("SUBAGENT-31", A, f"{what} replayed before its announcement", m.index)
-    elif kind == "subagent_update":
+    elif kind == "subagent_update" and known.stale == "reconnect":
         # spec SUBAGENT-38: reannounced parent before child (this child is not yet).
         yield finding(
             "SUBAGENT-38", A, f"{what} before the child itself was announced again", m.index
         )
     else:
         # spec SUBAGENT-41: fresh child traffic waits for the response and the reannouncement.
-        yield finding(
-            "SUBAGENT-41", A, f"{what} after the reconnection, before its reannouncement", m.index
-        )
+        yield finding("SUBAGENT-41", A, f"{what} before its reannouncement", m.index)
 
 
 def _stale_named(state: "ProtocolState", m: Message, named: Any, what: str) -> Iterable[Finding]:
@@ -254,7 +252,11 @@ def _announcement(state: "ProtocolState", m: Message, update: Dict[str, Any]) ->
         else:
             # spec SUBAGENT-10, SUBAGENT-11: a child stays under the parent that announced it.
             yield finding("SUBAGENT-10", A, moved, m.index)
-    if known is not None and known.stale == "reconnect":
+    if known is not None and known.stale == "resuming":
+        # spec-gap resume-early-child-update: no reannouncement before the response (SUBAGENT-38).
+        said = f"child {child!r} updated before the resume's response"
+        yield finding("spec-gap:resume-early-child-update", A, said, m.index)
+    elif known is not None and known.stale == "reconnect":
         caps = update.get("capabilities")
         if not isinstance(caps, dict):
             # spec SUBAGENT-40: a reannouncement carries the whole current capabilities object.
@@ -315,7 +317,8 @@ def _register_child(state: "ProtocolState", m: Message) -> None:
     if known is None:
         state.children_cost += CHILD_COST + sys.getsizeof(child)
         known = state.children[child] = ChildState(parent=m.session_id)
-    known.stale = None  # announced (again)
+    if known.stale != "resuming":  # before the resume's response nothing announces it again
+        known.stale = None  # announced (again)
     if "state" in update:
         work = update["state"]
         known.state = work.get("state") if isinstance(work, dict) else None
@@ -368,12 +371,10 @@ def _child_request(state: "ProtocolState", m: Message) -> Iterable[Finding]:
         yield finding(
             "SUBAGENT-37", A, f"{m.method} for child {m.session_id!r} during a load", m.index
         )
-    elif known.stale == "reconnect":
-        # spec SUBAGENT-41: a surviving child's fresh requests wait for its reannouncement.
-        yield finding(
-            "SUBAGENT-41", A, f"{m.method} for child {m.session_id!r} before its reannouncement",
-            m.index,
-        )
+    elif known.stale in ("resuming", "reconnect"):
+        # spec SUBAGENT-41: fresh requests wait for the response and the reannouncement.
+        said = f"{m.method} for child {m.session_id!r} before its reannouncement"
+        yield finding("SUBAGENT-41", A, said, m.index)
 
 
 @transition("request", A, "session/request_permission")
@@ -392,7 +393,7 @@ def _child_asks(state: "ProtocolState", m: Message) -> None:
 def _children_stale(state: "ProtocolState", m: Message) -> None:
     # spec SUBAGENT-35: what was known of the children is no longer current; a load replays
     # them (announcement first), a resume announces them again after its response.
-    stale = "replay" if m.method == "session/load" else "reconnect"
+    stale = "replay" if m.method == "session/load" else "resuming"
     for child in descendants(state, m.params.get("sessionId")):
         state.children[child].stale = stale
 
@@ -400,8 +401,7 @@ def _children_stale(state: "ProtocolState", m: Message) -> None:
 @transition("response", A, "session/load", "session/resume")
 def _children_reconnected(state: "ProtocolState", m: Message) -> None:
     assert m.request is not None
-    # After the response every continuing child is announced again (SUBAGENT-38); a failed
-    # load or resume leaves them as they were.
+    # After the response each continuing child is announced again (SUBAGENT-38); an error: no.
     stale = None if m.is_error else "reconnect"
     for child in descendants(state, m.request.params.get("sessionId")):
         state.children[child].stale = stale

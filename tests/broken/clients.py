@@ -550,6 +550,73 @@ class HttpServerWithoutHeaders(BrokenClient):
         c.call("session/new", {"cwd": "/tmp", "mcpServers": [server]})
 
 
+class _SubagentsClient(_OtherAgent):
+    """A client advertising subagents to the raw agent that delegates each turn to a child
+    session ``sess-1-child`` (``capability_agents.SubagentAgent``: it announces the child, with
+    ``capabilities: {"cancel": {}}``, and refuses any request naming the child)."""
+
+    agent = _agent("SubagentAgent", "capability_agents.py")
+    child = "sess-1-child"
+
+    def delegated(self, c: RawClient, text: str = "hello", on_request: Any = None) -> str:
+        c.initialize({"subagents": {}})
+        session_id = c.new_session()
+        c.prompt(session_id, text, on_request=on_request)
+        return session_id
+
+
+class LoadsChildSession(_SubagentsClient):
+    """Calls session/load on a child to receive its events (SUBAGENT-17: "Clients MUST NOT call
+    `session/load` or `session/resume` on a child to begin receiving its events.")."""
+
+    expect = "SUBAGENT-17"
+
+    def act(self, c: RawClient) -> None:
+        self.delegated(c)
+        c.call("session/load", {"sessionId": self.child, "cwd": "/tmp", "mcpServers": []})
+
+
+class PromptsChildSession(_SubagentsClient):
+    """Prompts a child session, a mutation it did not advertise (SUBAGENT-18: "Clients MUST NOT
+    invoke an unadvertised mutation, including a future method, merely because the Agent
+    supports it for ordinary sessions.")."""
+
+    expect = "SUBAGENT-18"
+
+    def act(self, c: RawClient) -> None:
+        self.delegated(c)
+        c.prompt(self.child, "and now this")
+
+
+class AllowsAfterCancellingChild(_SubagentsClient):
+    """Cancels the child while its permission request waits, then allows it (SUBAGENT-44: "it
+    MUST respond to pending `session/request_permission` requests for the affected work with the
+    `cancelled` outcome")."""
+
+    expect = "SUBAGENT-44"
+    outcome: M = {"outcome": "selected", "optionId": "allow"}
+
+    def act(self, c: RawClient) -> None:
+        def on_request(message: M) -> None:
+            if message.get("method") == "session/request_permission":
+                c.send({"jsonrpc": "2.0", "method": "session/cancel",
+                        "params": {"sessionId": self.child}})  # fmt: skip
+                c.send({"jsonrpc": "2.0", "id": message["id"], "result": {"outcome": self.outcome}})
+
+        self.delegated(c, "ask", on_request)
+
+
+class CancelsChildCleanly(AllowsAfterCancellingChild):
+    """The same conversation, answered ``cancelled`` after the cancel: a correct client (in
+    ``CONFORMING``; its run has no findings)."""
+
+    expect = ""
+    outcome = {"outcome": "cancelled"}
+
+
+#: Correct clients for the baselines of tests/test_oracle_broken.py.
+CONFORMING = {"CancelsChildCleanly": CancelsChildCleanly}
+
 BROKEN = {
     name: cls
     for name, cls in globals().items()
@@ -557,4 +624,4 @@ BROKEN = {
 }
 
 if __name__ == "__main__":
-    BROKEN[sys.argv[1]](sys.argv[2]).run()
+    {**BROKEN, **CONFORMING}[sys.argv[1]](sys.argv[2]).run()
