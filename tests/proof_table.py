@@ -143,9 +143,6 @@ def proofs() -> List[Proof]:
 #: Why a row has no proving peer. "no peer yet: ..." is work left (what a peer would need);
 #: "the wire cannot show it: ..." would make the rule's MUST level wrong (MUST_UNOBSERVABLE).
 REASONS: Dict[Tuple[str, str], str] = {
-    ('AUTH-08', 'client'): (
-        'no peer yet: needs an agent that advertises a terminal auth method to a client with the terminal-auth capability, behind the recording proxy'
-    ),
     ('CANCEL-05', 'agent'): (
         'no peer yet: the cancel scenario skips an error other than -32800 (spec-gap cancel-request-support); cancellation grading is being reworked by another helper (testing/_cancel_scenarios.py)'
     ),
@@ -158,20 +155,11 @@ REASONS: Dict[Tuple[str, str], str] = {
     ('COMPACT-10', 'agent'): (
         'no peer yet: needs a drive advertising compaction and a turn that ends with a compaction left in_progress'
     ),
-    ('CONFIG-18', 'client'): (
-        'no peer yet: needs an agent offering a boolean option to a client that advertised session.configOptions.boolean'
-    ),
     ('CONFIG-19', 'agent'): (
         'no peer yet: the raw agents offer no select option with two values, so the check-agent step is SKIPPED; a RawAgent with configOptions would do'
     ),
     ('CONTENT-02', 'agent'): (
         "no peer yet: an agent refusing text prompts FAILs PROMPT-11 and leaves CONTENT-02 SKIPPED (the prompt scenario's ctx.at names PROMPT-11 only): the scenario files the refusal under the wrong clause (reported)"
-    ),
-    ('CONTENT-06', 'client'): (
-        'no peer yet: the agent behind the recording proxy does not advertise image prompts, so an image without mimeType also breaks CONTENT-04'
-    ),
-    ('CONTENT-07', 'client'): (
-        'no peer yet: the agent behind the recording proxy does not advertise embeddedContext, so a resource without uri also breaks CONTENT-04'
     ),
     ('ELICIT-08', 'agent'): (
         'no peer yet: an elicitation request needs a client that advertised elicitation (else ELICIT-06 fires too)'
@@ -194,9 +182,6 @@ REASONS: Dict[Tuple[str, str], str] = {
     ('INIT-13', 'agent'): (
         "no rule emits it on the agent: the one INIT-13 finding (session_modes.py) blames the client; an agent using an omitted capability is filed under that capability's clause (FS-01, FS-02, TERM-01, ...)"
     ),
-    ('INIT-13', 'client'): (
-        'no peer yet: needs an agent offering a boolean option and a client that sets it without the boolean capability'
-    ),
     ('NOTICE-03', 'agent'): (
         'no peer yet: a notice needs a client that advertised notices (else NOTICE-01 fires too)'
     ),
@@ -209,17 +194,11 @@ REASONS: Dict[Tuple[str, str], str] = {
     ('RPC-07', 'agent'): (
         "no rule emits it on the agent: the crossed reads are check-client's (the client side); check-agent has no scenario with two requests of the agent's in flight"
     ),
-    ('RPC-11', 'client'): (
-        'no peer yet: a check_clients bend dropping the id of the answer to the request whose method is 42 (like ParseErrorWithoutNullId)'
-    ),
     ('SCHEMA-01', 'client'): (
         'no peer possible: the client never sends a SessionNotification'
     ),
     ('SCHEMA-02', 'client'): (
         'no peer possible: the client never sends a ContentChunk'
-    ),
-    ('SETUP-34', 'client'): (
-        'no peer yet: the agent behind the recording proxy does not advertise SSE, so an SSE entry also breaks SETUP-35'
     ),
     ('SUBAGENT-02', 'agent'): (
         'no peer yet: a validate peer needs a drive that advertises clientCapabilities.subagents and announces children (subagent_update)'

@@ -303,6 +303,7 @@ def test_one_defect_client_fails_its_must_clause(tmp_path: Path, name: str) -> N
     # spec CANCEL-05, CANCEL-06, CONTENT-04, EXT-02, FS-07, INIT-01, OVERVIEW-01, OVERVIEW-09
     # spec PROMPT-01, PROMPT-21, RPC-01, RPC-04, RPC-05, RPC-06, RPC-07, RPC-09, RPC-10, SCHEMA-04
     # spec SETUP-04, SETUP-25, SUBAGENT-19, TERM-05, TRANSPORT-01, TRANSPORT-05, TRANSPORT-09
+    # spec RPC-11
     defect = check_clients.DEFECTS[name]()
     report = _run(tmp_path, defect)
     table = report.format_table()

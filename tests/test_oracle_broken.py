@@ -10,6 +10,7 @@ violation.
 
 from __future__ import annotations
 
+import json
 import re
 import subprocess
 import sys
@@ -128,6 +129,7 @@ def test_broken_client_is_caught_with_its_clause(name: str, tmp_path: Path) -> N
     # spec MODES-04, CONFIG-17, SETUP-01, PROMPT-02, SETUP-32, CONTENT-08, RPC-02, AUTH-07, SETUP-20
     # spec LIST-03, LIST-11, SETUP-15, SYSPROMPT-02, SETUP-24, SETUP-03, SYSPROMPT-03
     # spec SYSPROMPT-09, SYSPROMPT-07, SETUP-33
+    # spec AUTH-08, CONFIG-18, INIT-13, CONTENT-06, CONTENT-07, SETUP-34
     report = _broken_client_report(name, tmp_path)
     finding = _caught(report, "client", clients.BROKEN[name].expect)
     assert_quotes_fit(report)  # every finding of the run quotes the sentence it breaks
@@ -205,6 +207,19 @@ _DRIVES = (
 def test_clean_raw_agent_has_no_findings(drive: str) -> None:
     report = _run_agent([PY, str(BROKEN / "_raw_agent_main.py")], drive)
     assert report.findings == [], report.format_text()
+
+
+def test_clean_capable_agent_has_no_findings(tmp_path: Path) -> None:
+    # The agent of the opt-in features' broken clients (capable_agent.py) is conforming: a
+    # client that uses each feature it offers correctly gets no finding, on either side.
+    transcript = tmp_path / "t.jsonl"
+    argv = [PY, str(BROKEN / "clients.py"), "UsesEveryCapability", str(transcript)]
+    subprocess.run(argv, timeout=30, check=True)
+    report = validate(transcript)
+    assert report.findings == [], report.format_text()
+    records = [json.loads(line) for line in transcript.read_text().splitlines()[1:]]
+    methods = {json.loads(r["line"]).get("method") for r in records if "line" in r}
+    assert {"session/set_config_option", "session/prompt"} <= methods
 
 
 @pytest.mark.parametrize("drive", _DRIVES)

@@ -774,6 +774,28 @@ class RefusesChildRequests(Conforming):
         return super().answer_permission(driver, session, request)
 
 
+# -- Proof-table peers (spec_notes/proof.md), appended -----------------------------------------
+
+
+class InvalidRequestUnderAnotherId(Conforming):
+    """Answers the request whose method is 42 (id "acpref-bad") -32600 under another id, its
+    upper-case spelling: a client that normalises the ids it cannot dispatch.
+
+    RPC-11, JSON-RPC 2.0 section 5: "If there was an error in detecting the id in the Request
+    object (e.g. Parse error/Invalid Request), it MUST be Null." (its own id is what the client
+    detected; any other id is neither)."""
+
+    clause = "RPC-11"
+    evidence = "a request whose method is 42 was answered under id 'ACPREF-BAD'"
+
+    def bend(self, driver: AgentDriver, session: str) -> None:
+        def other_id(m: Dict[str, Any]) -> Optional[List[Wire]]:
+            if _is_response(m) and m.get("id") == "acpref-bad":
+                return [{**m, "id": "ACPREF-BAD"}]
+            return None
+
+        on_the_wire(driver, other_id)
+
 DEFECTS = {
     name: cls
     for name, cls in dict(globals()).items()
