@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import inspect
 import json
+import os
 import re
 import shutil
 import subprocess
@@ -160,6 +161,33 @@ def test_report_cli_json_and_errors(tmp_path: Path) -> None:
         timeout=30,
     )
     assert missing.returncode == 2
+
+
+def test_report_with_a_lone_surrogate_in_its_evidence_is_written_and_printed(
+    tmp_path: Path,
+) -> None:
+    # A peer's JSON string may hold a lone surrogate ("\ud800" is legal JSON text), and evidence
+    # quotes what the peer sent: no UTF-8 file or terminal can hold it, so the report writes it
+    # as its escape, in the file, in the text and in --json, and never fails on it.
+    report = CheckReport(subject="client")
+    report._record("RPC-04", "FAIL", "basics", "#7: answered under id '\ud800' (a lone surrogate)")
+    path = tmp_path / "r.json"
+    path.write_text(report.dumps(), encoding="utf-8")  # the file --serve writes
+    assert read_client_report(str(path)).results["RPC-04"].evidence[0].count("\ud800") == 1
+    for extra in ([], ["--json"], ["--table"]):
+        run = subprocess.run(
+            [PY, "-m", "acpref", "check-client", "--report", str(path), *extra],
+            capture_output=True,
+            timeout=30,
+            env={**os.environ, "PYTHONIOENCODING": "utf-8"},
+        )
+        assert run.returncode == 1, run.stderr.decode("utf-8", "replace")
+        assert b"\\ud800" in run.stdout and b"Traceback" not in run.stderr, extra
+    shown = json.loads(subprocess.run(
+        [PY, "-m", "acpref", "check-client", "--report", str(path), "--json"],
+        capture_output=True, timeout=30,
+    ).stdout)
+    assert "\ud800" in shown["results"][0]["evidence"][0]  # --json keeps the value itself
 
 
 # -- What only check-client provokes: odd ids, _meta, an answered notification ---------------------
