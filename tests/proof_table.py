@@ -149,9 +149,6 @@ REASONS: Dict[Tuple[str, str], str] = {
     ('COMPACT-04', 'agent'): (
         'no peer yet: a compaction update needs a client that advertised compaction (else COMPACT-01 fires too); no drive of test_oracle_broken advertises it'
     ),
-    ('COMPACT-04', 'client'): (
-        "no peer possible: the client never sends a CompactionUpdate (only the agent's session/update carries it)"
-    ),
     ('COMPACT-10', 'agent'): (
         'no peer yet: needs a drive advertising compaction and a turn that ends with a compaction left in_progress'
     ),
@@ -185,20 +182,11 @@ REASONS: Dict[Tuple[str, str], str] = {
     ('NOTICE-03', 'agent'): (
         'no peer yet: a notice needs a client that advertised notices (else NOTICE-01 fires too)'
     ),
-    ('NOTICE-03', 'client'): (
-        "no peer possible: the client never sends a Notice (only the agent's session/update carries it)"
-    ),
     ('PROMPT-03', 'client'): (
         'no rule fails it: check-client PASSes it when the oracle finds nothing; the oracle files the broken sentence under CONTENT-04, which quotes the same sentence (check_clients.ImageWithoutCapability); reported'
     ),
     ('RPC-07', 'agent'): (
         "no rule emits it on the agent: the crossed reads are check-client's (the client side); check-agent has no scenario with two requests of the agent's in flight"
-    ),
-    ('SCHEMA-01', 'client'): (
-        'no peer possible: the client never sends a SessionNotification'
-    ),
-    ('SCHEMA-02', 'client'): (
-        'no peer possible: the client never sends a ContentChunk'
     ),
     ('SUBAGENT-02', 'agent'): (
         'no peer yet: a validate peer needs a drive that advertises clientCapabilities.subagents and announces children (subagent_update)'
