@@ -182,9 +182,6 @@ REASONS: Dict[Tuple[str, str], str] = {
     ('NOTICE-03', 'agent'): (
         'no peer yet: a notice needs a client that advertised notices (else NOTICE-01 fires too)'
     ),
-    ('PROMPT-03', 'client'): (
-        'no rule fails it: check-client PASSes it when the oracle finds nothing; the oracle files the broken sentence under CONTENT-04, which quotes the same sentence (check_clients.ImageWithoutCapability); reported'
-    ),
     ('RPC-07', 'agent'): (
         "no rule emits it on the agent: the crossed reads are check-client's (the client side); check-agent has no scenario with two requests of the agent's in flight"
     ),

@@ -328,7 +328,7 @@ def test_RPC_07_client_refusing_the_two_open_reads_is_skipped_not_failed(tmp_pat
 @pytest.mark.parametrize("name", sorted(check_clients.DEFECTS))
 def test_one_defect_client_fails_its_must_clause(tmp_path: Path, name: str) -> None:
     # The clauses of DEFECTS (the register finds the test by these; checked below):
-    # spec CANCEL-05, CANCEL-06, CONTENT-04, EXT-02, FS-07, INIT-01, OVERVIEW-01, OVERVIEW-09
+    # spec CANCEL-05, CANCEL-06, PROMPT-03, EXT-02, FS-07, INIT-01, OVERVIEW-01, OVERVIEW-09
     # spec PROMPT-01, PROMPT-21, RPC-01, RPC-04, RPC-05, RPC-06, RPC-07, RPC-09, RPC-10, SCHEMA-04
     # spec SETUP-04, SETUP-25, SUBAGENT-19, TERM-05, TRANSPORT-01, TRANSPORT-05, TRANSPORT-09
     # spec RPC-11

@@ -124,7 +124,7 @@ def test_broken_agent_is_caught_with_its_clause(name: str) -> None:
 )
 def test_broken_client_is_caught_with_its_clause(name: str, tmp_path: Path) -> None:
     # The clauses the broken clients prove:
-    # spec CONTENT-04, INIT-01, OVERVIEW-01, OVERVIEW-09, PROMPT-01, PROMPT-21, RPC-01, RPC-04
+    # spec PROMPT-03, INIT-01, OVERVIEW-01, OVERVIEW-09, PROMPT-01, PROMPT-21, RPC-01, RPC-04
     # spec INIT-02, SETUP-22, SETUP-25, SETUP-35, TOOL-08, TRANSPORT-09
     # spec MODES-04, CONFIG-17, SETUP-01, PROMPT-02, SETUP-32, CONTENT-08, RPC-02, AUTH-07, SETUP-20
     # spec LIST-03, LIST-11, SETUP-15, SYSPROMPT-02, SETUP-24, SETUP-03, SYSPROMPT-03

@@ -206,7 +206,7 @@ CASES: List[Tuple[str, List[Msg], Msg, str, Party]] = [
     ("boolean option set as a string", init(client_caps={"session": {"configOptions": {"boolean": {}}}}) + new(configOptions=[{"id": "b", "name": "B", "type": "boolean", "currentValue": False}]), (C, req(2, "session/set_config_option", {"sessionId": "s1", "configId": "b", "value": "true"})), "CONFIG-18", C),
     ("select value not offered", init() + new(configOptions=OPTIONS), (C, req(2, "session/set_config_option", {"sessionId": "s1", "configId": "model", "value": "zzz"})), "CONFIG-17", C),
     ("second prompt", started(), (C, req(3, "session/prompt", {"sessionId": "s1", "prompt": []})), "spec-gap:concurrent-prompt", C),
-    ("image not advertised", init() + new(), (C, req(2, "session/prompt", {"sessionId": "s1", "prompt": [{"type": "image", "data": "x", "mimeType": "image/png"}]})), "CONTENT-04", C),
+    ("image not advertised", init() + new(), (C, req(2, "session/prompt", {"sessionId": "s1", "prompt": [{"type": "image", "data": "x", "mimeType": "image/png"}]})), "PROMPT-03", C),
     ("cancel of nothing", init(), (C, note("$/cancel_request", {"requestId": 5})), "spec-gap:unknown-cancel-id", C),
     # -- the client's answers
     ("permission answered after cancel", started() + [asking(), (C, note("session/cancel", {"sessionId": "s1"}))], (C, ok(100, {"outcome": {"outcome": "selected", "optionId": "ok"}})), "PROMPT-21", C),

@@ -4,7 +4,7 @@ Run it with ``python tests/broken/capable_agent.py CapableAgent``. The broken cl
 ``clients.py`` that break a sentence about an opt-in feature talk to it (through
 ``acpref proxy --record``), so that their one defect breaks that sentence alone and not also the
 capability's own clause: image and embedded-resource prompts (``promptCapabilities``, else
-CONTENT-04), SSE MCP servers (``mcpCapabilities.sse``, else SETUP-35), a terminal login
+PROMPT-03), SSE MCP servers (``mcpCapabilities.sse``, else SETUP-35), a terminal login
 (offered only to a client that advertised ``auth.terminal``: AUTH-05) and a boolean config
 option (offered only to a client that advertised ``session.configOptions.boolean``: CONFIG-05).
 

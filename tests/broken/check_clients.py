@@ -466,11 +466,11 @@ class ImageWithoutCapability(Conforming):
     """Attaches an image to the first prompt although the agent's ``promptCapabilities.image``
     is false; refused, the user sends the text alone.
 
-    CONTENT-04, prompt-turn.mdx: "Clients MUST restrict types of content according to the
-    Prompt Capabilities established during initialization." (PROMPT-03 quotes the same
-    sentence; the oracle names CONTENT-04)."""
+    PROMPT-03, prompt-turn.mdx: "Clients MUST restrict types of content according to the
+    Prompt Capabilities established during initialization." (CONTENT-04 is the same rule as the
+    content page states it, without a keyword: the oracle files it under PROMPT-03)."""
 
-    clause = "CONTENT-04"
+    clause = "PROMPT-03"
     evidence = "did not advertise promptCapabilities.image"
 
     def prompt(self, driver: AgentDriver, session: str, text: str) -> Any:

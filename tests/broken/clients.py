@@ -120,9 +120,11 @@ class UnofferedOption(BrokenClient):
 
 
 class ImageWithoutCapability(BrokenClient):
-    """Puts an image in a prompt although the agent's promptCapabilities.image is false."""
+    """Puts an image in a prompt although the agent's promptCapabilities.image is false
+    (PROMPT-03: "Clients MUST restrict types of content according to the Prompt Capabilities
+    established during initialization.")."""
 
-    expect = "CONTENT-04"
+    expect = "PROMPT-03"
 
     def act(self, c: RawClient) -> None:
         c.initialize()
