@@ -152,12 +152,6 @@ REASONS: Dict[Tuple[str, str], str] = {
     ('COMPACT-10', 'agent'): (
         'no peer yet: needs a drive advertising compaction and a turn that ends with a compaction left in_progress'
     ),
-    ('CONFIG-19', 'agent'): (
-        'no peer yet: the raw agents offer no select option with two values, so the check-agent step is SKIPPED; a RawAgent with configOptions would do'
-    ),
-    ('CONTENT-02', 'agent'): (
-        "no peer yet: an agent refusing text prompts FAILs PROMPT-11 and leaves CONTENT-02 SKIPPED (the prompt scenario's ctx.at names PROMPT-11 only): the scenario files the refusal under the wrong clause (reported)"
-    ),
     ('ELICIT-08', 'agent'): (
         'no peer yet: an elicitation request needs a client that advertised elicitation (else ELICIT-06 fires too)'
     ),
