@@ -227,9 +227,6 @@ REASONS: Dict[Tuple[str, str], str] = {
     ('TOOL-10', 'agent'): (
         'no peer yet: the rule (tool_calls.py) checks that optionIds are unique, but the quoted sentence is the required list (optionId, name, kind), and a missing kind is filed under OVERVIEW-01: rule and sentence disagree (reported)'
     ),
-    ('TOOL-14', 'agent'): (
-        'no peer yet: needs a turn that releases a terminal never added to a tool call'
-    ),
 }
 
 #: Rows the oracle emits at MUST although the wire cannot show them: defects of the oracle,

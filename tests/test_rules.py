@@ -261,7 +261,7 @@ CASES: List[Tuple[str, List[Msg], Msg, str, Party]] = [
     ("tool call id reused", started() + [update("s1", {"sessionUpdate": "tool_call", "toolCallId": "c1", "title": "t"})], update("s1", {"sessionUpdate": "tool_call", "toolCallId": "c1", "title": "t"}), "TOOL-02", A),
     ("update of unknown tool call", started(), update("s1", {"sessionUpdate": "tool_call_update", "toolCallId": "zz"}), "TOOL-05", A),
     ("relative diff path", started(), update("s1", {"sessionUpdate": "tool_call", "toolCallId": "c1", "title": "t", "content": [{"type": "diff", "path": "a", "newText": ""}]}), "TOOL-13", A),
-    ("unknown terminal embedded", started(), update("s1", {"sessionUpdate": "tool_call", "toolCallId": "c1", "title": "t", "content": [{"type": "terminal", "terminalId": "zz"}]}), "TOOL-14", A),
+    ("unknown terminal embedded", started(), update("s1", {"sessionUpdate": "tool_call", "toolCallId": "c1", "title": "t", "content": [{"type": "terminal", "terminalId": "zz"}]}), "spec-gap:embedded-terminal-id", A),
     ("relative location", started(), update("s1", {"sessionUpdate": "tool_call", "toolCallId": "c1", "title": "t", "locations": [{"path": "a"}]}), "TOOL-15", A),
     ("location line 0", started(), update("s1", {"sessionUpdate": "tool_call", "toolCallId": "c1", "title": "t", "locations": [{"path": "/a", "line": 0}]}), "OVERVIEW-07", A),
     # -- the agent's requests

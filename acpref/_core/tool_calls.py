@@ -64,13 +64,21 @@ def _tool_call_body(state: ConnectionFacts, body: Dict[str, Any], m: Message) ->
             yield finding("TOOL-13", A, f"diff path {item.get('path')!r} is not absolute", m.index)
         if item.get("type") == "terminal":
             term = state.terminals.get(item.get("terminalId"))
-            if term is None or term.released:
-                # spec TOOL-14: embedded terminals come from terminal/create and are not released.
-                state_word = "released" if term is not None else "unknown"
+            if term is not None and term.released:
+                # spec TOOL-14: "The terminal must be added before calling `terminal/release`."
                 yield finding(
                     "TOOL-14",
                     A,
-                    f"tool call embeds {state_word} terminal {item.get('terminalId')!r}",
+                    f"tool call embeds released terminal {item.get('terminalId')!r}",
+                    m.index,
+                )
+            elif term is None:
+                # spec-gap embedded-terminal-id: "Embed a terminal created with terminal/create
+                # by its id" has no keyword; an id no terminal/create gave is acpref's reading.
+                yield finding(
+                    "spec-gap:embedded-terminal-id",
+                    A,
+                    f"tool call embeds unknown terminal {item.get('terminalId')!r}",
                     m.index,
                 )
     locations = body.get("locations")

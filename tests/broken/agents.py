@@ -627,6 +627,24 @@ class ObjectRequestId(RawAgent):
         super().on_session_prompt(m)
 
 
+class EmbedsReleasedTerminal(RawAgent):
+    """Runs a command in a terminal, releases it, then reports a tool call that embeds it.
+    TOOL-14, schema Terminal: "The terminal must be added before calling `terminal/release`."."""
+
+    expect, drive = "TOOL-14", "prompt"
+
+    def on_session_prompt(self, m: M) -> None:
+        session_id = m["params"]["sessionId"]
+        params = {"sessionId": session_id, "command": sys.executable, "args": ["-c", "pass"]}
+        terminal_id = self.request("terminal/create", params)["result"]["terminalId"]
+        self.request("terminal/wait_for_exit", {"sessionId": session_id, "terminalId": terminal_id})
+        self.request("terminal/release", {"sessionId": session_id, "terminalId": terminal_id})
+        call = {"toolCallId": f"call-{m['id']}", "title": "Run", "kind": "execute",
+                "status": "completed", "content": [{"type": "terminal", "terminalId": terminal_id}]}  # fmt: skip
+        self.update(session_id, {"sessionUpdate": "tool_call", **call})
+        super().on_session_prompt(m)
+
+
 BROKEN = {
     name: cls
     for name, cls in globals().items()
