@@ -224,9 +224,6 @@ REASONS: Dict[Tuple[str, str], str] = {
     ('SUBAGENT-53', 'agent'): (
         'no peer yet: a validate peer needs a drive that advertises clientCapabilities.subagents and announces children (subagent_update)'
     ),
-    ('TOOL-10', 'agent'): (
-        'no peer yet: the rule (tool_calls.py) checks that optionIds are unique, but the quoted sentence is the required list (optionId, name, kind), and a missing kind is filed under OVERVIEW-01: rule and sentence disagree (reported)'
-    ),
 }
 
 #: Rows the oracle emits at MUST although the wire cannot show them: defects of the oracle,

@@ -267,7 +267,7 @@ CASES: List[Tuple[str, List[Msg], Msg, str, Party]] = [
     # -- the agent's requests
     ("read for unknown session", init(), (A, req(100, "fs/read_text_file", {"sessionId": "nope", "path": "/a"})), "spec-gap:unknown-session", A),
     ("read not advertised", init(client_caps={}) + new(), (A, req(100, "fs/read_text_file", {"sessionId": "s1", "path": "/a"})), "FS-01", A),
-    ("repeated option ids", started(), asking(options=["x", "x"]), "TOOL-10", A),
+    ("repeated option ids", started(), asking(options=["x", "x"]), "spec-gap:unique-option-ids", A),
     ("relative read path", started(), (A, req(100, "fs/read_text_file", {"sessionId": "s1", "path": "a"})), "FS-03", A),
     ("relative write path", started(), (A, req(100, "fs/write_text_file", {"sessionId": "s1", "path": "a", "content": ""})), "FS-06", A),
     ("read line 0", started(), (A, req(100, "fs/read_text_file", {"sessionId": "s1", "path": "/a", "line": 0})), "OVERVIEW-07", A),

@@ -4,7 +4,8 @@ A tool call is announced once with ``tool_call`` (its id unique in the session, 
 then changed with ``tool_call_update``s that name it (TOOL-05); a name once reported stays
 (TOOL-17, TOOL-18). Its content may carry diffs and locations with absolute paths and 1-based
 lines (TOOL-13, TOOL-15, OVERVIEW-07) and live terminals (TOOL-14). Before a sensitive step the
-agent may send ``session/request_permission`` with options of distinct ids (TOOL-10); the client
+agent may send ``session/request_permission`` with options that each have an id, a name and a
+kind (TOOL-10), ids distinct (spec-gap unique-option-ids); the client
 selects one of those options (TOOL-08) or, after a cancel, answers "cancelled" (PROMPT-21, in
 ``prompt_turn``).
 """
@@ -124,8 +125,10 @@ def _permission(state: ConnectionFacts, m: Message) -> Iterable[Finding]:
         else []
     )
     if len(ids) != len(set(ids)):
-        # spec TOOL-10: optionIds are unique within the request.
-        yield finding("TOOL-10", A, "permission options repeat an optionId", m.index, INVALID)
+        # spec-gap unique-option-ids: "Unique identifier for this option" has no keyword (TOOL-10
+        # quotes the required list: optionId, name, kind, which the shape check applies).
+        repeated = "permission options repeat an optionId"
+        yield finding("spec-gap:unique-option-ids", A, repeated, m.index, INVALID)
     tool_call = m.params.get("toolCall")
     if isinstance(tool_call, dict):
         yield from _tool_call_body(state, tool_call, m)

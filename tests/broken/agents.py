@@ -645,6 +645,20 @@ class EmbedsReleasedTerminal(RawAgent):
         super().on_session_prompt(m)
 
 
+class PermissionOptionWithoutKind(RawAgent):
+    """Asks permission with options that have no ``kind``. TOOL-10, schema PermissionOption:
+    "required: optionId, name, kind"."""
+
+    expect, drive = "TOOL-10", "cancel"
+
+    def ask_permission(self, session_id: str, call: str) -> Dict[str, Any]:
+        options = [{"optionId": "allow", "name": "Allow"}, {"optionId": "reject", "name": "Reject"}]
+        return self.request(
+            "session/request_permission",
+            {"sessionId": session_id, "toolCall": {"toolCallId": call}, "options": options},
+        )
+
+
 BROKEN = {
     name: cls
     for name, cls in globals().items()
