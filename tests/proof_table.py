@@ -143,9 +143,6 @@ def proofs() -> List[Proof]:
 #: Why a row has no proving peer. "no peer yet: ..." is work left (what a peer would need);
 #: "the wire cannot show it: ..." would make the rule's MUST level wrong (MUST_UNOBSERVABLE).
 REASONS: Dict[Tuple[str, str], str] = {
-    ('CANCEL-05', 'agent'): (
-        'no peer yet: the cancel scenario skips an error other than -32800 (spec-gap cancel-request-support); cancellation grading is being reworked by another helper (testing/_cancel_scenarios.py)'
-    ),
     ('COMPACT-04', 'agent'): (
         'no peer yet: a compaction update needs a client that advertised compaction (else COMPACT-01 fires too); no drive of test_oracle_broken advertises it'
     ),

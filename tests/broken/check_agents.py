@@ -1027,6 +1027,18 @@ class ConfigResultWithoutTheOption(ConfigAgent):
         return []
 
 
+class ExitsOnCancelRequest(RawAgent):
+    """Exits when ``$/cancel_request`` names its running prompt, leaving the prompt unanswered
+    (a receiver that tears its request down). CANCEL-05: "MUST send one of these responses for
+    the original request"."""
+
+    scenario, clause = "cancel", "CANCEL-05"
+
+    def on_dollar_cancel_request(self, m: M) -> None:
+        if m["params"].get("requestId") == getattr(self, "prompt_id", None):
+            raise SystemExit(0)
+
+
 _ONE_DEFECT = {
     name: cls
     for name, cls in list(globals().items())
