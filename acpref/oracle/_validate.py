@@ -302,13 +302,14 @@ class Validator:
             # the id in the Request object (e.g. Parse error/Invalid Request), it MUST be Null").
             self._owed_ids[sender].pop()
             return [f for f in found if f.clause != "RPC-04"]
-        if "error" in message and self._owed_ids[sender] and any(f.clause == "RPC-04" for f in found):
+        unknown_id = any(f.clause == "RPC-04" for f in found)
+        if "error" in message and self._owed_ids[sender] and unknown_id:
             # spec RPC-11: an error under an id no request carries, while an invalid request
             # waits for its refusal, is that refusal under neither its id nor null. RPC-04's
             # sentence binds the answer to a Request object, which the invalid one is not.
             self._owed_ids[sender].pop()
             found = [f for f in found if f.clause != "RPC-04"]
-            text = f"error id {request_id!r} is neither the id of the invalid request it refuses nor null"
+            text = f"error id {request_id!r} is neither the invalid request's id nor null"
             return [*found, finding("RPC-11", sender, text, index)]
         recent = self._notified[sender]
         while recent and self._received[sender] - recent[-1][0] > _RECENT_WINDOW:

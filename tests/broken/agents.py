@@ -639,9 +639,9 @@ class EmbedsReleasedTerminal(RawAgent):
         terminal_id = self.request("terminal/create", params)["result"]["terminalId"]
         self.request("terminal/wait_for_exit", {"sessionId": session_id, "terminalId": terminal_id})
         self.request("terminal/release", {"sessionId": session_id, "terminalId": terminal_id})
-        call = {"toolCallId": f"call-{m['id']}", "title": "Run", "kind": "execute",
-                "status": "completed", "content": [{"type": "terminal", "terminalId": terminal_id}]}  # fmt: skip
-        self.update(session_id, {"sessionUpdate": "tool_call", **call})
+        embed = [{"type": "terminal", "terminalId": terminal_id}]
+        call = {"toolCallId": f"call-{m['id']}", "title": "Run", "status": "completed"}
+        self.update(session_id, {"sessionUpdate": "tool_call", **call, "content": embed})
         super().on_session_prompt(m)
 
 
