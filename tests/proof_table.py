@@ -174,7 +174,7 @@ REASONS: Dict[Tuple[str, str], str] = {
         'no peer yet: a notice needs a client that advertised notices (else NOTICE-01 fires too)'
     ),
     ('RPC-07', 'agent'): (
-        "no rule emits it on the agent: the crossed reads are check-client's (the client side); check-agent has no scenario with two requests of the agent's in flight"
+        "no rule emits it on the agent: the crossed reads are check-client's (the client side). A check-agent scenario could send two requests of different result shapes at once (session/new and session/list) and see an agent swap the ids, but the oracle would file each swapped result under its shape clause too (SETUP-02, LIST-02): a proof needs the oracle to recognise a swap first"
     ),
     ('SUBAGENT-02', 'agent'): (
         'no peer yet: a validate peer needs a drive that advertises clientCapabilities.subagents and announces children (subagent_update)'
