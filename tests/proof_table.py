@@ -153,65 +153,14 @@ def proofs() -> List[Proof]:
 #: Why a row has no proving peer. "no peer yet: ..." is work left (what a peer would need);
 #: "the wire cannot show it: ..." would make the rule's MUST level wrong (MUST_UNOBSERVABLE).
 REASONS: Dict[Tuple[str, str], str] = {
-    ('AUTH-08', 'client'): (
-        'no peer yet: needs an agent that advertises a terminal auth method to a client with the terminal-auth capability, behind the recording proxy'
-    ),
-    ('CANCEL-05', 'agent'): (
-        'no peer yet: the cancel scenario skips an error other than -32800 (spec-gap cancel-request-support); cancellation grading is being reworked by another helper (testing/_cancel_scenarios.py)'
-    ),
-    ('COMPACT-04', 'client'): (
-        "no peer possible: the client never sends a CompactionUpdate (only the agent's session/update carries it)"
-    ),
-    ('CONFIG-18', 'client'): (
-        'no peer yet: needs an agent offering a boolean option to a client that advertised session.configOptions.boolean'
-    ),
-    ('CONFIG-19', 'agent'): (
-        'no peer yet: the raw agents offer no select option with two values, so the check-agent step is SKIPPED; a RawAgent with configOptions would do'
-    ),
-    ('CONTENT-02', 'agent'): (
-        "no peer yet: an agent refusing text prompts FAILs PROMPT-11 and leaves CONTENT-02 SKIPPED (the prompt scenario's ctx.at names PROMPT-11 only): the scenario files the refusal under the wrong clause (reported)"
-    ),
-    ('CONTENT-06', 'client'): (
-        'no peer yet: the agent behind the recording proxy does not advertise image prompts, so an image without mimeType also breaks CONTENT-04'
-    ),
-    ('CONTENT-07', 'client'): (
-        'no peer yet: the agent behind the recording proxy does not advertise embeddedContext, so a resource without uri also breaks CONTENT-04'
-    ),
     ('EXT-07', 'client'): (
         "no rule emits it on the client: check-client judges the answer to its custom request under RPC-04 and EXT-08 (the literal is only in check-agent's scenarios); reported"
     ),
     ('INIT-13', 'agent'): (
         "no rule emits it on the agent: the one INIT-13 finding (session_modes.py) blames the client; an agent using an omitted capability is filed under that capability's clause (FS-01, FS-02, TERM-01, ...)"
     ),
-    ('INIT-13', 'client'): (
-        'no peer yet: needs an agent offering a boolean option and a client that sets it without the boolean capability'
-    ),
-    ('NOTICE-03', 'client'): (
-        "no peer possible: the client never sends a Notice (only the agent's session/update carries it)"
-    ),
-    ('PROMPT-03', 'client'): (
-        'no rule fails it: check-client PASSes it when the oracle finds nothing; the oracle files the broken sentence under CONTENT-04, which quotes the same sentence (check_clients.ImageWithoutCapability); reported'
-    ),
     ('RPC-07', 'agent'): (
-        "no rule emits it on the agent: the crossed reads are check-client's (the client side); check-agent has no scenario with two requests of the agent's in flight"
-    ),
-    ('RPC-11', 'client'): (
-        'no peer yet: a check_clients bend dropping the id of the answer to the request whose method is 42 (like ParseErrorWithoutNullId)'
-    ),
-    ('SCHEMA-01', 'client'): (
-        'no peer possible: the client never sends a SessionNotification'
-    ),
-    ('SCHEMA-02', 'client'): (
-        'no peer possible: the client never sends a ContentChunk'
-    ),
-    ('SETUP-34', 'client'): (
-        'no peer yet: the agent behind the recording proxy does not advertise SSE, so an SSE entry also breaks SETUP-35'
-    ),
-    ('TOOL-10', 'agent'): (
-        'no peer yet: the rule (tool_calls.py) checks that optionIds are unique, but the quoted sentence is the required list (optionId, name, kind), and a missing kind is filed under OVERVIEW-01: rule and sentence disagree (reported)'
-    ),
-    ('TOOL-14', 'agent'): (
-        'no peer yet: needs a turn that releases a terminal never added to a tool call'
+        "no rule emits it on the agent: the crossed reads are check-client's (the client side). A check-agent scenario could send two requests of different result shapes at once (session/new and session/list) and see an agent swap the ids, but the oracle would file each swapped result under its shape clause too (SETUP-02, LIST-02): a proof needs the oracle to recognise a swap first"
     ),
 }
 

@@ -662,3 +662,19 @@ def test_SETUP_05_a_replay_chunked_merged_and_wrapped_otherwise_passes() -> None
     options = AgentCheckOptions(only=("load",), **FAST)
     report = check_agent([*CHECK_AGENTS, "ReplaysInOtherChunks"], options)
     assert report.results["SETUP-05"].status == "PASS", report.format_table()
+
+
+#: The proof-table peers whose one defect once failed a second clause too (RPC-06 for an
+#: unanswered cancelled prompt, PROMPT-11 for a refused text prompt): nothing else may fail.
+ONLY_THEIR_CLAUSE = ("ExitsOnCancelRequest", "RefusesTextPrompts", "ConfigResultWithoutTheOption")
+
+
+@pytest.mark.parametrize("name", ONLY_THEIR_CLAUSE)
+def test_a_proof_peer_fails_its_clause_and_no_other(name: str) -> None:
+    # spec CANCEL-05, CONTENT-02, CONFIG-19: one defect, one failing row, one oracle finding.
+    cls = check_agents.DEFECTS[name]
+    report = _check_defect(name, cls)
+    assert {r.clause for r in report.failing()} == {cls.clause}, report.format_table()
+    assert {f["clause"] for f in report.findings if f["level"] in ("MUST", "MUST NOT")} <= {
+        cls.clause
+    }, report.findings

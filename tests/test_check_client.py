@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import inspect
 import json
+import os
 import re
 import shutil
 import subprocess
@@ -162,6 +163,33 @@ def test_report_cli_json_and_errors(tmp_path: Path) -> None:
     assert missing.returncode == 2
 
 
+def test_report_with_a_lone_surrogate_in_its_evidence_is_written_and_printed(
+    tmp_path: Path,
+) -> None:
+    # A peer's JSON string may hold a lone surrogate ("\ud800" is legal JSON text), and evidence
+    # quotes what the peer sent: no UTF-8 file or terminal can hold it, so the report writes it
+    # as its escape, in the file, in the text and in --json, and never fails on it.
+    report = CheckReport(subject="client")
+    report._record("RPC-04", "FAIL", "basics", "#7: answered under id '\ud800' (a lone surrogate)")
+    path = tmp_path / "r.json"
+    path.write_text(report.dumps(), encoding="utf-8")  # the file --serve writes
+    assert read_client_report(str(path)).results["RPC-04"].evidence[0].count("\ud800") == 1
+    for extra in ([], ["--json"], ["--table"]):
+        run = subprocess.run(
+            [PY, "-m", "acpref", "check-client", "--report", str(path), *extra],
+            capture_output=True,
+            timeout=30,
+            env={**os.environ, "PYTHONIOENCODING": "utf-8"},
+        )
+        assert run.returncode == 1, run.stderr.decode("utf-8", "replace")
+        assert b"\\ud800" in run.stdout and b"Traceback" not in run.stderr, extra
+    shown = json.loads(subprocess.run(
+        [PY, "-m", "acpref", "check-client", "--report", str(path), "--json"],
+        capture_output=True, timeout=30,
+    ).stdout)
+    assert "\ud800" in shown["results"][0]["evidence"][0]  # --json keeps the value itself
+
+
 # -- What only check-client provokes: odd ids, _meta, an answered notification ---------------------
 
 
@@ -300,9 +328,10 @@ def test_RPC_07_client_refusing_the_two_open_reads_is_skipped_not_failed(tmp_pat
 @pytest.mark.parametrize("name", sorted(check_clients.DEFECTS))
 def test_one_defect_client_fails_its_must_clause(tmp_path: Path, name: str) -> None:
     # The clauses of DEFECTS (the register finds the test by these; checked below):
-    # spec CANCEL-05, CANCEL-06, CONTENT-04, EXT-02, FS-07, INIT-01, OVERVIEW-01, OVERVIEW-09
+    # spec CANCEL-05, CANCEL-06, PROMPT-03, EXT-02, FS-07, INIT-01, OVERVIEW-01, OVERVIEW-09
     # spec PROMPT-01, PROMPT-21, RPC-01, RPC-04, RPC-05, RPC-06, RPC-07, RPC-09, RPC-10, SCHEMA-04
     # spec SETUP-04, SETUP-25, SUBAGENT-19, TERM-05, TRANSPORT-01, TRANSPORT-05, TRANSPORT-09
+    # spec RPC-11
     defect = check_clients.DEFECTS[name]()
     report = _run(tmp_path, defect)
     table = report.format_table()

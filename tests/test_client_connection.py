@@ -186,7 +186,7 @@ def _sent(pairs, cwd, action, method):
             ),
         ),
         (
-            "CONTENT-04",
+            "PROMPT-03",
             lambda c, cwd, sid: c.prompt(sid, [s.ImageContent(data="AA==", mime_type="image/png")]),
         ),
         ("INIT-13", lambda c, cwd, sid: c.set_config_option(sid, "model", True)),
@@ -281,7 +281,7 @@ def test_PROMPT_03_only_content_types_the_agent_allows(pairs, cwd):
         refusal = _refusal(
             pairs, cwd, lambda c, cwd, sid, b=block: c.prompt(sid, [b], timeout=WAIT), DEFAULT_CAPS
         )
-        assert refusal.clause == "CONTENT-04"  # the same rule, as the content page states it
+        assert refusal.clause == "PROMPT-03"  # CONTENT-04 is the same rule, without a keyword
         assert f"did not advertise promptCapabilities.{kind}" in str(refusal)
 
 

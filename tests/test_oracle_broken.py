@@ -10,6 +10,7 @@ violation.
 
 from __future__ import annotations
 
+import json
 import re
 import subprocess
 import sys
@@ -109,7 +110,7 @@ def test_broken_agent_is_caught_with_its_clause(name: str) -> None:
     # spec SCHEMA-03, INIT-04, SETUP-02, SETUP-07, SETUP-08, SETUP-12, TERM-01, TERM-07
     # spec TOOL-02, TOOL-05, TOOL-15, TRANSPORT-01, TRANSPORT-05, TRANSPORT-08, FS-06
     # spec SCHEMA-01, SCHEMA-02, CONTENT-06, CONTENT-07, CONTENT-08, PROMPT-10, TOOL-13, TERM-02
-    # spec INIT-04, RPC-02
+    # spec INIT-04, RPC-02, TOOL-14, TOOL-10
     report = _broken_agent_report(name)
     finding = _caught(report, "agent", agents.BROKEN[name].expect)
     assert_quotes_fit(report)  # every finding of the run quotes the sentence it breaks
@@ -124,12 +125,13 @@ def test_broken_agent_is_caught_with_its_clause(name: str) -> None:
 )
 def test_broken_client_is_caught_with_its_clause(name: str, tmp_path: Path) -> None:
     # The clauses the broken clients prove:
-    # spec CONTENT-04, INIT-01, OVERVIEW-01, OVERVIEW-09, PROMPT-01, PROMPT-21, RPC-01, RPC-04
+    # spec PROMPT-03, INIT-01, OVERVIEW-01, OVERVIEW-09, PROMPT-01, PROMPT-21, RPC-01, RPC-04
     # spec INIT-02, SETUP-22, SETUP-25, SETUP-35, TOOL-08, TRANSPORT-09
     # spec MODES-04, CONFIG-17, SETUP-01, PROMPT-02, SETUP-32, CONTENT-08, RPC-02, AUTH-07, SETUP-20
     # spec LIST-03, LIST-11, SETUP-15, SYSPROMPT-02, SETUP-24, SETUP-03, SYSPROMPT-03
     # spec SYSPROMPT-09, SYSPROMPT-07, SETUP-33
     # spec SUBAGENT-17, SUBAGENT-18, SUBAGENT-44
+    # spec AUTH-08, CONFIG-18, INIT-13, CONTENT-06, CONTENT-07, SETUP-34
     report = _broken_client_report(name, tmp_path)
     finding = _caught(report, "client", clients.BROKEN[name].expect)
     assert_quotes_fit(report)  # every finding of the run quotes the sentence it breaks
@@ -207,6 +209,19 @@ _DRIVES = (
 def test_clean_raw_agent_has_no_findings(drive: str) -> None:
     report = _run_agent([PY, str(BROKEN / "_raw_agent_main.py")], drive)
     assert report.findings == [], report.format_text()
+
+
+def test_clean_capable_agent_has_no_findings(tmp_path: Path) -> None:
+    # The agent of the opt-in features' broken clients (capable_agent.py) is conforming: a
+    # client that uses each feature it offers correctly gets no finding, on either side.
+    transcript = tmp_path / "t.jsonl"
+    argv = [PY, str(BROKEN / "clients.py"), "UsesEveryCapability", str(transcript)]
+    subprocess.run(argv, timeout=30, check=True)
+    report = validate(transcript)
+    assert report.findings == [], report.format_text()
+    records = [json.loads(line) for line in transcript.read_text().splitlines()[1:]]
+    methods = {json.loads(r["line"]).get("method") for r in records if "line" in r}
+    assert {"session/set_config_option", "session/prompt"} <= methods
 
 
 @pytest.mark.parametrize("drive", _DRIVES)

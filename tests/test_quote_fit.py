@@ -40,7 +40,9 @@ _LINE_EVIDENCE = [
 ]
 #: A strict shape finding: ``<method> <part>: <path>: <what is wrong>``.
 _SHAPE = re.compile(r"^\S+ (?:params|result|error): (?P<path>[\w.\[\]$/-]+): ")
-_BINDS = re.compile(r"\b([Aa]gents?|[Cc]lients?)\s+(?:MUST|SHOULD|must|should)\b")
+_PARTY = r"(?:[Aa]gents?|[Cc]lients?)"
+#: The subject of a keyword: one party, or both ("Clients and Agents MUST", INIT-13).
+_BINDS = re.compile(rf"\b({_PARTY}(?:\s+and\s+{_PARTY})?)\s+(?:MUST|SHOULD|must|should)\b")
 
 
 def _squash(text: str) -> str:
@@ -88,7 +90,8 @@ def _belongs(quote) -> bool:
 
 def _bound_parties(text: str) -> Set[str]:
     """The parties a sentence binds: the subject of each of its keywords, when it names one."""
-    return {m.group(1).lower().rstrip("s") for m in _BINDS.finditer(text)}
+    subjects = " ".join(m.group(1) for m in _BINDS.finditer(text))
+    return {p.lower().rstrip("s") for p in re.findall(_PARTY, subjects)}
 
 
 def _names_field(quote: str, path: str) -> bool:

@@ -373,7 +373,7 @@ def test_SCHEMA_14_omitted_capabilities_read_as_false(tmp_path: Path) -> None:
         assert info.value.clause == "SETUP-03"
         with pytest.raises(LocalProtocolError) as info:
             pair.conn.prompt(sid, [s.ImageContent(data=PNG, mime_type="image/png")], timeout=WAIT)
-        assert info.value.clause == "CONTENT-04"
+        assert info.value.clause == "PROMPT-03"
     finally:
         pair.close()
     state = handshake(ProtocolState(), client_caps={}, agent_caps={})

@@ -73,10 +73,12 @@ def _prompt(state: ConnectionFacts, m: Message) -> Iterable[Finding]:
         kind = block.get("type") if isinstance(block, dict) else None
         gate = prompt_block_gate(kind)
         if gate is not None and not state.gate_open(gate, A):
-            # spec PROMPT-03: only the content types the agent's promptCapabilities allow;
-            # spec CONTENT-04: image/audio/resource only when the agent accepts them.
+            # spec PROMPT-03: "Clients MUST restrict types of content according to the Prompt
+            # Capabilities" (prompt-turn.mdx, the sentence's own page).
+            # spec CONTENT-04: the same rule as the content page states it ("Requires the
+            # `image` prompt capability"), with no keyword: filed under PROMPT-03's sentence.
             yield finding(
-                "CONTENT-04",
+                "PROMPT-03",
                 C,
                 f"prompt has {'an' if str(kind)[:1] in 'aeiou' else 'a'} {kind} block but the agent "
                 f"did not advertise {gate}",

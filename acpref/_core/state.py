@@ -124,9 +124,10 @@ class ProtocolState(ConnectionFacts):
         for party, table in self.outstanding.items():
             for request_id, req in table.items():
                 # spec RPC-06: every request is answered, the failed and cancelled ones too.
+                # spec CANCEL-05: one that $/cancel_request named breaks that page's own MUST.
                 out.append(
                     finding(
-                        "RPC-06",
+                        "CANCEL-05" if req.cancel_requested else "RPC-06",
                         other(party),
                         f"{req.method} request {request_id!r} was never answered",
                         req.index,

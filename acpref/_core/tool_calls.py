@@ -4,7 +4,8 @@ A tool call is announced once with ``tool_call`` (its id unique in the session, 
 then changed with ``tool_call_update``s that name it (TOOL-05); a name once reported stays
 (TOOL-17, TOOL-18). Its content may carry diffs and locations with absolute paths and 1-based
 lines (TOOL-13, TOOL-15, OVERVIEW-07) and live terminals (TOOL-14). Before a sensitive step the
-agent may send ``session/request_permission`` with options of distinct ids (TOOL-10); the client
+agent may send ``session/request_permission`` with options that each have an id, a name and a
+kind (TOOL-10), ids distinct (spec-gap unique-option-ids); the client
 selects one of those options (TOOL-08) or, after a cancel, answers "cancelled" (PROMPT-21, in
 ``prompt_turn``).
 """
@@ -64,13 +65,21 @@ def _tool_call_body(state: ConnectionFacts, body: Dict[str, Any], m: Message) ->
             yield finding("TOOL-13", A, f"diff path {item.get('path')!r} is not absolute", m.index)
         if item.get("type") == "terminal":
             term = state.terminals.get(item.get("terminalId"))
-            if term is None or term.released:
-                # spec TOOL-14: embedded terminals come from terminal/create and are not released.
-                state_word = "released" if term is not None else "unknown"
+            if term is not None and term.released:
+                # spec TOOL-14: "The terminal must be added before calling `terminal/release`."
                 yield finding(
                     "TOOL-14",
                     A,
-                    f"tool call embeds {state_word} terminal {item.get('terminalId')!r}",
+                    f"tool call embeds released terminal {item.get('terminalId')!r}",
+                    m.index,
+                )
+            elif term is None:
+                # spec-gap embedded-terminal-id: "Embed a terminal created with terminal/create
+                # by its id" has no keyword; an id no terminal/create gave is acpref's reading.
+                yield finding(
+                    "spec-gap:embedded-terminal-id",
+                    A,
+                    f"tool call embeds unknown terminal {item.get('terminalId')!r}",
                     m.index,
                 )
     locations = body.get("locations")
@@ -116,8 +125,10 @@ def _permission(state: ConnectionFacts, m: Message) -> Iterable[Finding]:
         else []
     )
     if len(ids) != len(set(ids)):
-        # spec TOOL-10: optionIds are unique within the request.
-        yield finding("TOOL-10", A, "permission options repeat an optionId", m.index, INVALID)
+        # spec-gap unique-option-ids: "Unique identifier for this option" has no keyword (TOOL-10
+        # quotes the required list: optionId, name, kind, which the shape check applies).
+        repeated = "permission options repeat an optionId"
+        yield finding("spec-gap:unique-option-ids", A, repeated, m.index, INVALID)
     tool_call = m.params.get("toolCall")
     if isinstance(tool_call, dict):
         yield from _tool_call_body(state, tool_call, m)

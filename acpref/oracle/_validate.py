@@ -302,6 +302,9 @@ class Validator:
             # the id in the Request object (e.g. Parse error/Invalid Request), it MUST be Null").
             self._owed_ids[sender].pop()
             return [f for f in found if f.clause != "RPC-04"]
+        unknown_id = any(f.clause == "RPC-04" for f in found)
+        if "error" in message and self._owed_ids[sender] and unknown_id:
+            return self._refusal_under_another_id(sender, request_id, index, found)
         recent = self._notified[sender]
         while recent and self._received[sender] - recent[-1][0] > _RECENT_WINDOW:
             recent.pop()
@@ -326,6 +329,17 @@ class Validator:
                 finding("RPC-04", sender, "response with id null matches no request", index)
             )
         return found
+
+    def _refusal_under_another_id(
+        self, sender: Party, request_id: Any, index: int, found: List[Finding]
+    ) -> List[Finding]:
+        """spec RPC-11: an error under an id no request carries, while an invalid request waits
+        for its refusal, is that refusal under neither its id nor null. RPC-04's sentence binds
+        the answer to a Request object, which the invalid one is not."""
+        self._owed_ids[sender].pop()
+        found = [f for f in found if f.clause != "RPC-04"]
+        text = f"error id {request_id!r} is neither the invalid request's id nor null"
+        return [*found, finding("RPC-11", sender, text, index)]
 
     def _check_shape(
         self, sender: Party, method: Optional[str], part: str, value: Any, index: int

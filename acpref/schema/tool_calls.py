@@ -60,6 +60,7 @@ class PermissionOption:
     Spec: tool-calls.mdx
     """
 
+    # spec TOOL-10: "required: optionId, name, kind" (PermissionOption).
     option_id: PermissionOptionId = field(required=True)
     """Unique identifier for this permission option."""
     name: str = field(required=True)

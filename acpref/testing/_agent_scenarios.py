@@ -23,7 +23,7 @@ from ._auth_scenarios import authentication
 from ._bad_input_scenarios import bad_input
 from ._cancel_scenarios import IGNORED, cancel_scenario
 from ._driver import _TURN_CONTENT
-from ._scenario import META, Scenario, ScenarioContext, round_trip
+from ._scenario import META, NotReached, Scenario, ScenarioContext, round_trip
 from ._session_scenarios import (
     close,
     delete,
@@ -116,7 +116,7 @@ def _prompt(ctx: ScenarioContext) -> None:
     except RpcError as exc:
         if exc.code == ErrorCode.AUTH_REQUIRED:
             raise  # spec RPC-16: a login wanted, whatever the prompt carried
-        turn = ctx.prompt(first, ctx.options.prompt, judged=True)
+        turn = _text_prompt(ctx, first)
         # spec EXT-02: the same prompt without _meta was served, so _meta caused the error.
         evidence = f"a prompt with _meta answered error {exc.code}: {exc.detail}"
         ctx.check("EXT-02", False, evidence)
@@ -136,6 +136,21 @@ def _prompt(ctx: ScenarioContext) -> None:
     round_trip(ctx)
     ctx.passed("PROMPT-26")
     _modes_and_options(ctx, first, setup)
+
+
+def _text_prompt(ctx: ScenarioContext, session_id: str) -> Any:
+    """The prompt of one plain text block (no ``_meta``), judged: refusing it as unreadable is
+    refusing text content."""
+    try:
+        return ctx.prompt(session_id, ctx.options.prompt, judged=True)
+    except RpcError as exc:
+        if exc.code not in (ErrorCode.INVALID_PARAMS, ErrorCode.INVALID_REQUEST):
+            raise  # -32000: a login wanted (RPC-16); -32601: no session/prompt at all
+        # spec CONTENT-02: "All Agents MUST support text content blocks when included in
+        # prompts": a well-formed prompt of one text block refused as invalid is text refused.
+        evidence = f"a prompt of one text block answered error {exc.code}: {exc.detail}"
+        ctx.check("CONTENT-02", False, evidence)
+        raise NotReached(evidence) from None
 
 
 def _resource_link(ctx: ScenarioContext, session_id: str) -> None:

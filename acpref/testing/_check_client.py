@@ -49,7 +49,7 @@ _ALWAYS = (
     "OVERVIEW-01",
 )
 _ON_SESSION = ("SETUP-01", "SETUP-25", "SETUP-32")
-_ON_PROMPT = ("PROMPT-01", "PROMPT-02", "PROMPT-03", "CONTENT-04")
+_ON_PROMPT = ("PROMPT-01", "PROMPT-02", "PROMPT-03")
 
 
 class GraderAgent(Agent):

@@ -224,7 +224,7 @@ class CheckReport:
         if full:
             lines.append("")
             lines.append(self.format_table())
-        return "\n".join(lines)
+        return _writable("\n".join(lines))
 
     def _counts(self, *, strict_gaps: bool = False, fail_on: Tuple[str, ...] = ()) -> str:
         """``not ok: 40 passed, 2 failed (1 MUST, 1 SHOULD; 1 failing the check), 1 skipped``."""
@@ -251,7 +251,7 @@ class CheckReport:
                 if len(row.evidence) > _SHOWN:
                     lines.append(f"    (+{len(row.evidence) - _SHOWN} more)")
         lines.append(self._counts())
-        return "\n".join(lines)
+        return _writable("\n".join(lines))
 
     def to_json(self) -> Dict[str, Any]:
         return {
@@ -267,7 +267,8 @@ class CheckReport:
         }
 
     def dumps(self) -> str:
-        return json.dumps(self.to_json(), indent=1, ensure_ascii=False)
+        # A lone surrogate in a string becomes its JSON escape: the same value, read back.
+        return _writable(json.dumps(self.to_json(), indent=1, ensure_ascii=False))
 
     @classmethod
     def from_json(cls, data: Dict[str, Any]) -> "CheckReport":
@@ -283,6 +284,14 @@ class CheckReport:
         for row in data.get("results", []):
             report.results[row["clause"]] = ClauseResult(**row)
         return report
+
+
+def _writable(text: str) -> str:
+    """``text`` as UTF-8 can write it: evidence quotes what a peer sent, and a JSON string from
+    a peer may hold a lone surrogate (``"\\ud800"``), which no UTF-8 file or terminal can; it
+    is written as its ``\\ud800`` escape (inside a JSON string, the JSON escape of the same
+    value)."""
+    return text.encode("utf-8", "backslashreplace").decode("utf-8")
 
 
 def _format_failure(row: ClauseResult) -> List[str]:

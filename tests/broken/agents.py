@@ -627,6 +627,38 @@ class ObjectRequestId(RawAgent):
         super().on_session_prompt(m)
 
 
+class EmbedsReleasedTerminal(RawAgent):
+    """Runs a command in a terminal, releases it, then reports a tool call that embeds it.
+    TOOL-14, schema Terminal: "The terminal must be added before calling `terminal/release`."."""
+
+    expect, drive = "TOOL-14", "prompt"
+
+    def on_session_prompt(self, m: M) -> None:
+        session_id = m["params"]["sessionId"]
+        params = {"sessionId": session_id, "command": sys.executable, "args": ["-c", "pass"]}
+        terminal_id = self.request("terminal/create", params)["result"]["terminalId"]
+        self.request("terminal/wait_for_exit", {"sessionId": session_id, "terminalId": terminal_id})
+        self.request("terminal/release", {"sessionId": session_id, "terminalId": terminal_id})
+        embed = [{"type": "terminal", "terminalId": terminal_id}]
+        call = {"toolCallId": f"call-{m['id']}", "title": "Run", "status": "completed"}
+        self.update(session_id, {"sessionUpdate": "tool_call", **call, "content": embed})
+        super().on_session_prompt(m)
+
+
+class PermissionOptionWithoutKind(RawAgent):
+    """Asks permission with options that have no ``kind``. TOOL-10, schema PermissionOption:
+    "required: optionId, name, kind"."""
+
+    expect, drive = "TOOL-10", "cancel"
+
+    def ask_permission(self, session_id: str, call: str) -> Dict[str, Any]:
+        options = [{"optionId": "allow", "name": "Allow"}, {"optionId": "reject", "name": "Reject"}]
+        return self.request(
+            "session/request_permission",
+            {"sessionId": session_id, "toolCall": {"toolCallId": call}, "options": options},
+        )
+
+
 BROKEN = {
     name: cls
     for name, cls in globals().items()

@@ -978,6 +978,67 @@ class ListRefused(RawAgent):
         self.error(m, -32603, "Internal error: the session store is locked")
 
 
+# -- Proof-table peers (spec_notes/proof.md), appended ------------------------------------------
+
+
+class RefusesTextPrompts(RawAgent):
+    """Answers every prompt that holds a text block -32602 (an agent that takes resource links
+    only). CONTENT-02: "All Agents MUST support text content blocks when included in prompts."."""
+
+    scenario, clause = "prompt", "CONTENT-02"
+
+    def on_session_prompt(self, m: M) -> None:
+        prompt = m["params"].get("prompt")
+        if any(isinstance(b, dict) and b.get("type") == "text" for b in prompt or []):
+            self.error(m, -32602, "text content is not supported")
+            return
+        super().on_session_prompt(m)
+
+
+class ConfigAgent(RawAgent):
+    """Offers a select option ``model`` (small, large) and answers set_config_option with the
+    complete list (a correct agent, the base of ConfigResultWithoutTheOption)."""
+
+    def model(self, value: str) -> M:
+        values = [{"value": v, "name": v.title()} for v in ("small", "large")]
+        return {"id": "model", "name": "Model", "type": "select", "currentValue": value,
+                "options": values}  # fmt: skip
+
+    def reply(self, message: M, result: Any) -> None:
+        if isinstance(result, dict) and set(result) == {"sessionId"}:
+            result = {**result, "configOptions": [self.model("small")]}
+        super().reply(message, result)
+
+    def on_session_set_config_option(self, m: M) -> None:
+        self.reply(m, {"configOptions": self.options_after(m["params"].get("value"))})
+
+    def options_after(self, value: Any) -> List[M]:
+        return [self.model(value)]
+
+
+class ConfigResultWithoutTheOption(ConfigAgent):
+    """Answers set_config_option with only the options that changed as a side effect (none),
+    leaving out the one that was set. CONFIG-19: "The Agent MUST respond with the complete list
+    of all configuration options and their current values"."""
+
+    scenario, clause = "prompt", "CONFIG-19"
+
+    def options_after(self, value: Any) -> List[M]:
+        return []
+
+
+class ExitsOnCancelRequest(RawAgent):
+    """Exits when ``$/cancel_request`` names its running prompt, leaving the prompt unanswered
+    (a receiver that tears its request down). CANCEL-05: "MUST send one of these responses for
+    the original request"."""
+
+    scenario, clause = "cancel", "CANCEL-05"
+
+    def on_dollar_cancel_request(self, m: M) -> None:
+        if m["params"].get("requestId") == getattr(self, "prompt_id", None):
+            raise SystemExit(0)
+
+
 _ONE_DEFECT = {
     name: cls
     for name, cls in list(globals().items())
@@ -1201,6 +1262,7 @@ HARMLESS = {
     "Wrapper": Wrapper,
     "SystemPromptAgent": SystemPromptAgent,
     "ReplaysInOtherChunks": ReplaysInOtherChunks,
+    "ConfigAgent": ConfigAgent,
 }
 
 

@@ -466,11 +466,11 @@ class ImageWithoutCapability(Conforming):
     """Attaches an image to the first prompt although the agent's ``promptCapabilities.image``
     is false; refused, the user sends the text alone.
 
-    CONTENT-04, prompt-turn.mdx: "Clients MUST restrict types of content according to the
-    Prompt Capabilities established during initialization." (PROMPT-03 quotes the same
-    sentence; the oracle names CONTENT-04)."""
+    PROMPT-03, prompt-turn.mdx: "Clients MUST restrict types of content according to the
+    Prompt Capabilities established during initialization." (CONTENT-04 is the same rule as the
+    content page states it, without a keyword: the oracle files it under PROMPT-03)."""
 
-    clause = "CONTENT-04"
+    clause = "PROMPT-03"
     evidence = "did not advertise promptCapabilities.image"
 
     def prompt(self, driver: AgentDriver, session: str, text: str) -> Any:
@@ -773,6 +773,28 @@ class RefusesChildRequests(Conforming):
             raise RpcError(-32002, f"unknown session {request.session_id}")
         return super().answer_permission(driver, session, request)
 
+
+# -- Proof-table peers (spec_notes/proof.md), appended -----------------------------------------
+
+
+class InvalidRequestUnderAnotherId(Conforming):
+    """Answers the request whose method is 42 (id "acpref-bad") -32600 under another id, its
+    upper-case spelling: a client that normalises the ids it cannot dispatch.
+
+    RPC-11, JSON-RPC 2.0 section 5: "If there was an error in detecting the id in the Request
+    object (e.g. Parse error/Invalid Request), it MUST be Null." (its own id is what the client
+    detected; any other id is neither)."""
+
+    clause = "RPC-11"
+    evidence = "a request whose method is 42 was answered under id 'ACPREF-BAD'"
+
+    def bend(self, driver: AgentDriver, session: str) -> None:
+        def other_id(m: Dict[str, Any]) -> Optional[List[Wire]]:
+            if _is_response(m) and m.get("id") == "acpref-bad":
+                return [{**m, "id": "ACPREF-BAD"}]
+            return None
+
+        on_the_wire(driver, other_id)
 
 DEFECTS = {
     name: cls

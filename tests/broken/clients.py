@@ -120,9 +120,11 @@ class UnofferedOption(BrokenClient):
 
 
 class ImageWithoutCapability(BrokenClient):
-    """Puts an image in a prompt although the agent's promptCapabilities.image is false."""
+    """Puts an image in a prompt although the agent's promptCapabilities.image is false
+    (PROMPT-03: "Clients MUST restrict types of content according to the Prompt Capabilities
+    established during initialization.")."""
 
-    expect = "CONTENT-04"
+    expect = "PROMPT-03"
 
     def act(self, c: RawClient) -> None:
         c.initialize()
@@ -616,6 +618,120 @@ class CancelsChildCleanly(AllowsAfterCancellingChild):
 
 #: Correct clients for the baselines of tests/test_oracle_broken.py.
 CONFORMING = {"CancelsChildCleanly": CancelsChildCleanly}
+# -- Proof-table peers of opt-in features: the agent offers the feature, the client breaks its
+# sentence (tests/broken/capable_agent.py), so the defect breaks nothing else.
+
+
+class _CapableClient(_OtherAgent):
+    """A client of ``capable_agent.CapableAgent`` (image and embedded prompts, SSE servers; a
+    terminal login and a boolean option for a client that advertises them)."""
+
+    agent = _agent("CapableAgent", "capable_agent.py")
+
+
+#: The client capabilities that open the capable agent's terminal login and boolean option.
+_TERMINAL_AUTH = {"auth": {"terminal": True}}
+_BOOLEAN_CONFIG = {"session": {"configOptions": {"boolean": {}}}}
+
+
+class AuthenticatesTerminalMethod(_CapableClient):
+    """Advertises ``auth.terminal``, is offered the terminal login ``tui``, and passes it to
+    ``authenticate`` (AUTH-08: "the Client MUST NOT send an `authenticate` request for a
+    terminal method")."""
+
+    expect = "AUTH-08"
+
+    def act(self, c: RawClient) -> None:
+        c.initialize(_TERMINAL_AUTH)
+        c.call("authenticate", {"methodId": "tui"})
+
+
+class BooleanOptionAsString(_CapableClient):
+    """Sets the boolean option ``fast`` to the string "true", as a value id (no ``type``: a
+    shape the schema allows, for select options). CONFIG-18: "For `boolean` options, this must
+    be a boolean."."""
+
+    expect = "CONFIG-18"
+
+    def act(self, c: RawClient) -> None:
+        c.initialize(_BOOLEAN_CONFIG)
+        session_id = c.new_session()
+        params = {"sessionId": session_id, "configId": "fast", "value": "true"}
+        c.call("session/set_config_option", params)
+
+
+class BooleanValueUnadvertised(_CapableClient):
+    """Advertises no ``session.configOptions.boolean``, yet sends a ``type: "boolean"`` value
+    (the agent, rightly, offered it no boolean option). INIT-13: "Clients and Agents MUST treat
+    all capabilities omitted in the `initialize` request as UNSUPPORTED."."""
+
+    expect = "INIT-13"
+
+    def act(self, c: RawClient) -> None:
+        c.initialize()
+        session_id = c.new_session()
+        params = {"sessionId": session_id, "configId": "fast", "type": "boolean", "value": True}
+        c.call("session/set_config_option", params)
+
+
+class ImageWithoutMimeType(_CapableClient):
+    """Prompts an agent that takes images with an image block without ``mimeType``
+    (CONTENT-06: required: data, mimeType)."""
+
+    expect = "CONTENT-06"
+
+    def act(self, c: RawClient) -> None:
+        c.initialize()
+        session_id = c.new_session()
+        image = {"type": "image", "data": "iVBORw0KGgo="}
+        c.call("session/prompt", {"sessionId": session_id, "prompt": [image]})
+
+
+class EmbeddedTextWithoutUri(_CapableClient):
+    """Prompts an agent that takes embedded context with a text resource without ``uri``
+    (CONTENT-07: required: text, uri)."""
+
+    expect = "CONTENT-07"
+
+    def act(self, c: RawClient) -> None:
+        c.initialize()
+        session_id = c.new_session()
+        block = {"type": "resource", "resource": {"text": "notes", "mimeType": "text/plain"}}
+        c.call("session/prompt", {"sessionId": session_id, "prompt": [block]})
+
+
+class SseServerWithoutHeaders(_CapableClient):
+    """Lists an SSE MCP server without its ``headers`` for an agent that advertises SSE
+    (SETUP-34: required: name, url, headers)."""
+
+    expect = "SETUP-34"
+
+    def act(self, c: RawClient) -> None:
+        c.initialize()
+        server = {"type": "sse", "name": "tools", "url": "https://example.com/mcp"}
+        c.call("session/new", {"cwd": "/tmp", "mcpServers": [server]})
+
+
+class UsesEveryCapability(_CapableClient):
+    """The conforming baseline of the capable agent: every feature it offers, used correctly
+    (no ``expect``: not a broken client; ``test_clean_capable_agent_has_no_findings``)."""
+
+    def act(self, c: RawClient) -> None:
+        c.initialize({**_TERMINAL_AUTH, **_BOOLEAN_CONFIG})
+        sse = {"type": "sse", "name": "tools", "url": "https://example.com/mcp", "headers": []}
+        session_id = c.call("session/new", {"cwd": "/tmp", "mcpServers": [sse]})["result"][
+            "sessionId"
+        ]
+        params = {"sessionId": session_id, "configId": "fast", "type": "boolean", "value": True}
+        c.call("session/set_config_option", params)
+        image = {"type": "image", "data": "iVBORw0KGgo=", "mimeType": "image/png"}
+        text = {"uri": "file:///tmp/notes.txt", "text": "notes", "mimeType": "text/plain"}
+        prompt = [image, {"type": "resource", "resource": text}]
+        c.call("session/prompt", {"sessionId": session_id, "prompt": prompt})
+
+
+CLEAN = {"UsesEveryCapability": UsesEveryCapability}
+
 
 BROKEN = {
     name: cls
@@ -624,4 +740,4 @@ BROKEN = {
 }
 
 if __name__ == "__main__":
-    {**BROKEN, **CONFORMING}[sys.argv[1]](sys.argv[2]).run()
+    {**BROKEN, **CONFORMING, **CLEAN}[sys.argv[1]](sys.argv[2]).run()
