@@ -234,7 +234,7 @@ def test_cli_prints_failures_first_counts_the_rest_table_behind_a_flag() -> None
 def test_cli_ends_with_what_did_not_fail_and_the_option_that_would() -> None:
     # Nothing important hides below the fold: a spec-gap FAIL (no answer to an unparseable line)
     # passes the run, and the last line counts it and names the option that fails on it.
-    argv = [PY, "-m", "acpref", "check-agent", "--only", "bad-input", "--timeout", "5"]
+    argv = [PY, "-m", "acpref", "check-agent", "--only", "bad-input", "--timeout", "2"]
     agent = ["--", *CHECK_AGENTS, "ParseErrorIgnored"]
     plain = subprocess.run([*argv, *agent], capture_output=True, text=True, timeout=120)
     assert plain.returncode == 0, plain.stdout
