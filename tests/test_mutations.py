@@ -36,6 +36,7 @@ SAMPLE: List[Tuple[str, Tuple[str, ...]]] = [
     ("PROMPT-26", ("acpref/_core/prompt_turn.py",)),
     ("OVERVIEW-07", ("acpref/_core/file_system.py", "acpref/_core/tool_calls.py")),
     ("OVERVIEW-06", ("acpref/_core/file_system.py",)),
+    ("INIT-01", ("acpref/_core/state.py",)),  # proved on the in-memory pair (tests/pair.py) too
 ]
 
 
