@@ -84,6 +84,38 @@ def pytest_unconfigure(config: pytest.Config) -> None:
         shutil.rmtree(path, ignore_errors=True)
 
 
+#: Files whose tests take seconds each (a fresh venv, a wheel, a mutant's own test run, a run
+#: of every broken peer, the CLI's examples, soak and fuzz runs). Under pytest-xdist they are
+#: handed out first: a run spread over two workers then ends on the many short tests, instead of
+#: one worker idling while the other finishes a 20-second test that happened to come last.
+_HEAVY_FIRST = frozenset(
+    {
+        "test_mutations.py",
+        "test_readme.py",
+        "test_packaging.py",
+        "test_check_agent.py",
+        "test_check_client.py",
+        "test_cli_help.py",
+        "test_cli_tools.py",
+        "test_load.py",
+        "test_junit.py",
+        "test_hostile.py",
+        "test_remembered.py",
+        "test_fuzz.py",
+        "test_oracle_levels.py",
+        "test_spec_register.py",
+        "test_plugin.py",
+    }
+)
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list) -> None:
+    # Only the order changes, the same way in every worker (xdist requires one collection order);
+    # a serial run keeps the files' order.
+    if os.environ.get("PYTEST_XDIST_WORKER"):
+        items.sort(key=lambda item: item.path.name not in _HEAVY_FIRST)
+
+
 @pytest.fixture
 def spec_dir() -> Path:
     """The spec directory."""

@@ -126,7 +126,7 @@ def test_check_agent_strict_gaps_moves_the_gap_into_the_failures(tmp_path: Path)
     # A spec-gap FAIL (no answer to an unparseable line): a passing case that says why, until
     # --strict-gaps fails the run on it, and then it is a failure as well.
     agent = ["--", PY, str(BROKEN / "check_agents.py"), "ParseErrorIgnored"]
-    argv = ["check-agent", "--only", "bad-input", "--timeout", "5", "--json"]
+    argv = ["check-agent", "--only", "bad-input", "--timeout", "2", "--json"]
     for extra, status in (([], 0), (["--strict-gaps"], 1)):
         junit = tmp_path / f"j{status}.xml"
         run = _acpref(*argv, *extra, "--junit", str(junit), *agent)

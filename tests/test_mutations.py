@@ -36,6 +36,7 @@ SAMPLE: List[Tuple[str, Tuple[str, ...]]] = [
     ("PROMPT-26", ("acpref/_core/prompt_turn.py",)),
     ("OVERVIEW-07", ("acpref/_core/file_system.py", "acpref/_core/tool_calls.py")),
     ("OVERVIEW-06", ("acpref/_core/file_system.py",)),
+    ("INIT-01", ("acpref/_core/state.py",)),  # proved on the in-memory pair (tests/pair.py) too
 ]
 
 
@@ -117,6 +118,9 @@ def test_a_clause_test_fails_when_the_enforcing_line_is_removed(
         cwd=copy, env=env, capture_output=True, text=True, timeout=60, check=True,
     ).stdout
     assert imported.startswith(str(copy)), f"the mutant was not the package imported: {imported}"
+    # The one-defect peers' tests (a run of every broken peer) last: with -x, the first test
+    # that fails ends the run, and a clause test on the core fails in a fraction of a second.
+    tests = sorted(tests, key=lambda t: "test_oracle_broken" in t or "test_check_" in t)
     run = subprocess.run(
         [sys.executable, "-m", "pytest", "-q", "-x", "-p", "no:cacheprovider", *tests],
         cwd=copy, env=env, capture_output=True, text=True, timeout=170,

@@ -1,0 +1,175 @@
+"""A deterministic in-memory pair: the client's and the agent's ``ProtocolState``, no I/O.
+
+The core is sans-I/O (``acpref._core.state``, Rule 1 .. Rule 3), so its rules are tested the way
+h11 tests its own: two protocol states, one per side, and a test that says "the client sends X,
+the agent sends Y". No threads, no pipes, no processes, no clock: a rule test here is as fast as
+the rule and fails the same way every time.
+
+One message goes through both sides exactly as the live sides pass it (``acpref._observer``
+``RulesObserver``, which the agent's and the client's observers wrap):
+
+* the **sender** checks and records it in one step (``observe`` with a ``refuse`` that stops a
+  message breaking a MUST rule the sender is blamed for; an error response is never stopped).
+  A stopped message is not sent: the step says so (``Step.stopped``, the ``LocalProtocolError``
+  the live side would raise) and the receiver never sees it;
+* the **receiver** records it (``observe``); a request that breaks a binding rule whose finding
+  names an answer code is refused with that error: the receiver's answer, an error response,
+  goes back through both sides (as ``acpref._inbound`` sends it, observed), and ``Step.refusal``
+  is the error it carried.
+
+Findings are collected per side (``Pair.findings[Party.AGENT]`` is what the agent's rules saw).
+Real pipes, framing, threads and processes are tested elsewhere, on the live sides.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Dict, List, Optional
+
+from acpref._core import Finding, Party, ProtocolState, other
+from acpref.errors import LocalProtocolError, RpcError
+
+__all__ = ["Pair", "Step", "A", "C", "req", "note", "ok", "err"]
+
+A, C = Party.AGENT, Party.CLIENT
+
+
+def req(i: Any, method: str, params: Optional[Dict[str, Any]] = None) -> Dict[str, Any]:
+    return {"jsonrpc": "2.0", "id": i, "method": method, "params": params or {}}
+
+
+def note(method: str, params: Optional[Dict[str, Any]] = None) -> Dict[str, Any]:
+    return {"jsonrpc": "2.0", "method": method, "params": params or {}}
+
+
+def ok(i: Any, result: Optional[Dict[str, Any]] = None) -> Dict[str, Any]:
+    return {"jsonrpc": "2.0", "id": i, "result": result if result is not None else {}}
+
+
+def err(i: Any, code: int = -32603, message: str = "failed") -> Dict[str, Any]:
+    return {"jsonrpc": "2.0", "id": i, "error": {"code": code, "message": message}}
+
+
+def _findings(result: Any) -> List[Finding]:
+    """``observe``'s findings, whether it returns them alone or beside its effects."""
+    if isinstance(result, tuple):
+        return list(result[0])
+    return list(result)
+
+
+@dataclass
+class Step:
+    """What one message did on both sides."""
+
+    sender: Party
+    message: Dict[str, Any]
+    #: The sender's findings (those it would log or refuse on).
+    sent_findings: List[Finding] = field(default_factory=list)
+    #: The receiver's findings (empty when the message was stopped).
+    received_findings: List[Finding] = field(default_factory=list)
+    #: The ``LocalProtocolError`` the sender raised instead of sending, if it stopped the message.
+    stopped: Optional[LocalProtocolError] = None
+    #: The error the receiver answered the request with, if it refused it.
+    refusal: Optional[RpcError] = None
+
+    @property
+    def sent(self) -> bool:
+        return self.stopped is None
+
+    @property
+    def findings(self) -> List[Finding]:
+        """Both sides' findings, sender's first."""
+        return self.sent_findings + self.received_findings
+
+    @property
+    def clauses(self) -> List[str]:
+        return [f.clause for f in self.findings]
+
+
+class Pair:
+    """Both sides' protocol states, fed one message at a time in wire order."""
+
+    def __init__(
+        self,
+        *,
+        client: Optional[ProtocolState] = None,
+        agent: Optional[ProtocolState] = None,
+        answer_refusals: bool = True,
+    ) -> None:
+        self.states: Dict[Party, ProtocolState] = {
+            C: client if client is not None else ProtocolState(),
+            A: agent if agent is not None else ProtocolState(),
+        }
+        #: Every finding each side's rules saw, in order.
+        self.findings: Dict[Party, List[Finding]] = {C: [], A: []}
+        #: Every step, in wire order.
+        self.steps: List[Step] = []
+        self._answer_refusals = answer_refusals
+
+    @property
+    def client(self) -> ProtocolState:
+        return self.states[C]
+
+    @property
+    def agent(self) -> ProtocolState:
+        return self.states[A]
+
+    def client_sends(self, message: Dict[str, Any]) -> Step:
+        return self.send(C, message)
+
+    def agent_sends(self, message: Dict[str, Any]) -> Step:
+        return self.send(A, message)
+
+    def send(self, sender: Party, message: Dict[str, Any]) -> Step:
+        """``sender`` sends ``message``: its own rules first, then the receiver's."""
+        step = Step(sender, message)
+        self.steps.append(step)
+        step.sent_findings, step.stopped = self._on_send(sender, message)
+        self.findings[sender].extend(step.sent_findings)
+        if step.stopped is not None:
+            return step
+        receiver = other(sender)
+        step.received_findings, step.refusal = self._on_receive(receiver, message)
+        self.findings[receiver].extend(step.received_findings)
+        if step.refusal is not None and self._answer_refusals:
+            self.send(receiver, err(message["id"], step.refusal.code, step.refusal.message))
+        return step
+
+    def exchange(self, *messages: "tuple[Party, Dict[str, Any]]") -> List[Step]:
+        """Send each ``(sender, message)`` in turn."""
+        return [self.send(sender, message) for sender, message in messages]
+
+    def finish(self, *, complete: bool = True) -> Dict[Party, List[Finding]]:
+        """What each side's rules find at the end of the connection."""
+        return {party: list(state.finish(complete=complete)) for party, state in self.states.items()}
+
+    # -- As RulesObserver does it -----------------------------------------------------------------
+
+    def _on_send(
+        self, me: Party, message: Dict[str, Any]
+    ) -> "tuple[List[Finding], Optional[LocalProtocolError]]":
+        is_error_response = "error" in message and "method" not in message
+
+        def stops(findings: List[Finding]) -> bool:
+            return any(f.binding and f.blame is me for f in findings)
+
+        findings = _findings(
+            self.states[me].observe(me, message, refuse=None if is_error_response else stops)
+        )
+        must = [f for f in findings if f.binding and f.blame is me]
+        if must and not is_error_response:
+            f = must[0]
+            code = f.code if f.code is not None else -32600
+            return findings, LocalProtocolError(f.clause, f.message, code=code)
+        return findings, None
+
+    def _on_receive(
+        self, me: Party, message: Dict[str, Any]
+    ) -> "tuple[List[Finding], Optional[RpcError]]":
+        peer = other(me)
+        findings = _findings(self.states[me].observe(peer, message))
+        if "method" in message and "id" in message:
+            for f in findings:
+                if f.binding and f.code is not None and f.blame is peer:
+                    return findings, f.to_rpc_error()
+        return findings, None

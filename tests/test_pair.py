@@ -1,0 +1,52 @@
+"""The in-memory pair (tests/pair.py) passes a message through both sides' rules as the live
+sides do: the sender stops what breaks its own MUST rule, the receiver refuses a request that
+breaks one, and both states stay in step.
+
+Spec: INIT-01 (a request before initialize), RPC-06 (every request is answered).
+"""
+
+from __future__ import annotations
+
+from pair import A, C, Pair, ok, req
+
+INIT = req(0, "initialize", {"protocolVersion": 1, "clientCapabilities": {},
+                             "clientInfo": {"name": "c", "version": "1"}})
+INIT_OK = ok(0, {"protocolVersion": 1, "agentCapabilities": {}, "authMethods": [],
+                 "agentInfo": {"name": "a", "version": "1"}})
+
+
+def test_a_clean_handshake_finds_nothing_on_either_side() -> None:
+    pair = Pair()
+    steps = pair.exchange((C, INIT), (A, INIT_OK))
+    assert all(s.sent and not s.findings for s in steps)
+    assert pair.client.initialized and pair.agent.initialized
+    assert pair.finish() == {C: [], A: []}
+
+
+def test_INIT_01_the_sender_stops_a_request_before_initialize() -> None:
+    pair = Pair()
+    step = pair.client_sends(req(1, "session/new", {"cwd": "/p", "mcpServers": []}))
+    assert step.stopped is not None and step.stopped.clause == "INIT-01"
+    assert step.sent_findings[0].clause == "INIT-01" and step.sent_findings[0].blame is C
+    assert step.received_findings == [] and pair.findings[A] == []
+    assert not pair.client.outstanding[C]  # not recorded: it was never sent
+
+
+def test_INIT_01_the_receiver_refuses_it_and_the_refusal_answers_the_request() -> None:
+    # A client with no rules of its own (it records nothing): only the agent's rules judge.
+    pair = Pair()
+    pair.states[C].observe = lambda *a, **k: []  # type: ignore[method-assign]
+    step = pair.client_sends(req(1, "session/new", {"cwd": "/p", "mcpServers": []}))
+    assert step.sent and step.refusal is not None and step.refusal.code == -32600
+    assert [f.clause for f in step.received_findings] == ["INIT-01"]
+    answer = pair.steps[-1]
+    assert answer.sender is A and answer.message["error"]["code"] == -32600
+    # spec RPC-06: the refused request was answered; nothing is left owed on the agent's side.
+    assert pair.finish()[A] == []
+
+
+def test_RPC_06_a_request_never_answered_is_found_at_the_end_on_both_sides() -> None:
+    pair = Pair()
+    pair.client_sends(INIT)
+    ends = pair.finish()
+    assert [f.clause for f in ends[C]] == ["RPC-06"] == [f.clause for f in ends[A]]
