@@ -13,7 +13,7 @@ What the driver answers, by default:
   first); ``permission`` replaces the policy.
 * ``fs/read_text_file``: ``files`` (a dict, path -> text) first, then the real disk; missing
   files are -32002. ``fs/write_text_file`` writes into ``files`` only: the disk is never written.
-* ``terminal/*``: real subprocesses (``_terminals``).
+* ``terminal/*``: real subprocesses (the client library's ``TerminalManager``, via ``_terminals``).
 * ``elicitation/create``: declined; a mode not advertised is -32602 (ELICIT-29).
 
 Nothing here checks the agent's conduct by itself: the oracle does, from the transcript.
@@ -33,6 +33,7 @@ from .. import __version__, codec
 from .. import schema as s
 from .._core import gate_open
 from .._transport import FdStream, Process, Stream, spawn
+from ..client.files import select_lines
 from ..connection import Connection, PendingRequest, RequestContext
 from ..errors import ConnectionClosed, RpcError
 from ..methods import PROTOCOL_VERSION
@@ -456,10 +457,9 @@ class AgentDriver:
             raise RpcError.resource_not_found(
                 f"no file {params.path!r}", uri=f"file://{params.path}"
             )
-        lines = text.splitlines(keepends=True)
-        start = params.line - 1 if isinstance(params.line, int) and params.line > 0 else 0
-        end = start + params.limit if isinstance(params.limit, int) else None
-        return s.ReadTextFileResponse(content="".join(lines[start:end]))  # spec FS-04
+        line = params.line if isinstance(params.line, int) else None
+        limit = params.limit if isinstance(params.limit, int) else None
+        return s.ReadTextFileResponse(content=select_lines(text, line, limit))  # spec FS-04
 
     def _on_write(
         self, params: s.WriteTextFileRequest, ctx: RequestContext
