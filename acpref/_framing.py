@@ -140,12 +140,20 @@ class LineSplitter:
     """A stream's lines as a live connection reads them: ``LineFramer`` over a ``read`` callable.
 
     ``read(size)`` returns bytes, ``b""`` at the end of input, or None when interrupted (that
-    comes out as ``INTERRUPTED``, and the split goes on afterwards).
+    comes out as ``INTERRUPTED``, and the split goes on afterwards). ``seen(lines, ended)``
+    (optional) gets each read's lines together before the first is yielded, ``ended`` at the
+    end of input: a recorder's view of the wire, framed once (``acpref.testing.RecordingStream``).
     """
 
-    def __init__(self, read: Callable[[int], Optional[bytes]], max_line_bytes: int) -> None:
+    def __init__(
+        self,
+        read: Callable[[int], Optional[bytes]],
+        max_line_bytes: int,
+        seen: Optional[Callable[[List[Union[bytes, Oversize]], bool], None]] = None,
+    ) -> None:
         self._read = read
         self._max = max_line_bytes
+        self._seen = seen
 
     def __iter__(self) -> Iterator[Union[bytes, Oversize, _Interrupted]]:
         # One generator is shared by every thread that takes the reading role in turn; only
@@ -157,6 +165,8 @@ class LineSplitter:
                 yield INTERRUPTED
                 continue
             lines = framer.feed(chunk) if chunk else framer.end()
+            if self._seen is not None:
+                self._seen(lines, not chunk)
             # Popped, never bound to a name, so that this frame holds no reference to a line
             # while it waits at the yield: a line is freed once its reader is done.
             lines.reverse()

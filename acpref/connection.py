@@ -174,7 +174,10 @@ class Connection(Inbound):
         """Start reading (a host thread keeps watch until a caller waits). Returns self."""
         if not self._started:
             self._started = True
-            self._lines = iter(LineSplitter(self._read_chunk, self._max_line_bytes))
+            # A recording stream (acpref.testing) records the lines we frame: cut once.
+            recorder = getattr(self._stream, "framed_by_reader", None)
+            seen = recorder() if recorder is not None else None
+            self._lines = iter(LineSplitter(self._read_chunk, self._max_line_bytes, seen))
             self._crew.start()
         return self
 

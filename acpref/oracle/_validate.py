@@ -88,6 +88,9 @@ class Validator:
         self._report: Optional[Report] = None
         #: The strict shape findings of the message being checked (see ``feed``).
         self._shaped: List[Finding] = []
+        #: The JSON object the last message record held, as ``feed`` decoded it (None when the
+        #: line held none): a live recorder hands it to its waiters instead of decoding again.
+        self.last_message: Optional[Dict[str, Any]] = None
 
     def feed(self, record: Record) -> List[Finding]:
         """Check one record; returns the findings it caused (also kept in ``findings``)."""
@@ -106,6 +109,7 @@ class Validator:
         index = self.messages
         self.messages += 1
         sender = Party(record.sender)
+        self.last_message = None
         self._shaped = []
         out = list(self._check_message(sender, record.raw or b"", index))
         if self._shaped:
@@ -147,6 +151,7 @@ class Validator:
         if envelope.blank(raw):
             return  # spec-gap blank-line: carries nothing; receivers skip it
         verdict, message = parse_line(sender, raw)
+        self.last_message = message  # the one decoding of the line, for a live recorder's waiters
         if verdict is not None:
             # spec RPC-10, RPC-11: the receiver answers each unreadable line with id null
             # (spec-gap malformed-json: -32700 for a line that is not JSON).

@@ -1,22 +1,22 @@
 """``AgentDriver``: play the client to an agent under test, record everything, judge it.
 
 The driver is a ``Connection`` over the agent's stdio (or any stream), behind a
-``RecordingStream``: every line both ways goes to the oracle as it travels, and ``close()``
-returns the oracle's ``Report``. On top of it sit typed helpers for the client's requests
-(``initialize``, ``new_session``, ``prompt``...), the client's side of the agent's requests
-(permission, files, terminals, elicitation, each refused unless advertised), and raw access
-(``send_raw``, ``request_raw``) to send what no conforming client would.
+``RecordingStream``: every line both ways goes to the oracle as it travels (framed once, by the
+connection; decoded for waiters once, by the oracle), and ``close()`` returns the oracle's
+``Report``. On top sit typed helpers for the client's requests (``initialize``, ``prompt``...),
+the client's side of the agent's requests, and raw access (``send_raw``, ``request_raw``).
 
-What the driver answers, by default:
+The boundary with the client library: the driver is not a ``ClientSideConnection``, which
+keeps the protocol's rules on its own side and would refuse to send a bad line or give up on
+a broken agent; a test client must send what no conforming client would and keep going. What
+does the same job is shared: terminals are ``acpref.client.terminals`` (``_terminals`` only
+types its calls), line selection is ``acpref.client.files.select_lines``, framing is the
+``Connection``'s. The driver keeps its own answers where a test needs another policy:
 
-* ``session/request_permission``: the first ``allow_once`` option (else ``allow_always``, else the
-  first); ``permission`` replaces the policy.
-* ``fs/read_text_file``: ``files`` (a dict, path -> text) first, then the real disk; missing
-  files are -32002. ``fs/write_text_file`` writes into ``files`` only: the disk is never written.
-* ``terminal/*``: real subprocesses (``_terminals``).
-* ``elicitation/create``: declined; a mode not advertised is -32602 (ELICIT-29).
-
-Nothing here checks the agent's conduct by itself: the oracle does, from the transcript.
+* ``session/request_permission``: the first ``allow_once`` option (else ``allow_always``, else
+  the first); ``permission`` replaces the policy. ``elicitation/create``: declined (ELICIT-29).
+* ``fs/*``: reads ``files`` (path -> text), then the disk (no roots; missing: -32002); writes
+  go into ``files`` only. Nothing here judges the agent: the oracle does, from the transcript.
 """
 
 from __future__ import annotations
@@ -33,6 +33,8 @@ from .. import __version__, codec
 from .. import schema as s
 from .._core import gate_open
 from .._transport import FdStream, Process, Stream, spawn
+from ..client import permissions
+from ..client.files import select_lines
 from ..connection import Connection, PendingRequest, RequestContext
 from ..errors import ConnectionClosed, RpcError
 from ..methods import PROTOCOL_VERSION
@@ -439,10 +441,8 @@ class AgentDriver:
         self.agent_requests.append((ctx.method, params))
         policy = self.permission or _allow_first
         outcome = policy(params)
-        if outcome is None:
-            outcome = s.CancelledPermissionOutcome()
-        elif isinstance(outcome, str):
-            outcome = s.SelectedPermissionOutcome(option_id=outcome)
+        if outcome is None or isinstance(outcome, str):  # the answers as the library makes them
+            return permissions.cancelled() if outcome is None else permissions.selected(outcome)
         return s.RequestPermissionResponse(outcome=outcome)
 
     def _on_read(
@@ -456,10 +456,9 @@ class AgentDriver:
             raise RpcError.resource_not_found(
                 f"no file {params.path!r}", uri=f"file://{params.path}"
             )
-        lines = text.splitlines(keepends=True)
-        start = params.line - 1 if isinstance(params.line, int) and params.line > 0 else 0
-        end = start + params.limit if isinstance(params.limit, int) else None
-        return s.ReadTextFileResponse(content="".join(lines[start:end]))  # spec FS-04
+        line = params.line if isinstance(params.line, int) else None
+        limit = params.limit if isinstance(params.limit, int) else None
+        return s.ReadTextFileResponse(content=select_lines(text, line, limit))  # spec FS-04
 
     def _on_write(
         self, params: s.WriteTextFileRequest, ctx: RequestContext

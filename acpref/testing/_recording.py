@@ -18,7 +18,6 @@ judged like everything else.
 
 from __future__ import annotations
 
-import json
 import logging
 import os
 import threading
@@ -41,7 +40,7 @@ KEEP_BYTES = 64 * 1024 * 1024
 
 log = logging.getLogger("acpref.testing")
 
-#: A peer message the sink keeps for waiters: (message index, parsed JSON or None if unparsable).
+#: A peer message the sink keeps for waiters: (message index, its JSON object or None).
 Received = Tuple[int, Any]
 
 
@@ -87,7 +86,8 @@ class RecordSink:
             elif record.is_message and record.sender == self.peer.value:
                 raw = record.raw or b""
                 cost = held_cost(raw)
-                self._received.append((index, _parse(raw), cost))
+                # Decoded once, by the oracle: a line that holds no JSON object is kept as None.
+                self._received.append((index, self.validator.last_message, cost))
                 self._held += cost
                 while self._held > self._keep_bytes and len(self._received) > 1:
                     self._held -= self._received.popleft()[2]
@@ -173,14 +173,6 @@ class RecordSink:
             return self._report
 
 
-def _parse(raw: bytes) -> Any:
-    """The JSON value of a line; None for a line that is not JSON (or too deep to decode)."""
-    try:
-        return json.loads(raw.decode("utf-8"))
-    except (ValueError, RecursionError):  # UnicodeDecodeError is a ValueError
-        return None
-
-
 class RecordingStream:
     """A ``Stream`` that records every line both ways into a ``RecordSink`` (see the module doc).
 
@@ -202,7 +194,8 @@ class RecordingStream:
         self._close_output = close_output
         # The connection's own framing rule, so that the transcript's lines are its lines.
         self._out = LineFramer(max_line_bytes)
-        self._in = LineFramer(max_line_bytes)
+        #: Ours until a reading Connection frames the peer's lines itself (``framed_by_reader``).
+        self._in: Optional[LineFramer] = LineFramer(max_line_bytes)
         self._write_lock = threading.Lock()  # guards _out, _output_ended and the write order
         self._output_ended = False
         self._input_ended = False
@@ -223,17 +216,27 @@ class RecordingStream:
     def read(self, size: int, timeout: Optional[float] = None) -> Optional[bytes]:
         inner_read = self._inner.read
         data = inner_read(size, timeout) if read_accepts_timeout(inner_read) else inner_read(size)
-        if data is None:  # interrupted, or the timeout passed: nothing consumed
-            return None
-        if data:
-            for line in self._in.feed(data):
-                self._record(self._sink.peer, line)
-        elif not self._input_ended:
-            self._input_ended = True
-            for line in self._in.end():
-                self._record(self._sink.peer, line)
-            self._sink.add(Record(sender=self._sink.peer.value, ts=time.time(), event="eof"))
+        if data is None or self._in is None:  # nothing consumed, or the reader frames
+            return data
+        self._lines_read(self._in.feed(data) if data else self._in.end(), not data)
         return data
+
+    def framed_by_reader(self) -> Callable[[List[Union[bytes, Oversize]], bool], None]:
+        """Let the reading ``Connection`` frame the peer's lines, once, and hand them here.
+
+        Called by ``Connection.start``: from then on ``read`` passes bytes through, and the
+        returned callback (``LineSplitter``'s ``seen``) records each read's lines together, as
+        they were read, before the connection dispatches the first of them.
+        """
+        self._in = None
+        return self._lines_read
+
+    def _lines_read(self, lines: List[Union[bytes, Oversize]], ended: bool) -> None:
+        for line in lines:
+            self._record(self._sink.peer, line)
+        if ended and not self._input_ended:
+            self._input_ended = True
+            self._sink.add(Record(sender=self._sink.peer.value, ts=time.time(), event="eof"))
 
     def interrupt(self) -> None:
         interrupt = getattr(self._inner, "interrupt", None)
