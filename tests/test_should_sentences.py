@@ -172,3 +172,92 @@ def test_CONFIG_22_a_mode_option_without_modes_is_a_SHOULD_finding() -> None:
     modes = {"currentModeId": "ask", "availableModes": [{"id": "ask", "name": "Ask"}]}
     both = {**result, "modes": modes}
     assert _levels(_report(NEW[0], (A, {"jsonrpc": "2.0", "id": 1, "result": both}))) == []
+
+
+FORM_SCHEMA = {
+    "type": "object",
+    "properties": {
+        "strategy": {"type": "string", "enum": ["conservative", "balanced"]},
+        "count": {"type": "integer"},
+        "tags": {"type": "array", "items": {"anyOf": [{"const": "a", "title": "A"}, {"const": "b", "title": "B"}]}},
+    },
+    "required": ["strategy"],
+}
+
+
+def _elicited(content: Any, mode: str = "form") -> Any:
+    params: Any = {"sessionId": "s1", "mode": mode, "message": "How?"}
+    if mode == "form":
+        params["requestedSchema"] = FORM_SCHEMA
+    else:
+        params.update(elicitationId="e1", url="https://example.com/x")
+    ask = (A, {"jsonrpc": "2.0", "id": 7, "method": "elicitation/create", "params": params})
+    result: Any = {"action": "accept"}
+    if content is not None:
+        result["content"] = content
+    answer = (C, {"jsonrpc": "2.0", "id": 7, "result": result})
+    return _report(*NEW, ask, answer, init=_init(caps={"elicitation": {"form": {}, "url": {}}}))
+
+
+def test_ELICIT_22_accepted_form_content_off_its_schema_is_a_SHOULD_finding() -> None:
+    # spec ELICIT-22: "For an accepted form elicitation, `content` SHOULD conform to the
+    # requested schema": a required field missing, a value of the wrong type, outside its enum.
+    for content in (
+        {"count": 2},
+        {"strategy": "reckless"},
+        {"strategy": "balanced", "count": "2"},
+        {"strategy": "balanced", "count": True},
+        {"strategy": "balanced", "tags": ["c"]},
+        None,
+    ):
+        report = _elicited(content)
+        assert _levels(report) == [("ELICIT-22", "SHOULD", C)], content
+        assert report.ok
+    # Content that conforms, and a URL elicitation (its content is out of band), are not judged.
+    assert _levels(_elicited({"strategy": "balanced", "count": 2, "tags": ["a", "b"]})) == []
+    assert _levels(_elicited(None, mode="url")) == []
+
+
+def _permitted_then(kind: str, *statuses: str) -> Any:
+    prompt = (
+        C,
+        {
+            "jsonrpc": "2.0",
+            "id": 2,
+            "method": "session/prompt",
+            "params": {"sessionId": "s1", "prompt": [{"type": "text", "text": "go"}]},
+        },
+    )
+    call = {"sessionUpdate": "tool_call", "toolCallId": "t1", "title": "Edit", "status": "pending"}
+    options = [
+        {"optionId": "yes", "name": "Allow", "kind": "allow_once"},
+        {"optionId": "no", "name": "Reject", "kind": "reject_once"},
+    ]
+    ask = {"sessionId": "s1", "toolCall": {"toolCallId": "t1"}, "options": options}
+    chosen = {"outcome": {"outcome": "selected", "optionId": kind}}
+    return _report(
+        *NEW,
+        prompt,
+        _update(call),
+        (A, {"jsonrpc": "2.0", "id": 9, "method": "session/request_permission", "params": ask}),
+        (C, {"jsonrpc": "2.0", "id": 9, "result": chosen}),
+        *[
+            _update({"sessionUpdate": "tool_call_update", "toolCallId": "t1", "status": status})
+            for status in statuses
+        ],
+        (A, {"jsonrpc": "2.0", "id": 2, "result": {"stopReason": "end_turn"}}),
+    )
+
+
+def test_PROMPT_14_an_allowed_tool_call_done_without_in_progress_is_a_SHOULD_finding() -> None:
+    # spec PROMPT-14: "Once permission is granted (if required), the Agent SHOULD invoke the tool
+    # and report a status update marking the tool as `in_progress`".
+    for done in ("completed", "failed"):
+        report = _permitted_then("yes", done)
+        assert _levels(report) == [("PROMPT-14", "SHOULD", A)], done
+        assert report.ok
+    # in_progress first, and a tool call the client rejected, are not judged.
+    assert _levels(_permitted_then("yes", "in_progress", "completed")) == []
+    assert _levels(_permitted_then("no", "failed")) == []
+    # Only the first status after the permission is judged.
+    assert _levels(_permitted_then("yes", "in_progress", "failed", "completed")) == []

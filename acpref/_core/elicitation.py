@@ -166,6 +166,55 @@ def _elicitation_answer(state: ConnectionFacts, m: Message) -> Iterable[Finding]
     if not m.is_error and action not in ("accept", "decline", "cancel"):
         # spec ELICIT-20: the action is accept, decline or cancel.
         yield finding("ELICIT-20", C, f"elicitation answered with action {action!r}", m.index)
+    if not m.is_error and action == "accept" and m.request.params.get("mode") == "form":
+        content = m.result.get("content")
+        for why in _nonconforming(m.request.params.get("requestedSchema"), content):
+            # spec ELICIT-22: accepted form `content` "SHOULD conform to the requested schema"
+            # (absent or null content conforms to nothing required).
+            yield finding("ELICIT-22", C, f"accepted form content {why}", m.index)
+
+
+#: The JSON types of the form's primitive schemas (elicitation.mdx, "Form mode").
+_PRIMITIVE = {"string": (str,), "number": (int, float), "integer": (int,), "boolean": (bool,)}
+
+
+def _nonconforming(schema: Any, content: Any) -> Iterable[str]:
+    """Why ``content`` does not conform to a form's ``requestedSchema``: required keys, the type
+    of each known field, and its enum (``enum``, ``oneOf`` consts, or the items' ones)."""
+    schema = schema if isinstance(schema, dict) else {}
+    props = schema.get("properties") if isinstance(schema.get("properties"), dict) else {}
+    content = content if isinstance(content, dict) else {}
+    required = schema.get("required") if isinstance(schema.get("required"), list) else []
+    missing = [k for k in required if isinstance(k, str) and k not in content]
+    if missing:
+        yield f"lacks required field(s) {', '.join(map(repr, missing))}"
+    for name, value in content.items():
+        prop = props.get(name)
+        if isinstance(prop, dict) and not _fits(prop, value):
+            yield f"field {name!r} = {value!r} does not fit its schema {prop!r}"[:300]
+
+
+def _fits(prop: Dict[str, Any], value: Any) -> bool:
+    kind = prop.get("type")
+    if kind == "array":
+        items = prop.get("items") if isinstance(prop.get("items"), dict) else {}
+        return isinstance(value, list) and all(_in_choices(items, v) for v in value)
+    wanted = _PRIMITIVE.get(kind) if isinstance(kind, str) else None
+    if wanted is not None and (type(value) is bool) != (kind == "boolean"):
+        return False  # a boolean is no number, and a number no boolean
+    if wanted is not None and not isinstance(value, wanted):
+        return False
+    return _in_choices(prop, value)
+
+
+def _in_choices(prop: Dict[str, Any], value: Any) -> bool:
+    """True when ``prop`` names no choices, or ``value`` is one of them."""
+    choices = prop.get("enum")
+    if not isinstance(choices, list):
+        options = prop.get("oneOf", prop.get("anyOf"))
+        if isinstance(options, list):
+            choices = [o.get("const") for o in options if isinstance(o, dict) and "const" in o]
+    return not isinstance(choices, list) or not choices or value in choices
 
 
 @transition("response", C, "elicitation/create")

@@ -64,6 +64,9 @@ class SessionState:
     config: Mapping[Any, Dict[str, Any]] = NOTHING
     #: Permission requests in flight for this session: request id -> offered option ids.
     permissions: Mapping[Any, Set[Any]] = NOTHING
+    #: Tool calls the client allowed to run and that reported no status since (PROMPT-14), a
+    #: ``compact.Remembered`` once used.
+    permitted: Mapping[str, None] = NOTHING
     #: Permission requests that were in flight when the client cancelled (PROMPT-21).
     cancelled_permissions: AbstractSet[Any] = NO_IDS
     #: How many session/load and session/resume requests of the session are in flight, as

@@ -45,6 +45,16 @@ def _tool_call(state: ConnectionFacts, m: Message) -> Iterable[Finding]:
             yield finding(
                 "TOOL-05", A, f"tool_call_update for unknown tool call {tool_call_id!r}", m.index
             )
+        status = update.get("status")
+        if tool_call_id in s.permitted and status in ("completed", "failed"):
+            # spec PROMPT-14: "Once permission is granted (if required), the Agent SHOULD invoke
+            # the tool and report a status update marking the tool as `in_progress`".
+            yield finding(
+                "PROMPT-14",
+                A,
+                f"tool call {tool_call_id!r} allowed, then {status} with no in_progress update",
+                m.index,
+            )
         name = update.get("name")
         before = s.tool_calls.get(tool_call_id) if isinstance(tool_call_id, str) else None
         if isinstance(name, str) and before is not None and name != before:
@@ -111,6 +121,9 @@ def _tool_call_apply(state: ConnectionFacts, m: Message) -> None:
         name = name if isinstance(name, str) else s.tool_calls.get(tool_call_id)
         # spec-gap remembered-bound: past max_remembered the least recently updated are forgotten.
         s.tool_calls = remember(s.tool_calls, tool_call_id, name, state.max_remembered)
+    if update.get("status") is not None and tool_call_id in s.permitted:
+        # PROMPT-14: the first status after the permission is the one judged.
+        s.permitted = {k: v for k, v in s.permitted.items() if k != tool_call_id} or NOTHING
 
 
 # -- Permission ------------------------------------------------------------------------------------
@@ -168,11 +181,28 @@ def _permission_answer(state: ConnectionFacts, m: Message) -> Iterable[Finding]:
         )
 
 
+def _allowed(m: Message) -> bool:
+    """True when the client's answer selected an ``allow_once`` or ``allow_always`` option."""
+    assert m.request is not None
+    outcome = m.result.get("outcome") if isinstance(m.result, dict) else None
+    if m.is_error or not isinstance(outcome, dict) or outcome.get("outcome") != "selected":
+        return False
+    options = m.request.params.get("options")
+    kinds = {o.get("optionId"): o.get("kind") for o in options or [] if isinstance(o, dict)}
+    return kinds.get(outcome.get("optionId")) in ("allow_once", "allow_always")
+
+
 @transition("response", C, "session/request_permission")
 def _permission_answered(state: ConnectionFacts, m: Message) -> None:
     assert m.request is not None
     s = state.sessions.get(m.request.params.get("sessionId"))
     if s is not None:
+        tool_call = m.request.params.get("toolCall")
+        tool_call_id = tool_call.get("toolCallId") if isinstance(tool_call, dict) else None
+        if isinstance(tool_call_id, str) and _allowed(m) and tool_call.get("status") is None:
+            # spec PROMPT-14: an allowed tool call's next status is judged (one whose request
+            # already reported a status is not: it may be running).
+            s.permitted = remember(s.permitted, tool_call_id, None, state.max_remembered)
         s.permissions = {k: v for k, v in s.permissions.items() if k != m.id} or NOTHING
         cancelled = s.cancelled_permissions
         if m.id in cancelled and isinstance(cancelled, set):  # then it is a set of its own

@@ -497,7 +497,7 @@ class RefusesResourceLink(RawAgent):
 class NoSessionNew(RawAgent):
     """Does not know session/new, a baseline method (-32601)."""
 
-    scenario, clause = "prompt", "OVERVIEW-02"
+    scenario, clause = "prompt", "INIT-17"
 
     def on_session_new(self, m: M) -> None:
         self.error(m, -32601, "Method not found: session/new")
@@ -929,7 +929,7 @@ class RefusesResourceLinkBlock(RefusesResourceLink):
 
 
 class NoSessionNewBaseline(NoSessionNew):
-    """The same missing session/new, on INIT-17 (which quotes the sentence of OVERVIEW-02)."""
+    """The same missing session/new (INIT-17 owns the baseline sentence; spec_notes/should.md)."""
 
     scenario, clause = "prompt", "INIT-17"
 
