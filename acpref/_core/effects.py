@@ -15,8 +15,8 @@ The table, one row per effect (the clause is the effect's ``clause`` field):
 =============  ==========================================================  =============================
 effect         when the core emits it                                      clause
 =============  ==========================================================  =============================
-TurnStarts     a client's session/prompt is recorded, not refused, and      PROMPT-01 (a turn per prompt)
-               its session's turn now runs with that request id
+TurnStarts     a client's session/prompt is recorded, not refused, and      spec-gap:concurrent-prompt
+               its session's turn now runs with that request id            (one turn a session)
 TurnStops      session/cancel reaches a running turn                       PROMPT-22
 TurnStops      $/cancel_request names the running turn's prompt            spec-gap:cancel-request-prompt
 TurnStops      session/close reaches a running turn (``ending``)           SETUP-16
@@ -56,7 +56,7 @@ class TurnStarts:
 
     session_id: str
     request_id: Any
-    clause: str = "PROMPT-01"
+    clause: str = "spec-gap:concurrent-prompt"
 
 
 @attrs.frozen
@@ -72,6 +72,12 @@ class TurnStops:
     request_id: Any
     ending: bool
     clause: str
+
+    @property
+    def session_ends(self) -> bool:
+        """The turn's session is being closed or deleted (not the connection ending): a turn
+        not started yet is answered "cancelled" without running (spec-gap close-in-flight)."""
+        return self.ending and self.clause != "spec-gap:end-of-input"
 
 
 Effect = Union[TurnStarts, TurnStops]
