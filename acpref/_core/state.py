@@ -37,7 +37,7 @@ from ..methods import CANCEL_REQUEST, METHODS, is_extension
 from . import envelope
 from .book import UPDATE, CheckFn, Message, Outstanding, TransitionFn, params_of
 from .compact import AnsweredIds
-from .effects import Effect, effects_of, stops_at_end_of_input
+from .effects import Effect, TurnStops, effects_of, stops_at_end_of_input
 from .lifecycle import TurnEvent
 from .prompt_turn import stop_turn
 from .facts import ConnectionFacts, SessionState, TerminalState
@@ -133,7 +133,7 @@ class ProtocolState(ConnectionFacts):
         effects = effects_of(self, m, refused)
         return Step(findings, tuple(effects)) if effects else Step(findings)
 
-    def end_of_input(self) -> List[Effect]:
+    def end_of_input(self) -> List[TurnStops]:
         """The end of the agent's input, recorded: every running turn stops.
 
         spec-gap end-of-input: the client can send nothing more, not even session/cancel, and will
