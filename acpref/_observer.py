@@ -23,9 +23,10 @@ from __future__ import annotations
 
 import logging
 import threading
-from typing import Any, Callable, Dict, List, Optional, TypeVar
+from typing import Any, Callable, Dict, List, Optional, Tuple, TypeVar
 
 from ._core import Finding, Party, ProtocolState, other
+from ._core.effects import Effect
 from .errors import LocalProtocolError, RpcError
 
 __all__ = ["RulesObserver"]
@@ -108,13 +109,18 @@ class RulesObserver:
         return any(f.binding and f.blame is self.me for f in findings)
 
     def on_receive(self, message: Dict[str, Any]) -> Optional[RpcError]:
+        return self.receive(message)[0]
+
+    def receive(self, message: Dict[str, Any]) -> Tuple[Optional[RpcError], Tuple[Effect, ...]]:
+        """Record a message read: the error to refuse it with (or None), and the effects the core
+        decided for us to carry out (``acpref._core.effects``)."""
         with self._lock:
-            findings = self.state.observe(self.peer, message)
-        if not findings:
-            return None  # the common case: nothing to report, nothing to refuse
-        self._report(findings)
+            step = self.state.step(self.peer, message)
+        if not step.findings:
+            return None, step.effects  # the common case: nothing to report, nothing to refuse
+        self._report(step.findings)
         if "method" in message and "id" in message:
-            for f in findings:
+            for f in step.findings:
                 if f.binding and f.code is not None and f.blame is self.peer:
-                    return f.to_rpc_error()
-        return None
+                    return f.to_rpc_error(), step.effects
+        return None, step.effects

@@ -134,14 +134,14 @@ def test_PROMPT_23_a_cancel_read_after_the_turn_chose_its_answer_waits_for_that_
     # request can be answered first (which would show the cancel read, owing "cancelled").
     import threading
 
-    from acpref.agent._slots import TurnSlots
+    from acpref.agent._slots import TurnFlags
 
-    slots = TurnSlots()
-    slots.claim("s1", 2)
+    slots = TurnFlags()
+    slots.start(2)
     assert slots.seal(2) is False  # not cancelled: the turn answers what it chose
-    flag = slots._by_request[2].cancelled  # the flag the turn's threads read
+    flag = slots._running[2].cancelled  # the flag the turn's threads read
     returned = []
-    reader = threading.Thread(target=lambda: returned.append(slots.cancel_session("s1")))
+    reader = threading.Thread(target=lambda: returned.append(slots.cancel(2)))
     reader.start()
     reader.join(0.2)
     assert reader.is_alive()  # waiting for the answer to be written
@@ -149,5 +149,5 @@ def test_PROMPT_23_a_cancel_read_after_the_turn_chose_its_answer_waits_for_that_
     reader.join(5)
     assert returned == [True] and not flag.is_set()
     # A cancel read before the seal is what the sealed answer says: "cancelled".
-    slots.claim("s1", 3)
-    assert slots.cancel_session("s1") and slots.seal(3) is True
+    slots.start(3)
+    assert slots.cancel(3) and slots.seal(3) is True

@@ -29,12 +29,17 @@ oracle run never dies of it (spec_notes/decisions.md, rule-bug).
 from __future__ import annotations
 
 import logging
-from typing import Any, Callable, Dict, Iterable, List, Optional
+from typing import Any, Callable, Dict, Iterable, List, Optional, Tuple
+
+import attrs
 
 from ..methods import CANCEL_REQUEST, METHODS, is_extension
 from . import envelope
 from .book import UPDATE, CheckFn, Message, Outstanding, TransitionFn, params_of
 from .compact import AnsweredIds
+from .effects import Effect, TurnStops, effects_of, stops_at_end_of_input
+from .lifecycle import TurnEvent
+from .prompt_turn import stop_turn
 from .facts import ConnectionFacts, SessionState, TerminalState
 from .findings import Finding, Party, finding, other
 from .pages import RULES
@@ -44,6 +49,7 @@ __all__ = [
     "ProtocolState",
     "RuleError",
     "SessionState",
+    "Step",
     "TerminalState",
     "classify",
 ]
@@ -64,6 +70,15 @@ RAISE_RULE_ERRORS = False
 class RuleError(RuntimeError):
     """A rule of the core raised on a message: a bug of acpref, not of the peer."""
 
+
+
+@attrs.frozen
+class Step:
+    """What one message did (``ProtocolState.step``): the rules it broke, and the effects the
+    core decided for the receiver to carry out (``effects``: a turn starts, a turn stops)."""
+
+    findings: List[Finding]
+    effects: Tuple[Effect, ...] = ()
 
 
 class ProtocolState(ConnectionFacts):
@@ -90,14 +105,49 @@ class ProtocolState(ConnectionFacts):
         is not recorded (a live side will not send it). One look at the message serves both
         steps.
         """
+        return self.step(sender, raw, index, refuse=refuse).findings
+
+    def step(
+        self,
+        sender: Party,
+        raw: Dict[str, Any],
+        index: Optional[int] = None,
+        *,
+        refuse: Optional[Callable[[List[Finding]], bool]] = None,
+    ) -> Step:
+        """``observe``, and the effects the core decided (``effects``): what the receiver does
+        about the message beside answering it, in wire order."""
         m = self._message(sender, raw, index)
         if m is None:
-            return []
+            return Step([])
         rules = RULES.rules_for(m)
         findings = list(self._check(m, rules.checks))
-        if not findings or refuse is None or not refuse(findings):
-            self._apply(m, rules.transitions)
-        return findings
+        if findings and refuse is not None and refuse(findings):
+            return Step(findings)
+        self._apply(m, rules.transitions)
+        # Rule 3: a received request that breaks a MUST rule naming an answer
+        # code is refused with it, and its handler never runs: it has no effects.
+        refused = m.kind == "request" and any(
+            f.binding and f.code is not None and f.blame is sender for f in findings
+        )
+        effects = effects_of(self, m, refused)
+        return Step(findings, tuple(effects)) if effects else Step(findings)
+
+    def end_of_input(self) -> List[TurnStops]:
+        """The end of the agent's input, recorded: every running turn stops.
+
+        spec-gap end-of-input: the client can send nothing more, not even session/cancel, and will
+        answer none of the turns' requests; each turn is stopped now and answers stopReason
+        "cancelled" (``prompt_turn.prompt_answer``), which a client that only half-closed still
+        reads.
+        """
+        stopped = []
+        for s in self.sessions.values():
+            if s.turn_phase.running:
+                stop_turn(self, s, TurnEvent.INPUT_ENDED)
+                if s.turn_phase.stopped:
+                    stopped.append(s)
+        return list(stops_at_end_of_input(stopped))
 
     def check(
         self, sender: Party, raw: Dict[str, Any], index: Optional[int] = None

@@ -18,12 +18,12 @@ What ``AgentSideConnection`` does around the implementer's ``Agent`` methods:
 * **authentication**: the agent declares its policy (``Agent.auth_required``) to the protocol
   core, which answers session methods -32000 until ``authenticate`` succeeds, and again after
   ``logout`` (RPC-16, AUTH-10, AUTH-17).
-* **turns** (``_slots.TurnSlots``): one turn per session, claimed as the prompt is read; the core
-  answers a second concurrent prompt -32600 (spec-gap concurrent-prompt). Which turn a message
-  stops is the core's decision, read from its turn phase as the message is read
-  (``_core.cancellation.turn_stop``: ``session/cancel``, ``$/cancel_request`` on the prompt,
-  ``session/close``, ``session/delete``; at the end of input ``input_ended``: every turn), and
-  sets the turn's ``cancelled`` flag; what a cancelled turn answers is the core's too
+* **turns** (``_slots.TurnFlags``): one turn per session, its flag made as the prompt is read; the
+  core answers a second concurrent prompt -32600 (spec-gap concurrent-prompt). Which turn starts
+  and which a message stops is the core's decision, returned as effects as the message is
+  recorded (``_core.effects``: ``TurnStarts``, ``TurnStops`` for ``session/cancel``,
+  ``$/cancel_request`` on the prompt, ``session/close``, ``session/delete``; at the end of input
+  ``ProtocolState.end_of_input``: every turn), which set the turn's ``cancelled`` flag; what a cancelled turn answers is the core's too
   (``_core.prompt_turn.prompt_answer``: stopReason "cancelled" whatever the agent returned or
   raised, PROMPT-23, PROMPT-24); the turn is closed before its response is written, so none of
   its updates can follow it (PROMPT-26).
@@ -60,11 +60,10 @@ from ..errors import ErrorCode, LocalProtocolError, RpcError
 from ..methods import AGENT_METHODS, PROTOCOL_VERSION
 from ._client import ClientHandle
 from ._interface import Agent
-from .._core.cancellation import input_ended
 from .._core.prompt_turn import prompt_answer
-from .._core.session_setup import ENDING, REOPENING, ending_in_flight
+from .._core.session_setup import ENDING, REOPENING
 from ._requests import _SESSION_METHODS, _AfterResponse, _AgentObserver, _SessionRequests
-from ._slots import TurnSlots
+from ._slots import TurnFlags
 from ._turn import PromptTurn
 
 __all__ = ["AgentSideConnection", "serve_stdio"]
@@ -110,7 +109,7 @@ class AgentSideConnection:
         max_held_bytes: Optional[int] = None,
         drain_timeout: float = DRAIN_TIMEOUT,
     ) -> None:
-        self._slots = TurnSlots()
+        self._slots = TurnFlags()
         self._after = _AfterResponse(name)
         self._requests = _SessionRequests()
         self.observer = _AgentObserver(
@@ -185,10 +184,10 @@ class AgentSideConnection:
 
     def _on_end_of_input(self) -> None:
         # spec-gap end-of-input: which turns stop, and that they answer stopReason "cancelled",
-        # is the core's decision (acpref/_core/cancellation.py, input_ended); the slots carry it
+        # is the core's decision (acpref/_core/effects.py, end_of_input); the flags carry it
         # out. Other requests get drain_timeout to answer, then the connection closes.
-        for stop in self.observer.rules.ask(input_ended):
-            self._slots.cancel_session(stop.session_id, ending=stop.ending)
+        for stop in self.observer.rules.ask(ProtocolState.end_of_input):
+            self._slots.cancel(stop.request_id, ending=stop.ending)
 
     def _on_close(self) -> None:
         # Nothing can be written any more: every turn's threads are let go.
@@ -287,15 +286,8 @@ class AgentSideConnection:
 
     def _wait_session_quiet(self, session_id: str, request_id: Any) -> None:
         """Before the session goes: its turn ended, its other requests and follow-ups done."""
-        # The turn was cancelled as the request was read (see _AgentObserver); let it end, its
-        # response first, before the session goes (spec SETUP-16).
-        if not self._slots.wait_idle(session_id, _TURN_END_TIMEOUT):
-            log.warning(
-                "%s: the turn of %s did not end within %ss",
-                self.connection.name,
-                session_id,
-                _TURN_END_TIMEOUT,
-            )
+        # The turn was cancelled as the request was read (see _AgentObserver); it is one of the
+        # session's requests this waits for, its response first (spec SETUP-16).
         # The session's other requests answered (the core's order, answered_after), and what
         # runs after an answer (available_commands_update after session/new) sent.
         if not self._requests.wait_turn(request_id, _TURN_END_TIMEOUT):
@@ -342,7 +334,7 @@ class AgentSideConnection:
         )
         if turn is None:  # pragma: no cover - the slot is claimed before any handler runs
             raise RpcError(ErrorCode.INTERNAL_ERROR, "the prompt has no turn slot")
-        if turn.cancelled.is_set() and self.observer.rules.ask(ending_in_flight, params.session_id):
+        if self._slots.session_ends(ctx.id):
             # spec-gap close-in-flight: a prompt read while its session is being closed is
             # cancelled as it starts; the agent never runs it, so nothing of it can follow the
             # close's answer.
@@ -356,7 +348,7 @@ class AgentSideConnection:
             # What a cancelled turn answers is the core's decision (PROMPT-23, PROMPT-24:
             # acpref/_core/prompt_turn.py, prompt_answer).
             # The answer is chosen under the slot's seal: a cancel read from now on waits until
-            # it is written, so none can be answered "as read" before it (TurnSlots.seal).
+            # it is written, so none can be answered "as read" before it (TurnFlags.seal).
             try:
                 response = _as_response(self.agent.session_prompt(params, turn))
             except Exception as exc:  # noqa: BLE001

@@ -5,8 +5,9 @@ SLASH-01; spec-gap close-in-flight, reopen-in-flight, concurrent-prompt, cancel-
 (spec_notes/decisions.md). Part of the agent side's shell (``_connection``):
 
 * ``_AgentObserver``: the connection's observer. The protocol core judges each message first
-  (``acpref._core.RulesObserver``); then, on the reading thread and so in wire order, the turn
-  slots (``_slots.TurnSlots``) and the session's requests in flight hear of it.
+  (``acpref._observer.RulesObserver``) and says which turn starts or stops (its effects,
+  ``acpref._core.effects``); then, on the reading thread and so in wire order, the turn flags
+  (``_slots.TurnFlags``) carry the effects out and the session's requests in flight hear of it.
 * ``_SessionRequests``: the requests naming a session that are read and not yet answered, which
   session/close and session/delete wait for, and which wait for a load or resume of theirs (the
   order is the protocol core's: ``acpref._core.session_setup.answered_after``).
@@ -21,12 +22,11 @@ import queue
 import threading
 from typing import Any, Callable, Dict, Optional, Tuple
 
-from .._core.cancellation import turn_stop
+from .._core.effects import TurnStarts
 from .._core.session_setup import answered_after
 from .._observer import RulesObserver
 from ..errors import ConnectionClosed, LocalProtocolError, RpcError
-from ..methods import CANCEL_REQUEST
-from ._slots import TurnSlots
+from ._slots import TurnFlags
 
 log = logging.getLogger("acpref.agent")
 
@@ -41,11 +41,6 @@ _SESSION_METHODS = frozenset(
         "session/set_mode",
         "session/set_config_option",
     }
-)
-
-#: The messages that may stop a running turn (``turn_stop`` says whether one does).
-_STOPPERS = frozenset(
-    {"session/prompt", "session/cancel", "session/close", "session/delete", CANCEL_REQUEST}
 )
 
 
@@ -172,12 +167,12 @@ class _SessionRequests:
 
 
 class _AgentObserver:
-    """The connection's observer: the rules first, then the turn slots, both in wire order."""
+    """The connection's observer: the rules first, then their effects, both in wire order."""
 
     def __init__(
         self,
         rules: RulesObserver,
-        slots: TurnSlots,
+        slots: TurnFlags,
         after: _AfterResponse,
         requests: _SessionRequests,
     ) -> None:
@@ -187,7 +182,17 @@ class _AgentObserver:
         self._requests = requests
 
     def on_receive(self, message: Dict[str, Any]) -> Optional[RpcError]:
-        refusal = self.rules.on_receive(message)
+        refusal, effects = self.rules.receive(message)
+        # Which turn starts and which stops is the core's decision (acpref/_core/effects.py:
+        # PROMPT-22, SETUP-16, spec-gap concurrent-prompt, cancel-request-prompt, delete-active,
+        # close-in-flight); a refused message has none.
+        for effect in effects:
+            if isinstance(effect, TurnStarts):
+                self._slots.start(effect.request_id)
+            else:
+                self._slots.cancel(
+                    effect.request_id, ending=effect.ending, session_ends=effect.session_ends
+                )
         method = message.get("method")
         if refusal is not None or method is None:
             return refusal
@@ -195,17 +200,6 @@ class _AgentObserver:
         params = params if isinstance(params, dict) else {}
         sid = params.get("sessionId")
         is_request = "id" in message
-        if method == "session/prompt" and is_request and isinstance(sid, str):
-            # A second prompt while the session's turn runs was refused by the protocol core
-            # above (spec-gap concurrent-prompt, acpref/_core/prompt_turn.py): this one is the
-            # session's only turn.
-            self._slots.claim(sid, message["id"])
-        if method in _STOPPERS:
-            # Which turn the message stops (if any) is the core's decision, read from its turn
-            # table (PROMPT-22, SETUP-16: acpref/_core/cancellation.py, turn_stop).
-            stop = self.rules.ask(turn_stop, message)
-            if stop is not None:
-                self._slots.cancel_session(stop.session_id, ending=stop.ending)
         if is_request and isinstance(sid, str) and method in _SESSION_METHODS:
             self._requests.begin(sid, message["id"], method)
         return None
