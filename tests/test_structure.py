@@ -65,17 +65,9 @@ LAYERS: Dict[str, int] = {
     "acpref/_forms.py": 1,
     # L2: the protocol core, sans-I/O: capability gates, phases, ordering, id bookkeeping
     "acpref/_core/": 2,
-    # L3: transport (framing, writer lock, spawn), connection (reader thread, futures), threads,
-    # process groups
-    "acpref/_transport.py": 3,
-    "acpref/_framing.py": 3,
-    "acpref/_process.py": 3,
-    "acpref/connection.py": 3,
-    "acpref/_inbound.py": 3,
-    "acpref/_calls.py": 3,
-    "acpref/_threads.py": 3,
-    "acpref/_groups.py": 3,
-    "acpref/_observer.py": 3,
+    # L3: the threaded shell (acpref/_shell/: streams, framing, processes and their groups,
+    # threads, the connection, the rules behind one lock)
+    "acpref/_shell/": 3,
     # L4: agent side, client side, session registry, oracle (L0-L2 only), MCP client
     "acpref/agent/": 4,
     "acpref/client/": 4,
@@ -94,7 +86,7 @@ LAYER_NAMES = {
     0: "L0 schema types, errors",
     1: "L1 codec, methods",
     2: "L2 protocol core",
-    3: "L3 transport, connection, threads, process groups",
+    3: "L3 the threaded shell: transport, connection, threads, process groups",
     4: "L4 agent side, client side, oracle, mcp",
     5: "L5 echo agent, CLI, testing, tools",
 }

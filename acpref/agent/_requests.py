@@ -23,7 +23,7 @@ from typing import Any, Callable, Dict, Optional, Tuple
 
 from .._core.cancellation import turn_stop
 from .._core.session_setup import answered_after
-from .._observer import RulesObserver
+from .._shell.observer import RulesObserver
 from ..errors import ConnectionClosed, LocalProtocolError, RpcError
 from ..methods import CANCEL_REQUEST
 from ._slots import TurnSlots

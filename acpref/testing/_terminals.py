@@ -17,9 +17,9 @@ import subprocess
 import threading
 from typing import Dict, Optional
 
-from .. import _groups
+from .._shell import groups as _groups
 from .. import schema as s
-from ..connection import RequestContext
+from .._shell.connection import RequestContext
 from ..errors import RpcError
 from ..schema import UNSET
 

@@ -5,7 +5,7 @@ OVERVIEW-08, OVERVIEW-09, RPC-01 .. RPC-20, TRANSPORT-01, TRANSPORT-04, TRANSPOR
 CANCEL-01 .. CANCEL-07, EXT-06 .. EXT-10. How it works, and each decision where the spec is
 silent: spec_notes/connection.md.
 
-How the threads divide the work (``acpref._threads`` explains why, with measurements):
+How the threads divide the work (``acpref._shell.threads`` explains why, with measurements):
 
 * Reading is a role one thread holds at a time. A caller waiting for its own response reads
   until it comes; when nobody waits, one of the connection's host threads keeps watch and reads.
@@ -22,7 +22,7 @@ How the threads divide the work (``acpref._threads`` explains why, with measurem
 * Writes take one lock around the write of an already encoded line.
 
 The parts: this module holds the connection's lifecycle, its writing half and its ending;
-``acpref._inbound`` its reading half (the reader and dispatch); ``acpref._calls`` a request as
+``acpref._shell.inbound`` its reading half (the reader and dispatch); ``acpref._shell.calls`` a request as
 each end holds it (``RequestContext``, ``PendingRequest``, re-exported here).
 
 Bad input never stops the connection: an unparseable line is answered -32700 (``id: null``), an
@@ -44,13 +44,13 @@ import threading
 import time
 from typing import Any, Callable, Collection, Dict, Iterator, Mapping, Optional
 
-from . import codec
-from ._calls import Handler, Observer, PendingRequest, Recorder, RequestContext
-from ._inbound import Inbound, _short
-from ._threads import Crew
-from ._transport import LineSplitter, Stream, read_accepts_timeout
-from .errors import ConnectionClosed, ErrorCode, LocalProtocolError, RpcError
-from .methods import CANCEL_REQUEST, METHODS, Method
+from .. import codec
+from ..errors import ConnectionClosed, ErrorCode, LocalProtocolError, RpcError
+from ..methods import CANCEL_REQUEST, METHODS, Method
+from .calls import Handler, Observer, PendingRequest, Recorder, RequestContext
+from .inbound import Inbound, _short
+from .threads import Crew
+from .transport import LineSplitter, Stream, read_accepts_timeout
 
 __all__ = [
     "Connection",

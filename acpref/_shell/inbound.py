@@ -17,14 +17,11 @@ import logging
 import threading
 from typing import Any, Callable, Dict, FrozenSet, Iterator, Mapping, Optional, cast
 
-from . import codec
-from ._bounds import MAX_DEPTH, count_items, held_cost, nesting, peek_envelope
-from ._calls import Handler, Observer, PendingRequest, Peer, Recorder, RequestContext
-from ._core import envelope
-from ._core.cancellation import CancelReply, reply_to_cancel_request
-from ._threads import READ_EOF, READ_INTERRUPTED, READ_MORE, Crew
-from ._transport import INTERRUPTED, OVERSIZE_HEAD, Oversize, Stream
-from .errors import (
+from .. import codec
+from .._bounds import MAX_DEPTH, count_items, held_cost, nesting, peek_envelope
+from .._core import envelope
+from .._core.cancellation import CancelReply, reply_to_cancel_request
+from ..errors import (
     ConnectionClosed,
     ErrorCode,
     LocalProtocolError,
@@ -32,7 +29,10 @@ from .errors import (
     RemoteProtocolError,
     RpcError,
 )
-from .methods import CANCEL_REQUEST, Method
+from ..methods import CANCEL_REQUEST, Method
+from .calls import Handler, Observer, Peer, PendingRequest, Recorder, RequestContext
+from .threads import READ_EOF, READ_INTERRUPTED, READ_MORE, Crew
+from .transport import INTERRUPTED, OVERSIZE_HEAD, Oversize, Stream
 
 log = logging.getLogger("acpref.connection")
 

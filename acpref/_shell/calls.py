@@ -6,7 +6,7 @@ CANCEL-01, CANCEL-05. Part of the threaded shell (``acpref.connection``, which r
 * ``RequestContext``: what a handler knows of the request it handles, with its ``cancelled``
   flag and the one right to answer it (exactly one response, RPC-06);
 * ``PendingRequest``: an outgoing request waiting for its response. Its caller reads the stream
-  itself while it waits (``acpref._threads``), and gets the typed result or the error.
+  itself while it waits (``acpref._shell.threads``), and gets the typed result or the error.
 """
 
 from __future__ import annotations
@@ -15,11 +15,11 @@ import threading
 import time
 from typing import Any, Callable, Dict, Optional, Protocol, Union
 
-from . import codec
-from ._core import envelope
-from ._framing import Oversize
-from ._threads import Crew, Flag, Waiter
-from .errors import RemoteProtocolError, RequestTimeout, RpcError
+from .. import codec
+from .._core import envelope
+from ..errors import RemoteProtocolError, RequestTimeout, RpcError
+from .framing import Oversize
+from .threads import Crew, Flag, Waiter
 
 __all__ = ["Handler", "Observer", "PendingRequest", "Peer", "Recorder", "RequestContext"]
 
@@ -184,7 +184,7 @@ class PendingRequest:
         """Wait for the response; return the typed result or raise ``RpcError`` & co.
 
         While it waits, the calling thread reads the stream itself whenever no other thread
-        does (``acpref._threads``). On timeout the request is cancelled with
+        does (``acpref._shell.threads``). On timeout the request is cancelled with
         ``$/cancel_request`` and ``RequestTimeout`` is raised; its late response, if any, is
         logged and dropped (spec RPC-08).
         """

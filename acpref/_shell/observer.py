@@ -25,8 +25,8 @@ import logging
 import threading
 from typing import Any, Callable, Dict, List, Optional, TypeVar
 
-from ._core import Finding, Party, ProtocolState, other
-from .errors import LocalProtocolError, RpcError
+from .._core import Finding, Party, ProtocolState, other
+from ..errors import LocalProtocolError, RpcError
 
 __all__ = ["RulesObserver"]
 
