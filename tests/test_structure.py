@@ -68,6 +68,7 @@ LAYERS: Dict[str, int] = {
     # L3: the threaded shell (acpref/_shell/: streams, framing, processes and their groups,
     # threads, the connection, the rules behind one lock)
     "acpref/_shell/": 3,
+    "acpref/connection.py": 3,  # the public face of _shell/connection.py
     # L4: agent side, client side, session registry, oracle (L0-L2 only), MCP client
     "acpref/agent/": 4,
     "acpref/client/": 4,
