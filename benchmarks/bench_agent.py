@@ -38,7 +38,7 @@ from typing import Any, Deque, Dict, List, Optional
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
 
 from acpref import schema as s  # noqa: E402
-from acpref._transport import FdStream, spawn  # noqa: E402
+from acpref._shell.transport import FdStream, spawn  # noqa: E402
 from acpref.connection import Connection, PendingRequest  # noqa: E402
 
 GIB = 1 << 30

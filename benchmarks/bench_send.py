@@ -41,9 +41,9 @@ def serve_and_measure(count: int, batch: int, timed: bool) -> Dict[str, Any]:
     import acpref_agent  # noqa: E402
 
     import acpref.codec as codec
-    import acpref.connection as connection
+    import acpref._shell.connection as connection
     from acpref import schema as s
-    from acpref._transport import FdStream
+    from acpref._shell.transport import FdStream
     from acpref.agent import AgentSideConnection
     from acpref.agent._client import check_update
 

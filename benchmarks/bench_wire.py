@@ -54,7 +54,7 @@ SIZES = {
 
 def serve_acpref() -> None:
     """The acpref child: a Connection over stdin/stdout with three handlers."""
-    from acpref._transport import FdStream
+    from acpref._shell.transport import FdStream
     from acpref.connection import Connection
 
     state = {"seen": 0, "expected": -1}
@@ -166,7 +166,7 @@ class AcprefSide:
     name = "acpref"
 
     def __init__(self) -> None:
-        from acpref._transport import FdStream, spawn
+        from acpref._shell.transport import FdStream, spawn
         from acpref.connection import Connection
 
         self._process = spawn([sys.executable, __file__, "--serve", "acpref"])

@@ -26,7 +26,7 @@ sys.path.insert(0, os.path.dirname(HERE))
 
 import acpref  # noqa: E402
 from acpref import schema as s  # noqa: E402
-from acpref._transport import memory_pipe  # noqa: E402
+from acpref._shell.transport import memory_pipe  # noqa: E402
 from acpref.agent import Agent, AgentSideConnection  # noqa: E402
 from acpref.client import Allow, ClientSideConnection, ReferenceClient  # noqa: E402
 from acpref.testing._pairs import _Duplex  # noqa: E402

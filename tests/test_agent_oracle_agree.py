@@ -19,7 +19,7 @@ import time
 from pathlib import Path
 from typing import Any, Dict, List, Optional, Set, Tuple
 
-from acpref._transport import spawn
+from acpref._shell.transport import spawn
 from acpref.oracle import validate
 
 sys.path.insert(0, str(Path(__file__).parent / "peers"))

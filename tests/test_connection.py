@@ -1,4 +1,4 @@
-"""Tests of ``acpref.connection`` and ``acpref._transport`` over real pipes and real processes.
+"""Tests of ``acpref.connection`` and ``acpref._shell.transport`` over real pipes and real processes.
 
 Spec: overview.mdx (Communication Model, Error Handling), transports.mdx, cancellation.mdx,
 extensibility.mdx; decisions where the spec is silent: spec_notes/connection.md.
@@ -27,7 +27,7 @@ from typing import Any, Dict, List, Optional, Tuple
 
 import pytest
 
-from acpref._transport import FdStream, LineSplitter, StreamClosed, memory_pipe, spawn
+from acpref._shell.transport import FdStream, LineSplitter, StreamClosed, memory_pipe, spawn
 from acpref.connection import Connection
 from acpref.errors import ConnectionClosed, ErrorCode, RemoteProtocolError, RequestTimeout, RpcError
 
@@ -325,7 +325,7 @@ def test_notifications_are_handled_in_wire_order(pair):
 
 
 def test_notifications_keep_wire_order_while_the_reading_role_changes_hands(pair):
-    # acpref._threads: whoever reads, one thread reads at a time. A caller of b takes the role
+    # acpref._shell.threads: whoever reads, one thread reads at a time. A caller of b takes the role
     # from the watching host (interrupting it) and gives it back when answered, again and again,
     # while a streams notifications: a host reads between the calls (the caller waits until 20
     # more were handled, which only a host can do then), and the caller reads during them.
@@ -401,7 +401,7 @@ def test_request_returns_only_after_the_notifications_sent_before_its_response(p
 
 
 def test_result_timeout_holds_while_another_thread_runs_a_slow_notification(pair):
-    # Notifications run on the thread that read them (acpref._threads). When a host is busy
+    # Notifications run on the thread that read them (acpref._shell.threads). When a host is busy
     # in a slow notification handler, a caller's timeout still ends its wait on time; the
     # response read later is dropped (RPC-08) and the connection goes on.
     stuck, entered, left = threading.Event(), threading.Event(), threading.Event()
@@ -1231,7 +1231,7 @@ def test_worker_bound_queues_requests_and_nested_calls_still_work_at_the_bound(p
     # past the bound, and queues them (it read the last one, so it queued the others).
     pendings += [a.request_async("_work", {"i": i}) for i in range(4, 50)]
     assert all_read.wait(WAIT)
-    # Four hosts run requests; at most one more keeps watch (acpref._threads).
+    # Four hosts run requests; at most one more keeps watch (acpref._shell.threads).
     b_hosts = [t for t in threading.enumerate() if t.name.startswith(f"{b.name}-host-")]
     assert 4 <= len(b_hosts) <= 5, [t.name for t in b_hosts]
     assert all(not p.done for p in pendings)

@@ -236,7 +236,7 @@ def test_an_oversize_line_keeps_its_first_and_last_bytes_however_it_was_cut() ->
     # beside it (a head once ran past the line's newline into the next lines).
     import random
 
-    from acpref._framing import OVERSIZE_HEAD, LineSplitter, Oversize
+    from acpref._shell.framing import OVERSIZE_HEAD, LineSplitter, Oversize
 
     rng = random.Random(17)
     sizes = [0, 1, 5, 99, 100, 101, 4095, 4096, 4097, 9000, 13000]

@@ -2,7 +2,7 @@
 
 Spec: prompt-turn.mdx (updates of a turn, PROMPT-06), overview.mdx (RPC-07: requests
 both ways interleave), RPC-15 (a request refused for a resource limit); the thread model:
-acpref/_threads.py; figures and what happens at the bounds: spec_notes/reliability.md.
+acpref/_shell/threads.py; figures and what happens at the bounds: spec_notes/reliability.md.
 
 * **Sustained turns** (``test_RPC_07_PROMPT_06_sustained_turns_lose_and_reorder_nothing``): an
   ``AgentSideConnection`` and a ``ClientSideConnection`` (the ``ReferenceClient``) over real
@@ -35,7 +35,7 @@ import pytest
 from peers.reliability_sides import WAIT, RawSide, Watch
 
 from acpref import schema as s
-from acpref._transport import FdStream
+from acpref._shell.transport import FdStream
 from acpref.agent import Agent, AgentSideConnection
 from acpref.client import Allow, Ask, ClientSideConnection, ReferenceClient
 
@@ -44,7 +44,7 @@ LOAD_SECONDS = float(os.environ.get("ACPREF_LOAD_SECONDS", "120" if LONG else "8
 SESSIONS = 16
 TURNS_PER_SESSION = 5  # then the session is deleted and a new one opened
 UPDATES_PER_TURN = 20
-#: Hosts beyond the watcher leave after this long idle (acpref._threads.Crew's default).
+#: Hosts beyond the watcher leave after this long idle (acpref._shell.threads.Crew's default).
 IDLE_TIMEOUT = 2.0
 
 pytestmark = pytest.mark.timeout(LOAD_SECONDS * 3 + 120)

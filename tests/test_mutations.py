@@ -31,7 +31,7 @@ REPO = Path(__file__).resolve().parent.parent
 # check can) is what issue 15's single protocol core removes, and this list shows where it does.
 SAMPLE: List[Tuple[str, Tuple[str, ...]]] = [
     ("RPC-16", ("acpref/_core/authentication.py",)),  # session methods before authenticate
-    ("RPC-12", ("acpref/_inbound.py",)),  # an unknown method
+    ("RPC-12", ("acpref/_shell/connection.py",)),  # an unknown method
     ("MODES-04", ("acpref/_core/session_modes.py",)),
     ("PROMPT-26", ("acpref/_core/prompt_turn.py",)),
     ("OVERVIEW-07", ("acpref/_core/file_system.py", "acpref/_core/tool_calls.py")),

@@ -14,7 +14,7 @@ from typing import Any, List, Tuple
 
 import pytest
 
-from acpref._framing import LineFramer, LineSplitter, Oversize
+from acpref._shell.framing import LineFramer, LineSplitter, Oversize
 from acpref.oracle import (
     Record,
     Report,
@@ -518,7 +518,7 @@ def test_transcript_round_trip_keeps_bytes_exactly(tmp_path: Any) -> None:
 def test_the_recorder_cuts_lines_like_the_receiving_connection(
     chunks: List[bytes], lines: List[Any]
 ) -> None:
-    # One framing rule (acpref._framing.LineFramer) for the recorder, the proxy's judge and the
+    # One framing rule (acpref._shell.framing.LineFramer) for the recorder, the proxy's judge and the
     # live connection (LineSplitter over reads): the same bytes give the same lines.
     framer = LineFramer(max_line_bytes=10)
     out: List[Any] = []

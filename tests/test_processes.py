@@ -26,7 +26,7 @@ from typing import Iterator, List
 import pytest
 from peers.mcp_procs import group_members, has_proc, is_running
 
-from acpref import _groups
+from acpref._shell import groups as _groups
 from acpref import schema as s
 from acpref.client import Allow, ClientSideConnection, ReferenceClient
 from acpref.testing import AgentCheckOptions, AgentDriver, check_agent

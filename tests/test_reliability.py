@@ -30,7 +30,7 @@ import pytest
 from peers.reliability_sides import WAIT, Watch
 
 from acpref import schema as s
-from acpref._transport import FdStream, spawn
+from acpref._shell.transport import FdStream, spawn
 from acpref.agent import Agent, AgentSideConnection
 from acpref.client import AgentExited, ClientSideConnection, ReferenceClient
 from acpref.errors import ConnectionClosed

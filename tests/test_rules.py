@@ -21,7 +21,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from acpref._core import Party, ProtocolState, clauses, level_of
-from acpref._observer import RulesObserver
+from acpref._shell.observer import RulesObserver
 from acpref._core.state import AnsweredIds
 from acpref.errors import LocalProtocolError
 

@@ -23,7 +23,7 @@ import pytest
 from acpref import codec
 from acpref import schema as s
 from acpref._core import Finding, Party, ProtocolState, register
-from acpref._transport import FdStream
+from acpref._shell.transport import FdStream
 from acpref.agent import AgentSideConnection
 from acpref.client import ClientSideConnection, ReferenceClient, SessionView
 from acpref.echo import EchoAgent

@@ -21,7 +21,7 @@ import pytest
 
 from acpref import schema as s
 from acpref._core import Party, ProtocolState, gate_open
-from acpref._transport import FdStream
+from acpref._shell.transport import FdStream
 from acpref.agent import Agent, AgentSideConnection
 from acpref.client import ClientSideConnection, ReferenceClient
 from acpref.echo import EchoAgent

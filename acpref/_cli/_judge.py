@@ -28,8 +28,8 @@ import tempfile
 from typing import Any, BinaryIO, Dict, List, Optional
 
 from .._bounds import count_items
-from .._framing import LineFramer, Oversize
-from ..connection import DEFAULT_MAX_ITEMS, DEFAULT_MAX_LINE_BYTES
+from .._shell.framing import LineFramer, Oversize
+from .._shell.connection import DEFAULT_MAX_ITEMS, DEFAULT_MAX_LINE_BYTES
 from ..oracle import Record, TranscriptRecorder, Validator
 from ..oracle._validate import format_finding
 

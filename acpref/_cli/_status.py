@@ -48,7 +48,7 @@ def unstartable(prog: str, argv: Sequence[str]) -> bool:
     A command not found or not executable is the environment's mistake (a venv not on ``PATH``),
     not the peer's: it is said once and the run ends with ``USAGE``, no clause reported.
     """
-    from .._process import cannot_start
+    from .._shell.process import cannot_start
 
     problem = cannot_start(argv)
     if problem is not None:

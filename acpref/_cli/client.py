@@ -23,7 +23,7 @@ import threading
 import time
 from typing import Any, Callable, List, Optional, Tuple
 
-from .. import _groups
+from .._shell import groups as _groups
 from .. import schema as s
 from .._core import Party
 from ..client import (

@@ -36,8 +36,8 @@ import threading
 import time
 from typing import Any, Callable, Deque, Optional, Sequence, Set
 
-from .. import _groups
-from .._transport import StderrBuffer, spawn
+from .._shell import groups as _groups
+from .._shell.transport import StderrBuffer, spawn
 from ._judge import pack
 from ._status import USAGE, unstartable
 from ._levels import add_level_options, add_newer_spec_option

@@ -29,10 +29,10 @@ message breaks. The live sides and the oracle use the very same object, so they 
    table of which message stops a running turn (session/cancel, close, delete, end of input).
 
 **Why the shell around it looks the way it does.** ACP runs over blocking pipes, and acpref is
-synchronous and threaded, not asyncio. ``acpref/_transport.py`` frames lines and serialises
-writes; ``acpref/connection.py`` runs one reader thread that hands messages over in wire order
+synchronous and threaded, not asyncio. ``acpref/_shell/transport.py`` frames lines and serialises
+writes; ``acpref/_shell/connection.py`` runs one reader thread that hands messages over in wire order
 (notifications are handled in that order) and runs request handlers on worker threads
-(``acpref/_threads.py``), so that a prompt handler that waits on the client for a permission does
+(``acpref/_shell/threads.py``), so that a prompt handler that waits on the client for a permission does
 not block the reader that will deliver the answer. Because several threads send while the
 reader records, the one lock sits in ``acpref/_observer.RulesObserver`` (check and record a
 message in one step), not in the core: the core stays plain state that a single-threaded user

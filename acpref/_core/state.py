@@ -86,7 +86,7 @@ class ProtocolState(ConnectionFacts):
     them its messages (Rule 1 .. Rule 3 above).
 
     Not thread-safe, on purpose: it is plain state. A live connection, which touches it from its
-    reader thread and its senders' threads, holds the lock of ``acpref._observer.RulesObserver``.
+    reader thread and its senders' threads, holds the lock of ``acpref._shell.observer.RulesObserver``.
     """
 
     # -- The public face -------------------------------------------------------------------------

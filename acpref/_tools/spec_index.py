@@ -10,7 +10,7 @@ hand-kept list.
 Where a citation sits says what that code does for its clause (``ROLES``, ``role_of``):
 
 * *enforced*: the code a live peer runs, the protocol core (``acpref/_core``), the two sides
-  (``acpref/agent``, ``acpref/client``, ``acpref/connection.py``) and the wire layer under them
+  (``acpref/agent``, ``acpref/client``, ``acpref/_shell/connection.py``) and the wire layer under them
   (schema models, codec, method table, errors, threads, transport, the agent's MCP client) and
   the reference client's terminal UI (``acpref/_tools/terminal.py``, what a user is shown):
   everything in the package but the three roles below and the tools (``_TOOLS``);

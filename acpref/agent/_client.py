@@ -25,8 +25,8 @@ from typing import Any, Dict, Optional
 
 from .. import schema as s
 from .._core import gate_open
-from .._observer import RulesObserver
-from ..connection import Connection, PendingRequest
+from .._shell.observer import RulesObserver
+from .._shell.connection import Connection, PendingRequest
 
 __all__ = ["ClientHandle"]
 

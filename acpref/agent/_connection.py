@@ -48,14 +48,15 @@ from typing import Any, Callable, Dict, List, Optional, Union
 
 import attrs
 
-from .. import _groups, codec
+from .. import codec
+from .._shell import groups as _groups
 from .. import schema as s
 from .._core import Party
-from .._observer import RulesObserver
+from .._shell.observer import RulesObserver
 from .._core.findings import Finding
 from .._core.state import ProtocolState
-from .._transport import FdStream, Stream
-from ..connection import Connection, Recorder, RequestContext
+from .._shell.transport import FdStream, Stream
+from .._shell.connection import Connection, Recorder, RequestContext
 from ..errors import ErrorCode, LocalProtocolError, RpcError
 from ..methods import AGENT_METHODS, PROTOCOL_VERSION
 from ._client import ClientHandle

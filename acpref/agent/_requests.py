@@ -24,7 +24,7 @@ from typing import Any, Callable, Dict, Optional, Tuple
 
 from .._core.effects import TurnStarts
 from .._core.session_setup import answered_after
-from .._observer import RulesObserver
+from .._shell.observer import RulesObserver
 from ..errors import ConnectionClosed, LocalProtocolError, RpcError
 from ._slots import TurnFlags
 

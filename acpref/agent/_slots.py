@@ -20,7 +20,7 @@ from typing import Any, Dict, List, Optional
 
 import attrs
 
-from .._threads import Flag
+from .._shell.threads import Flag
 from ._turn import PromptTurn
 
 __all__ = ["TurnFlags"]

@@ -30,8 +30,8 @@ from typing import Any, Callable, Dict, Iterator, List, Optional, Sequence
 import attrs
 
 from .. import schema as s
-from .._threads import Flag
-from ..connection import Connection, PendingRequest
+from .._shell.threads import Flag
+from .._shell.connection import Connection, PendingRequest
 from ..errors import ConnectionClosed, LocalProtocolError
 from ..schema import UNSET
 from ._client import ClientHandle, check_update

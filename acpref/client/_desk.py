@@ -29,7 +29,7 @@ from .._core import Party
 from .._core.findings import finding
 from .._core.register import WARNING
 from .._core.subagents import descendants
-from .._observer import RulesObserver
+from .._shell.observer import RulesObserver
 from ..errors import RpcError
 from ..methods import lookup
 from .permissions import cancelled

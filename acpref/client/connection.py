@@ -31,11 +31,11 @@ from .. import codec
 from .. import schema as s
 from .._core import Party, ProtocolState
 from .._core.facts import DEFAULT_MAX_REMEMBERED
-from .._observer import RulesObserver
-from .._transport import FdStream, Process, StderrBuffer, Stream, spawn
-from ..connection import DEFAULT_MAX_HELD_BYTES, DEFAULT_MAX_ITEMS, DEFAULT_MAX_LINE_BYTES
-from ..connection import Connection, Handler
-from ..connection import Recorder, RequestContext
+from .._shell.observer import RulesObserver
+from .._shell.transport import FdStream, Process, StderrBuffer, Stream, spawn
+from .._shell.connection import DEFAULT_MAX_HELD_BYTES, DEFAULT_MAX_ITEMS, DEFAULT_MAX_LINE_BYTES
+from .._shell.connection import Connection, Handler
+from .._shell.connection import Recorder, RequestContext
 from ..errors import ConnectionClosed, RequestTimeout
 from ..methods import PROTOCOL_VERSION
 from ._conveniences import Conveniences

@@ -36,7 +36,7 @@ import uuid
 from collections import OrderedDict
 from typing import Callable, Dict, List, Mapping, Optional, Sequence, Tuple
 
-from .. import _groups
+from .._shell import groups as _groups
 from ..errors import ErrorCode, RpcError
 
 __all__ = ["OutputBuffer", "TerminalManager", "ExitStatus", "OutputListener", "DEFAULT_OUTPUT_CAP"]

@@ -13,7 +13,7 @@ from __future__ import annotations
 from typing import Any, Callable, Optional
 
 from .. import schema as s
-from ..connection import PendingRequest
+from .._shell.connection import PendingRequest
 from ..errors import ConnectionClosed, RequestTimeout
 from ..methods import PROTOCOL_VERSION
 

@@ -5,7 +5,7 @@ MCP 2025-06-18, Transports, Streamable HTTP (a POST may be answered with ``text/
 whose ``message`` events each carry one JSON-RPC message in ``data``).
 
 ``SseParser`` is fed whatever the socket gave and returns the events completed so far, in the
-manner of ``acpref._transport.LineSplitter``: framing apart from I/O, so that the HTTP client
+manner of ``acpref._shell.transport.LineSplitter``: framing apart from I/O, so that the HTTP client
 can bound every read with its deadline. Lines end with CRLF, LF or CR (a CR at the end of one
 chunk waits for the next, which may begin with the LF of the same line ending). A field line
 ``data: x`` adds ``x`` to the event's data; ``event:`` names its type; a blank line ends it;

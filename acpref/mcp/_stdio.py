@@ -27,8 +27,8 @@ import logging
 import threading
 from typing import Any, Dict, Mapping, Optional
 
-from .._transport import FdStream, Process, StderrBuffer, spawn
-from ..connection import Connection, RequestContext
+from .._shell.transport import FdStream, Process, StderrBuffer, spawn
+from .._shell.connection import Connection, RequestContext
 from ..errors import ConnectionClosed, ErrorCode, ProtocolError, RequestTimeout, RpcError
 from ..schema import McpServerStdio
 from ._model import McpError, McpLimits, McpTimeout, McpTooLarge, server_request_answer

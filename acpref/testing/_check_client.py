@@ -24,9 +24,10 @@ import threading
 import time
 from typing import Any, Optional
 
-from .. import __version__, _groups
+from .. import __version__
+from .._shell import groups as _groups
 from .. import schema as s
-from .._transport import FdStream
+from .._shell.transport import FdStream
 from ..agent import Agent, AgentSideConnection, ClientHandle, PromptTurn, SessionRegistry
 from ..errors import RequestTimeout
 from ._client_steps import STEP_CLAUSES, STEPS, say

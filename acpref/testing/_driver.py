@@ -32,10 +32,10 @@ import attrs
 from .. import __version__, codec
 from .. import schema as s
 from .._core import gate_open
-from .._transport import FdStream, Process, Stream, spawn
+from .._shell.transport import FdStream, Process, Stream, spawn
+from .._shell.connection import Connection, PendingRequest, RequestContext
 from ..client import permissions
 from ..client.files import select_lines
-from ..connection import Connection, PendingRequest, RequestContext
 from ..errors import ConnectionClosed, RpcError
 from ..methods import PROTOCOL_VERSION
 from ..oracle import Report

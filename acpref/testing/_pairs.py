@@ -12,7 +12,7 @@ from __future__ import annotations
 import os
 from typing import Any, Callable, Optional, Union
 
-from .._transport import memory_pipe
+from .._shell.transport import memory_pipe
 from ..agent import Agent, AgentSideConnection, ClientHandle
 from ._driver import AgentDriver
 

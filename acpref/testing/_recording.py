@@ -27,8 +27,8 @@ from typing import Any, Callable, Deque, Dict, Iterator, List, Optional, Tuple, 
 
 from .._bounds import held_cost
 from .._core import Finding, Party
-from .._framing import LineFramer, Oversize
-from .._transport import Stream, read_accepts_timeout
+from .._shell.framing import LineFramer, Oversize
+from .._shell.transport import Stream, read_accepts_timeout
 from ..oracle import Record, Report, TranscriptRecorder, Validator
 from ..oracle._transcript import iter_transcript
 

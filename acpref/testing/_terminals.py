@@ -14,8 +14,8 @@ from __future__ import annotations
 import os
 
 from .. import schema as s
+from .._shell.connection import RequestContext
 from ..client.terminals import TerminalManager
-from ..connection import RequestContext
 from ..errors import ErrorCode, RpcError
 
 __all__ = ["Terminals"]

@@ -301,7 +301,7 @@ def acp_agent(tmp_path: Any, request: Any) -> Iterator[Callable[..., "AgentDrive
         fail_on: Sequence[str] = (),
         newer_spec: Optional[bool] = None,
     ) -> "AgentDriver":
-        from .._process import cannot_start
+        from .._shell.process import cannot_start
         from ._driver import AgentDriver
 
         __tracebackhide__ = True

@@ -438,7 +438,7 @@ class UpdateUnknownSession(RawAgent):
 def _conn_agent(prompt: Any, initialize_result: Any = None) -> None:
     """Serve an agent on a bare ``Connection``: no rules layer, so nothing stops it."""
     from acpref import schema as s
-    from acpref._transport import FdStream
+    from acpref._shell.transport import FdStream
     from acpref.connection import Connection
 
     conn: Connection

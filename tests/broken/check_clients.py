@@ -609,8 +609,7 @@ class UndefinedPermissionOutcome(Conforming):
 
 
 def _flag_only(connection: Any, params: Any) -> None:
-    with connection._inbound_lock:
-        ctx = connection._inbound.get(params.get("requestId"))
+    ctx = connection._inbound.get(params.get("requestId"))
     if ctx is not None:
         ctx.cancelled.set()
 

@@ -26,7 +26,7 @@ from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple
 from acpref import codec
 from acpref import schema as s
 from acpref._core import Finding, Party, ProtocolState
-from acpref._transport import FdStream, spawn
+from acpref._shell.transport import FdStream, spawn
 from acpref.connection import Connection, PendingRequest
 from acpref.errors import RpcError
 

@@ -37,7 +37,7 @@ from typing import Any, Dict, List, Optional
 
 from acpref import codec
 from acpref import schema as s
-from acpref._transport import FdStream
+from acpref._shell.transport import FdStream
 from acpref.connection import Connection
 from acpref.errors import RpcError
 

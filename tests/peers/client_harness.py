@@ -23,7 +23,7 @@ if str(HERE) not in sys.path:
 
 from client_agent import ScriptedAgent  # noqa: E402
 
-from acpref._transport import FdStream  # noqa: E402
+from acpref._shell.transport import FdStream  # noqa: E402
 from acpref.client import ClientSideConnection, ReferenceClient  # noqa: E402
 
 WAIT = 10.0

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import sys
 
-from acpref._transport import FdStream
+from acpref._shell.transport import FdStream
 from acpref.client import Allow, ClientSideConnection, ReferenceClient
 
 kwargs = {"max_line_bytes": int(sys.argv[2])} if len(sys.argv) > 2 else {}

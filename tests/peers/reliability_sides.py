@@ -34,7 +34,7 @@ from typing import Any, Dict, Iterable, List, Optional, Tuple
 
 from acpref import schema as s
 from acpref._bounds import MAX_DEPTH, peek_envelope
-from acpref._transport import OVERSIZE_HEAD, FdStream
+from acpref._shell.transport import OVERSIZE_HEAD, FdStream
 from acpref.agent import Agent, AgentSideConnection
 from acpref.client import Allow, ClientSideConnection, ReferenceClient
 

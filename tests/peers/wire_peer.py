@@ -17,7 +17,7 @@ from __future__ import annotations
 import os
 import sys
 
-from acpref._transport import FdStream
+from acpref._shell.transport import FdStream
 from acpref.connection import Connection
 
 

@@ -9,14 +9,14 @@ A *stream* is what a connection reads bytes from and writes bytes to. Three kind
 * ``FileStream``: any pair of binary file objects (a socket file, a ``BytesIO``...).
 * ``memory_pipe()``: an in-memory one-way pipe, for tests that want exact write boundaries.
 
-Framing (lines, the line bound) is ``acpref._framing``; spawning and stopping a peer process is
-``acpref._process``. Both are re-exported here, where the rest of acpref imports them from.
+Framing (lines, the line bound) is ``acpref._shell.framing``; spawning and stopping a peer process is
+``acpref._shell.process``. Both are re-exported here, where the rest of acpref imports them from.
 
 What is clever here, and why (figures in benchmarks/README.md):
 
 * ``FdStream`` reads wait in ``poll`` beside two pipes, a wake-up pipe (``close()`` stops a
   blocked reader at once, which a plain blocking ``read`` cannot) and an interrupt pipe
-  (``interrupt()`` hands the reading role to another thread, ``acpref._threads``, without
+  (``interrupt()`` hands the reading role to another thread, ``acpref._shell.threads``, without
   consuming a byte). A blocking ``os.read`` would be simpler, but a connection could then not
   be closed while a thread reads, nor honour a caller's own timeout.
 * Writes go to a non-blocking descriptor and wait in ``poll`` only when the pipe is full, so a
@@ -41,8 +41,8 @@ import threading
 import time
 from typing import IO, Any, Callable, Deque, Optional, Protocol
 
-from ._framing import INTERRUPTED, OVERSIZE_HEAD, LineSplitter, Oversize
-from ._process import Process, StderrBuffer, spawn
+from .framing import INTERRUPTED, OVERSIZE_HEAD, LineSplitter, Oversize
+from .process import Process, StderrBuffer, spawn
 
 __all__ = [
     "INTERRUPTED",
@@ -68,7 +68,7 @@ class Stream(Protocol):
     may also offer ``interrupt()``: a read blocked in another thread (or the next read) returns
     ``None`` at once, with nothing consumed. The connection uses both to hand the reading role
     to a thread that waits for its own answer, and to honour that thread's own timeout (see
-    ``acpref._threads``).
+    ``acpref._shell.threads``).
     """
 
     def read(self, size: int, timeout: Optional[float] = None) -> Optional[bytes]: ...

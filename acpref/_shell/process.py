@@ -8,7 +8,7 @@ and terminating it).
 on a full stderr pipe is a classic hang), in a process group of its own; ``Process.shutdown``
 stops it in a bounded ladder (end of input, SIGTERM, SIGKILL) and then whatever is left of its
 group. The group bookkeeping (signalling, waiting without reaping, hurrying on our own stop) is
-``acpref._groups``.
+``acpref._shell.groups``.
 """
 
 from __future__ import annotations
@@ -24,7 +24,7 @@ from typing import TYPE_CHECKING, Any, Callable, Deque, Mapping, Optional, Seque
 if TYPE_CHECKING:
     import subprocess
 
-from . import _groups
+from . import groups
 
 __all__ = ["Process", "spawn", "StderrBuffer"]
 
@@ -109,14 +109,14 @@ class Process:
     @property
     def returncode(self) -> Optional[int]:
         """The exit status if the process has exited (negative: its signal), else None."""
-        return _groups.wait_unreaped(self.popen, 0.0)
+        return groups.wait_unreaped(self.popen, 0.0)
 
     def wait(self, timeout: float) -> Optional[int]:
         """Wait up to ``timeout`` seconds for the process to exit; its status, or None.
 
         The process is not reaped here (``shutdown`` does it), so its group stays ours.
         """
-        return _groups.wait_unreaped(self.popen, timeout)
+        return groups.wait_unreaped(self.popen, timeout)
 
     def _drain_stderr(self) -> None:
         err = self.popen.stderr
@@ -151,10 +151,10 @@ class Process:
                 self.popen.stdin.close()
             except OSError:
                 pass
-        status = self._step(grace, _groups.HURRY_GRACE)
+        status = self._step(grace, groups.HURRY_GRACE)
         if status is None:
             self._signal(signal.SIGTERM)
-            status = self._step(term_grace, _groups.HURRY_TERM)
+            status = self._step(term_grace, groups.HURRY_TERM)
         if status is None:
             self._signal(signal.SIGKILL)
             status = self.wait(kill_wait)
@@ -171,12 +171,12 @@ class Process:
 
     def _step(self, bound: float, hurried_bound: float) -> Optional[int]:
         """One wait of the ladder: ``bound``, or ``hurried_bound`` once this process is stopping
-        (``_groups.hurry``: also when that happens during the wait)."""
+        (``groups.hurry``: also when that happens during the wait)."""
         start = time.monotonic()
-        if _groups.hurried():
+        if groups.hurried():
             return self.wait(min(bound, hurried_bound))
-        status = _groups.wait_unreaped(self.popen, bound, until_hurry=True)
-        if status is None and _groups.hurried():
+        status = groups.wait_unreaped(self.popen, bound, until_hurry=True)
+        if status is None and groups.hurried():
             left = start + min(bound, hurried_bound) - time.monotonic()
             status = self.wait(max(0.0, left))
         return status
@@ -191,16 +191,16 @@ class Process:
             if self.group is None or self._reaped or self.popen.returncode is not None:
                 return True  # reaped (here, or by whoever called Popen.wait): not ours to signal
             # The leader is not reaped yet: the group id is still this process's.
-            _groups.signal_group(self.group, signal.SIGKILL)
-        return _groups.wait_group_ended(self.group, timeout)
+            groups.signal_group(self.group, signal.SIGKILL)
+        return groups.wait_group_ended(self.group, timeout)
 
     def _signal(self, signum: int) -> None:
         with self._lock:
             if self._reaped or self.popen.returncode is not None:
                 return  # reaped already: its pid, and so its group id, may be someone else's
-            name = _groups.signal_name(signum)
+            name = groups.signal_name(signum)
             if self.group is not None:
-                _groups.signal_group(self.group, signum)
+                groups.signal_group(self.group, signum)
             else:
                 try:
                     self.popen.send_signal(signum)
@@ -229,7 +229,7 @@ class Process:
             return "did not end, even after SIGKILL"
         if status >= 0:
             return f"exited with status {status}"
-        name = _groups.signal_name(-status)
+        name = groups.signal_name(-status)
         if self.stopped_by == name:
             if name == "SIGTERM":
                 return "did not exit at the end of its input, so acpref stopped it with SIGTERM"

@@ -25,9 +25,9 @@ import logging
 import threading
 from typing import Any, Callable, Dict, List, Optional, Tuple, TypeVar
 
-from ._core import Finding, Party, ProtocolState, other
-from ._core.effects import Effect
-from .errors import LocalProtocolError, RpcError
+from .._core import Finding, Party, ProtocolState, other
+from .._core.effects import Effect
+from ..errors import LocalProtocolError, RpcError
 
 __all__ = ["RulesObserver"]
 

@@ -10,7 +10,7 @@ bytes into lines without their ``\\n``. A line over the bound is dropped as it a
 buffered whole, and reported as ``Oversize`` with its first and last
 ``OVERSIZE_HEAD`` bytes, from which the connection reads what the line belonged to
 (``acpref._bounds.peek_envelope``); the stream goes on after it. A read that was interrupted
-(``Stream.interrupt``, see ``acpref._transport``) comes out as ``INTERRUPTED``, and the split
+(``Stream.interrupt``, see ``acpref._shell.transport``) comes out as ``INTERRUPTED``, and the split
 goes on afterwards.
 
 Nothing here knows JSON.

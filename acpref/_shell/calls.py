@@ -6,22 +6,32 @@ CANCEL-01, CANCEL-05. Part of the threaded shell (``acpref.connection``, which r
 * ``RequestContext``: what a handler knows of the request it handles, with its ``cancelled``
   flag and the one right to answer it (exactly one response, RPC-06);
 * ``PendingRequest``: an outgoing request waiting for its response. Its caller reads the stream
-  itself while it waits (``acpref._threads``), and gets the typed result or the error.
+  itself while it waits (``acpref._shell.threads``), and gets the typed result or the error.
 """
 
 from __future__ import annotations
 
+import itertools
 import threading
 import time
-from typing import Any, Callable, Dict, Optional, Protocol, Union
+from typing import Any, Callable, Dict, List, Optional, Protocol, Union
 
-from . import codec
-from ._core import envelope
-from ._framing import Oversize
-from ._threads import Crew, Flag, Waiter
-from .errors import RemoteProtocolError, RequestTimeout, RpcError
+from .. import codec
+from .._core import envelope
+from ..errors import ConnectionClosed, ErrorCode, RemoteProtocolError, RequestTimeout, RpcError
+from .framing import Oversize
+from .threads import Crew, Flag, Waiter
 
-__all__ = ["Handler", "Observer", "PendingRequest", "Peer", "Recorder", "RequestContext"]
+__all__ = [
+    "Handler",
+    "InFlight",
+    "Observer",
+    "Outstanding",
+    "PendingRequest",
+    "Peer",
+    "Recorder",
+    "RequestContext",
+]
 
 #: ``handler(params, ctx) -> result``: params and result are models for table methods, raw JSON
 #: for extension methods. A notification handler's return value is ignored.
@@ -72,6 +82,7 @@ class _Owner(Protocol):
     def _send_cancel_request(self, request_id: Any) -> None: ...
 
 _NO_ID = envelope.NO_ID  # a message without an "id" key (a notification), apart from "id": null
+_valid_id = envelope.valid_id  # spec RPC-02: a string, an integer or null
 
 
 class _NeverSet(Flag):
@@ -184,7 +195,7 @@ class PendingRequest:
         """Wait for the response; return the typed result or raise ``RpcError`` & co.
 
         While it waits, the calling thread reads the stream itself whenever no other thread
-        does (``acpref._threads``). On timeout the request is cancelled with
+        does (``acpref._shell.threads``). On timeout the request is cancelled with
         ``$/cancel_request`` and ``RequestTimeout`` is raised; its late response, if any, is
         logged and dropped (spec RPC-08).
         """
@@ -235,3 +246,150 @@ class PendingRequest:
         """
         if not self.done:
             self._connection._send_cancel_request(self.id)
+
+
+class Outstanding:
+    """The book of our requests that wait for their answers, by id (the ids are ours).
+
+    ``Connection.request_async`` opens a request here, the response that answers it takes it
+    out (``take``), and when no response can come any more (end of input, a dead peer,
+    ``close``) ``fail_all`` fails every one at once and every request opened later.
+    """
+
+    __slots__ = ("_ids", "_by_id", "_lock", "ended")
+
+    def __init__(self) -> None:
+        self._ids = itertools.count(1)
+        self._by_id: Dict[Any, PendingRequest] = {}
+        self._lock = threading.Lock()
+        #: Why no response can come any more: set once, when the requests are failed.
+        self.ended: Optional[str] = None
+
+    def open(self, owner: _Owner, method: str, result_type: Any) -> PendingRequest:
+        """A new request, waiting; ``ConnectionClosed`` once no answer can come."""
+        request_id = next(self._ids)  # spec RPC-03: integer ids, never null or fractional
+        pending = PendingRequest(owner, request_id, method, result_type)
+        with self._lock:
+            if self.ended is not None:
+                raise ConnectionClosed(self.ended)
+            self._by_id[request_id] = pending
+        return pending
+
+    def take(self, request_id: Any) -> Optional[PendingRequest]:
+        """The request ``request_id`` answers, no longer waiting; None if there is none."""
+        if not _valid_id(request_id):  # an object or array id is no key (and no id of ours)
+            return None
+        with self._lock:
+            return self._by_id.pop(request_id, None)
+
+    def __contains__(self, request_id: Any) -> bool:
+        if not _valid_id(request_id):
+            return False
+        with self._lock:
+            return request_id in self._by_id
+
+    def fail_all(self, message: str) -> None:
+        """No response can come any more: fail every waiting request, and refuse new ones."""
+        with self._lock:
+            if self.ended is None:
+                self.ended = message
+            pending = list(self._by_id.values())
+            self._by_id.clear()
+        for p in pending:
+            p._fail(ConnectionClosed(message))
+
+
+class InFlight:
+    """The book of the peer's requests received and not answered yet, by id.
+
+    It also bounds what they hold together once decoded (``acpref._bounds.held_cost``, at most
+    ``max_held_bytes``), and lets the end of input wait until they are answered (``drain``). An
+    answer being written has left the book (the peer may reuse its id as soon as it reads the
+    answer) but is still counted, so that a drain does not close the stream under it.
+    """
+
+    __slots__ = ("_by_id", "_lock", "_writing", "_held", "_max_held", "_draining")
+
+    def __init__(self, max_held_bytes: int) -> None:
+        self._by_id: Dict[Any, RequestContext] = {}
+        self._lock = threading.Condition()  # notified when a request is answered, while draining
+        self._writing = 0  # answers being written now
+        self._held = 0  # what the requests received and not finished cost decoded
+        self._max_held = max_held_bytes
+        self._draining = False
+
+    def admit(self, ctx: RequestContext, cost: int) -> Optional[RpcError]:
+        """Take ``ctx`` in, holding ``cost`` bytes; or the error that refuses it."""
+        request_id = ctx.id
+        with self._lock:
+            duplicate = request_id in self._by_id
+            held = self._held
+            # One request alone is always taken (its line and values are bounded already).
+            over = held > 0 and held + cost > self._max_held
+            if not duplicate and not over:
+                self._by_id[request_id] = ctx
+                self._held = held + cost
+                return None
+        if over and not duplicate:
+            # spec RPC-15 / CANCEL-07: aborted by a resource limit -> -32800. What the requests
+            # held at once cost decoded is bounded, whatever each one's size on the wire.
+            return RpcError(
+                ErrorCode.REQUEST_CANCELLED,
+                f"the requests in progress hold about {held} bytes; with this one's about "
+                f"{cost} that passes the limit of {self._max_held}; try again",
+                {"held": held, "cost": cost, "limit": self._max_held},
+            )
+        # spec-gap duplicate-id: a second request reusing an id still in flight is refused,
+        # so that each id keeps exactly one answer to its first request.
+        return RpcError(ErrorCode.INVALID_REQUEST, f"request id {request_id!r} is already in use")
+
+    def release(self, cost: int) -> None:
+        """A request's handler is done with its params: they are no longer held."""
+        with self._lock:
+            self._held -= cost
+
+    def get(self, request_id: Any) -> Optional[RequestContext]:
+        with self._lock:
+            return self._by_id.get(request_id)
+
+    def __contains__(self, request_id: Any) -> bool:
+        with self._lock:
+            return request_id in self._by_id
+
+    def running(self) -> List[RequestContext]:
+        with self._lock:
+            return list(self._by_id.values())
+
+    def answering(self, ctx: RequestContext) -> None:
+        """``ctx``'s answer is being written: out of the book, counted until ``answered``."""
+        with self._lock:
+            self._writing += 1
+            if self._by_id.get(ctx.id) is ctx:
+                del self._by_id[ctx.id]
+
+    def answered(self) -> None:
+        with self._lock:
+            self._writing -= 1
+            if self._draining:
+                self._lock.notify_all()
+
+    def forget(self, ctx: RequestContext) -> None:
+        """``ctx``'s handler has returned (answered or not: a cancelled one may never be)."""
+        with self._lock:
+            if self._by_id.get(ctx.id) is ctx:
+                del self._by_id[ctx.id]
+                if self._draining:
+                    self._lock.notify_all()
+
+    def drain(self, deadline: float, stop: Callable[[], bool]) -> None:
+        """Wait until every request is answered and written, ``stop()`` or the deadline."""
+        with self._lock:
+            self._draining = True
+            # Bug found (tests/test_fuzz.py): waiting for the requests alone closed the stream
+            # under an answer still being written (a large one blocks on the pipe), and it was
+            # lost.
+            while (self._by_id or self._writing) and not stop():
+                remaining = deadline - time.monotonic()
+                if remaining <= 0:
+                    break
+                self._lock.wait(remaining)

@@ -1,0 +1,1 @@
+"""The threaded shell around the protocol core (layer L3): streams, threads, the connection."""
