@@ -89,7 +89,7 @@ def test_clean_session_through_the_proxy_has_no_findings(tmp_path: Path) -> None
     theirs = validate(record)
     assert theirs.findings == []
     assert theirs.messages == ours.messages
-    assert "13 messages, no findings" in driver.stderr  # the proxy's summary
+    assert "14 messages, no findings" in driver.stderr  # the proxy's summary
 
 
 def test_agent_exit_status_and_stderr_pass_through() -> None:

@@ -63,6 +63,11 @@ class WellBehaved(Agent):
             )
             if turn.cancelled.is_set() or isinstance(outcome, s.CancelledPermissionOutcome):
                 return s.PromptResponse(stop_reason=s.StopReason.CANCELLED)
+            if getattr(outcome, "option_id", None) == "allow":
+                # spec PROMPT-14: once permitted, in_progress before the final status.
+                turn.update(
+                    s.ToolCallUpdate(tool_call_id="call-1", status=s.ToolCallStatus.IN_PROGRESS)
+                )
             turn.update(s.ToolCallUpdate(tool_call_id="call-1", status=s.ToolCallStatus.COMPLETED))
             return s.PromptResponse(stop_reason=s.StopReason.END_TURN)
         if text.startswith("read "):
