@@ -360,6 +360,9 @@ def test_a_clean_turn_finds_nothing() -> None:
         asking(),
         (C, ok(100, {"outcome": {"outcome": "selected", "optionId": "ok"}})),
         update(
+            "s1", {"sessionUpdate": "tool_call_update", "toolCallId": "c1", "status": "in_progress"}
+        ),
+        update(
             "s1", {"sessionUpdate": "tool_call_update", "toolCallId": "c1", "status": "completed"}
         ),
         (A, ok(2, {"stopReason": "end_turn"})),

@@ -197,7 +197,9 @@ def _nonconforming(schema: Any, content: Any) -> Iterable[str]:
 def _fits(prop: Dict[str, Any], value: Any) -> bool:
     kind = prop.get("type")
     if kind == "array":
-        items = prop.get("items") if isinstance(prop.get("items"), dict) else {}
+        items = prop.get("items")
+        if not isinstance(items, dict):
+            items = {}
         return isinstance(value, list) and all(_in_choices(items, v) for v in value)
     wanted = _PRIMITIVE.get(kind) if isinstance(kind, str) else None
     if wanted is not None and (type(value) is bool) != (kind == "boolean"):

@@ -198,7 +198,9 @@ def _permission_answered(state: ConnectionFacts, m: Message) -> None:
     s = state.sessions.get(m.request.params.get("sessionId"))
     if s is not None:
         tool_call = m.request.params.get("toolCall")
-        tool_call_id = tool_call.get("toolCallId") if isinstance(tool_call, dict) else None
+        if not isinstance(tool_call, dict):
+            tool_call = {}
+        tool_call_id = tool_call.get("toolCallId")
         if isinstance(tool_call_id, str) and _allowed(m) and tool_call.get("status") is None:
             # spec PROMPT-14: an allowed tool call's next status is judged (one whose request
             # already reported a status is not: it may be running).
