@@ -252,13 +252,7 @@ class SubagentAgent(RawAgent):
             "recipientSessionId": child,
             "content": [text],
         }
-        reference = {
-            "sessionUpdate": "tool_call",
-            "toolCallId": "call-delegate",
-            "title": "Delegate task",
-            "status": "completed",
-            "content": [{"type": "session", "sessionId": child}],
-        }
+        reference = _session_reference("call-delegate", "Delegate task", child)
         idle = {
             "sessionUpdate": "subagent_update",
             "sessionId": child,
@@ -358,13 +352,7 @@ class ReferenceWithoutSubagents(SubagentAgent):
     expect, drive = "SUBAGENT-02", "prompt"
 
     def delegation(self, root: str) -> List[Tuple[str, U]]:
-        reference = {
-            "sessionUpdate": "tool_call",
-            "toolCallId": "call-look",
-            "title": "Look back",
-            "status": "completed",
-            "content": [{"type": "session", "sessionId": root}],
-        }
+        reference = _session_reference("call-look", "Look back", root)
         return [(root, reference)]
 
 
@@ -449,13 +437,7 @@ class ReferenceBeforeReannouncement(SubagentAgentResumed):
     expect = "SUBAGENT-38"
 
     def reconnected(self, root: str) -> None:
-        reference = {
-            "sessionUpdate": "tool_call",
-            "toolCallId": "call-again",
-            "title": "Delegate again",
-            "status": "completed",
-            "content": [{"type": "session", "sessionId": self.child(root)}],
-        }
+        reference = _session_reference("call-again", "Delegate again", self.child(root))
         self.send_all([(root, reference)])
         super().reconnected(root)
 
@@ -500,14 +482,19 @@ class ReferenceToUnknownSession(SubagentAgent):
     expect = "SUBAGENT-53"
 
     def delegation(self, root: str) -> List[Tuple[str, U]]:
-        reference = {
-            "sessionUpdate": "tool_call",
-            "toolCallId": "call-look",
-            "title": "Look at it",
-            "status": "completed",
-            "content": [{"type": "session", "sessionId": "sess-404"}],
-        }
+        reference = _session_reference("call-look", "Look at it", "sess-404")
         return [*super().delegation(root), (root, reference)]
+
+
+def _session_reference(call_id: str, title: str, session_id: str) -> U:
+    """A finished tool call whose content points at a session (a child's, or any other)."""
+    return {
+        "sessionUpdate": "tool_call",
+        "toolCallId": call_id,
+        "title": title,
+        "status": "completed",
+        "content": [{"type": "session", "sessionId": session_id}],
+    }
 
 
 def _chunk(text: str) -> U:
