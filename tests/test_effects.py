@@ -18,12 +18,13 @@ import pytest
 
 from acpref._core import Party, ProtocolState
 from acpref._core.cancellation import input_ended, turn_stop
-from acpref._core.effects import TurnStarts, TurnStops
+from acpref._core.effects import ClientCaps, Refuses, TurnStarts, TurnStops, Waits
+from acpref._core.session_setup import ENDING, REOPENING, answered_after
 
 A, C = Party.AGENT, Party.CLIENT
 Msg = Tuple[Party, Dict[str, Any]]
 
-_CAPS = {"sessionCapabilities": {"close": {}, "delete": {}}}
+_CAPS = {"loadSession": True, "sessionCapabilities": {"close": {}, "delete": {}, "resume": {}}}
 
 
 def _req(i: Any, method: str, **params: Any) -> Msg:
@@ -36,6 +37,18 @@ def _note(method: str, **params: Any) -> Msg:
 
 def _ok(i: Any, result: Any) -> Msg:
     return A, {"jsonrpc": "2.0", "id": i, "result": result}
+
+
+def _err(i: Any, code: int = -32002) -> Msg:
+    return A, {"jsonrpc": "2.0", "id": i, "error": {"code": code, "message": "no"}}
+
+
+def _load(i: Any, sid: str) -> Msg:
+    return _req(i, "session/load", sessionId=sid, cwd="/tmp", mcpServers=[])
+
+
+def _resume(i: Any, sid: str) -> Msg:
+    return _req(i, "session/resume", sessionId=sid, cwd="/tmp", mcpServers=[])
 
 
 def _prompt(i: Any, sid: str) -> Msg:
@@ -80,17 +93,98 @@ def _as_old(effects: Any, prompts: Dict[str, Any]) -> List[Any]:
         if isinstance(e, TurnStarts):
             prompts[e.session_id] = e.request_id
             out.append(("claim", e.session_id, e.request_id))
-        else:
-            assert isinstance(e, TurnStops)
+        elif isinstance(e, TurnStops):
             # The effect names the turn's prompt: the one the core started.
             assert prompts.get(e.session_id) == e.request_id, e
             out.append(("stop", e.session_id, e.ending, e.clause))
     return out
 
 
+_ORDERED = ("session/prompt", "session/load", "session/resume", "session/close",
+            "session/delete", "session/set_mode", "session/set_config_option")  # fmt: skip
+
+
+class _ShellOrder:
+    """The session order as the agent shell kept it before the effects: ``_SessionRequests``
+    (every unrefused request of a session, its arrival; who waits is ``answered_after``) and
+    ``_guard``'s look at the core's session once a request's wait is over (unknown, or known
+    only by a reopen: -32002). Its answers: who waits for whom, and who is refused."""
+
+    def __init__(self) -> None:
+        self.running: Dict[Any, Tuple[str, str, int]] = {}
+        self.arrivals = 0
+        self.pending: List[Any] = []  # read, still waiting
+
+    def read(self, state: ProtocolState, raw: Dict[str, Any], refused: bool) -> List[Any]:
+        sid = (raw.get("params") or {}).get("sessionId")
+        if "id" in raw and not refused and isinstance(sid, str) and raw["method"] in _ORDERED:
+            if raw["id"] not in self.running:
+                self.running[raw["id"]] = (sid, raw["method"], self.arrivals)
+                self.arrivals += 1
+                self.pending.append(raw["id"])
+        return self._wake(state)
+
+    def answered(self, state: ProtocolState, request_id: Any) -> List[Any]:
+        self.running.pop(request_id, None)
+        if request_id in self.pending:
+            self.pending.remove(request_id)
+        return self._wake(state)
+
+    def waits_for(self, x: Any) -> List[Any]:
+        sid, mine, arrival = self.running[x]
+        return [
+            y
+            for y, (other_sid, other, n) in self.running.items()
+            if other_sid == sid and n != arrival and answered_after(mine, other, earlier=n < arrival)
+        ]
+
+    def _wake(self, state: ProtocolState) -> List[Any]:
+        refused = []
+        for x in list(self.pending):
+            if self.waits_for(x):
+                continue
+            self.pending.remove(x)
+            sid, method, _n = self.running[x]
+            if method in ENDING or method in REOPENING:
+                continue
+            known = state.session(sid)
+            if known is None or known.created_by_reopen:
+                refused.append(x)
+        return refused
+
+    def edges(self) -> set:
+        return {(x, y) for x in self.running for y in self.waits_for(x)}
+
+
+class _EffectOrder:
+    """The same, from the effects alone (``Waits``, ``Refuses``), as ``_requests`` keeps it."""
+
+    def __init__(self) -> None:
+        self.waits: Dict[Any, set] = {}
+
+    def execute(self, effects: Any) -> List[Any]:
+        refused = []
+        for e in effects:
+            if isinstance(e, Waits):
+                self.waits[e.request_id] = {y for y in e.on if y in self.waits}
+                for close in e.before:
+                    if close in self.waits:
+                        self.waits[close].add(e.request_id)
+            elif isinstance(e, Refuses):
+                refused.extend(x for x in e.request_ids if x in self.waits)
+        return refused
+
+    def answered(self, request_id: Any) -> None:
+        self.waits.pop(request_id, None)
+
+    def edges(self) -> set:
+        return {(x, y) for x, ys in self.waits.items() for y in ys if y in self.waits}
+
+
 def _agree(transcript: List[Msg], *, end_input: bool = True) -> List[Any]:
     """Replay ``transcript`` both ways; every message's answers agree. Returns the effects."""
     old, new = ProtocolState(), ProtocolState()
+    shell, effect_order = _ShellOrder(), _EffectOrder()
     prompts: Dict[str, Any] = {}
     seen: List[Any] = []
     for n, (sender, raw) in enumerate(transcript):
@@ -98,6 +192,19 @@ def _agree(transcript: List[Msg], *, end_input: bool = True) -> List[Any]:
         step = new.step(sender, raw)
         got = _as_old(step.effects, prompts)
         assert got == asked, f"message {n} {raw}: effects {got} != asks {asked}"
+        refused_now = effect_order.execute(step.effects)
+        if sender is C and "method" in raw:
+            refused = "id" in raw and any(
+                f.binding and f.code is not None and f.blame is C for f in step.findings
+            )
+            refused_then = shell.read(old, raw, refused)
+        elif sender is A and "method" not in raw:
+            refused_then = shell.answered(old, raw.get("id"))
+            effect_order.answered(raw.get("id"))
+        else:
+            refused_then = []
+        assert sorted(map(str, refused_now)) == sorted(map(str, refused_then)), f"message {n} {raw}"
+        assert effect_order.edges() == shell.edges(), f"message {n} {raw}"
         seen.extend(step.effects)
     if end_input:
         asked_end = [(s.session_id, s.ending, s.clause) for s in input_ended(old)]
@@ -110,63 +217,98 @@ def _agree(transcript: List[Msg], *, end_input: bool = True) -> List[Any]:
     return seen
 
 
-# -- The rows of the table, by hand ---------------------------------------------------------------
+# -- The rows of the table, by hand: a transcript, and the effects the core decides -----------------
+
+_CANCELLED = {"stopReason": "cancelled"}
+_EOI = "spec-gap:end-of-input"
+_RIF, _CIF = "spec-gap:reopen-in-flight", "spec-gap:close-in-flight"
+
+#: (name, sessions set up first, messages after that, end of input?, the effects expected).
+ROWS: List[Tuple[str, List[str], List[Msg], bool, List[Any]]] = [
+    ("TurnStarts: a prompt runs", ["s1"], [_prompt(1, "s1")], False,
+     [TurnStarts("s1", 1), Waits(1, ())]),
+    ("TurnStops PROMPT-22: session/cancel", ["s1"],
+     [_prompt(1, "s1"), _note("session/cancel", sessionId="s1")], True,
+     [TurnStarts("s1", 1), Waits(1, ()), TurnStops("s1", 1, False, "PROMPT-22"),
+      TurnStops("s1", 1, True, _EOI)]),  # the cancelled turn runs on: the end of input stops it
+    ("TurnStops: $/cancel_request of the prompt", ["s1"],
+     [_prompt(1, "s1"), _note("$/cancel_request", requestId=1)], False,
+     [TurnStarts("s1", 1), Waits(1, ()),
+      TurnStops("s1", 1, False, "spec-gap:cancel-request-prompt")]),
+    ("TurnStops SETUP-16: session/close, after the turn", ["s1"],
+     [_prompt(1, "s1"), _req(2, "session/close", sessionId="s1")], False,
+     [TurnStarts("s1", 1), Waits(1, ()), TurnStops("s1", 1, True, "SETUP-16"),
+      Waits(2, (1,), (), _CIF)]),
+    ("TurnStops: session/delete, after the turn", ["s1"],
+     [_prompt(1, "s1"), _req(2, "session/delete", sessionId="s1")], False,
+     [TurnStarts("s1", 1), Waits(1, ()), TurnStops("s1", 1, True, "spec-gap:delete-active"),
+      Waits(2, (1,), (), _CIF)]),
+    ("TurnStops close-in-flight: a prompt read while closing; the close after it", ["s1"],
+     [_prompt(1, "s1"), _req(2, "session/close", sessionId="s1"), _ok(1, _CANCELLED),
+      _prompt(3, "s1")], False,
+     [TurnStarts("s1", 1), Waits(1, ()), TurnStops("s1", 1, True, "SETUP-16"),
+      Waits(2, (1,), (), _CIF),
+      TurnStarts("s1", 3), TurnStops("s1", 3, True, _CIF), Waits(3, (), (2,), _CIF)]),
+    ("refused prompts start nothing and wait for nothing", ["s1"],
+     [_prompt(1, "s1"),
+      _prompt(2, "s1"),  # spec-gap concurrent-prompt: refused
+      _prompt(3, "nope"),  # spec-gap unknown-session: refused
+      _req(4, "session/prompt", sessionId="s1",
+           prompt=[{"type": "image", "data": "x", "mimeType": "image/png"}])], False,
+     [TurnStarts("s1", 1), Waits(1, ())]),
+    ("TurnStops end-of-input: every running turn", ["s1", "s2", "s3"],
+     [_prompt(1, "s1"), _prompt(2, "s3")], True,
+     [TurnStarts("s1", 1), Waits(1, ()), TurnStarts("s3", 2), Waits(2, ()),
+      TurnStops("s1", 1, True, _EOI), TurnStops("s3", 2, True, _EOI)]),
+    ("Waits: after a load read before it; a load after the earlier requests", ["s1"],
+     [_req(1, "session/set_mode", sessionId="s1", modeId="m"), _load(2, "s1"),
+      _req(3, "session/set_mode", sessionId="s1", modeId="m"), _resume(4, "s1")], False,
+     [Waits(1, ()), Waits(2, (1,)), Waits(3, (2,)), Waits(4, (1, 2, 3))]),
+    ("Waits: other sessions do not wait; a close after all, a delete not after a close",
+     ["s1", "s2"],
+     [_load(1, "s1"), _prompt(2, "s2"), _req(3, "session/close", sessionId="s1"),
+      _req(4, "session/delete", sessionId="s1"), _load(5, "s1")], False,
+     [Waits(1, ()), TurnStarts("s2", 2), Waits(2, ()), Waits(3, (1,), (), _CIF),
+      Waits(4, (1,), (), _CIF), Waits(5, (1,), (3, 4), _CIF)]),
+    ("Refuses: the load that made the session failed; its waiters are unknown-session", [],
+     [_load(1, "s9"), _prompt(2, "s9"), _req(3, "session/set_mode", sessionId="s9", modeId="m"),
+      _err(1)], False,
+     [Waits(1, ()), TurnStarts("s9", 2), Waits(2, (1,)), Waits(3, (1,)),
+      Refuses("s9", (2, 3), 1)]),
+    ("Refuses: not while an earlier reopen is in flight; a later load keeps none alive", [],
+     [_load(1, "s9"), _resume(2, "s9"), _prompt(3, "s9"), _load(4, "s9"), _err(1), _err(2)],
+     False,
+     [Waits(1, ()), Waits(2, (1,)), TurnStarts("s9", 3), Waits(3, (1, 2)), Waits(4, (1, 2, 3)),
+      Refuses("s9", (3,), 2)]),
+    ("no refusal: a known session's failed load keeps it; a load that succeeds", ["s1"],
+     [_load(1, "s1"), _prompt(2, "s1"), _err(1), _load(3, "s8"), _prompt(4, "s8"),
+      _ok(3, {})], False,
+     [Waits(1, ()), TurnStarts("s1", 2), Waits(2, (1,)), Waits(3, ()), TurnStarts("s8", 4),
+      Waits(4, (3,))]),
+]
 
 
-def test_cancel_stops_the_running_turn() -> None:
-    effects = _agree([*_opening(["s1"]), _prompt(1, "s1"), _note("session/cancel", sessionId="s1")])
-    assert effects[:2] == [TurnStarts("s1", 1), TurnStops("s1", 1, False, "PROMPT-22")]
-    # the cancelled turn runs on until its answer: the end of input stops it again
-    assert effects[2:] == [TurnStops("s1", 1, True, "spec-gap:end-of-input")]
+@pytest.mark.parametrize("name,sessions,messages,end_input,expected", ROWS,
+                         ids=[row[0] for row in ROWS])  # fmt: skip
+def test_the_effects_of_each_row_of_the_table(
+    name: str, sessions: List[str], messages: List[Msg], end_input: bool, expected: List[Any]
+) -> None:
+    opening = _opening(sessions)
+    effects = _agree([*opening, *messages], end_input=end_input)
+    assert effects[0] == ClientCaps({})  # spec INIT-02: what the client advertised, once
+    assert effects[1:] == expected
 
 
-def test_cancel_request_of_the_prompt_stops_it() -> None:
-    effects = _agree([*_opening(["s1"]), _prompt(1, "s1"), _note("$/cancel_request", requestId=1)])
-    assert effects[1] == TurnStops("s1", 1, False, "spec-gap:cancel-request-prompt")
-
-
-def test_close_and_delete_stop_the_turn_and_end_the_session() -> None:
-    close = _agree([*_opening(["s1"]), _prompt(1, "s1"), _req(2, "session/close", sessionId="s1")])
-    assert close[1] == TurnStops("s1", 1, True, "SETUP-16")
-    delete = _agree([*_opening(["s1"]), _prompt(1, "s1"), _req(2, "session/delete", sessionId="s1")])
-    assert delete[1] == TurnStops("s1", 1, True, "spec-gap:delete-active")
-
-
-def test_prompt_read_while_closing_is_cancelled_as_it_starts() -> None:
-    effects = _agree(
-        [
-            *_opening(["s1"]),
-            _prompt(1, "s1"),
-            _req(2, "session/close", sessionId="s1"),
-            _ok(1, {"stopReason": "cancelled"}),
-            _prompt(3, "s1"),
-        ],
-        end_input=False,
-    )
-    assert effects[-2:] == [TurnStarts("s1", 3), TurnStops("s1", 3, True, "spec-gap:close-in-flight")]
-
-
-def test_refused_prompts_start_nothing() -> None:
-    effects = _agree(
-        [
-            *_opening(["s1"]),
-            _prompt(1, "s1"),
-            _prompt(2, "s1"),  # spec-gap concurrent-prompt: refused
-            _prompt(3, "nope"),  # spec-gap unknown-session: refused
-            _req(4, "session/prompt", sessionId="s1", prompt=[{"type": "image", "data": "x",
-                                                              "mimeType": "image/png"}]),
-        ],
-        end_input=False,
-    )
-    assert effects == [TurnStarts("s1", 1)]
-
-
-def test_end_of_input_stops_every_running_turn() -> None:
-    effects = _agree([*_opening(["s1", "s2", "s3"]), _prompt(1, "s1"), _prompt(2, "s3")])
-    assert effects[-2:] == [
-        TurnStops("s1", 1, True, "spec-gap:end-of-input"),
-        TurnStops("s3", 2, True, "spec-gap:end-of-input"),
-    ]
+def test_client_caps_are_handed_over_as_advertised() -> None:
+    state = ProtocolState()
+    caps = {"fs": {"readTextFile": True}, "_meta": {"acme": 1}}
+    init = _req(0, "initialize", protocolVersion=1, clientCapabilities=caps)
+    assert state.step(*init).effects == (ClientCaps(caps),)
+    # spec-gap initialize-twice: reported, not refused: the agent serves it, with what it says
+    again = _req(1, "initialize", protocolVersion=1, clientCapabilities={"terminal": True})
+    assert state.step(*again).effects == (ClientCaps({"terminal": True}),)
+    malformed = ProtocolState().step(*_req(0, "initialize", protocolVersion=1))
+    assert malformed.effects == (ClientCaps({}),)
 
 
 # -- Random walks -----------------------------------------------------------------------------------
@@ -181,24 +323,33 @@ def _walk(seed: int, length: int = 60) -> List[Msg]:
         sid = rng.choice(sessions + ["gone"])
         roll = rng.random()
         rid = f"r{n}"
-        if roll < 0.3:
+        if roll < 0.25:
             transcript.append(_prompt(rid, sid))
             open_requests.append((rid, "session/prompt"))
-        elif roll < 0.45:
+        elif roll < 0.35:
             transcript.append(_note("session/cancel", sessionId=sid))
-        elif roll < 0.55 and open_requests:
+        elif roll < 0.42 and open_requests:
             transcript.append(_note("$/cancel_request", requestId=rng.choice(open_requests)[0]))
-        elif roll < 0.62:
+        elif roll < 0.48:
             method = rng.choice(["session/close", "session/delete"])
             transcript.append(_req(rid, method, sessionId=sid))
             open_requests.append((rid, method))
+        elif roll < 0.56:
+            transcript.append(rng.choice([_load, _resume])(rid, rng.choice([sid, "s3"])))
+            open_requests.append((rid, "reopen"))
+        elif roll < 0.6:
+            transcript.append(_req(rid, "session/set_mode", sessionId=sid, modeId="m"))
+            open_requests.append((rid, "session/set_mode"))
         elif open_requests:
             i, method = open_requests.pop(rng.randrange(len(open_requests)))
             if method == "session/prompt":
                 result: Dict[str, Any] = {"stopReason": rng.choice(["end_turn", "cancelled"])}
             else:
                 result = {}
-            transcript.append(_ok(i, result))
+            if method != "session/prompt" and rng.random() < 0.4:
+                transcript.append(_err(i))
+            else:
+                transcript.append(_ok(i, result))
     return transcript
 
 

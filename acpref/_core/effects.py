@@ -25,11 +25,20 @@ TurnStops      a prompt is read while a close/delete of its session        spec-
                is in flight (``ending``: it is cancelled as it starts)
 TurnStops      the end of the agent's input, every running turn            spec-gap:end-of-input
                (``ProtocolState.end_of_input``, ``ending``)
+Waits          a client's request of a session (``session_setup.ORDERED``)  spec-gap:reopen-in-flight,
+               is recorded, not refused: the requests in flight it is        close-in-flight
+               answered after (``on``: ``session_setup.answered_after``),
+               and the closes and deletes in flight answered after it
+               (``before``)
+Refuses        the answer to the last session/load or session/resume a      spec-gap:reopen-in-flight,
+               request waited for leaves its session unknown (the reopen    unknown-session
+               failed and nothing else keeps it): that request is -32002
+ClientCaps     the client's initialize is recorded, not refused: what it     INIT-02, INIT-10
+               advertised, for the agent to ask before sending (ELICIT-07)
 =============  ==========================================================  =============================
 
-Still asked the old way (to move here next): which requests of a session an answer waits for
-(``session_setup.answered_after``), requests refused because the reopen they waited on failed,
-and, on the client side, permission asks answered ``cancelled`` (PROMPT-21).
+Still asked the old way (to move here next): on the client side, permission asks answered
+``cancelled`` (PROMPT-21).
 """
 
 from __future__ import annotations
@@ -43,11 +52,20 @@ from .book import Message
 from .facts import ConnectionFacts, SessionState
 from .findings import Party
 from .lifecycle import TurnEvent
-from .session_setup import ending_in_flight
+from .session_setup import ENDING, ORDERED, REOPENING, answered_after
 
-__all__ = ["Effect", "TurnStarts", "TurnStops", "effects_of", "stops_at_end_of_input"]
+__all__ = [
+    "ClientCaps",
+    "Effect",
+    "Refuses",
+    "TurnStarts",
+    "TurnStops",
+    "Waits",
+    "effects_of",
+    "stops_at_end_of_input",
+]
 
-C = Party.CLIENT
+A, C = Party.AGENT, Party.CLIENT
 
 
 @attrs.frozen
@@ -80,7 +98,45 @@ class TurnStops:
         return self.ending and self.clause != "spec-gap:end-of-input"
 
 
-Effect = Union[TurnStarts, TurnStops]
+@attrs.frozen
+class Waits:
+    """The request ``request_id``, just read, is answered only after each request of ``on``, and
+    each request of ``before`` (a close or delete of its session read earlier) only after it.
+
+    One for every ordered request of a session (``session_setup.ORDERED``; ``on`` and ``before``
+    may be empty: a later close may still wait for it). Both name requests in flight; one already
+    answered, or refused as it was read, is waited for by nobody.
+    """
+
+    request_id: Any
+    on: Tuple[Any, ...]
+    before: Tuple[Any, ...] = ()
+    clause: str = "spec-gap:reopen-in-flight"
+
+
+@attrs.frozen
+class Refuses:
+    """The requests ``request_ids`` of ``session_id`` are answered -32002 "unknown session"
+    without running: ``because``, the last load or resume they waited for, was answered and left
+    the session unknown (it failed, and no session was there before it)."""
+
+    session_id: str
+    request_ids: Tuple[Any, ...]
+    because: Any
+    clause: str = "spec-gap:reopen-in-flight"
+
+
+@attrs.frozen
+class ClientCaps:
+    """What the client advertised in ``initialize`` (``clientCapabilities``, as on the wire; a
+    missing or malformed one is ``{}``). The dict is the core's record: read it, never change
+    it."""
+
+    caps: Dict[str, Any]
+    clause: str = "INIT-02"
+
+
+Effect = Union[TurnStarts, TurnStops, Waits, Refuses, ClientCaps]
 
 #: The client's messages that stop a running turn, by (method, is a request): the turn event,
 #: the clause the agent stops it by, and whether the session ends with it.
@@ -99,11 +155,25 @@ _STOPS: Dict[Tuple[str, bool], Tuple[TurnEvent, str, bool]] = {
 def effects_of(state: ConnectionFacts, m: Message, refused: bool) -> List[Effect]:
     """The effects of ``m``, once recorded (``refused``: the receiver answers it with an error,
     so its handler never runs)."""
+    if m.kind == "response" and m.sender is A:
+        return _answer_effects(state, m)
     if m.sender is not C or m.kind not in ("request", "notification") or refused:
         return []
     is_request = m.kind == "request"
+    if is_request and m.method == "initialize":
+        # spec INIT-02: the client's capabilities, handed over once (the agent asks them before
+        # it sends a gated request: ELICIT-07, CONFIG-06).
+        return [ClientCaps(state.client_caps)]
     if m.method == "session/prompt" and is_request:
-        return _prompt_effects(state, m)
+        out = _prompt_effects(state, m)
+    else:
+        out = _stop_effects(state, m, is_request)
+    if is_request and m.method in ORDERED and isinstance(m.session_id, str):
+        out.extend(_order_effects(state, m))
+    return out
+
+
+def _stop_effects(state: ConnectionFacts, m: Message, is_request: bool) -> List[Effect]:
     row = _STOPS.get((m.method or "", is_request))
     if row is None:
         return []
@@ -122,11 +192,62 @@ def _prompt_effects(state: ConnectionFacts, m: Message) -> List[Effect]:
     if s is None or not s.turn_phase.running or s.turn != m.id:
         return []
     out: List[Effect] = [TurnStarts(s.id, m.id)]
-    if ending_in_flight(state, s.id):
+    if any(
+        req.method in ENDING and req.params.get("sessionId") == s.id
+        for req in state.outstanding[C].values()
+    ):
         # spec-gap close-in-flight: a prompt read while its session is being closed is
         # cancelled at once, as the running one was (SETUP-16).
         out.append(TurnStops(s.id, m.id, True, "spec-gap:close-in-flight"))
     return out
+
+
+def _order_effects(state: ConnectionFacts, m: Message) -> List[Effect]:
+    """The order of ``m`` among the requests of its session in flight (``answered_after``)."""
+    on: List[Any] = []
+    before: List[Any] = []
+    for request_id, req in state.outstanding[C].items():
+        if request_id == m.id or req.method not in ORDERED:
+            continue
+        if req.params.get("sessionId") != m.session_id:
+            continue
+        # spec-gap reopen-in-flight: after the loads and resumes read before it (a load or resume
+        # after all but closes and deletes); spec-gap close-in-flight: a close or delete after
+        # every other request of its session, read before or after it.
+        if answered_after(m.method or "", req.method, earlier=True):
+            on.append(request_id)
+        if answered_after(req.method, m.method or "", earlier=False):
+            before.append(request_id)
+    ending = m.method in ENDING or before
+    clause = "spec-gap:close-in-flight" if ending else "spec-gap:reopen-in-flight"
+    return [Waits(m.id, tuple(on), tuple(before), clause)]
+
+
+def _answer_effects(state: ConnectionFacts, m: Message) -> List[Effect]:
+    """spec-gap reopen-in-flight, unknown-session: the answer to a load or resume was the last
+    one some requests of its session waited for; if the session is unknown now (the reopen failed
+    and nothing else keeps it), they are refused as a request for an unknown session would be."""
+    req = m.request
+    if req is None or m.method not in REOPENING:
+        return []
+    sid = req.params.get("sessionId")
+    s = state.session(sid)
+    if not isinstance(sid, str) or (s is not None and not s.created_by_reopen):
+        return []  # the session is known: whoever waited runs
+    in_flight = [
+        (request_id, other)
+        for request_id, other in state.outstanding[C].items()
+        if other.method in ORDERED and other.params.get("sessionId") == sid
+    ]
+    refused = tuple(
+        request_id
+        for request_id, other in in_flight
+        if other.method not in ENDING
+        and other.method not in REOPENING
+        and other.seq > req.seq  # it waited for this answer
+        and not any(o.method in REOPENING and o.seq < other.seq for _, o in in_flight)
+    )
+    return [Refuses(sid, refused, m.id)] if refused else []
 
 
 def _session_of_prompt(state: ConnectionFacts, request_id: Any) -> Optional[SessionState]:

@@ -383,11 +383,21 @@ def _closed_apply(state: ConnectionFacts, m: Message) -> None:
             del state.sessions[s.id]
 
 
-# -- The order of a session's answers on the agent side (the live agent asks) ---------------------
+# -- The order of a session's answers on the agent side (``effects.Waits``, ``effects.Refuses``) ---
 
 #: The requests that end a session, and those that reopen one.
 ENDING = ("session/close", "session/delete")
 REOPENING = ("session/load", "session/resume")
+#: The client's requests that name a session and are answered in its order (``answered_after``).
+ORDERED = frozenset(
+    {
+        "session/prompt",
+        "session/set_mode",
+        "session/set_config_option",
+        *ENDING,
+        *REOPENING,
+    }
+)
 
 
 def ending_in_flight(state: ConnectionFacts, session_id: Any) -> bool:
