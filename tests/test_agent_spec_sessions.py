@@ -283,6 +283,53 @@ def test_SETUP_16_close_answers_after_the_other_requests_of_its_session(tmp_path
         pass
 
 
+def test_SETUP_16_close_answers_after_a_request_of_its_session_read_after_it(
+    tmp_path: Path,
+) -> None:
+    # spec-gap close-in-flight: a close is answered after every other request of its session,
+    # read before or after it (the core's Waits effect names the close in ``before``).
+    gates = {"mode": threading.Event(), "config": threading.Event()}
+    entered = {"mode": threading.Event(), "config": threading.Event()}
+
+    class Slow(EchoAgent):
+        def session_set_mode(self, params: s.SetSessionModeRequest) -> s.SetSessionModeResponse:
+            entered["mode"].set()
+            gates["mode"].wait(WAIT)
+            return super().session_set_mode(params)
+
+        def session_set_config_option(
+            self, params: s.SetSessionConfigOptionRequest
+        ) -> s.SetSessionConfigOptionResponse:
+            entered["config"].set()
+            gates["config"].wait(WAIT)
+            return super().session_set_config_option(params)
+
+    client = in_process(Slow)
+    try:
+        sid = new_session(client, tmp_path)
+        first = client.request_async("session/set_mode", _set_mode(sid))
+        assert entered["mode"].wait(WAIT)
+        close = client.request_async("session/close", s.CloseSessionRequest(session_id=sid))
+        later = client.request_async(
+            "session/set_config_option",
+            s.SetSessionConfigOptionRequest(session_id=sid, config_id="model", value="echo-2"),
+        )
+        assert entered["config"].wait(WAIT)  # it runs: it waits for no close
+        gates["mode"].set()
+        first.result(WAIT)
+        assert not close.wait(0.3), "close answered while a request read after it was running"
+        gates["config"].set()
+        later.result(WAIT)
+        close.result(WAIT)
+        answers = [m.get("id") for m in client.inbound() if "method" not in m]
+        assert answers.index(first.id) < answers.index(later.id) < answers.index(close.id)
+        assert client.clauses() == []
+    finally:
+        for gate in gates.values():
+            gate.set()
+        client.close()
+
+
 def test_SETUP_16_prompt_while_close_waits_is_cancelled_at_once(tmp_path: Path) -> None:
     # spec-gap close-in-flight: a turn that starts while the session is being closed is
     # cancelled as it starts, as a running turn is when the close arrives.

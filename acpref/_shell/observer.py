@@ -88,14 +88,20 @@ class RulesObserver:
             return question(self.state, *args)
 
     def on_send(self, message: Dict[str, Any]) -> None:
+        self.send(message)
+
+    def send(self, message: Dict[str, Any]) -> Tuple[Effect, ...]:
+        """``on_send``, and the effects the core decided as it recorded our message (the answer
+        to a session/load that failed refuses the requests that waited for it)."""
         is_error_response = "error" in message and "method" not in message
         # Checked and recorded in one step, unless a MUST rule stops the message (not recorded).
         with self._lock:
-            findings = self.state.observe(
+            step = self.state.step(
                 self.me, message, refuse=None if is_error_response else self._stops
             )
+        findings = step.findings
         if not findings:
-            return  # the common case: nothing to refuse, nothing to report
+            return step.effects  # the common case: nothing to refuse, nothing to report
         must = [f for f in findings if f.binding and f.blame is self.me]
         if must and not is_error_response:
             f = must[0]
@@ -103,6 +109,7 @@ class RulesObserver:
                 f.clause, f.message, code=f.code if f.code is not None else -32600
             )
         self._report(findings)
+        return step.effects
 
     def _stops(self, findings: List[Finding]) -> bool:
         """True when we must not send a message with these findings: a MUST rule we break."""

@@ -25,7 +25,6 @@ from typing import Any, Dict, Optional
 
 from .. import schema as s
 from .._core import gate_open
-from .._shell.observer import RulesObserver
 from .._shell.connection import Connection, PendingRequest
 
 __all__ = ["ClientHandle"]
@@ -54,9 +53,11 @@ class ClientHandle:
     connection ends (``ConnectionClosed``). An error answer raises ``RpcError``.
     """
 
-    def __init__(self, connection: Connection, observer: RulesObserver) -> None:
+    def __init__(self, connection: Connection) -> None:
         self._connection = connection
-        self._observer = observer
+        #: ``clientCapabilities`` as the client sent them, handed over by the protocol core as it
+        #: recorded ``initialize`` (its ``ClientCaps`` effect): the same the rules judge by.
+        self._caps: Dict[str, Any] = {}
         #: What the client sent in ``initialize`` (set by the agent side; spec INIT-02, INIT-03).
         self.capabilities: s.ClientCapabilities = s.ClientCapabilities()
         self.info: Optional[s.Implementation] = None
@@ -70,13 +71,16 @@ class ClientHandle:
         """
         # spec ELICIT-07, CONFIG-06: asked before sending, so that the agent can fall back (a
         # select for a boolean option, another mode) instead of being refused.
-        return gate_open(gate, self._observer.state.client_caps)
+        return gate_open(gate, self._caps)
 
     @property
     def meta(self) -> Dict[str, Any]:
         """``clientCapabilities._meta``: where custom capabilities live (EXT-09, EXT-11)."""
-        meta = self._observer.state.client_caps.get("_meta")
+        meta = self._caps.get("_meta")
         return meta if isinstance(meta, dict) else {}
+
+    def _told_caps(self, caps: Dict[str, Any]) -> None:
+        self._caps = caps
 
     # -- notifications ---------------------------------------------------------------------------
 

@@ -28,8 +28,10 @@ What ``AgentSideConnection`` does around the implementer's ``Agent`` methods:
   raised, PROMPT-23, PROMPT-24); the turn is closed before its response is written, so none of
   its updates can follow it (PROMPT-26).
 * **session order**: which requests of a session wait for which (close and delete after the
-  others, the others after a load or resume) is the core's ``session_setup.answered_after``;
-  ``_requests._SessionRequests`` only waits.
+  others, the others after a load or resume), and which are refused because the reopen they
+  waited for failed, is the core's, handed over as effects (``Waits``, ``Refuses``);
+  ``_requests._SessionRequests`` only waits. What the client advertised is handed over once
+  too (``ClientCaps``, to ``ClientHandle``): nothing here reads the core's state.
 * **after the answer**: ``Agent.session_opened`` runs once a session/new, load or resume response
   is on the wire, the place for ``available_commands_update`` (SLASH-01), which may only name a
   session the client knows.
@@ -62,8 +64,7 @@ from ..methods import AGENT_METHODS, PROTOCOL_VERSION
 from ._client import ClientHandle
 from ._interface import Agent
 from .._core.prompt_turn import prompt_answer
-from .._core.session_setup import ENDING, REOPENING
-from ._requests import _SESSION_METHODS, _AfterResponse, _AgentObserver, _SessionRequests
+from ._requests import _AfterResponse, _AgentObserver, _SessionRequests
 from ._slots import TurnFlags
 from ._turn import PromptTurn
 
@@ -113,8 +114,12 @@ class AgentSideConnection:
         self._slots = TurnFlags()
         self._after = _AfterResponse(name)
         self._requests = _SessionRequests()
+        rules = ProtocolState()
+        # The agent's authentication policy, which the protocol core applies as each request
+        # is read (RPC-16, AUTH-10, AUTH-17: acpref/_core/authentication.py).
+        rules.requires_auth = self._auth_required
         self.observer = _AgentObserver(
-            RulesObserver(Party.AGENT, on_finding=on_finding),
+            RulesObserver(Party.AGENT, rules, on_finding=on_finding),
             self._slots,
             self._after,
             self._requests,
@@ -137,15 +142,13 @@ class AgentSideConnection:
             answers_own_cancel=("session/prompt",),
             **kwargs,
         )
-        self.client = ClientHandle(self.connection, self.observer.rules)
+        self.client = ClientHandle(self.connection)
+        self.observer.told_client_caps = self.client._told_caps
         if isinstance(agent, Agent):
             agent.client = self.client
             self.agent = agent
         else:
             self.agent = agent(self.client)
-        # The agent's authentication policy, which the protocol core applies as each request
-        # is read (RPC-16, AUTH-10, AUTH-17: acpref/_core/authentication.py).
-        self.state.requires_auth = lambda: bool(self.agent.auth_required)
         # spec OVERVIEW-02: a handler for every agent method (the optional ones are answered
         # -32601 by the rules unless advertised, OVERVIEW-03).
         for method in AGENT_METHODS:
@@ -157,11 +160,6 @@ class AgentSideConnection:
             )
 
     # -- lifecycle -------------------------------------------------------------------------------
-
-    @property
-    def state(self) -> ProtocolState:
-        """The rules' view of this connection (shared with the client handle)."""
-        return self.observer.rules.state
 
     @property
     def findings(self) -> "list[Finding]":
@@ -183,12 +181,14 @@ class AgentSideConnection:
         """Wait up to ``timeout`` seconds (None: for ever) for the connection to end."""
         return self.connection.wait_closed(timeout)
 
+    def _auth_required(self) -> bool:
+        return bool(self.agent.auth_required)
+
     def _on_end_of_input(self) -> None:
         # spec-gap end-of-input: which turns stop, and that they answer stopReason "cancelled",
         # is the core's decision (acpref/_core/effects.py, end_of_input); the flags carry it
         # out. Other requests get drain_timeout to answer, then the connection closes.
-        for stop in self.observer.rules.ask(ProtocolState.end_of_input):
-            self._slots.cancel(stop.request_id, ending=stop.ending)
+        self.observer.end_of_input()
 
     def _on_close(self) -> None:
         # Nothing can be written any more: every turn's threads are let go.
@@ -208,15 +208,21 @@ class AgentSideConnection:
         """Wrap a handler: after the session's reopening; our own broken rules become -32603."""
 
         def handle(params: Any, ctx: RequestContext) -> Any:
-            if method in _SESSION_METHODS and method not in ENDING:
-                # After the loads and resumes read before it (the core's order, answered_after);
-                # a session whose reopenings before it all failed is unknown (spec-gap
-                # unknown-session), though a load read after it keeps its record in flight.
-                if self._requests.wait_turn(ctx.id, _TURN_END_TIMEOUT):
-                    sid = getattr(params, "session_id", None)
-                    known = self.observer.rules.state.session(sid)
-                    if method not in REOPENING and (known is None or known.created_by_reopen):
-                        raise RpcError.resource_not_found(f"unknown session {sid!r}")
+            # After the requests of its session the core said it is answered after (its Waits
+            # effect: a close or delete after all the others, any other after the loads and
+            # resumes read before it); refused if the reopen it waited for left its session
+            # unknown (its Refuses effect: spec-gap reopen-in-flight, unknown-session).
+            done, refused = self._requests.wait_turn(ctx.id, _TURN_END_TIMEOUT)
+            if not done:
+                log.warning(
+                    "%s: %s %r still waits for requests of its session after %ss; going on",
+                    self.connection.name,
+                    method,
+                    ctx.id,
+                    _TURN_END_TIMEOUT,
+                )
+            if refused is not None:
+                raise RpcError.resource_not_found(refused)
             try:
                 return handler(params, ctx)
             except LocalProtocolError as exc:
@@ -285,32 +291,25 @@ class AgentSideConnection:
         self._opened(ctx, params.session_id)
         return response
 
-    def _wait_session_quiet(self, session_id: str, request_id: Any) -> None:
+    def _wait_session_quiet(self) -> None:
         """Before the session goes: its turn ended, its other requests and follow-ups done."""
         # The turn was cancelled as the request was read (see _AgentObserver); it is one of the
-        # session's requests this waits for, its response first (spec SETUP-16).
-        # The session's other requests answered (the core's order, answered_after), and what
-        # runs after an answer (available_commands_update after session/new) sent.
-        if not self._requests.wait_turn(request_id, _TURN_END_TIMEOUT):
-            log.warning(
-                "%s: requests of %s still running after %ss; closing anyway",
-                self.connection.name,
-                session_id,
-                _TURN_END_TIMEOUT,
-            )
+        # session's requests _guard waited for, its response first (spec SETUP-16), with the
+        # session's other requests (the core's order, Waits). What runs after an answer
+        # (available_commands_update after session/new) is sent too.
         self._after.wait_queued(_TURN_END_TIMEOUT)
 
     def _on_session_close(
         self, params: s.CloseSessionRequest, ctx: RequestContext
     ) -> s.CloseSessionResponse:
-        self._wait_session_quiet(params.session_id, ctx.id)
+        self._wait_session_quiet()
         return self.agent.session_close(params)
 
     def _on_session_delete(
         self, params: s.DeleteSessionRequest, ctx: RequestContext
     ) -> s.DeleteSessionResponse:
         # spec-gap delete-active: deleting a session with a running turn cancels the turn first.
-        self._wait_session_quiet(params.session_id, ctx.id)
+        self._wait_session_quiet()
         return self.agent.session_delete(params)
 
     def _on_session_cancel(self, params: s.CancelNotification, ctx: RequestContext) -> None:

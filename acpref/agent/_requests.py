@@ -10,39 +10,26 @@ SLASH-01; spec-gap close-in-flight, reopen-in-flight, concurrent-prompt, cancel-
   (``_slots.TurnFlags``) carry the effects out and the session's requests in flight hear of it.
 * ``_SessionRequests``: the requests naming a session that are read and not yet answered, which
   session/close and session/delete wait for, and which wait for a load or resume of theirs (the
-  order is the protocol core's: ``acpref._core.session_setup.answered_after``).
+  order is the protocol core's, handed over as effects: ``Waits``, ``Refuses``).
 * ``_AfterResponse``: jobs that run once a response is on the wire (``Agent.session_opened``).
 """
 
 from __future__ import annotations
 
-import itertools
 import logging
 import queue
 import threading
-from typing import Any, Callable, Dict, Optional, Tuple
+from typing import Any, Callable, Dict, List, Optional, Tuple, Union
 
-from .._core.effects import TurnStarts
-from .._core.session_setup import answered_after
+import attrs
+
+from .._core.state import ProtocolState
+from .._core.effects import ClientCaps, Effect, Refuses, TurnStarts, TurnStops, Waits
 from .._shell.observer import RulesObserver
 from ..errors import ConnectionClosed, LocalProtocolError, RpcError
 from ._slots import TurnFlags
 
 log = logging.getLogger("acpref.agent")
-
-#: The agent methods that name a session (``sessionId``) and run a handler of their own.
-_SESSION_METHODS = frozenset(
-    {
-        "session/prompt",
-        "session/load",
-        "session/resume",
-        "session/close",
-        "session/delete",
-        "session/set_mode",
-        "session/set_config_option",
-    }
-)
-
 
 class _AfterResponse:
     """Jobs to run once a response is on the wire, on one thread of their own, in order.
@@ -112,56 +99,75 @@ class _AfterResponse:
         self._queue.put(None)
 
 
-class _SessionRequests:
-    """The requests naming a session that are being handled: read, not yet answered.
+@attrs.define(eq=False)
+class _Ordered:
+    """One request of a session in flight (``Waits``): whom it waits for, whether it is refused."""
 
-    Which of them a request waits for is the protocol core's order (``answered_after``,
-    spec-gap close-in-flight, reopen-in-flight): session/close and session/delete are answered
-    after the session's other requests, and a request read after a session/load or
-    session/resume of its session waits until that one is answered. This only waits.
+    waits_on: List["_Ordered"] = attrs.Factory(list)
+    answered: bool = False
+    #: The session it names is unknown now (``Refuses``): answered -32002 without running.
+    refused: Optional[str] = None
+
+
+class _SessionRequests:
+    """The requests of a session that are read and not yet answered, and whom each waits for.
+
+    The order is the protocol core's, handed over as effects while the requests are read
+    (``_core.effects.Waits``: spec-gap close-in-flight, reopen-in-flight): session/close and
+    session/delete are answered after the session's other requests, and a request read after a
+    session/load or session/resume of its session waits until that one is answered. A request
+    whose reopened session turned out unknown is refused (``Refuses``). This only waits.
     """
 
     def __init__(self) -> None:
         self._changed = threading.Condition(threading.Lock())
-        # request id -> (session id, method, arrival number)
-        self._running: Dict[Any, Tuple[str, str, int]] = {}
-        self._arrivals = itertools.count()
+        self._running: Dict[Any, _Ordered] = {}
 
-    def begin(self, session_id: str, request_id: Any, method: str) -> None:
+    def execute(self, effect: Union[Waits, Refuses]) -> None:
+        """Carry out one of the core's order effects (on the reading or the writing thread)."""
         with self._changed:
-            if request_id not in self._running:  # a reused id is refused
-                self._running[request_id] = (session_id, method, next(self._arrivals))
+            if isinstance(effect, Refuses):
+                for request_id in effect.request_ids:
+                    me = self._running.get(request_id)
+                    if me is not None:
+                        me.refused = f"unknown session {effect.session_id!r}"
+                return
+            # Read just now: its handler has not run, so it cannot have been answered. Those it
+            # names that are not here any more were answered (or refused as they were read).
+            if effect.request_id in self._running:
+                return  # a reused id is refused: this is not its request
+            me = _Ordered([self._running[i] for i in effect.on if i in self._running])
+            self._running[effect.request_id] = me
+            for close in effect.before:
+                if close in self._running:
+                    self._running[close].waits_on.append(me)
 
-    def wait_turn(self, request_id: Any, timeout: float) -> bool:
-        """Wait until the requests of its session that the protocol core says ``request_id`` is
-        answered after are answered (``answered_after``: a close or delete after all the others
-        but closes and deletes, read before or after it; a load or resume after the earlier ones
-        but closes and deletes; any other request after the earlier loads and resumes). False on
-        timeout."""
+    def wait_turn(self, request_id: Any, timeout: float) -> Tuple[bool, Optional[str]]:
+        """Wait until the requests ``request_id`` is answered after are answered: (False, None)
+        on timeout; else (True, why it is refused, or None)."""
+        me = self._running.get(request_id)
+        if me is None:
+            return True, None
 
         def others_done() -> bool:
-            me = self._running.get(request_id)
-            if me is None:
-                return True
-            sid, mine, arrival = me
-            return not any(
-                other_sid == sid
-                and n != arrival
-                and answered_after(mine, other, earlier=n < arrival)
-                for other_sid, other, n in self._running.values()
-            )
+            return all(other.answered for other in me.waits_on)
 
         with self._changed:
-            return self._changed.wait_for(others_done, timeout)
+            done = self._changed.wait_for(others_done, timeout)
+            return done, me.refused if done else None
 
     def end(self, request_id: Any) -> None:
         with self._changed:
-            if self._running.pop(request_id, None) is not None:
+            me = self._running.pop(request_id, None)
+            if me is not None:
+                me.answered = True
                 self._changed.notify_all()
 
     def forget_all(self) -> None:
         """The connection ended: no answer will come; nothing waits for one."""
         with self._changed:
+            for me in self._running.values():
+                me.answered = True
             self._running.clear()
             self._changed.notify_all()
 
@@ -180,29 +186,35 @@ class _AgentObserver:
         self._slots = slots
         self._after = after
         self._requests = requests
+        #: Told what the client advertised in ``initialize`` (``ClientHandle``, once it exists).
+        self.told_client_caps: Callable[[Dict[str, Any]], None] = lambda caps: None
 
-    def on_receive(self, message: Dict[str, Any]) -> Optional[RpcError]:
-        refusal, effects = self.rules.receive(message)
-        # Which turn starts and which stops is the core's decision (acpref/_core/effects.py:
-        # PROMPT-22, SETUP-16, spec-gap concurrent-prompt, cancel-request-prompt, delete-active,
-        # close-in-flight); a refused message has none.
+    def _execute(self, effects: Tuple[Effect, ...]) -> None:
+        # What the core decided (acpref/_core/effects.py): which turn starts and which stops
+        # (PROMPT-22, SETUP-16, spec-gap concurrent-prompt, cancel-request-prompt, delete-active,
+        # close-in-flight), the session's order (spec-gap reopen-in-flight, close-in-flight),
+        # what the client advertised (INIT-02). A refused message has none.
         for effect in effects:
             if isinstance(effect, TurnStarts):
                 self._slots.start(effect.request_id)
-            else:
+            elif isinstance(effect, TurnStops):
                 self._slots.cancel(
                     effect.request_id, ending=effect.ending, session_ends=effect.session_ends
                 )
-        method = message.get("method")
-        if refusal is not None or method is None:
-            return refusal
-        params = message.get("params")
-        params = params if isinstance(params, dict) else {}
-        sid = params.get("sessionId")
-        is_request = "id" in message
-        if is_request and isinstance(sid, str) and method in _SESSION_METHODS:
-            self._requests.begin(sid, message["id"], method)
-        return None
+            elif isinstance(effect, ClientCaps):
+                self.told_client_caps(effect.caps)
+            else:
+                self._requests.execute(effect)
+
+    def end_of_input(self) -> None:
+        """spec-gap end-of-input: which turns stop, and that they answer stopReason "cancelled",
+        is the core's decision (``ProtocolState.end_of_input``); the flags carry it out."""
+        self._execute(tuple(self.rules.ask(ProtocolState.end_of_input)))
+
+    def on_receive(self, message: Dict[str, Any]) -> Optional[RpcError]:
+        refusal, effects = self.rules.receive(message)
+        self._execute(effects)
+        return refusal
 
     def on_send(self, message: Dict[str, Any]) -> None:
         is_response = "method" not in message and "id" in message
@@ -212,7 +224,9 @@ class _AgentObserver:
             self.rules.on_send(message)
             return
         try:
-            self.rules.on_send(message)
+            # The answer to a failed load may refuse the requests that waited for it: they hear
+            # of it before they wake (``end`` below).
+            self._execute(self.rules.send(message))
         except LocalProtocolError:
             if is_response:  # the handler is done either way; the answer is replaced, not sent
                 self._slots.release(message["id"])
@@ -222,5 +236,3 @@ class _AgentObserver:
             self._slots.release(message["id"])
             self._requests.end(message["id"])
             self._after.fire(message["id"], "result" in message)
-
-
