@@ -201,30 +201,30 @@ def _running(state: ProtocolState) -> None:
 def test_which_turn_a_message_stops_is_read_from_the_turn_table(
     message: Dict[str, Any], clause: Any, ending: bool
 ) -> None:
-    from acpref._core.cancellation import turn_stop
+    from acpref._core.effects import TurnStops
 
     state = _state()
     _running(state)
-    state.observe(C, message)
-    stop = turn_stop(state, message)
-    assert (stop.clause if stop else None) == clause
-    if stop is not None:
-        assert stop.session_id == "s" and stop.ending is ending
+    stops = [e for e in state.step(C, message).effects if isinstance(e, TurnStops)]
+    assert [e.clause for e in stops] == ([clause] if clause else [])
+    for stop in stops:
+        assert stop.session_id == "s" and stop.request_id == 2 and stop.ending is ending
     state.observe(A, _ok(2, {"stopReason": "cancelled"}))
-    assert turn_stop(state, message) is None  # no turn runs any more: nothing to stop
+    again = dict(message, id=10) if "id" in message else message
+    # no turn runs any more: nothing to stop
+    assert not [e for e in state.step(C, again).effects if isinstance(e, TurnStops)]
 
 
 def test_a_prompt_read_while_its_session_closes_is_stopped_at_once() -> None:
-    from acpref._core.cancellation import turn_stop
+    from acpref._core.effects import TurnStops
 
     state = _state()
     _running(state)
     state.observe(C, _req(3, "session/close", {"sessionId": "s"}))
     state.observe(A, _ok(2, {"stopReason": "cancelled"}))
     prompt = _req(4, "session/prompt", {"sessionId": "s", "prompt": []})
-    state.observe(C, prompt)
-    stop = turn_stop(state, prompt)
-    assert stop is not None and stop.clause == "spec-gap:close-in-flight" and stop.ending
+    stops = [e for e in state.step(C, prompt).effects if isinstance(e, TurnStops)]
+    assert stops == [TurnStops("s", 4, True, "spec-gap:close-in-flight")]
 
 
 def test_the_order_of_a_sessions_answers_and_the_cancelled_answers() -> None:
@@ -312,8 +312,6 @@ def test_a_delete_answered_drops_the_session_and_an_unknown_ones_delete_is_no_fa
 
 
 def test_the_end_of_input_stops_every_running_turn_and_no_other() -> None:
-    from acpref._core.cancellation import input_ended
-
     state = _state()
     _prompt_running(state)
     state.observe(C, _req(3, "session/new", {"cwd": CWD, "mcpServers": []}))
@@ -322,7 +320,7 @@ def test_the_end_of_input_stops_every_running_turn_and_no_other() -> None:
     state.observe(A, _ok(4, {"sessionId": "cancelled"}))
     state.observe(C, _req(5, "session/prompt", {"sessionId": "cancelled", "prompt": []}))
     state.observe(C, _note("session/cancel", {"sessionId": "cancelled"}))
-    stops = input_ended(state)
+    stops = state.end_of_input()
     assert sorted((t.session_id, t.ending, t.clause) for t in stops) == [
         ("cancelled", True, "spec-gap:end-of-input"),
         ("s", True, "spec-gap:end-of-input"),

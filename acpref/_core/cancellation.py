@@ -6,20 +6,16 @@ The request is still answered, with its result or with -32800 (CANCEL-05, by a r
 supports it). Cancelling a whole prompt turn is ``session/cancel``, a different notification
 (``prompt_turn``).
 
-The live sides ask this page what to do: ``reply_to_cancel_request`` (answer -32800 now, leave
-the answer to the handler, or ignore), ``turn_stop`` (which running turn a client's message
-stops on the agent side: session/cancel, session/close, session/delete, $/cancel_request) and
-``input_ended`` (the turns the end of the agent's input stops: all that run). Both are read from
-the turn table (``lifecycle.TURN``): a turn stops when the event moved it to "cancel requested"
-or "stop requested".
+The live sides ask this page what to do with ``$/cancel_request``: ``reply_to_cancel_request``
+(answer -32800 now, leave the answer to the handler, or ignore). Which running turn a client's
+message stops on the agent side is not asked: the core says so as it records the message
+(``effects.TurnStops``), read from the turn table (``lifecycle.TURN``).
 """
 
 from __future__ import annotations
 
 import enum
-from typing import Any, Dict, Iterable, List, Optional, Tuple
-
-import attrs
+from typing import Any, Iterable, Optional
 
 from ..errors import ErrorCode
 from ..methods import CANCEL_REQUEST
@@ -28,7 +24,6 @@ from .facts import ConnectionFacts, SessionState
 from .lifecycle import TurnEvent, TurnPhase
 from .findings import Finding, Party, finding
 from .prompt_turn import stop_turn
-from .session_setup import ending_in_flight
 
 A, C = Party.AGENT, Party.CLIENT
 
@@ -58,12 +53,6 @@ def _cancel_request_apply(state: ConnectionFacts, m: Message) -> None:
     if s is not None:
         # spec-gap cancel-request-prompt: $/cancel_request of a running prompt stops its turn.
         stop_turn(state, s, TurnEvent.CANCEL_REQUEST_SENT)
-
-
-def _turn_of_prompt(state: ConnectionFacts, request_id: Any) -> Optional[SessionState]:
-    """The session whose running turn the client's request ``request_id`` is the prompt of."""
-    req = state.outstanding[C].get(request_id) if isinstance(request_id, (str, int)) else None
-    return _turn_of(state, req, request_id) if req is not None else None
 
 
 def _turn_of(state: ConnectionFacts, req: Any, request_id: Any) -> Optional[SessionState]:
@@ -121,95 +110,3 @@ def reply_to_cancel_request(in_flight: bool, handler_answers: bool) -> CancelRep
         return CancelReply.HANDLER_ANSWERS
     # spec CANCEL-05: the request still gets exactly one response: -32800, sent now.
     return CancelReply.ANSWER_CANCELLED
-
-
-@attrs.frozen
-class TurnStop:
-    """A running prompt turn an agent stops (``turn_stop``, ``input_ended``)."""
-
-    session_id: str
-    #: The session ends (close, delete) or the connection does (the end of input): the client
-    #: owes no answer to the turn's permission requests any more, so the agent stops waiting for
-    #: them (SETUP-16).
-    ending: bool
-    clause: str
-
-
-#: The turn table's events that stop a running turn on the agent side: the clause the agent
-#: stops it by, and whether the turn's session (or the connection) ends with it.
-_STOPS: Dict[TurnEvent, Tuple[str, bool]] = {
-    # On session/cancel the agent stops the turn as soon as possible.
-    TurnEvent.CANCEL_SENT: ("PROMPT-22", False),
-    # acpref's reading: $/cancel_request on a prompt acts as session/cancel.
-    TurnEvent.CANCEL_REQUEST_SENT: ("spec-gap:cancel-request-prompt", False),
-    # Close cancels the running turn as if session/cancel arrived, and the session ends.
-    TurnEvent.CLOSE_SENT: ("SETUP-16", True),
-    # acpref's reading: deleting a session with a running turn cancels the turn first.
-    TurnEvent.DELETE_SENT: ("spec-gap:delete-active", True),
-    # acpref's reading: the client can send nothing more, not even session/cancel.
-    TurnEvent.INPUT_ENDED: ("spec-gap:end-of-input", True),
-}
-#: The client's messages that are events of a session's turn, by (method, is a request).
-_EVENTS: Dict[Tuple[Any, bool], TurnEvent] = {
-    ("session/cancel", False): TurnEvent.CANCEL_SENT,
-    ("session/close", True): TurnEvent.CLOSE_SENT,
-    ("session/delete", True): TurnEvent.DELETE_SENT,
-}
-
-
-def _stop(s: Optional[SessionState], event: TurnEvent) -> Optional[TurnStop]:
-    """The stop of ``s``'s turn once ``event`` was recorded: when it left the turn asked to stop."""
-    if s is None or not s.turn_phase.stopped:
-        return None
-    # spec PROMPT-22, SETUP-16, spec-gap cancel-request-prompt, delete-active, end-of-input:
-    # the agent stops a turn asked to stop, by the clause of the event (``_STOPS``).
-    clause, ending = _STOPS[event]
-    return TurnStop(s.id, ending, clause)
-
-
-def turn_stop(state: ConnectionFacts, message: Dict[str, Any]) -> Optional[TurnStop]:
-    """The turn a message from the client stops on the agent side, once the rules recorded it.
-
-    Read from the turn table's phase (``lifecycle.TURN``): a turn stops when the message moved it
-    to "cancel requested" (session/cancel, session/close) or "stop requested" (session/delete, a
-    $/cancel_request of its prompt).
-    """
-    method = message.get("method")
-    params = message.get("params")
-    params = params if isinstance(params, dict) else {}
-    is_request = "id" in message
-    if method == CANCEL_REQUEST and not is_request:
-        return _stop(_turn_of_prompt(state, params.get("requestId")), TurnEvent.CANCEL_REQUEST_SENT)
-    event = _EVENTS.get((method, is_request))
-    if event is not None:
-        return _stop(state.session(params.get("sessionId")), event)
-    s = state.session(params.get("sessionId"))
-    if (
-        method == "session/prompt"
-        and is_request
-        and s is not None
-        and s.turn_phase.running
-        and s.turn == message["id"]
-        and ending_in_flight(state, s.id)
-    ):
-        # spec-gap close-in-flight: a prompt read while its session is being closed is
-        # cancelled at once, as the running one was (SETUP-16).
-        return TurnStop(s.id, True, "spec-gap:close-in-flight")
-    return None
-
-
-def input_ended(state: ConnectionFacts) -> List[TurnStop]:
-    """The end of the agent's input, recorded: the turns the agent stops, every one that runs.
-
-    spec-gap end-of-input: the client can send nothing more, not even session/cancel, and will
-    answer none of the turns' requests; each turn is stopped now and answers stopReason
-    "cancelled" (``prompt_turn.prompt_answer``), which a client that only half-closed still reads.
-    """
-    stops: List[TurnStop] = []
-    for s in state.sessions.values():
-        if s.turn_phase.running:
-            stop_turn(state, s, TurnEvent.INPUT_ENDED)
-            stop = _stop(s, TurnEvent.INPUT_ENDED)
-            if stop is not None:
-                stops.append(stop)
-    return stops

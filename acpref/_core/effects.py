@@ -4,11 +4,15 @@ Spec: prompt-turn.mdx, session-setup.mdx, cancellation.mdx; clauses PROMPT-22, S
 spec-gap cancel-request-prompt, delete-active, end-of-input, close-in-flight
 (spec_notes/decisions.md).
 
-The rules decide, as they record a message, that a prompt turn starts or must stop. A live agent
-carries that out (it sets the turn's ``cancelled`` flag, ends its calls to the client); before
-this module it asked the core again what it had just decided (``cancellation.turn_stop``).
-``ProtocolState.step`` returns these values beside the findings, in wire order, so that the
-shell executes them and keeps no copy of the core's turn table.
+The rules decide, as they record a message, that a prompt turn starts or must stop, which
+requests of a session an answer waits for, that requests are refused because the reopen they
+waited for failed, and what the client advertised. A live agent carries that out (it sets the
+turn's ``cancelled`` flag, ends its calls to the client, holds a handler back, answers -32002);
+before this module it asked the core again what it had just decided (``turn_stop``,
+``answered_after``, the core's session and capabilities, read from the shell).
+``ProtocolState.step`` returns these values beside the findings, in wire order, for a message
+read and for one sent (the answer to a failed reopen), so that the shell executes them and
+keeps no copy of the core's tables.
 
 The table, one row per effect (the clause is the effect's ``clause`` field):
 

@@ -21,7 +21,7 @@ A running turn is asked to stop by session/cancel or session/close ("cancel requ
 answer must be stopReason "cancelled", PROMPT-23, SETUP-16), or by a $/cancel_request of its
 prompt, a session/delete of its session, or the end of the agent's input ("stop requested": no
 clause says how it is answered). Either way the agent side stops it: which turn a message stops
-is read from the phase it leads to (``cancellation.turn_stop``, ``cancellation.input_ended``).
+is read from the phase it leads to (``effects.TurnStops``, ``ProtocolState.end_of_input``).
 
 A session in phase ``UNKNOWN`` has no record in ``facts.ConnectionFacts.sessions``: never set up
 on this connection, closed, deleted, or made by a reopen that failed. Nothing is kept of it.
@@ -116,7 +116,7 @@ class TurnPhase(_Member):
     @property
     def stopped(self) -> bool:
         """True once the client asked the running turn to stop, in any way: the agent stops it
-        (``cancellation.turn_stop``)."""
+        (``effects.TurnStops``)."""
         return self is TurnPhase.STOP_REQUESTED or self is TurnPhase.CANCEL_REQUESTED
 
 

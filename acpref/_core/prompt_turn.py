@@ -233,7 +233,7 @@ def prompt_answer(cancelled: bool, stop_reason: Optional[str]) -> Optional[str]:
     """The ``stopReason`` a live agent answers its turn's session/prompt with.
 
     ``stop_reason`` is the one its handler chose, or None when the handler raised; ``cancelled``
-    when the turn was stopped (``cancellation.turn_stop``). None: the handler's error is the
+    when the turn was stopped (``effects.TurnStops``). None: the handler's error is the
     answer.
     """
     if cancelled and stop_reason is None:

@@ -400,14 +400,6 @@ ORDERED = frozenset(
 )
 
 
-def ending_in_flight(state: ConnectionFacts, session_id: Any) -> bool:
-    """True while a session/close or session/delete of the session is in flight."""
-    return any(
-        req.method in ENDING and req.params.get("sessionId") == session_id
-        for req in state.outstanding[C].values()
-    )
-
-
 def answered_after(method: str, other: str, *, earlier: bool) -> bool:
     """Whether an agent handles ``method`` only once ``other``, a request of the same session
     read ``earlier`` than it (or later), is answered."""

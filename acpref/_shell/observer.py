@@ -83,7 +83,7 @@ class RulesObserver:
 
     def ask(self, question: Callable[..., _T], *args: Any) -> _T:
         """``question(state, *args)`` under the lock: a read of the core's state, or a plain
-        step of it that is no message (``cancellation.input_ended``)."""
+        step of it that is no message (``ProtocolState.end_of_input``)."""
         with self._lock:
             return question(self.state, *args)
 
