@@ -137,8 +137,12 @@ class Session:
     #: sends none), or None for the agent's own default instructions (SYSPROMPT-13).
     system_prompt: Optional[s.SystemPrompt] = None
     updated_at: str = attrs.Factory(_now)
-    #: The turn running in this session (a ``PromptTurn``), or None. ``turn.cancelled`` is the
-    #: session's cancellation flag. Set and cleared by the agent side; never persisted.
+    #: The turn whose handler runs on this record (a ``PromptTurn``), or None. ``turn.cancelled``
+    #: is the session's cancellation flag. Set and cleared by the agent side around the handler;
+    #: never persisted. Not a copy of the protocol core's running turn: that one belongs to one
+    #: connection and lasts from the prompt read to its answer recorded, while a registry may
+    #: outlive its connections and be shared by several, and this says only that agent code is
+    #: still writing to the record (``SessionRegistry.close`` keeps such a record whole).
     turn: Optional[Any] = attrs.field(default=None, repr=False)
     #: When it last changed, in this process: orders sessions whose ``updated_at`` ties (ms).
     touched: int = attrs.field(default=0, repr=False)

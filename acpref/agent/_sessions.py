@@ -206,7 +206,8 @@ class SessionRegistry:
     # -- the running turn ------------------------------------------------------------------------
 
     def begin_turn(self, session: Session, turn: Any) -> None:
-        """Mark ``turn`` as the session's running turn (the agent side allows one at a time)."""
+        """Mark ``turn`` as the turn whose handler runs on ``session`` (see ``Session.turn``: the
+        handler's span in this process, not the protocol's turn, which the core owns)."""
         with session._lock:
             session.turn = turn
 
