@@ -165,8 +165,8 @@ def effects_of(state: ConnectionFacts, m: Message, refused: bool) -> List[Effect
         return []
     is_request = m.kind == "request"
     if is_request and m.method == "initialize":
-        # spec INIT-02: the client's capabilities, handed over once (the agent asks them before
-        # it sends a gated request: ELICIT-07, CONFIG-06).
+        # The client's capabilities (INIT-02's clientCapabilities), handed over: the agent asks
+        # them before it sends a gated request (ELICIT-07, CONFIG-06).
         return [ClientCaps(state.client_caps)]
     if m.method == "session/prompt" and is_request:
         out = _prompt_effects(state, m)

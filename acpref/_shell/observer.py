@@ -83,9 +83,14 @@ class RulesObserver:
 
     def ask(self, question: Callable[..., _T], *args: Any) -> _T:
         """``question(state, *args)`` under the lock: a read of the core's state, or a plain
-        step of it that is no message (``ProtocolState.end_of_input``)."""
+        step of it that is no message."""
         with self._lock:
             return question(self.state, *args)
+
+    def end_of_input(self) -> List[Effect]:
+        """Record the end of the peer's input: the turns the core stops (``TurnStops``)."""
+        with self._lock:
+            return list(self.state.end_of_input())
 
     def on_send(self, message: Dict[str, Any]) -> None:
         self.send(message)

@@ -23,7 +23,6 @@ from typing import Any, Callable, Dict, List, Optional, Tuple, Union
 
 import attrs
 
-from .._core.state import ProtocolState
 from .._core.effects import ClientCaps, Effect, Refuses, TurnStarts, TurnStops, Waits
 from .._shell.observer import RulesObserver
 from ..errors import ConnectionClosed, LocalProtocolError, RpcError
@@ -209,7 +208,7 @@ class _AgentObserver:
     def end_of_input(self) -> None:
         """spec-gap end-of-input: which turns stop, and that they answer stopReason "cancelled",
         is the core's decision (``ProtocolState.end_of_input``); the flags carry it out."""
-        self._execute(tuple(self.rules.ask(ProtocolState.end_of_input)))
+        self._execute(tuple(self.rules.end_of_input()))
 
     def on_receive(self, message: Dict[str, Any]) -> Optional[RpcError]:
         refusal, effects = self.rules.receive(message)
