@@ -205,7 +205,7 @@ class AgentSideConnection:
     def _guard(
         self, method: str, handler: Callable[[Any, RequestContext], Any]
     ) -> Callable[[Any, RequestContext], Any]:
-        """Wrap a handler: after the session's reopening; our own broken rules become -32603."""
+        """Wrap a handler: run in its session's order; our own broken rules become -32603."""
 
         def handle(params: Any, ctx: RequestContext) -> Any:
             # After the requests of its session the core said it is answered after (its Waits

@@ -5,9 +5,11 @@ SLASH-01; spec-gap close-in-flight, reopen-in-flight, concurrent-prompt, cancel-
 (spec_notes/decisions.md). Part of the agent side's shell (``_connection``):
 
 * ``_AgentObserver``: the connection's observer. The protocol core judges each message first
-  (``acpref._observer.RulesObserver``) and says which turn starts or stops (its effects,
-  ``acpref._core.effects``); then, on the reading thread and so in wire order, the turn flags
-  (``_slots.TurnFlags``) carry the effects out and the session's requests in flight hear of it.
+  (``acpref._shell.observer.RulesObserver``) and says what follows from it (its effects,
+  ``acpref._core.effects``: which turn starts or stops, whom a request waits for, which are
+  refused, what the client advertised); then, on the reading thread and so in wire order (or on
+  the writing thread, for the answer to a failed reopen), the turn flags (``_slots.TurnFlags``)
+  and the session's requests in flight carry the effects out. Nothing here reads the core.
 * ``_SessionRequests``: the requests naming a session that are read and not yet answered, which
   session/close and session/delete wait for, and which wait for a load or resume of theirs (the
   order is the protocol core's, handed over as effects: ``Waits``, ``Refuses``).
