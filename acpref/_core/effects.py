@@ -172,7 +172,8 @@ def effects_of(state: ConnectionFacts, m: Message, refused: bool) -> List[Effect
         out = _prompt_effects(state, m)
     else:
         out = _stop_effects(state, m, is_request)
-    if is_request and m.method in ORDERED and isinstance(m.session_id, str):
+    ordered = is_request and m.method in ORDERED and isinstance(m.session_id, str)
+    if ordered and isinstance(m.id, (str, int)):  # an id of another shape is not in flight
         out.extend(_order_effects(state, m))
     return out
 
