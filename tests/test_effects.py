@@ -14,7 +14,7 @@ Deterministic, in memory: no threads, no processes.
 from __future__ import annotations
 
 import random
-from typing import Any, Dict, List, Optional, Tuple
+from typing import Any, Dict, List, Tuple
 
 import pytest
 
