@@ -5,7 +5,7 @@ SLASH-01; spec-gap close-in-flight, reopen-in-flight, concurrent-prompt, cancel-
 (spec_notes/decisions.md). Part of the agent side's shell (``_connection``):
 
 * ``_AgentObserver``: the connection's observer. The protocol core judges each message first
-  (``acpref._observer.RulesObserver``) and says which turn starts or stops (its effects,
+  (``acpref._shell.observer.RulesObserver``) and says which turn starts or stops (its effects,
   ``acpref._core.effects``); then, on the reading thread and so in wire order, the turn flags
   (``_slots.TurnFlags``) carry the effects out and the session's requests in flight hear of it.
 * ``_SessionRequests``: the requests naming a session that are read and not yet answered, which
