@@ -1,7 +1,8 @@
 """What a line may cost once decoded, and what can be read of a line that is refused unread.
 
-Three helpers of the connection (``acpref.connection``), all on raw bytes, none decoding the
-line whole:
+The connection's default bounds (``DEFAULT_MAX_LINE_BYTES``, ``DEFAULT_MAX_ITEMS``,
+``DEFAULT_MAX_HELD_BYTES``: what each costs, beside them), and helpers of the connection
+(``acpref.connection``), all on raw bytes, none decoding the line whole:
 
 * ``count_items(line, limit)``: about how many JSON values ``line`` holds (its ``,``, ``[`` and
   ``{`` outside strings). A decoded value costs tens of bytes whatever its size on the wire
@@ -35,7 +36,7 @@ from itertools import accumulate
 from typing import Any, Dict, Tuple
 
 __all__ = ["count_items", "held_cost", "nesting", "peek_envelope", "MAX_DEPTH", "NO_ID",
-           "VALUE_COST"]
+           "VALUE_COST", "DEFAULT_MAX_LINE_BYTES", "DEFAULT_MAX_ITEMS", "DEFAULT_MAX_HELD_BYTES"]
 
 class _NoId:
     def __repr__(self) -> str:
@@ -45,6 +46,17 @@ class _NoId:
 #: The id of a message without an ``"id"`` member (a notification), apart from ``"id": null``:
 #: ``peek_envelope``'s when the line shows none, and the envelope's (``_core.envelope``).
 NO_ID: Any = _NoId()
+
+#: Default bound on one line: 64 MiB (peers broke at 64 KiB; the issue asks for >= 32 MiB).
+DEFAULT_MAX_LINE_BYTES = 64 * 1024 * 1024
+#: Default bound on the JSON values of one message (``count_items``): what a line
+#: may cost once decoded. 1 000 000 tiny values cost about 70 MiB decoded; without the bound a
+#: line of 64 MiB could cost 1.5 GiB.
+DEFAULT_MAX_ITEMS = 1_000_000
+#: Default bound on what the requests received and not finished (running or waiting) cost at
+#: once, decoded (``held_cost``): a message at both bounds above costs about
+#: 160 MiB, so one is always taken alone, and thousands of ordinary ones fit together.
+DEFAULT_MAX_HELD_BYTES = 256 * 1024 * 1024
 
 _DECODER = json.JSONDecoder()
 _WS = " \t\r\n"

@@ -409,6 +409,40 @@ def test_observer_answers_a_broken_request_and_logs_the_rest() -> None:
     assert [f.clause for f in observer.findings] == ["SETUP-25", "spec-gap:unknown-cancel-id"]
 
 
+def test_step_carries_the_rule_3_refusal_and_the_observer_answers_with_it() -> None:
+    """Rule 3 is decided once, by the core (``Step.refused_by``); the observer only reads it."""
+    state, observer = ProtocolState(), RulesObserver(A)
+    for sender, message in init():
+        state.step(sender, message)
+        (observer.on_send if sender is A else observer.on_receive)(message)
+    broken = req(1, "session/new", {"cwd": "relative", "mcpServers": []})
+    step = state.step(C, broken)
+    assert step.refused_by is not None and step.refused_by.clause == "SETUP-25"
+    assert step.refused_by in step.findings and step.effects == ()
+    refusal = observer.on_receive(broken)
+    assert refusal is not None and refusal.to_wire() == step.refused_by.to_rpc_error().to_wire()
+    # A SHOULD-level finding refuses nothing; nor does anything but a request.
+    assert state.step(C, note("$/cancel_request", {"requestId": 42})).refused_by is None
+    assert state.step(A, err(1)).refused_by is None
+
+
+def test_a_reused_id_is_refused_by_the_core_and_its_error_answer_is_no_refusal() -> None:
+    """spec-gap duplicate-id: the reuse is refused (Rule 3); the error that answers it is the
+    ``"refusal"`` kind of message, which closes the duplicate and refuses nothing itself."""
+    observer = RulesObserver(A)
+    for sender, message in init():
+        (observer.on_send if sender is A else observer.on_receive)(message)
+    first = req(7, "session/new", {"cwd": "/tmp", "mcpServers": []})
+    assert observer.on_receive(first) is None
+    refusal = observer.on_receive(first)  # the same id again, still in flight
+    assert refusal is not None and refusal.code == -32600
+    assert refusal.data == {"clause": "spec-gap:duplicate-id"}
+    answer = err(7, -32600)
+    assert observer.is_refusal(answer)
+    observer.on_send(answer)  # the duplicate's answer: the first request keeps the id
+    assert not observer.is_refusal(answer) and 7 in observer.state.outstanding[C]
+
+
 def test_observer_lets_should_level_findings_through_on_send() -> None:
     observer = RulesObserver(A)
     for sender, message in init() + new():

@@ -29,13 +29,14 @@ message breaks. The live sides and the oracle use the very same object, so they 
    table of which message stops a running turn (session/cancel, close, delete, end of input).
 
 **Why the shell around it looks the way it does.** ACP runs over blocking pipes, and acpref is
-synchronous and threaded, not asyncio. ``acpref/_shell/transport.py`` frames lines and serialises
-writes; ``acpref/_shell/connection.py`` runs one reader thread that hands messages over in wire order
-(notifications are handled in that order) and runs request handlers on worker threads
-(``acpref/_shell/threads.py``), so that a prompt handler that waits on the client for a permission does
-not block the reader that will deliver the answer. Because several threads send while the
-reader records, the one lock sits in ``acpref/_observer.RulesObserver`` (check and record a
-message in one step), not in the core: the core stays plain state that a single-threaded user
+synchronous and threaded, not asyncio. ``acpref/_shell/framing.py`` cuts the stream into lines;
+``acpref/_shell/connection.py`` reads them in wire order on whichever thread holds the reading
+role (notifications are handled in that order) and runs request handlers on host threads that
+do not read (``acpref/_shell/threads.py``), so that a prompt handler that waits on the client
+for a permission does not block the reading that will deliver the answer; one lock serialises
+its writes. Because several threads send while one reads and records, the one lock of the rules
+sits in ``acpref/_shell/observer.py`` (``RulesObserver``: check and record a message in one
+step), not in the core: the core stays plain state that a single-threaded user
 (the oracle replaying a transcript) pays nothing for. Cleverness for speed lives in that shell,
 behind this boundary, and only where a measurement (benchmarks/README.md) shows it pays.
 """

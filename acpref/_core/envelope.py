@@ -36,7 +36,7 @@ import json
 from typing import Any, Dict, Optional, Tuple, Union
 
 from .._bounds import NO_ID as _NO_ID
-from ..errors import ErrorCode
+from ..errors import ErrorCode, RpcError
 
 __all__ = [
     "BATCH",
@@ -103,6 +103,12 @@ class Fault:
 
     def __hash__(self) -> int:
         return hash((self.clause, self.message, self.code))
+
+    def to_rpc_error(self) -> RpcError:
+        """The error that answers a line refused for this fault (one with a ``code``), naming
+        the clause, as ``Finding.to_rpc_error`` does for a rule."""
+        assert self.code is not None
+        return RpcError(self.code, f"{self.message} [spec {self.clause}]", {"clause": self.clause})
 
 
 _NO_FAULTS: Tuple[Fault, ...] = ()

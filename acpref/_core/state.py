@@ -14,8 +14,9 @@ The contract, in the manner of h11:
   message. ``observe`` is both.
 * **Rule 3.** The same object serves three masters: the agent side and the client side (each
   refuses to *send* a message that breaks a MUST rule, raising ``LocalProtocolError``, and answers
-  a *received* request that breaks one with the error the finding names), and the oracle (which
-  only collects findings over a transcript). So the live code and the oracle cannot disagree.
+  a *received* request that breaks one with the error the finding names, ``Step.refused_by``:
+  decided here once), and the oracle (which only collects findings over a transcript). So the
+  live code and the oracle cannot disagree.
 
 Shape (a string where an integer is due, unknown keys) is the codec's business, not this one's;
 the rules read raw wire dicts defensively. Each rule runs on its own: one that raises does not
@@ -74,11 +75,20 @@ class RuleError(RuntimeError):
 
 @attrs.frozen
 class Step:
-    """What one message did (``ProtocolState.step``): the rules it broke, and the effects the
-    core decided for the receiver to carry out (``effects``: a turn starts, a turn stops)."""
+    """What one message did (``ProtocolState.step``): the rules it broke, the effects the core
+    decided for the receiver to carry out (``effects``: a turn starts, a turn stops), and, for a
+    received request refused under Rule 3, the finding it is refused for (``refused_by``: its
+    ``to_rpc_error()`` is the answer, and its handler never runs).
+
+    ``refused_by`` is the core's one decision of Rule 3; the live sides read it, they do not
+    decide again. It is not the ``"refusal"`` kind of message (``_message``): that is the error
+    answer a receiver owes a request that reused a busy id (spec-gap duplicate-id), which the
+    connection decides before the rules see the request.
+    """
 
     findings: List[Finding]
     effects: Tuple[Effect, ...] = ()
+    refused_by: Optional[Finding] = None
 
 
 class ProtocolState(ConnectionFacts):
@@ -125,13 +135,9 @@ class ProtocolState(ConnectionFacts):
         if findings and refuse is not None and refuse(findings):
             return Step(findings)
         self._apply(m, rules.transitions)
-        # Rule 3: a received request that breaks a MUST rule naming an answer
-        # code is refused with it, and its handler never runs: it has no effects.
-        refused = m.kind == "request" and any(
-            f.binding and f.code is not None and f.blame is sender for f in findings
-        )
-        effects = effects_of(self, m, refused)
-        return Step(findings, tuple(effects)) if effects else Step(findings)
+        refused_by = _refused_by(m, findings) if findings else None
+        effects = effects_of(self, m, refused_by is not None)
+        return Step(findings, tuple(effects), refused_by)
 
     def end_of_input(self) -> List[TurnStops]:
         """The end of the agent's input, recorded: every running turn stops.
@@ -409,6 +415,17 @@ def _rule_failed(fn: Callable[..., Any], m: Message, exc: Exception) -> None:
     if RAISE_RULE_ERRORS:
         raise RuleError(f"rule {where} (message {m.index}) raised {exc!r}") from exc
     log.error("rule %s (message %s) raised; rule skipped", where, m.index, exc_info=exc)
+
+
+def _refused_by(m: Message, findings: List[Finding]) -> Optional[Finding]:
+    """Rule 3: a received request that breaks a MUST rule naming an answer code is refused with
+    the first such finding, and its handler never runs (so it has no effects either)."""
+    if m.kind != "request":
+        return None
+    for f in findings:
+        if f.binding and f.code is not None and f.blame is m.sender:
+            return f
+    return None
 
 
 def _hashable(value: Any) -> bool:

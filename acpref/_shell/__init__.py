@@ -8,8 +8,10 @@ here is private.
 **Where to start reading**, in the order a message travels:
 
 1. ``connection`` — ``Connection``, one JSON-RPC 2.0 peer, one class: calling the peer, reading a
-   line, a request, a notification or a response by kind, writing, the ending. Its docstring
-   says how the threads divide the work.
+   line, a request, a notification or a response by kind, writing, the ending. Beside it, what it
+   does to a line without state of its own: ``refusals`` (a line refused before it is decoded:
+   over the line or item bound, nested too deep; what it belonged to, read from its ends) and
+   ``encoder`` (the envelopes we write, and a message as one line within the bound).
 2. ``calls`` — a request as each end holds it (``RequestContext``, ``PendingRequest``) and the
    connection's two books of them, each with its own lock: ``Outstanding`` (our requests
    waiting for their answers) and ``InFlight`` (the peer's, not answered yet, and what they
@@ -23,6 +25,6 @@ here is private.
    (spawning a peer, its stderr, the shutdown ladder) and ``groups`` (process groups, the
    bounded waits, hurrying on our own stop).
 
-What a line costs once decoded, before it is decoded, is ``acpref._bounds`` (layer L1: the core
-and the oracle use it too).
+What a line costs once decoded, before it is decoded, and the connection's default bounds, is
+``acpref._bounds`` (layer L1: the core and the oracle use it too).
 """

@@ -16,26 +16,21 @@ owns its own state and lock, and is set by nobody else: the two books of ``acpre
 answered yet and what they hold decoded), the threads (``acpref._shell.threads.Crew``) and the
 line splitter (``acpref._shell.framing``).
 
-How the threads divide the work (``acpref._shell.threads`` explains why, with measurements):
-
-* Reading is a role one thread holds at a time. A caller waiting for its own response reads
-  until it comes; when nobody waits, one of the connection's host threads keeps watch and reads.
-* Each inbound **request** runs on a host thread that does not hold the reading role, so a
-  handler may call the peer and wait (a prompt handler asking ``session/request_permission``)
-  without deadlock. A host that reads a request passes the role to another host and runs it
-  (leader/follower). Past ``max_handlers`` running at once, requests queue; past ``max_queued``
-  waiting, or past ``max_held_bytes`` of decoded params held by all of them together, they are
-  answered -32800 at once (spec RPC-15: a request aborted by a resource limit).
-* Inbound **notifications** run on the thread that read them, at once: one after another in wire
-  order, and all of those received before a response are handled before its caller gets it (the
-  ``session/update``s of a turn are all delivered before ``prompt`` returns). A notification
-  handler may call the peer, but must not block on anything else.
-* Writes take one lock around the write of an already encoded line.
+How the threads divide the work is ``acpref._shell.threads``'s (why, with measurements): reading
+is a role one thread holds at a time (a caller waiting for its own answer, else a host thread);
+an inbound **request** runs on a host thread that does not read, so its handler may call the
+peer and wait; past ``max_handlers`` running, requests queue, and past ``max_queued`` waiting, or
+``max_held_bytes`` of decoded params held by all of them (``acpref._shell.calls.InFlight``),
+they are answered -32800 at once (spec RPC-15: aborted by a resource limit). An inbound
+**notification** runs on the thread that read it, in wire order, before any response read after
+it reaches its caller; its handler may call the peer, but must not block on anything else.
+Writes take one lock around the write of an already encoded line (``acpref._shell.encoder``).
 
 Bad input never stops the connection: an unparseable line is answered -32700 (``id: null``), an
-invalid envelope -32600, an oversize line -32600, an unknown method -32601, a handler's crash
--32603; a notification is never answered, whatever its state (OVERVIEW-09). End of input, a dead
-peer, or ``close()`` fail every pending request at once with ``ConnectionClosed``.
+invalid envelope -32600, a line over a bound -32600 or nested too deep -32700, unread
+(``acpref._shell.refusals``), an unknown method -32601, a handler's crash -32603; a
+notification is never answered, whatever its state (OVERVIEW-09). End of input, a dead peer, or
+``close()`` fail every pending request at once with ``ConnectionClosed``.
 
 This layer knows JSON-RPC and the methods table, not the protocol's rules: what a line is comes
 from the protocol core (``acpref._core.envelope``), and the agent and client sides plug the
@@ -44,14 +39,18 @@ rules in as the observer (``acpref._shell.observer``).
 
 from __future__ import annotations
 
-import json
 import logging
 import threading
 import time
 from typing import Any, Callable, Collection, Dict, Iterator, Mapping, Optional, cast
 
 from .. import codec
-from .._bounds import MAX_DEPTH, count_items, held_cost, nesting, peek_envelope
+from .._bounds import (
+    DEFAULT_MAX_HELD_BYTES,
+    DEFAULT_MAX_ITEMS,
+    DEFAULT_MAX_LINE_BYTES,
+    held_cost,
+)
 from .._core import envelope
 from .._core.cancellation import CancelReply, reply_to_cancel_request
 from ..errors import (
@@ -73,15 +72,10 @@ from .calls import (
     Recorder,
     RequestContext,
 )
+from .encoder import TooLarge, answer, call, encode_line
+from .refusals import Unread, before_decoding, over_line_bound
 from .threads import READ_EOF, READ_INTERRUPTED, READ_MORE, Crew
-from .transport import (
-    INTERRUPTED,
-    OVERSIZE_HEAD,
-    LineSplitter,
-    Oversize,
-    Stream,
-    read_accepts_timeout,
-)
+from .transport import INTERRUPTED, LineSplitter, Oversize, Stream, read_accepts_timeout
 
 __all__ = [
     "Connection",
@@ -97,28 +91,6 @@ __all__ = [
 
 log = logging.getLogger("acpref.connection")
 
-#: Default bound on one line: 64 MiB (peers broke at 64 KiB; the issue asks for >= 32 MiB).
-DEFAULT_MAX_LINE_BYTES = 64 * 1024 * 1024
-#: Default bound on the JSON values of one message (``acpref._bounds.count_items``): what a line
-#: may cost once decoded. 1 000 000 tiny values cost about 70 MiB decoded; without the bound a
-#: line of 64 MiB could cost 1.5 GiB.
-DEFAULT_MAX_ITEMS = 1_000_000
-#: Default bound on what the requests received and not finished (running or waiting) cost at
-#: once, decoded (``acpref._bounds.held_cost``): a message at both bounds above costs about
-#: 160 MiB, so one is always taken alone, and thousands of ordinary ones fit together.
-DEFAULT_MAX_HELD_BYTES = 256 * 1024 * 1024
-
-# Built once: json.dumps with options builds a new encoder on every call. NaN and Infinity are
-# not JSON: never written (and a line holding one is a parse error, ``envelope.decode``).
-# check_circular=False: a message is a tree made by the codec or a handler; a handler's circular
-# value still fails (RecursionError, answered -32603 like any value that is not JSON), without a
-# check that costs every message a seventh of its encoding.
-_ENCODER = json.JSONEncoder(
-    ensure_ascii=False, separators=(",", ":"), allow_nan=False, check_circular=False
-)
-_ASCII_ENCODER = json.JSONEncoder(
-    ensure_ascii=True, separators=(",", ":"), allow_nan=False, check_circular=False
-)
 
 _NO_ID = envelope.NO_ID  # a message without an "id" key (a notification), apart from "id": null
 _valid_id = envelope.valid_id  # spec RPC-02: a string, an integer or null
@@ -232,10 +204,8 @@ class Connection:
         Idempotent; safe to call from a handler thread (that thread is not joined).
         """
         with self._state_lock:
-            if self._closing:
-                already = True
-            else:
-                already = False
+            already = self._closing
+            if not already:
                 self._closing = True
                 self._close_reason = reason
                 self._closer = threading.current_thread()
@@ -276,12 +246,8 @@ class Connection:
         row = self._methods.get(method)
         wire_params = codec.encode(params) if row is not None and params is not None else params
         pending = self._calls.open(self, method, row.result if row is not None else None)
-        # spec OVERVIEW-11: the JSON-RPC 2.0 members, under their own names and meanings.
-        message: Dict[str, Any] = {"jsonrpc": "2.0", "id": pending.id, "method": method}
-        # spec RPC-19: methods with no required params are sent {} rather than no params.
-        message["params"] = wire_params if wire_params is not None else {}
         try:
-            self._write(message)
+            self._write(call(method, wire_params, pending.id))
         except BaseException:
             self._calls.take(pending.id)
             raise
@@ -295,9 +261,7 @@ class Connection:
         """Send a notification (never answered, spec OVERVIEW-09)."""
         row = self._methods.get(method)
         wire_params = codec.encode(params) if row is not None and params is not None else params
-        message: Dict[str, Any] = {"jsonrpc": "2.0", "method": method}
-        message["params"] = wire_params if wire_params is not None else {}
-        self._write(message)
+        self._write(call(method, wire_params))
 
     def _send_cancel_request(self, request_id: Any) -> None:
         if self._cancel_method is None:
@@ -350,26 +314,19 @@ class Connection:
     def _on_oversize(self, event: Oversize) -> None:
         if self._recorder is not None:
             self._recorder("in", event)  # its size: message indices stay aligned with the peer's
-        self._refuse_unread(
-            event.head,
-            event.tail,
-            f"message of {event.size} bytes exceeds the line limit of "
-            f"{self._max_line_bytes} bytes",
-            {"size": event.size, "limit": self._max_line_bytes},
-        )
+        self._refuse_unread(over_line_bound(event, self._max_line_bytes))
 
-    def _refuse_unread(self, head: bytes, tail: bytes, why: str, data: Dict[str, Any]) -> None:
-        """A line refused before decoding (over a bound): fail what it belonged to, if known.
+    def _refuse_unread(self, unread: Unread) -> None:
+        """A line refused before decoding (``acpref._shell.refusals``): fail what it belonged to.
 
-        spec-gap oversize-line: the envelope is read from the line's first and last bytes
-        (``acpref._bounds.peek_envelope``). A request is answered -32600 under its id; a
-        response to one of our requests fails that request (-32603 with the figures), so its
-        caller never waits for an answer that was dropped; any other response is dropped;
-        anything else is answered -32600 with ``id: null``, and the connection goes on.
+        spec-gap oversize-line: what it was is read from the line's first and last bytes. A
+        request is answered under its id; a response to one of our requests fails that request
+        (-32603 with the figures), so its caller never waits for an answer that was dropped; any
+        other response is dropped; anything else is answered with ``id: null``, and the
+        connection goes on.
         """
-        request_id, kind = peek_envelope(head, tail)
-        valid = request_id is not _NO_ID and _valid_id(request_id)
-        if kind == "response":
+        request_id, why, data = unread.id, unread.why, unread.data
+        if unread.kind == "response":
             pending = self._calls.take(request_id)
             if pending is not None:
                 log.warning("%s: the answer to %s (id %r) refused: %s",
@@ -380,39 +337,22 @@ class Connection:
                 # spec-gap response-without-id: a response is never answered (RPC-08: dropped).
                 log.warning("%s: dropped a response %s: %s", self.name, _which(request_id), why)
             return
-        if kind == "request" and valid:
+        if unread.kind == "request" and request_id is not _NO_ID and _valid_id(request_id):
             if request_id not in self._inbound:
-                self._send_error_raw(request_id, RpcError(ErrorCode.INVALID_REQUEST, why, data))
+                self._send_error_raw(request_id, unread.error)
                 return
-        self._send_error_raw(None, RpcError(ErrorCode.INVALID_REQUEST, why, data))
+        self._send_error_raw(None, unread.error)
 
     def _on_line(self, line: bytes) -> None:
         if envelope.blank(line):
             return  # spec-gap blank-line: carries no message, so nothing to answer
-        if len(line) > self._max_items:
-            items = count_items(line, self._max_items)
-            if items > self._max_items:
-                # What a line costs decoded is bounded as well as its bytes: refused unread.
-                self._refuse_unread(
-                    line[:OVERSIZE_HEAD],
-                    line[-OVERSIZE_HEAD:],
-                    f"message of about {items} JSON values exceeds the limit of "
-                    f"{self._max_items} values",
-                    {"items": items, "limit": self._max_items},
-                )
-                return
-        depth = nesting(line, MAX_DEPTH)
-        if depth:
-            # spec RPC-10: -32700, id null. spec-gap nesting-bound: nested deeper than MAX_DEPTH
-            # is more than this receiver parses (RFC 8259, 9), the same for every reader.
-            why = f"Parse error: nested {depth} levels deep, more than the limit of {MAX_DEPTH}"
-            data = {"clause": "RPC-10", "depth": depth, "limit": MAX_DEPTH}
-            error = RpcError(ErrorCode.PARSE_ERROR, f"{why} [spec RPC-10]", data)
-            self._send_error_raw(None, error)
+        unread = before_decoding(line, self._max_items)
+        if unread is not None:
+            self._refuse_unread(unread)  # over the item bound, or nested too deep: never decoded
             return
         value, unparsed = envelope.decode(line)
         if unparsed is not None:
-            self._send_error_raw(None, _refusal(unparsed))  # spec RPC-10: -32700, id null
+            self._send_error_raw(None, unparsed.to_rpc_error())  # spec RPC-10: -32700, id null
             return
         if type(value) is dict:
             self._on_message(value, line)
@@ -421,10 +361,10 @@ class Connection:
 
     def _refuse(self, env: envelope.Envelope) -> None:
         """Answer a line the envelope refuses (``Envelope.answer``), at the connection level."""
-        answer = env.answer
-        if answer is not None:
-            reply_id, fault = answer
-            self._send_error_raw(reply_id, _refusal(fault))
+        reply = env.answer
+        if reply is not None:
+            reply_id, fault = reply
+            self._send_error_raw(reply_id, fault.to_rpc_error())
 
     def _on_message(self, message: Dict[str, Any], line: bytes) -> None:
         env = envelope.inspect(message)
@@ -615,19 +555,8 @@ class Connection:
     # -- Writing -----------------------------------------------------------------------------------
 
     def _write(self, message: Dict[str, Any], *, observe: bool = True) -> None:
-        try:
-            data = _ENCODER.encode(message).encode("utf-8")
-        except UnicodeEncodeError:
-            # A lone surrogate cannot be UTF-8 (TRANSPORT-01): escape it as a \\u escape instead.
-            data = _ASCII_ENCODER.encode(message).encode("ascii")
-        # spec TRANSPORT-05: json.dumps escapes every newline inside strings, so the only raw
-        # newline is the delimiter (TRANSPORT-04).
-        if len(data) > self._max_line_bytes:
-            # Bounds are the same on both sides (64 MiB by default): a line over ours would be
-            # refused by a peer like us, and the request it answers left waiting. Refused here,
-            # measured as encoded (a control character is six bytes there).
-            raise _too_large("message", len(data), self._max_line_bytes)
-        data += b"\n"  # spec TRANSPORT-04: one message per line, ended by a newline
+        # spec TRANSPORT-04, TRANSPORT-05: one line, ended by its only raw newline (encoder).
+        data = encode_line(message, self._max_line_bytes)
         if self._closed.is_set() or self._closing:
             raise ConnectionClosed(f"connection {self.name} is closed")
         try:
@@ -656,9 +585,8 @@ class Connection:
             return self._observer.on_receive(message)  # type: ignore[union-attr]
         except Exception:  # noqa: BLE001 - the rules' own bug must not leave a request unanswered
             log.exception("%s: the rules failed on a received message", self.name)
-            return RpcError(
-                ErrorCode.INTERNAL_ERROR, "Internal error: the message could not be checked"
-            )
+            why = "Internal error: the message could not be checked"
+            return RpcError(ErrorCode.INTERNAL_ERROR, why)
 
     def _send_response(
         self, ctx: RequestContext, result: Any = None, error: Optional[RpcError] = None
@@ -674,52 +602,36 @@ class Connection:
             self._inbound.answered()
 
     def _write_response(self, ctx: RequestContext, result: Any, error: Optional[RpcError]) -> None:
-        # spec RPC-04: the request's id exactly as it was read, the same value and JSON type.
-        message: Dict[str, Any] = {"jsonrpc": "2.0", "id": ctx.id}
-        if error is not None:
-            message["error"] = error.to_wire()
-        else:
-            message["result"] = result
+        # An answer we cannot send is replaced by a -32603 (RPC-06: exactly one answer).
+        internal = ErrorCode.INTERNAL_ERROR
         try:
-            self._write(message)
-        except _TooLarge as exc:
+            self._write(answer(ctx.id, result, error))
+        except TooLarge as exc:
             # Our handler's answer is over the line bound: the request fails, with the figures.
             log.warning("%s: %s answer refused: %s", self.name, ctx.method, exc.message)
-            self._send_internal_error(ctx.id, exc.message, exc.data)
+            self._send_error_raw(ctx.id, RpcError(internal, exc.message, exc.data))
         except LocalProtocolError as exc:
             # Our own handler's answer breaks a rule: answer with the error that says which.
             log.error("%s: %s answer refused: %s", self.name, ctx.method, exc)
-            self._send_internal_error(ctx.id, f"Internal error: {exc}", {"clause": exc.clause})
+            why = f"Internal error: {exc}"
+            self._send_error_raw(ctx.id, RpcError(internal, why, {"clause": exc.clause}))
         except ConnectionClosed:
             log.debug("%s: response to %r not sent: connection closed", self.name, ctx.id)
         except (TypeError, ValueError, RecursionError) as exc:
             # The handler returned something that is not JSON (or nests too deep to write): our
             # own bug, answered -32603.
             log.error("%s: %s result is not JSON: %s", self.name, ctx.method, _short(exc))
-            self._send_internal_error(ctx.id, "Internal error: the result is not JSON")
-
-    def _send_internal_error(
-        self, request_id: Any, message: str, data: Any = RpcError.NO_DATA
-    ) -> None:
-        """The -32603 that replaces an answer we could not send (RPC-06: exactly one answer)."""
-        error = RpcError(ErrorCode.INTERNAL_ERROR, message, data)
-        try:
-            self._write(
-                {"jsonrpc": "2.0", "id": request_id, "error": error.to_wire()}, observe=False
-            )
-        except ConnectionClosed:
-            pass
+            self._send_error_raw(ctx.id, RpcError(internal, "Internal error: the result is not JSON"))
 
     def _send_error_raw(self, request_id: Any, error: RpcError, *, observe: bool = False) -> None:
-        """Answer a line at the connection level (unparseable, invalid, refused by the rules).
+        """Answer at the connection level: a line unparseable, invalid or refused by the rules,
+        or a request whose own answer could not be sent.
 
         ``observe`` is False for lines the rules never saw (they could not be read as a
-        message): their answer is not matched against any request there either.
+        message), and for an answer that replaces one the rules refused: not matched there.
         """
         try:
-            self._write(
-                {"jsonrpc": "2.0", "id": request_id, "error": error.to_wire()}, observe=observe
-            )
+            self._write(answer(request_id, error=error), observe=observe)
         except ConnectionClosed:
             pass
         except LocalProtocolError as exc:  # pragma: no cover - an error answer breaks no rule
@@ -772,24 +684,6 @@ class Connection:
         deadline = time.monotonic() + self._drain_timeout
         self._inbound.drain(deadline, lambda: self._closing)
         self.close(reason)
-
-
-class _TooLarge(RpcError):
-    """A message of ours over the line bound: never written."""
-
-
-def _too_large(what: str, size: int, limit: int) -> _TooLarge:
-    return _TooLarge(
-        ErrorCode.INTERNAL_ERROR,
-        f"the {what} is {size} bytes once encoded, more than the line limit of {limit} bytes",
-        {"size": size, "limit": limit},
-    )
-
-
-def _refusal(fault: envelope.Fault) -> RpcError:
-    """The error that answers a line the envelope refuses, naming the clause."""
-    assert fault.code is not None
-    return RpcError(fault.code, f"{fault.message} [spec {fault.clause}]", {"clause": fault.clause})
 
 
 def _which(request_id: Any) -> str:

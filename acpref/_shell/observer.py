@@ -16,7 +16,7 @@ one step that no other message can interleave.
   unanswered for good (RPC-06), which is worse than any rule it breaks.
 * A message the **peer** sends is recorded; a request that breaks a rule enforced at MUST
   strength whose finding names an answer code is refused with that error (its handler never
-  runs). Anything else the peer broke is logged, and ``on_finding`` (if given) hears of it.
+  runs): the core decides which (``Step.refused_by``), the observer only answers with it. Anything else the peer broke is logged, and ``on_finding`` (if given) hears of it.
 """
 
 from __future__ import annotations
@@ -131,8 +131,6 @@ class RulesObserver:
         if not step.findings:
             return None, step.effects  # the common case: nothing to report, nothing to refuse
         self._report(step.findings)
-        if "method" in message and "id" in message:
-            for f in step.findings:
-                if f.binding and f.code is not None and f.blame is self.peer:
-                    return f.to_rpc_error(), step.effects
-        return None, step.effects
+        # Rule 3, as the core decided it (``Step.refused_by``): the answer that refuses it.
+        refused = step.refused_by
+        return (refused.to_rpc_error() if refused is not None else None), step.effects

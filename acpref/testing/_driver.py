@@ -15,8 +15,9 @@ types its calls), line selection is ``acpref.client.files.select_lines``, framin
 
 * ``session/request_permission``: the first ``allow_once`` option (else ``allow_always``, else
   the first); ``permission`` replaces the policy. ``elicitation/create``: declined (ELICIT-29).
-* ``fs/*``: reads ``files`` (path -> text), then the disk (no roots; missing: -32002); writes
-  go into ``files`` only. Nothing here judges the agent: the oracle does, from the transcript.
+* ``fs/*``: reads ``files`` (path -> text), then the disk with the library's reader
+  (``acpref.client.files.read_text``, anywhere: no roots of its own; missing: -32002; bounded
+  as the library bounds a read, ``max_read_bytes``); writes go into ``files`` only. Nothing here judges the agent: the oracle does, from the transcript.
 """
 
 from __future__ import annotations
@@ -35,7 +36,8 @@ from .._core import gate_open
 from .._shell.transport import FdStream, Process, Stream, spawn
 from .._shell.connection import Connection, PendingRequest, RequestContext
 from ..client import permissions
-from ..client.files import select_lines
+from ..client.files import DEFAULT_MAX_READ_BYTES, read_text, select_lines
+from ..client.roots import Roots
 from ..errors import ConnectionClosed, RpcError
 from ..methods import PROTOCOL_VERSION
 from ..oracle import Report
@@ -43,6 +45,9 @@ from ._deadlines import Deadlines
 from ._recording import RecordingStream, RecordSink
 from ._terminals import Terminals
 from ._updates import SessionUpdates
+
+#: Where the driver reads the disk: anywhere (a test's files lie where the test put them).
+_ANYWHERE = Roots(["/"])
 
 __all__ = ["AgentDriver", "Turn", "PendingTurn", "DEFAULT_CLIENT_CAPABILITIES", "KEEP_UPDATES"]
 
@@ -168,6 +173,8 @@ class AgentDriver:
         self.exited_on_eof: Optional[bool] = None
         self.files: Dict[str, str] = {}
         self.read_disk = True
+        #: The bound on one read of the disk, the library's (a file over it read whole: -32602).
+        self.max_read_bytes = DEFAULT_MAX_READ_BYTES
         self.permission: Optional[PermissionPolicy] = None
         self.elicitation: Optional[
             Callable[[s.CreateElicitationRequest], s.CreateElicitationResponse]
@@ -448,17 +455,18 @@ class AgentDriver:
     def _on_read(
         self, params: s.ReadTextFileRequest, ctx: RequestContext
     ) -> s.ReadTextFileResponse:
+        line = params.line if isinstance(params.line, int) else None
+        limit = params.limit if isinstance(params.limit, int) else None
         text = self.files.get(params.path)
-        if text is None and self.read_disk and os.path.isfile(params.path):
-            with open(params.path, encoding="utf-8", errors="replace") as f:
-                text = f.read()
-        if text is None:
+        if text is not None:
+            return s.ReadTextFileResponse(content=select_lines(text, line, limit))  # spec FS-04
+        if not self.read_disk:
             raise RpcError.resource_not_found(
                 f"no file {params.path!r}", uri=f"file://{params.path}"
             )
-        line = params.line if isinstance(params.line, int) else None
-        limit = params.limit if isinstance(params.limit, int) else None
-        return s.ReadTextFileResponse(content=select_lines(text, line, limit))  # spec FS-04
+        # The library's reader, so the driver holds no more of a file than a client would.
+        content = read_text(_ANYWHERE, params.path, line, limit, max_bytes=self.max_read_bytes)
+        return s.ReadTextFileResponse(content=content)
 
     def _on_write(
         self, params: s.WriteTextFileRequest, ctx: RequestContext
