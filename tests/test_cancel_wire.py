@@ -127,6 +127,31 @@ def test_SETUP_16_a_closed_turn_ended_end_turn_after_the_probe_fails_at_MUST(
     assert _clauses(_validate(tmp_path, race)[1]) == [("spec-gap:cancel-race", "spec-gap")]
 
 
+ASKING = (A, _req(100, "session/request_permission", {
+    "sessionId": "s1",
+    "toolCall": {"toolCallId": "t1"},
+    "options": [{"optionId": "allow", "name": "Allow", "kind": "allow_once"}],
+}))
+ASK_CANCELLED = (C, _ok(100, {"outcome": {"outcome": "cancelled"}}))
+
+
+def test_PROMPT_23_cancelled_while_it_waited_on_the_client_fails_at_MUST(tmp_path: Path) -> None:
+    # The agent was waiting on its permission request when the cancel was sent, and answered the
+    # prompt after the client's answer, which came after the cancel: it had read the cancel.
+    status, findings = _validate(tmp_path, [ASKING, CANCEL, ASK_CANCELLED, END_TURN])
+    assert _clauses(findings) == [("PROMPT-23", "MUST")], findings
+    assert "waiting on the client" in findings[0]["message"]
+    assert status == 1
+
+
+def test_a_prompt_answered_while_its_own_request_is_open_was_not_waiting(tmp_path: Path) -> None:
+    # The agent answered the prompt before the client answered its permission request: it was
+    # not blocked on that request, and may have ended the turn before it read the cancel.
+    status, findings = _validate(tmp_path, [ASKING, CANCEL, END_TURN, ASK_CANCELLED])
+    assert _clauses(findings) == [("spec-gap:cancel-race", "spec-gap")], findings
+    assert status == 0
+
+
 # -- PROMPT-24: "Agents MUST catch these errors": the errors of an operation the cancel aborted ----
 
 ERROR = (A, {"jsonrpc": "2.0", "id": 2, "error": {"code": -32603, "message": "stream broke"}})

@@ -250,6 +250,9 @@ CASES: List[Tuple[str, List[Msg], Msg, str, Party]] = [
     ("closed, a later request answered, ended normally", started() + [(C, req(3, "session/close", {"sessionId": "s1"})), (C, req(9, "_x/ping")), (A, err(9, -32601))], (A, ok(2, {"stopReason": "end_turn"})), "SETUP-16", A),
     ("cancelled, an earlier request answered, ended normally: a race", started() + [(C, req(9, "_x/ping")), (C, note("session/cancel", {"sessionId": "s1"})), (A, err(9, -32601))], (A, ok(2, {"stopReason": "end_turn"})), "spec-gap:cancel-race", A),
     ("cancelled, ended normally: a race", started() + [(C, note("session/cancel", {"sessionId": "s1"}))], (A, ok(2, {"stopReason": "end_turn"})), "spec-gap:cancel-race", A),
+    # An agent that answers the prompt while its own request is still unanswered was not
+    # waiting on it: it may have ended the turn before it read the cancel.
+    ("cancelled while asking, ended before the answer: a race", started() + [asking(), (C, note("session/cancel", {"sessionId": "s1"}))], (A, ok(2, {"stopReason": "end_turn"})), "spec-gap:cancel-race", A),
     ("closed while asking, ended normally", started() + [asking(), (C, req(3, "session/close", {"sessionId": "s1"})), (C, ok(100, {"outcome": {"outcome": "cancelled"}}))], (A, ok(2, {"stopReason": "end_turn"})), "SETUP-16", A),
     # -- session/update (agent side)
     ("update for unknown session", init(), update("nope", chunk()), "spec-gap:unknown-session", A),

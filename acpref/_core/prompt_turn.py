@@ -96,7 +96,7 @@ def _turn_starts(state: ConnectionFacts, m: Message) -> None:
     s.turn_phase = row.target
     s.turn = m.id
     s.cancel_clause = None
-    s.cancel_certain = False
+    s.cancel_waits = frozenset()
     s.cancelled_permissions = NO_IDS
 
 
@@ -161,7 +161,7 @@ def stop_turn(state: ConnectionFacts, s: SessionState, event: TurnEvent) -> None
     if row.target is TurnPhase.CANCEL_REQUESTED and s.turn_phase is not row.target:
         # The row's clause makes "cancelled" due: PROMPT-23, or SETUP-16 for a close.
         s.cancel_clause = row.clause
-        s.cancel_certain = state.waiting_on_agent_request(s.id)
+        s.cancel_waits = state.agent_requests_of(s.id)
         s.cancel_seq = state.sent[Party.CLIENT]
         # spec PROMPT-21: every permission request pending now is answered "cancelled".
         s.cancelled_permissions = set(s.permissions)
@@ -200,14 +200,16 @@ def _turn_ends(state: ConnectionFacts, m: Message) -> Iterable[Finding]:
         return
     ended = "answered with an error" if m.is_error else f"ended with stopReason {stop!r}"
     read, proof = state.read[A]
-    if s.cancel_certain or read >= s.cancel_seq:
+    waited = state.waited_on_client(s)
+    if waited or read >= s.cancel_seq:
         # The agent had read the cancel before it answered the prompt: it was waiting on a
-        # request of its own when we cancelled, or it had answered a request that came after
-        # the cancel on the wire (stdio is ordered).
+        # request of its own when we cancelled (and answered the prompt only after the client
+        # answered it), or it had answered a request that came after the cancel on the wire
+        # (stdio is ordered).
         at = f" (#{proof})" if proof is not None else ""
         how = (
             "the agent was waiting on the client when it was cancelled"
-            if s.cancel_certain
+            if waited
             else f"the agent had read the cancel: it answered a request sent after it{at}"
         )
         # spec PROMPT-24: the errors of an aborted operation become stopReason "cancelled";
