@@ -36,9 +36,10 @@ spec_notes/oracle.md, "check-agent's own tests", checked against ``quotes.tsv`` 
   advertised.")
 * cancellation: IgnoresCancelWhileAsking, CancelEndsEndTurn (answers a request sent after the
   cancel, then ends end_turn), PROMPT-23; ErrorOnCancel (answers the ping, then an error),
-  PROMPT-24 (an error that crosses the cancel, ErrorCrossesCancel, is spec-gap cancel-race; CANCEL-05's
-  MUST binds only a receiver that supports `$/cancel_request`, which the wire cannot show: an
-  error other than -32800 after one is spec-gap cancel-request-support, NoCancelRequest)
+  PROMPT-24 (an error that crosses the cancel, ErrorCrossesCancel, is spec-gap cancel-race;
+  CANCEL-05's MUST binds only a receiver that supports `$/cancel_request`, which the wire
+  cannot show: an error other than -32800 after one is spec-gap cancel-request-support,
+  NoCancelRequest)
 * extensibility: RefusesMeta, EXT-02 ("Implementations MUST NOT make assumptions about values at
   these keys.")
 * notices: NoticeUnasked, NOTICE-01; compaction: CompactionUnasked, COMPACT-01; plan
@@ -442,7 +443,8 @@ def test_spec_gap_cancel_ignored_is_no_MUST_and_PROMPT_23_is_skipped() -> None:
 def test_PROMPT_24_an_error_after_answering_the_ping_fails_at_MUST() -> None:
     # spec PROMPT-24: the ping's answer shows the agent had read the cancel before it answered
     # the prompt with an error: the aborted operation's error, owed as stopReason "cancelled".
-    report = check_agent([*CHECK_AGENTS, "ErrorOnCancel"], AgentCheckOptions(only=("cancel",), **FAST))
+    options = AgentCheckOptions(only=("cancel",), **FAST)
+    report = check_agent([*CHECK_AGENTS, "ErrorOnCancel"], options)
     row = report.results["PROMPT-24"]
     assert row.status == "FAIL" and row.level == "MUST", report.format_table()
     assert any("answered a request sent after the cancel, so" in e for e in row.evidence), row
