@@ -6,7 +6,9 @@ with the `cancelled` stop reason."), session-setup.mdx SETUP-16 (a close cancels
 `session/cancel` had been called"); decisions.md cancel-race. Stdio is ordered: an agent that
 answers a request the client sent after the cancel has read the cancel. A turn it ends otherwise
 than ``cancelled`` after that breaks PROMPT-23 at MUST; a turn that ends before any such answer
-may have ended before the agent read the cancel (spec-gap cancel-race, no MUST).
+may have ended before the agent read the cancel (spec-gap cancel-race, no MUST). The same holds
+for a turn answered with an error (PROMPT-24: "Agents MUST catch these errors", the errors of an
+operation the cancel aborted).
 
 The transcripts are written the way ``--record`` writes them and judged by ``acpref validate``
 in its own process, as a CI job would.
@@ -123,6 +125,54 @@ def test_SETUP_16_a_closed_turn_ended_end_turn_after_the_probe_fails_at_MUST(
     assert status == 1
     race = [close, PROBE, END_TURN, PROBE_ANSWERED, (A, _ok(3, {}))]
     assert _clauses(_validate(tmp_path, race)[1]) == [("spec-gap:cancel-race", "spec-gap")]
+
+
+ASKING = (A, _req(100, "session/request_permission", {
+    "sessionId": "s1",
+    "toolCall": {"toolCallId": "t1"},
+    "options": [{"optionId": "allow", "name": "Allow", "kind": "allow_once"}],
+}))
+ASK_CANCELLED = (C, _ok(100, {"outcome": {"outcome": "cancelled"}}))
+
+
+def test_PROMPT_23_cancelled_while_it_waited_on_the_client_fails_at_MUST(tmp_path: Path) -> None:
+    # The agent was waiting on its permission request when the cancel was sent, and answered the
+    # prompt after the client's answer, which came after the cancel: it had read the cancel.
+    status, findings = _validate(tmp_path, [ASKING, CANCEL, ASK_CANCELLED, END_TURN])
+    assert _clauses(findings) == [("PROMPT-23", "MUST")], findings
+    assert "waiting on the client" in findings[0]["message"]
+    assert status == 1
+
+
+def test_a_prompt_answered_while_its_own_request_is_open_was_not_waiting(tmp_path: Path) -> None:
+    # The agent answered the prompt before the client answered its permission request: it was
+    # not blocked on that request, and may have ended the turn before it read the cancel.
+    status, findings = _validate(tmp_path, [ASKING, CANCEL, END_TURN, ASK_CANCELLED])
+    assert _clauses(findings) == [("spec-gap:cancel-race", "spec-gap")], findings
+    assert status == 0
+
+
+# -- PROMPT-24: "Agents MUST catch these errors": the errors of an operation the cancel aborted ----
+
+ERROR = (A, {"jsonrpc": "2.0", "id": 2, "error": {"code": -32603, "message": "stream broke"}})
+
+
+def test_PROMPT_24_an_error_after_the_probe_was_answered_fails_at_MUST(tmp_path: Path) -> None:
+    # The agent answered the probe, so it had read the cancel: the error is the aborted
+    # operation's, which it had to turn into stopReason "cancelled".
+    status, findings = _validate(tmp_path, [CHUNK, CANCEL, PROBE, PROBE_ANSWERED, ERROR])
+    assert _clauses(findings) == [("PROMPT-24", "MUST")], findings
+    assert "answered a request sent after it" in findings[0]["message"]
+    assert status == 1
+
+
+def test_PROMPT_24_an_error_that_crossed_the_cancel_is_no_MUST(tmp_path: Path) -> None:
+    # The turn failed on its own (its model's stream broke) as the cancel crossed its answer on
+    # the wire: nothing shows the agent had read the cancel, so the error need not be one of an
+    # aborted operation (spec-gap cancel-race), however the probe was answered afterwards.
+    status, findings = _validate(tmp_path, [CHUNK, CANCEL, PROBE, ERROR, PROBE_ANSWERED])
+    assert _clauses(findings) == [("spec-gap:cancel-race", "spec-gap")], findings
+    assert status == 0
 
 
 # -- acpref's own agent never shows a cancel read before a turn it answers otherwise ---------------

@@ -35,9 +35,11 @@ spec_notes/oracle.md, "check-agent's own tests", checked against ``quotes.tsv`` 
 * elicitation: ElicitsUnasked, ELICIT-06 ("Agents MUST NOT request a mode the Client has not
   advertised.")
 * cancellation: IgnoresCancelWhileAsking, CancelEndsEndTurn (answers a request sent after the
-  cancel, then ends end_turn), PROMPT-23; ErrorOnCancel, PROMPT-24 (CANCEL-05's
-  MUST binds only a receiver that supports `$/cancel_request`, which the wire cannot show: an
-  error other than -32800 after one is spec-gap cancel-request-support, NoCancelRequest)
+  cancel, then ends end_turn), PROMPT-23; ErrorOnCancel (answers the ping, then an error),
+  PROMPT-24 (an error that crosses the cancel, ErrorCrossesCancel, is spec-gap cancel-race;
+  CANCEL-05's MUST binds only a receiver that supports `$/cancel_request`, which the wire
+  cannot show: an error other than -32800 after one is spec-gap cancel-request-support,
+  NoCancelRequest)
 * extensibility: RefusesMeta, EXT-02 ("Implementations MUST NOT make assumptions about values at
   these keys.")
 * notices: NoticeUnasked, NOTICE-01; compaction: CompactionUnasked, COMPACT-01; plan
@@ -435,6 +437,30 @@ def test_spec_gap_cancel_ignored_is_no_MUST_and_PROMPT_23_is_skipped() -> None:
     assert report.results["spec-gap:cancel-ignored"].level not in ("MUST", "MUST NOT")
     row = report.results["PROMPT-23"]
     assert row.status == "SKIPPED" and "spec-gap:cancel-ignored" in row.evidence[0]
+    assert report.ok, report.format_table()
+
+
+def test_PROMPT_24_an_error_after_answering_the_ping_fails_at_MUST() -> None:
+    # spec PROMPT-24: the ping's answer shows the agent had read the cancel before it answered
+    # the prompt with an error: the aborted operation's error, owed as stopReason "cancelled".
+    options = AgentCheckOptions(only=("cancel",), **FAST)
+    report = check_agent([*CHECK_AGENTS, "ErrorOnCancel"], options)
+    row = report.results["PROMPT-24"]
+    assert row.status == "FAIL" and row.level == "MUST", report.format_table()
+    assert any("answered a request sent after the cancel, so" in e for e in row.evidence), row
+    assert any("it answered a request sent after it (#" in e for e in row.evidence), row
+    assert not report.ok
+
+
+def test_PROMPT_24_an_error_that_crosses_the_cancel_is_a_race_not_a_MUST() -> None:
+    # The turn fails on its own as the cancel arrives, before the agent reads it: the wire does
+    # not show the error is one of an aborted operation (spec-gap cancel-race).
+    options = AgentCheckOptions(only=("cancel", "close"), **FAST)
+    report = check_agent([*CHECK_AGENTS, "ErrorCrossesCancel"], options)
+    for clause in ("PROMPT-24", "PROMPT-23", "SETUP-16"):
+        row = report.results[clause]
+        assert row.status == "SKIPPED" and "a race" in row.evidence[0], report.format_table()
+    assert "spec-gap:cancel-race" in {f["clause"] for f in report.findings}
     assert report.ok, report.format_table()
 
 

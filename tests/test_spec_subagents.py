@@ -522,10 +522,14 @@ def test_SUBAGENT_21_a_child_cancelled_while_it_waits_confirms_cancelled() -> No
     ended = upd("p", {"sessionUpdate": "subagent_update", "sessionId": "c", "state": idle})
     confirmed = upd("p", {"sessionUpdate": "subagent_update", "sessionId": "c",
                           "state": {"state": "idle", "stopReason": "cancelled"}})  # fmt: skip
-    # Waiting on our answer when cancelled: it cannot have ended on its own first.
-    state = state_after(("agent", CANCELLABLE), ("agent", asks("c")), CANCEL_C)
+    # Waiting on our answer when cancelled, and answered: it cannot have ended on its own first.
+    answered = ("client", permission_answer({"outcome": "cancelled"}))
+    state = state_after(("agent", CANCELLABLE), ("agent", asks("c")), CANCEL_C, answered)
     assert clauses_of(state, Party.AGENT, ended) == ["SUBAGENT-21"]
     assert clauses_of(state, Party.AGENT, confirmed) == []
+    # Idle while its request is still unanswered: it was not waiting on it (a race).
+    state = state_after(("agent", CANCELLABLE), ("agent", asks("c")), CANCEL_C)
+    assert clauses_of(state, Party.AGENT, ended) == []
     # Not waiting: its end may have crossed the cancel (a race), no finding.
     state = state_after(("agent", CANCELLABLE), CANCEL_C)
     assert clauses_of(state, Party.AGENT, ended) == []

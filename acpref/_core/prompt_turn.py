@@ -96,7 +96,7 @@ def _turn_starts(state: ConnectionFacts, m: Message) -> None:
     s.turn_phase = row.target
     s.turn = m.id
     s.cancel_clause = None
-    s.cancel_certain = False
+    s.cancel_waits = frozenset()
     s.cancelled_permissions = NO_IDS
 
 
@@ -161,7 +161,7 @@ def stop_turn(state: ConnectionFacts, s: SessionState, event: TurnEvent) -> None
     if row.target is TurnPhase.CANCEL_REQUESTED and s.turn_phase is not row.target:
         # The row's clause makes "cancelled" due: PROMPT-23, or SETUP-16 for a close.
         s.cancel_clause = row.clause
-        s.cancel_certain = state.waiting_on_agent_request(s.id)
+        s.cancel_waits = state.agent_requests_of(s.id)
         s.cancel_seq = state.sent[Party.CLIENT]
         # spec PROMPT-21: every permission request pending now is answered "cancelled".
         s.cancelled_permissions = set(s.permissions)
@@ -195,36 +195,34 @@ def _turn_ends(state: ConnectionFacts, m: Message) -> Iterable[Finding]:
     s = state.sessions.get(m.request.params.get("sessionId"))
     if s is None or s.turn_phase is not TurnPhase.CANCEL_REQUESTED or s.turn != m.id:
         return
-    if m.is_error:
-        # spec PROMPT-24: a cancelled turn ends with stopReason "cancelled", never an error.
-        yield finding("PROMPT-24", A, "prompt turn cancelled, but answered with an error", m.index)
-        return
     stop = m.result.get("stopReason") if isinstance(m.result, dict) else None
-    if stop == "cancelled":
+    if not m.is_error and stop == "cancelled":
         return
+    ended = "answered with an error" if m.is_error else f"ended with stopReason {stop!r}"
     read, proof = state.read[A]
-    if s.cancel_certain or read >= s.cancel_seq:
-        # spec PROMPT-23 (SETUP-16 for close): the agent had read the cancel before it answered
-        # the prompt: it was waiting on a request of its own when we cancelled, or it had
-        # answered a request that came after the cancel on the wire (stdio is ordered).
+    waited = state.waited_on_client(s)
+    if waited or read >= s.cancel_seq:
+        # The agent had read the cancel before it answered the prompt: it was waiting on a
+        # request of its own when we cancelled (and answered the prompt only after the client
+        # answered it), or it had answered a request that came after the cancel on the wire
+        # (stdio is ordered).
         at = f" (#{proof})" if proof is not None else ""
         how = (
             "the agent was waiting on the client when it was cancelled"
-            if s.cancel_certain
+            if waited
             else f"the agent had read the cancel: it answered a request sent after it{at}"
         )
-        yield finding(
-            s.cancel_clause or "PROMPT-23",
-            A,
-            f"cancelled turn ended with stopReason {stop!r}; {how}",
-            m.index,
-        )
+        # spec PROMPT-24: the errors of an aborted operation become stopReason "cancelled";
+        # spec PROMPT-23 (SETUP-16 for close): the cancelled turn answers "cancelled".
+        clause = "PROMPT-24" if m.is_error else s.cancel_clause or "PROMPT-23"
+        yield finding(clause, A, f"cancelled turn {ended}; {how}", m.index)
     else:
-        # spec-gap cancel-race: the turn may have ended before the agent read the cancel.
+        # spec-gap cancel-race: the turn may have ended (or failed) before the agent read the
+        # cancel; an error it raised then is none of the aborted operation's (PROMPT-24).
         yield finding(
             "spec-gap:cancel-race",
             A,
-            f"turn ended {stop!r} after session/cancel (possibly a race)",
+            f"turn {ended} after session/cancel (possibly a race)",
             m.index,
         )
 

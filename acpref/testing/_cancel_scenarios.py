@@ -4,9 +4,10 @@ Spec: cancellation.mdx, prompt-turn.mdx (PROMPT-21, PROMPT-23, PROMPT-24), sessi
 (SETUP-16: session/close cancels a running turn). Right after the cancel goes a probe, a
 request the agent answers (``_acpref/ping``): stdio is ordered, so an agent that answered the
 probe before the prompt had read the cancel, and a turn it then ends otherwise than
-``cancelled`` breaks PROMPT-23 (SETUP-16 for close). A turn that ends before the probe's answer
-may have ended before the agent read the cancel: a race the check provokes, SKIPPED with the
-option that would make it a verdict (or, when it ended late, spec-gap cancel-ignored).
+``cancelled`` breaks PROMPT-23 (SETUP-16 for close), and PROMPT-24 too when it ends with an
+error. A turn that ends before the probe's answer may have ended before the agent read the
+cancel: a race the check provokes, SKIPPED with the option that would make it a verdict (or,
+when it ended late, spec-gap cancel-ignored).
 """
 
 from __future__ import annotations
@@ -115,38 +116,39 @@ def _judge(ctx: ScenarioContext, clause: str, pending: PendingTurn, cancel: _Can
     try:
         turn = pending.result()
     except RpcError as exc:
-        evidence = f"the cancelled prompt answered error {exc.code}: {exc.detail}"
-        # spec PROMPT-24: a cancelled turn never ends with a JSON-RPC error.
-        ctx.check("PROMPT-24", False, evidence)
-        ctx.check(clause, False, evidence)
-        ctx.skip(IGNORED, f"the turn ended with an error: see {clause}")
-        return
+        # spec PROMPT-24: the errors of an operation the cancel aborted become "cancelled";
+        # graded, like the stop reason, where the wire shows the agent had read the cancel.
+        ended = f"the cancelled prompt answered error {exc.code}: {exc.detail}"
+        judged: Tuple[str, ...] = ("PROMPT-24", clause)
+    else:
+        ctx.passed("PROMPT-24")
+        if turn.stop_reason == "cancelled":
+            ctx.passed(clause, IGNORED)
+            return
+        ended = f"the turn ended {turn.stop_reason!r}, not 'cancelled'"
+        judged = (clause,)
     ended_at = time.monotonic()
-    ctx.passed("PROMPT-24")
-    if turn.stop_reason == "cancelled":
-        ctx.passed(clause, IGNORED)
-        return
-    ended = f"the turn ended {turn.stop_reason!r}, not 'cancelled'"
     if cancel.asked:
-        # spec PROMPT-23: the agent waited on our permission answer, which came after the
-        # cancel: it cannot have finished before it read the cancel.
-        evidence = f"cancelled while asking permission, {ended}"
-        ctx.check(clause, False, evidence)
+        # spec PROMPT-23, PROMPT-24: the agent waited on our permission answer, which came
+        # after the cancel: it cannot have finished before it read the cancel.
+        for c in judged:
+            ctx.check(c, False, f"cancelled while asking permission, {ended}")
         ctx.skip(IGNORED, f"judged at {clause}: the agent had read the cancel")
         return
     after = _after_cancel(ctx, cancel, pending.request_id)
     late = ended_at - (cancel.sent_at or ended_at)
     facts = [f"{ended} {late:.1f}s after the cancel", f"{after['updates']} turn updates came after it"]
     if after["probe_answered"]:
-        # spec PROMPT-23 (SETUP-16 for close): stdio is ordered, so an agent that answered our
-        # probe, sent after the cancel, had read the cancel before it answered the prompt (the
-        # oracle's rule: acpref/_core/prompt_turn.py, _turn_ends).
+        # spec PROMPT-23 (SETUP-16 for close), PROMPT-24: stdio is ordered, so an agent that
+        # answered our probe, sent after the cancel, had read the cancel before it answered the
+        # prompt (the oracle's rule: acpref/_core/prompt_turn.py, _turn_ends).
         facts.append(
             "it had answered a request sent after the cancel, so it had read the cancel"
             + (f", and streamed {after['streamed_after_probe']} more updates"
                if after["streamed_after_probe"] else "")
         )
-        ctx.check(clause, False, "; ".join(facts))
+        for c in judged:
+            ctx.check(c, False, "; ".join(facts))
         ctx.skip(IGNORED, f"judged at {clause}: the agent had read the cancel")
         return
     if late > ctx.options.cancel_grace:
@@ -154,17 +156,18 @@ def _judge(ctx: ScenarioContext, clause: str, pending: PendingTurn, cancel: _Can
         # before it: it may read its input only between steps, after the turn was over.
         facts.append("the request sent after the cancel was not answered before the turn ended")
         ctx.check(IGNORED, False, "; ".join(facts))
-        ctx.skip(
-            clause,
-            f"{ended}, and it answered no request sent after the cancel before that: that it had "
-            f"read the cancel is acpref's reading ({IGNORED})",
-        )
+        for c in judged:
+            ctx.skip(
+                c,
+                f"{ended}, and it answered no request sent after the cancel before that: that it "
+                f"had read the cancel is acpref's reading ({IGNORED})",
+            )
         return
     reason = (
         f"{ended} {late:.1f}s after the cancel, before it answered a request sent after it "
         f"(a race: whether it had read the cancel is not on the wire); {BUSY_HINT}"
     )
-    for c in (clause, IGNORED):
+    for c in (*judged, IGNORED):
         ctx.skip(c, reason)
 
 

@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import json
 import os
+import select
 import subprocess
 import sys
 import time
@@ -374,12 +375,21 @@ class IgnoresCancelLate(RawAgent):
 
 
 class ErrorOnCancel(RawAgent):
-    """Ends a cancelled busy turn with a JSON-RPC error."""
+    """Ends a cancelled busy turn with a JSON-RPC error, after it answered the request sent
+    after the cancel (so the wire shows it had read the cancel: PROMPT-24's "these errors")."""
 
     scenario, clause = "cancel", "PROMPT-24"
 
     def finish_cancelled(self, m: M) -> None:
-        self.error(m, -32800, "Request cancelled")
+        for _ in range(100):  # the check's ping follows the cancel at once
+            line = self.readline(0.05)
+            if line == b"":
+                raise SystemExit(0)
+            if line:
+                self.dispatch_line(line)
+                if b"_acpref/ping" in line:
+                    break
+        self.error(m, -32800, "Request cancelled")  # the defect: not stopReason "cancelled"
 
 
 class ReplayAfterResume(RawAgent):
@@ -1296,6 +1306,18 @@ class NoCancelRequest(RawAgent):
         self.error(m, -32603, "Internal error: stream disconnected before completion")
 
 
+class ErrorCrossesCancel(RawAgent):
+    """Its busy turn fails on its own (-32603, the model's stream broke) just as the cancel
+    arrives: it answers the prompt when the cancel is on its stdin, before reading it. The wire
+    shows an error after session/cancel, but not that the agent had read the cancel: no
+    PROMPT-24 (whose errors are those of an aborted operation), spec-gap cancel-race."""
+
+    def prompt_slow(self, m: M, session_id: str) -> None:
+        self.say(session_id, "working")
+        select.select([0], [], [], 10.0)  # the cancel is on stdin: not read yet
+        self.error(m, -32603, "Internal error: stream disconnected before completion")
+
+
 class SilentAfterInitialize(RawAgent):
     """Answers initialize, then reads everything and answers nothing (an agent whose backend
     hangs): every request after the handshake waits for ever; it exits at the end of its input.
@@ -1319,6 +1341,7 @@ class PromptSilent(RawAgent):
 
 GAPS = {
     "ModelRetries": ModelRetries,
+    "ErrorCrossesCancel": ErrorCrossesCancel,
     "NoCancelRequest": NoCancelRequest,
     "SilentAfterInitialize": SilentAfterInitialize,
     "PromptSilent": PromptSilent,
