@@ -10,8 +10,9 @@ Spec: every page. Three layers of checks, in order, for each message:
    known method through the strict codec (OVERVIEW-01; unknown keys EXT-04; a few shapes have
    clauses of their own), ``_meta`` (EXT-02, EXT-03), and the bookkeeping the rules cannot see
    from well-formed messages alone: a null-id error is due only after a line its sender could
-   not read (RPC-10, RPC-11), and a response that follows a notification answers it
-   (OVERVIEW-09).
+   not read (RPC-10, RPC-11), a response that follows a notification answers it
+   (OVERVIEW-09), and a result that fits another request in flight, not its own, is an answer
+   under the wrong id (RPC-07, ``_swap``).
 3. **The protocol**: ``acpref._core.ProtocolState``, the very rules the agent and client sides
    enforce live: sequencing, capability gates both ways, sessions, turns, cancellation, tool
    calls, terminals, elicitations, paths, bookkeeping of ids.
