@@ -159,9 +159,6 @@ REASONS: Dict[Tuple[str, str], str] = {
     ('INIT-13', 'agent'): (
         "no rule emits it on the agent: the one INIT-13 finding (session_modes.py) blames the client; an agent using an omitted capability is filed under that capability's clause (FS-01, FS-02, TERM-01, ...)"
     ),
-    ('RPC-07', 'agent'): (
-        "no rule emits it on the agent: the crossed reads are check-client's (the client side). A check-agent scenario could send two requests of different result shapes at once (session/new and session/list) and see an agent swap the ids, but the oracle would file each swapped result under its shape clause too (SETUP-02, LIST-02): a proof needs the oracle to recognise a swap first"
-    ),
 }
 
 #: Rows the oracle emits at MUST although the wire cannot show them: defects of the oracle,

@@ -706,3 +706,30 @@ def test_a_proof_peer_fails_its_clause_and_no_other(name: str) -> None:
     assert {f["clause"] for f in report.findings if f["level"] in ("MUST", "MUST NOT")} <= {
         cls.clause
     }, report.findings
+
+
+# -- RPC-07: two requests in flight at once, answered each under its own id ----------------------
+
+
+def test_RPC_07_answers_swapped_between_two_requests_fail_RPC_07_once_not_their_shapes() -> None:
+    # spec RPC-07: session/new and session/list sent together, answered each with the other's
+    # result. The oracle recognises the swap: one finding on RPC-07, and none on the shape each
+    # result breaks as the answer to the request whose id it carries (SETUP-02, LIST-02).
+    report = _check_defect("SwapsCrossedAnswers", check_agents.DEFECTS["SwapsCrossedAnswers"])
+    row = report.results["RPC-07"]
+    assert row.status == "FAIL" and row.level == "MUST", report.format_table()
+    assert any("is the result of session/list request" in e for e in row.evidence), row
+    assert report.ok is False and {r.clause for r in report.failing()} == {"RPC-07"}
+    theirs = [f for f in report.findings if f["blame"] == "agent"]
+    assert [f["clause"] for f in theirs] == ["RPC-07"], theirs
+    assert "SETUP-02" not in report.results and report.results["LIST-02"].status == "PASS"
+
+
+@pytest.mark.parametrize(
+    "argv", [[*CHECK_AGENTS, "RawAgent"], [PY, "-m", "acpref", "echo"]], ids=["raw", "echo"]
+)
+def test_RPC_07_agents_that_answer_by_id_pass_with_no_finding(argv: list) -> None:
+    report = check_agent(argv, AgentCheckOptions(only=("list",), **FAST))
+    assert report.results["RPC-07"].status == "PASS", report.format_table()
+    assert [f for f in report.findings if f["blame"] == "agent"] == [], report.findings
+    assert report.ok, report.format_table()

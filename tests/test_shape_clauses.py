@@ -202,3 +202,105 @@ def test_a_required_field_the_page_names_is_filed_under_the_pages_MUST(
     # the definition SCHEMA-12 (spec-gap).
     others = [f for f in report.findings if f.clause in ("OVERVIEW-01", "SCHEMA-12")]
     assert not others, report.format_text()
+
+
+def _must(report: Any, blamed: str) -> List[str]:
+    """The clauses of the MUST findings blamed on one side, in order."""
+    return [
+        f.clause
+        for f in report.findings
+        if f.blame.value == blamed and f.level in ("MUST", "MUST NOT")
+    ]
+
+
+# -- One sentence broken, one finding ----------------------------------------------------------
+
+
+@pytest.mark.parametrize("method", ["session/new", "session/load", "session/resume"])
+def test_SETUP_25_a_cwd_that_is_no_string_is_filed_once_under_SETUP_25(method: str) -> None:
+    # spec SETUP-25: the cwd is there (SETUP-01's / SETUP-04's required list is met) and is no
+    # absolute path: the shape (a number, not a string) and the rule (not absolute) are one
+    # sentence broken.
+    params = {"sessionId": "s1", "cwd": 5, "mcpServers": []}
+    if method == "session/new":
+        params.pop("sessionId")
+    caps = INIT_RESULT["agentCapabilities"]
+    resumable = {**caps, "sessionCapabilities": {**caps["sessionCapabilities"], "resume": {}}}
+    report = validate(
+        _transcript(
+            init_result={**INIT_RESULT, "agentCapabilities": resumable},
+            then=(_request(C, 2, method, params), (A, _error(2, -32602))),
+        )
+    )
+    assert _must(report, C) == ["SETUP-25"], report.format_text()
+    assert "params.cwd" in next(f for f in report.findings if f.clause == "SETUP-25").message
+    # A cwd left out is the required list's: SETUP-01, once.
+    report = validate(_transcript(new=_without(NEW, "cwd")))
+    assert _must(report, C) == ["SETUP-01"], report.format_text()
+
+
+def test_CONFIG_18_a_boolean_option_set_to_a_string_is_filed_once_under_CONFIG_18() -> None:
+    # spec CONFIG-18: "For `boolean` options, this must be a boolean": type "boolean" with the
+    # string "true" breaks that sentence; the strict shape and the rule (which knows the option
+    # is boolean) say so once, not also as OVERVIEW-01's "a valid ACP message".
+    option = {"id": "fast", "name": "Fast", "type": "boolean", "currentValue": False}
+    caps = {**INIT_PARAMS, "clientCapabilities": {"session": {"configOptions": {"boolean": {}}}}}
+    params = {"sessionId": "s1", "configId": "fast", "type": "boolean", "value": "true"}
+    report = validate(
+        _transcript(
+            init=caps,
+            new_result={"sessionId": "s1", "configOptions": [option]},
+            then=(_request(C, 2, "session/set_config_option", params), (A, _error(2, -32602))),
+        )
+    )
+    assert _must(report, C) == ["CONFIG-18"], report.format_text()
+    assert "params.value" in next(f for f in report.findings if f.clause == "CONFIG-18").message
+
+
+def _error(rid: int, code: int) -> Dict[str, Any]:
+    return {"jsonrpc": "2.0", "id": rid, "error": {"code": code, "message": "Invalid params"}}
+
+
+# -- RPC-07: two answers swapped are one finding ----------------------------------------------
+
+LISTED = {"sessions": [{"sessionId": "s1", "cwd": "/tmp"}]}
+
+
+def _crossed(first: Any, second: Any, method: str = "session/list", params: Any = None) -> Any:
+    """session/new (id 2) and session/list (id 3: or ``method``) in flight together, answered
+    in that order."""
+    return validate(
+        _transcript(
+            then=(
+                _request(C, 2, "session/new", NEW),
+                _request(C, 3, method, params or {}),
+                _answer(A, 2, first),
+                _answer(A, 3, second),
+            )
+        )
+    )
+
+
+def test_RPC_07_results_swapped_between_two_requests_in_flight_are_one_finding() -> None:
+    # spec RPC-07: each answer carries the other's result: the ids were swapped. Filed once,
+    # at the first, and not as SETUP-02 / LIST-02, the shapes each breaks under the wrong id.
+    report = _crossed(LISTED, {"sessionId": "s2"})
+    assert _must(report, A) == ["RPC-07"], report.format_text()
+    assert [f.index for f in report.findings if f.clause == "RPC-07"] == [6]
+    assert not [f for f in report.findings if f.clause == "EXT-04"], report.format_text()
+    # In the other order of arrival, the same.
+    report = _crossed({"sessionId": "s2"}, LISTED)
+    assert _must(report, A) == [], report.format_text()  # each under its own id: conforming
+
+
+def test_RPC_07_a_malformed_result_that_fits_no_other_request_keeps_its_shape_clause() -> None:
+    # A session/new answer without a sessionId that is no session/list result either is a
+    # shape broken (SETUP-02), not a swap; nor is {} (every all-optional result's shape).
+    report = _crossed({"modes": MODES}, LISTED)
+    assert _must(report, A) == ["SETUP-02"], report.format_text()
+    report = _crossed({}, {}, "session/close", {"sessionId": "s1"})
+    assert _must(report, A) == ["SETUP-02"], report.format_text()
+    # Only half a swap: session/new answered with the list's result, and the list too: the
+    # first answer is still the list's, under the wrong id, the second fits its own request.
+    report = _crossed(LISTED, LISTED)
+    assert _must(report, A) == ["RPC-07"], report.format_text()

@@ -15,6 +15,8 @@ from __future__ import annotations
 import re
 from typing import Any, Dict, Optional, Tuple
 
+from .._core.session_setup import SESSION_SETUP
+
 #: The clause a malformed content block breaks, by its type (content.mdx).
 _CONTENT_CLAUSES = {
     "image": "CONTENT-06",  # spec CONTENT-06: base64 data and mimeType (uri optional)
@@ -149,6 +151,21 @@ def field_clause(method: Optional[str], part: str, value: Any, path: str) -> Opt
             return _MCP_SERVER_CLAUSES[kind]
     if method is None or field is None:
         return None
+    present = isinstance(value, dict) and field in value
+    if part == "params" and field == "cwd" and method in SESSION_SETUP and present:
+        # spec SETUP-25: a cwd that is there but no string (``"cwd": 5``) is no absolute path.
+        # The required list (SETUP-01, SETUP-04: "required: cwd, ...") is met: the field is
+        # present. Its type is the schema's, which no keyworded sentence states; the sentence it
+        # breaks is "This directory: MUST be an absolute path", which the rules check too
+        # (session_setup): one finding, under SETUP-25.
+        return "SETUP-25"
+    boolean = _root(value, "type") == "boolean"
+    if (method, part, field) == ("session/set_config_option", "params", "value") and boolean:
+        # spec CONFIG-18: "For `boolean` options, this must be a boolean": a value sent with
+        # ``type: "boolean"`` that is no JSON boolean breaks that sentence (which the rules check
+        # too, where the session's option is known: session_modes). Filed once, under it, not
+        # also as "a valid ACP message" (OVERVIEW-01).
+        return "CONFIG-18"
     return _FIELD_CLAUSES.get((method, part), {}).get(field)
 
 

@@ -10,8 +10,9 @@ Spec: every page. Three layers of checks, in order, for each message:
    known method through the strict codec (OVERVIEW-01; unknown keys EXT-04; a few shapes have
    clauses of their own), ``_meta`` (EXT-02, EXT-03), and the bookkeeping the rules cannot see
    from well-formed messages alone: a null-id error is due only after a line its sender could
-   not read (RPC-10, RPC-11), and a response that follows a notification answers it
-   (OVERVIEW-09).
+   not read (RPC-10, RPC-11), a response that follows a notification answers it
+   (OVERVIEW-09), and a result that fits another request in flight, not its own, is an answer
+   under the wrong id (RPC-07, ``_swap``).
 3. **The protocol**: ``acpref._core.ProtocolState``, the very rules the agent and client sides
    enforce live: sequencing, capability gates both ways, sessions, turns, cancellation, tool
    calls, terminals, elicitations, paths, bookkeeping of ids.
@@ -81,6 +82,9 @@ class Validator:
             Party.AGENT: collections.deque(maxlen=_RECENT_WINDOW),
             Party.CLIENT: collections.deque(maxlen=_RECENT_WINDOW),
         }
+        #: Requests whose answer came under another request's id, by requester: id -> the method
+        #: whose result that answer is expected to carry, the other half of a swap (RPC-07).
+        self._swapped: Dict[Party, Dict[Any, str]] = {Party.AGENT: {}, Party.CLIENT: {}}
         #: Requests whose only fault is their ``_meta``: (requester, id) -> index (EXT-02).
         self._meta_only: Dict[Tuple[Party, Any], Optional[int]] = {}
         #: Refusals a party owes for requests that reused an id in flight: id -> count.
@@ -239,6 +243,9 @@ class Validator:
             self.state.outstanding[requester].get(request_id) if _valid_id(request_id) else None
         )
         error = message.get("error")
+        # The method whose result this answer carries if it is the second half of a swap (RPC-07).
+        swapped = self._swapped[requester].pop(request_id, None) if request is not None else None
+        swap: Optional[List[Finding]] = None
         if (
             request is not None
             and "result" in message
@@ -247,13 +254,16 @@ class Validator:
             # version's schema, not this one (the rules judge its protocolVersion only).
             and not (request.method == "initialize" and _other_version(message["result"]))
         ):
-            yield from (
-                f
-                for _, f in self._check_shape(
-                    sender, request.method, "result", message["result"], index
-                )
-            )
-            yield from _check_meta(sender, request.method, "result", message["result"], index)
+            method, result = request.method, message["result"]
+            shape = [f for _, f in self._check_shape(sender, method, "result", result, index)]
+            if self._shaped:  # the result is not one of its request's: another one's?
+                swap = self._swap(sender, request_id, method, result, swapped, index)
+            if swap is None:
+                yield from shape
+                yield from _check_meta(sender, method, "result", result, index)
+            else:
+                self._shaped = []  # filed as the swap, not as the shape it breaks here
+                yield from swap
         elif _well_formed_error(message):
             yield from (f for _, f in self._check_shape(sender, None, "error", error, index))
         meta_index = (
@@ -273,9 +283,43 @@ class Validator:
             refusals[request_id] -= 1  # the refusal of a duplicate id: the original still waits
             return
         found = self.state.observe(sender, message, index)
+        if swap is not None:
+            return  # what the rules read into another request's result is no finding of its own
         if request is None:
             found = self._judge_stray(sender, message, index, found)
         yield from found
+
+    def _swap(
+        self,
+        sender: Party,
+        request_id: Any,
+        method: str,
+        result: Any,
+        swapped: Optional[str],
+        index: int,
+    ) -> Optional[List[Finding]]:
+        """A result that is not one of its request's, but is one of another request in flight:
+        the answers were swapped. Returns the findings of the swap (one at its first half, none
+        at its second), or None when the result answers no other request.
+
+        spec RPC-07: responses are correlated by id, not by arrival order. An answer under the
+        id of request A that fits request B, sent the same way and still in flight, is B's answer
+        (and the answer under B's id then fits A): one finding, under RPC-07, not the shape each
+        result breaks as the answer it was not meant to be (SETUP-02, LIST-02...).
+        """
+        if swapped is not None and _fits(swapped, result):
+            return []  # the other half of a swap, filed at its first half
+        requester = other(sender)
+        for other_id, other_request in self.state.outstanding[requester].items():
+            if other_id != request_id and _fits(other_request.method, result):
+                self._swapped[requester][other_id] = method
+                text = (
+                    f"the answer to {method} request {request_id!r} is the result of "
+                    f"{other_request.method} request {other_id!r}, in flight at the same time"
+                )
+                # spec RPC-07: the answer carries the id of the request it answers.
+                return [finding("RPC-07", sender, text, index)]
+        return None
 
     def _judge_stray(
         self, sender: Party, message: Dict[str, Any], index: int, found: List[Finding]
@@ -406,6 +450,21 @@ class Validator:
                 keys = "; ".join(describe_unknown_key(p, root_type) for p, _ in unknown)
                 text = f"{method or 'error'} {part} has keys the stable schema lacks: {keys}"
                 yield False, finding("EXT-04", sender, text, index, level=WARNING)
+
+
+def _fits(method: str, result: Any) -> bool:
+    """True when ``result`` is, exactly, a result of ``method``: it decodes strictly, with no key
+    the schema lacks, and carries at least one field (``{}`` is a result of every method whose
+    result fields are all optional, so it tells nothing of which request it answers)."""
+    row = lookup(method)
+    model = row.result if row is not None else None
+    if model is None or not isinstance(result, dict) or not set(result) - {"_meta"}:
+        return False
+    try:
+        codec.decode(result, model, strict=True, root="result")
+    except codec.DecodeError:
+        return False
+    return True
 
 
 def _well_formed_error(message: Dict[str, Any]) -> bool:

@@ -358,7 +358,7 @@ SCENARIOS = [
     Scenario(
         "list",
         list_sessions,
-        ("LIST-02", "LIST-04", "LIST-05", "LIST-06", "LIST-09", "LIST-12"),
+        ("LIST-02", "LIST-04", "LIST-05", "LIST-06", "LIST-09", "LIST-12", "RPC-07"),
         needs="sessionCapabilities.list",
         main="LIST-02",
     ),

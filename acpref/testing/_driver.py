@@ -331,13 +331,28 @@ class AgentDriver:
         self, message: Dict[str, Any], *, timeout: Optional[float] = None
     ) -> Dict[str, Any]:
         """Send a raw request (an id ``"raw-N"`` is added if it has none); the raw response."""
-        message = dict(message)
-        message.setdefault("jsonrpc", "2.0")
-        message.setdefault("id", f"raw-{next(self._raw_ids)}")
-        with self.deadlines.waiting(str(message.get("method", "a raw request"))):
-            since = self.sink.received_count
+        return self.requests_raw_together(message, timeout=timeout)[0]
+
+    def requests_raw_together(
+        self, *messages: Dict[str, Any], timeout: Optional[float] = None
+    ) -> List[Dict[str, Any]]:
+        """Send raw requests one after the other, none waited for before the last is sent, so
+        that all are in flight at once (RPC-07); their raw responses, in the same order."""
+        sent = []
+        for message in messages:
+            message = dict(message)
+            message.setdefault("jsonrpc", "2.0")
+            message.setdefault("id", f"raw-{next(self._raw_ids)}")
+            self.deadlines.refuse(str(message.get("method", "a raw request")))
+            sent.append(message)
+        since = self.sink.received_count
+        for message in sent:
             self.send_raw(message)
-            return self.wait_response(message["id"], since=since, timeout=timeout)
+        answers = []
+        for message in sent:
+            with self.deadlines.waiting(str(message.get("method", "a raw request")), sent=True):
+                answers.append(self.wait_response(message["id"], since=since, timeout=timeout))
+        return answers
 
     def wait_response(
         self, request_id: Any, *, since: int = 0, timeout: Optional[float] = None

@@ -193,6 +193,7 @@ def resume(ctx: ScenarioContext) -> None:
 
 def list_sessions(ctx: ScenarioContext) -> None:
     ctx.initialize()
+    _new_and_list_together(ctx)
     ctx.new_session()
     ctx.at("LIST-02")
     ctx.driver.request("session/list", {})
@@ -214,6 +215,25 @@ def list_sessions(ctx: ScenarioContext) -> None:
         ctx.check("LIST-12", False, "an invalid cursor was answered with a result")
     except RpcError:
         ctx.passed("LIST-12")
+
+
+def _new_and_list_together(ctx: ScenarioContext) -> None:
+    """session/new and session/list sent at once, the list before the new is answered: two
+    requests in flight whose results differ in shape, so that the oracle sees which answer came
+    under which id. A result that fits the other request is a swap, the oracle's RPC-07 finding
+    (``acpref.oracle._validate``); here RPC-07 passes when both came back as results."""
+    ctx.authenticate()
+    ctx.at("RPC-07")  # an agent that cannot take two requests at once fails it
+    new = {"method": "session/new", "params": {"cwd": ctx.cwd, "mcpServers": []}}
+    listing = {"method": "session/list", "params": {}}
+    answers = ctx.driver.requests_raw_together(new, listing)
+    errors = [a.get("error") for a in answers if "result" not in a]
+    if errors:
+        codes = ", ".join(str(e.get("code")) if isinstance(e, dict) else "?" for e in errors)
+        ctx.skip("RPC-07", f"session/new and session/list sent together: answered error {codes}")
+    else:
+        ctx.passed("RPC-07")
+    ctx.at("LIST-02")
 
 
 def delete(ctx: ScenarioContext) -> None:

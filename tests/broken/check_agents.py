@@ -1005,6 +1005,40 @@ class RefusesTextPrompts(RawAgent):
         super().on_session_prompt(m)
 
 
+class SwapsCrossedAnswers(RawAgent):
+    """Serves its first session/new together with the request that comes right after it (a
+    session/list, sent before the new was answered), and writes each result under the other's
+    id: it pairs answers with requests by position, not by id. RPC-07, schema.json
+    ``RequestId``: "The Server MUST reply with the same value in the Response object if
+    included. This member is used to correlate the context between the two objects."."""
+
+    scenario, clause = "list", "RPC-07"
+    #: The replies being held while the two requests are served, or None.
+    held: Any = None
+
+    def reply(self, message: M, result: Any) -> None:
+        if self.held is not None:
+            self.held.append((message, result))
+            return
+        super().reply(message, result)
+
+    def on_session_new(self, m: M) -> None:
+        if self.count:  # only the first session/new waits for a companion
+            super().on_session_new(m)
+            return
+        line = self.readline(10.0)  # the request sent with it (bounded: a lone one goes on)
+        self.held = []
+        super().on_session_new(m)
+        if line:
+            self.dispatch_line(line)
+        held, self.held = self.held, None
+        if len(held) == 2:
+            (first, first_result), (second, second_result) = held
+            held = [(first, second_result), (second, first_result)]
+        for message, result in held:
+            super().reply(message, result)
+
+
 class ConfigAgent(RawAgent):
     """Offers a select option ``model`` (small, large) and answers set_config_option with the
     complete list (a correct agent, the base of ConfigResultWithoutTheOption)."""
