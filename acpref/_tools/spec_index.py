@@ -26,6 +26,7 @@ to send) is exercised or checked only; the register's ``reason`` says so (``NOT_
 from __future__ import annotations
 
 import ast
+import collections
 import io
 import os
 import re
@@ -65,7 +66,7 @@ def _functions_by_line(tree: ast.AST) -> List[Tuple[int, int, str]]:
     spans: List[Tuple[int, int, str]] = []
 
     def walk(node: ast.AST, prefix: str) -> None:
-        for child in ast.iter_child_nodes(node):
+        for child in _blocks(node):
             if isinstance(child, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
                 name = f"{prefix}{child.name}"
                 spans.append((child.lineno, child.end_lineno or child.lineno, name))
@@ -75,6 +76,23 @@ def _functions_by_line(tree: ast.AST) -> List[Tuple[int, int, str]]:
 
     walk(tree, "")
     return spans
+
+
+def _blocks(node: ast.AST) -> Iterable[ast.AST]:
+    """The children of ``node`` that can hold a ``def`` or ``class``: statements and the
+    ``except`` and ``case`` blocks (an expression never does), so a walk skips the expressions."""
+    for child in ast.iter_child_nodes(node):
+        if isinstance(child, (ast.stmt, ast.excepthandler)) or type(child).__name__ == "match_case":
+            yield child
+
+
+def _defs(tree: ast.AST) -> Iterable[ast.AST]:
+    """Every statement of ``tree``, at any depth (``ast.walk`` without the expressions)."""
+    todo = collections.deque([tree])
+    while todo:  # breadth first, as ast.walk: the tests keep the order they are listed in
+        node = todo.popleft()
+        yield node
+        todo.extend(_blocks(node))
 
 
 def _enclosing(spans: List[Tuple[int, int, str]], line: int) -> str:
@@ -124,6 +142,8 @@ def _scan(root: str, base: str) -> List[Citation]:
 
 def _comments(source: str) -> Iterable[Tuple[int, str]]:
     """The real comments of a Python source (not text inside strings or docstrings)."""
+    if not (_COMMENT.search(source) or _GAP.search(source)):
+        return  # no citation anywhere in the text, so none in a comment: nothing to tokenize
     try:
         for tok in tokenize.generate_tokens(io.StringIO(source).readline):
             if tok.type == tokenize.COMMENT and "spec" in tok.string:
@@ -165,14 +185,13 @@ def scan_tests(tests_dir: Optional[str] = None) -> Dict[str, List[str]]:
             tree = ast.parse(source)
         except SyntaxError:
             continue
-        spans = _functions_by_line(tree)
-        for node in ast.walk(tree):
+        for node in _defs(tree):
             if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
                 m = _TEST_NAME.match(node.name)
                 if m:
                     for number in m.group(2).split("_")[1:]:
                         out.setdefault(f"{m.group(1)}-{number}", []).append(f"{rel}::{node.name}")
-        for citation in _scan_source(source, rel, spans):
+        for citation in _scan_source(source, rel, tree):
             name = citation.function.split(".")[-1]
             if name.startswith("test"):
                 test_id = f"{rel}::{citation.function.replace('.', '::')}"
@@ -182,8 +201,11 @@ def scan_tests(tests_dir: Optional[str] = None) -> Dict[str, List[str]]:
     return out
 
 
-def _scan_source(source: str, rel: str, spans: List[Tuple[int, int, str]]) -> Iterable[Citation]:
+def _scan_source(source: str, rel: str, tree: ast.AST) -> Iterable[Citation]:
+    spans: List[Tuple[int, int, str]] = []  # found once a comment needs them
     for lineno, text in _comments(source):
+        if not spans and _COMMENT.search(text):
+            spans = _functions_by_line(tree)
         for match in _COMMENT.finditer(text):
             for clause in _ID.findall(match.group(1)):
                 yield Citation(clause, rel, lineno, _enclosing(spans, lineno), text.strip())
