@@ -19,10 +19,13 @@ from typing import Any, Dict, List, Tuple
 import pytest
 
 from acpref._core import Party, ProtocolState
-from acpref._core.effects import ClientCaps, Refuses, TurnStarts, TurnStops, Waits
+from acpref._core.effects import AgentCaps, AsksCancelled, ClientCaps, Refuses, SystemPromptKept
+from acpref._core.effects import TurnStarts, TurnStops, Waits
 from acpref._core.session_setup import ENDING, REOPENING, answered_after
 
 A, C = Party.AGENT, Party.CLIENT
+#: The client's effects, which the agent-side tables leave out.
+_CLIENT_EFFECTS = (AsksCancelled, AgentCaps, SystemPromptKept)
 Msg = Tuple[Party, Dict[str, Any]]
 
 _CAPS = {"loadSession": True, "sessionCapabilities": {"close": {}, "delete": {}, "resume": {}}}
@@ -196,7 +199,7 @@ def _agree(transcript: List[Msg], *, end_input: bool = True) -> List[Any]:
             refused_then = []
         assert sorted(map(str, refused_now)) == sorted(map(str, refused_then)), where
         assert effect_order.edges() == shell.edges(), where
-        seen.extend(step.effects)
+        seen.extend(e for e in step.effects if not isinstance(e, _CLIENT_EFFECTS))
     if end_input:
         running = _turns(state)
         effects = state.end_of_input()
@@ -347,3 +350,216 @@ def _walk(seed: int, length: int = 60) -> List[Msg]:
 @pytest.mark.parametrize("seed", range(200))
 def test_random_transcripts_agree(seed: int) -> None:
     _agree(_walk(seed))
+
+
+# -- The client's side: permission asks answered "cancelled" (PROMPT-21) --------------------------
+#
+# The old asks are the permission desk's own decisions before issue 36 (client/_desk.py): a set
+# of cancelled sessions beside the core's, filled by ``cancel`` (the session and every child the
+# rules announced below it) before session/cancel or session/close went out, emptied by
+# ``turn_started`` (a prompt: the session and its children) and ``update_seen`` (a child
+# reporting running); a request pending at the cancel, or arriving for a cancelled session, was
+# answered "cancelled". Both ways must name the same requests at every message.
+
+_CLIENT_CAPS = {"subagents": {}}
+_CHILD_CAPS = {"cancel": {}}
+
+
+def _client_opening(sessions: List[str]) -> List[Msg]:
+    out: List[Msg] = [
+        _req(0, "initialize", protocolVersion=1, clientCapabilities=_CLIENT_CAPS),
+        _ok(0, {"protocolVersion": 1, "agentCapabilities": _CAPS, "authMethods": []}),
+    ]
+    for n, sid in enumerate(sessions):
+        out.append(_req(f"n{n}", "session/new", cwd="/tmp", mcpServers=[]))
+        out.append(_ok(f"n{n}", {"sessionId": sid}))
+    return out
+
+
+def _ask(i: Any, sid: str) -> Msg:
+    options = [{"optionId": "ok", "name": "Allow", "kind": "allow_once"}]
+    return A, {"jsonrpc": "2.0", "id": i, "method": "session/request_permission",
+               "params": {"sessionId": sid, "toolCall": {"toolCallId": f"t{i}"},
+                          "options": options}}  # fmt: skip
+
+
+def _answer(i: Any, outcome: str = "cancelled") -> Msg:
+    chosen = {"outcome": "selected", "optionId": "ok"} if outcome == "selected" else {
+        "outcome": "cancelled"}
+    return C, {"jsonrpc": "2.0", "id": i, "result": {"outcome": chosen}}
+
+
+def _child(parent: str, child: str, state: Optional[str] = None) -> Msg:
+    update: Dict[str, Any] = {"sessionUpdate": "subagent_update", "sessionId": child,
+                              "capabilities": _CHILD_CAPS}  # fmt: skip
+    if state is not None:
+        update["state"] = {"state": state}
+    return A, {"jsonrpc": "2.0", "method": "session/update",
+               "params": {"sessionId": parent, "update": update}}  # fmt: skip
+
+
+def _old_desk(state: ProtocolState, cancelled: set, sender: Party, raw: Dict[str, Any]) -> List[Any]:
+    """The requests the old desk answered "cancelled" for this message (before issue 36)."""
+    from acpref._core.subagents import descendants
+
+    params = raw.get("params") if isinstance(raw.get("params"), dict) else {}
+    sid = params.get("sessionId")
+    method = raw.get("method")
+    out: List[Any] = []
+    if sender is C and method in ("session/cancel", "session/close") and isinstance(sid, str):
+        reached = {sid, *descendants(state, sid)}  # PermissionDesk.cancel, before sending
+        cancelled |= reached
+        out = [
+            i for i, req in state.outstanding[A].items()
+            if req.method == "session/request_permission" and req.params.get("sessionId") in reached
+        ]  # fmt: skip
+    if sender is C and method == "session/prompt" and isinstance(sid, str):
+        # turn_started; one change: a prompt the rules refuse (the live client does not send it,
+        # or the agent answers it with an error) starts no turn, and the cancel still stands.
+        found = state.check(sender, raw)
+        if not any(f.binding and f.code is not None and f.blame is C for f in found):
+            cancelled.difference_update([sid, *descendants(state, sid)])
+    state.observe(sender, raw)
+    update = params.get("update") if isinstance(params.get("update"), dict) else {}
+    work = update.get("state")
+    if sender is A and method == "session/update" and isinstance(work, dict):
+        if update.get("sessionUpdate") == "subagent_update" and work.get("state") == "running":
+            cancelled.discard(update.get("sessionId"))  # update_seen
+    if sender is A and method == "session/request_permission" and sid in cancelled:
+        out = [raw["id"]]  # PermissionDesk.ask: spec-gap permission-after-cancel
+    return out
+
+
+def _client_agree(transcript: List[Msg]) -> List[Any]:
+    """Replay ``transcript`` both ways; the requests answered "cancelled" agree at every message.
+    Returns the client's effects."""
+    old, new = ProtocolState(), ProtocolState()
+    cancelled: set = set()
+    seen: List[Any] = []
+    for n, (sender, raw) in enumerate(transcript):
+        asked = _old_desk(old, cancelled, sender, raw)
+        effects = new.step(sender, raw).effects
+        asks = [e for e in effects if isinstance(e, AsksCancelled)]
+        got = [i for e in asks for i in e.request_ids]
+        assert got == asked, f"message {n} {raw}: effects {got} != old desk {asked}"
+        assert new.work_cancelled == cancelled, f"message {n} {raw}"
+        seen.extend(e for e in effects if isinstance(e, (AsksCancelled, AgentCaps, SystemPromptKept)))
+    return seen
+
+
+def _asks(effects: List[Any]) -> List[Any]:
+    return [e for e in effects if isinstance(e, AsksCancelled)]
+
+
+def test_cancel_answers_the_pending_asks_cancelled() -> None:
+    effects = _client_agree(
+        [*_client_opening(["s1", "s2"]), _prompt(1, "s1"), _prompt(2, "s2"), _ask("p1", "s1"),
+         _ask("p2", "s2"), _ask("p3", "s1"), _note("session/cancel", sessionId="s1")]
+    )  # fmt: skip
+    # spec PROMPT-21: the two pending asks of s1, not s2's
+    assert _asks(effects) == [AsksCancelled(("p1", "p3"), "PROMPT-21")]
+
+
+def test_an_answered_ask_is_not_cancelled_again() -> None:
+    effects = _client_agree(
+        [*_client_opening(["s1"]), _prompt(1, "s1"), _ask("p1", "s1"), _answer("p1", "selected"),
+         _note("session/cancel", sessionId="s1")]
+    )  # fmt: skip
+    assert _asks(effects) == []
+
+
+def test_close_answers_the_pending_asks_cancelled() -> None:
+    effects = _client_agree(
+        [*_client_opening(["s1"]), _prompt(1, "s1"), _ask("p1", "s1"),
+         _req(2, "session/close", sessionId="s1")]
+    )  # fmt: skip
+    assert _asks(effects) == [AsksCancelled(("p1",), "SETUP-16")]
+
+
+def test_asks_after_the_cancel_are_cancelled_until_the_next_prompt() -> None:
+    effects = _client_agree(
+        [*_client_opening(["s1"]), _prompt(1, "s1"), _note("session/cancel", sessionId="s1"),
+         _ask("p1", "s1"), _answer("p1"), _ok(1, {"stopReason": "cancelled"}), _prompt(2, "s1"),
+         _ask("p2", "s1")]
+    )  # fmt: skip
+    # spec-gap permission-after-cancel: p1, asked after the cancel; p2 is the next turn's
+    assert _asks(effects) == [AsksCancelled(("p1",), "spec-gap:permission-after-cancel")]
+
+
+def test_a_cancel_reaches_the_children_until_they_run_again() -> None:
+    effects = _client_agree(
+        [*_client_opening(["p"]), _prompt(1, "p"), _child("p", "c"), _child("c", "g"),
+         _ask("x1", "g"), _ask("x2", "c"), _ask("x3", "p"), _note("session/cancel", sessionId="p"),
+         _ask("x4", "c"), _child("p", "c", "running"), _ask("x5", "c"), _ask("x6", "g")]
+    )  # fmt: skip
+    # spec-gap child-cancel-reach: the parent's cancel reaches c and g (SUBAGENT-44); after c
+    # reports running its new asks are asked, g's not yet
+    assert _asks(effects) == [
+        AsksCancelled(("x1", "x2", "x3"), "PROMPT-21"),
+        AsksCancelled(("x4",), "spec-gap:permission-after-cancel"),
+        AsksCancelled(("x6",), "spec-gap:permission-after-cancel"),
+    ]
+
+
+def test_a_childs_cancel_reaches_its_descendants_not_its_parent() -> None:
+    effects = _client_agree(
+        [*_client_opening(["p"]), _prompt(1, "p"), _child("p", "c"), _child("c", "g"),
+         _ask("x1", "p"), _ask("x2", "g"), _note("session/cancel", sessionId="c")]
+    )  # fmt: skip
+    assert _asks(effects) == [AsksCancelled(("x2",), "PROMPT-21")]
+
+
+def test_capabilities_and_system_prompts_are_handed_over() -> None:
+    prompt = {"mode": "append", "text": "be brief"}
+    caps = {"sessionCapabilities": {"systemPrompt": {}, "delete": {}}}
+    effects = _client_agree(
+        [_req(0, "initialize", protocolVersion=1, clientCapabilities={}),
+         _ok(0, {"protocolVersion": 1, "agentCapabilities": caps, "authMethods": []}),
+         _req(1, "session/new", cwd="/tmp", mcpServers=[], systemPrompt=prompt),
+         _ok(1, {"sessionId": "s1"}),
+         _req(2, "session/new", cwd="/tmp", mcpServers=[]), _ok(2, {"sessionId": "s2"}),
+         _req(3, "session/delete", sessionId="s1"), _ok(3, {})]
+    )  # fmt: skip
+    assert effects == [
+        AgentCaps(caps),
+        SystemPromptKept("s1", prompt),
+        SystemPromptKept("s2", None),
+        SystemPromptKept("s1", None),
+    ]
+
+
+def _client_walk(seed: int, length: int = 80) -> List[Msg]:
+    """Sessions, children at two depths, prompts, asks, answers, cancels, closes, running."""
+    rng = random.Random(seed)
+    sessions = ["s1", "s2"]
+    transcript = _client_opening(sessions)
+    children: List[str] = []
+    asks: List[Any] = []
+    for n in range(length):
+        everyone = sessions + children
+        sid = rng.choice(everyone)
+        roll = rng.random()
+        if roll < 0.12:
+            transcript.append(_prompt(f"r{n}", rng.choice(sessions)))
+        elif roll < 0.22:
+            child = f"c{n}"
+            transcript.append(_child(sid, child))
+            children.append(child)
+        elif roll < 0.5:
+            transcript.append(_ask(f"a{n}", sid))
+            asks.append(f"a{n}")
+        elif roll < 0.65 and asks:
+            i = asks.pop(rng.randrange(len(asks)))
+            transcript.append(_answer(i, rng.choice(["selected", "cancelled"])))
+        elif roll < 0.78:
+            transcript.append(_note("session/cancel", sessionId=sid))
+        elif roll < 0.83:
+            transcript.append(_req(f"x{n}", "session/close", sessionId=rng.choice(sessions)))
+        elif children:
+            transcript.append(_child("s1", rng.choice(children), rng.choice(["running", "idle"])))
+    return transcript
+
+
+@pytest.mark.parametrize("seed", range(200))
+def test_random_client_transcripts_agree(seed: int) -> None:
+    _client_agree(_client_walk(seed))

@@ -39,10 +39,25 @@ Refuses        the answer to the last session/load or session/resume a      spec
                failed and nothing else keeps it): that request is -32002
 ClientCaps     the client's initialize is recorded, not refused: what it     INIT-02, INIT-10
                advertised, for the agent to ask before sending (ELICIT-07)
-=============  ==========================================================  =============================
 
 Still asked the old way (to move here next): on the client side, permission asks answered
 ``cancelled`` (PROMPT-21).
+=======
+AsksCancelled  the client's session/cancel is recorded while permission    PROMPT-21
+               requests of the session (or of a child announced below it,  (SUBAGENT-44,
+               spec-gap child-cancel-reach) are open                        child-cancel-reach)
+AsksCancelled  the client's session/close likewise                         SETUP-16
+AsksCancelled  a permission request of a session whose work the client     spec-gap:
+               cancelled arrives before its next prompt (a child: before   permission-after-cancel
+               it reports ``running``)
+AgentCaps      the agent's successful initialize response (the client's    INIT-13
+               ``supports`` reads it with ``capabilities.gate_open``)
+SystemPrompt-  a successful session/new, load or resume response (the      SYSPROMPT-11
+Kept           value to re-send), and a session/delete (None: forgotten)
+=============  ==========================================================  =============================
+
+The rows from AsksCancelled on are the client's to carry out (``client/connection.py``): the
+agent shell has no use for them, as the client shell has none for the rows above them.
 """
 
 from __future__ import annotations
@@ -57,6 +72,7 @@ from .facts import ConnectionFacts, SessionState
 from .findings import Party
 from .lifecycle import TurnEvent
 from .session_setup import ENDING, ORDERED, REOPENING, answered_after
+from .subagents import descendants
 
 __all__ = [
     "ClientCaps",
@@ -68,6 +84,7 @@ __all__ = [
     "effects_of",
     "stops_at_end_of_input",
 ]
+__all__ += ["AgentCaps", "AsksCancelled", "ClientEffect", "SystemPromptKept", "client_effects_of"]
 
 A, C = Party.AGENT, Party.CLIENT
 
@@ -140,7 +157,7 @@ class ClientCaps:
     clause: str = "INIT-02"
 
 
-Effect = Union[TurnStarts, TurnStops, Waits, Refuses, ClientCaps]
+Effect = Union[TurnStarts, TurnStops, Waits, Refuses, ClientCaps, "ClientEffect"]
 
 #: The client's messages that stop a running turn, by (method, is a request): the turn event,
 #: the clause the agent stops it by, and whether the session ends with it.
@@ -267,3 +284,112 @@ def _session_of_prompt(state: ConnectionFacts, request_id: Any) -> Optional[Sess
 def stops_at_end_of_input(stopped: List[SessionState]) -> List[TurnStops]:
     """spec-gap end-of-input: the turns the end of the agent's input stopped, every one."""
     return [TurnStops(s.id, s.turn, True, "spec-gap:end-of-input") for s in stopped]
+
+
+# -- The client's effects: permission asks answered "cancelled", values handed over once --------
+
+
+@attrs.frozen
+class AsksCancelled:
+    """Answer the agent's permission requests ``request_ids`` with outcome ``cancelled``: a
+    dialog still open is dismissed, a request not asked yet is answered without asking."""
+
+    request_ids: Tuple[Any, ...]
+    clause: str
+
+
+@attrs.frozen
+class AgentCaps:
+    """The agent's capabilities, as wire JSON, as the rules read them from its initialize
+    response (``capabilities.gate_open`` reads a dotted path in them)."""
+
+    capabilities: Dict[str, Any]
+    clause: str = "INIT-13"
+
+
+@attrs.frozen
+class SystemPromptKept:
+    """The systemPrompt (wire JSON) that load and resume of ``session_id`` re-send; None: none
+    (the session was set up without one, or deleted)."""
+
+    session_id: str
+    system_prompt: Any
+    clause: str = "SYSPROMPT-11"
+
+
+ClientEffect = Union[AsksCancelled, AgentCaps, SystemPromptKept]
+
+#: The client's messages that cancel a session's current work, and the clause that makes its
+#: pending permission requests due "cancelled".
+_CANCELS_WORK: Dict[Tuple[str, str], str] = {
+    # spec PROMPT-21: after session/cancel, every pending permission request is answered cancelled.
+    ("notification", "session/cancel"): "PROMPT-21",
+    # spec SETUP-16: close cancels the running turn as if session/cancel arrived.
+    ("request", "session/close"): "SETUP-16",
+}
+
+
+def client_effects_of(state: ConnectionFacts, m: Message, refused: bool) -> List[ClientEffect]:
+    """The client's effects of ``m``, once recorded (see the table): on the sessions whose work
+    the client cancelled (``ConnectionFacts.work_cancelled``), and values handed over once."""
+    if refused or m.method is None:
+        return []
+    if m.sender is C:
+        return _client_sent(state, m)
+    if m.kind == "request" and m.method == "session/request_permission":
+        if isinstance(m.session_id, str) and m.session_id in state.work_cancelled:
+            # spec-gap permission-after-cancel: the user said stop; the agent may not have seen
+            # the cancel yet. Answered "cancelled" until the session's next prompt.
+            return [AsksCancelled((m.id,), "spec-gap:permission-after-cancel")]
+        return []
+    if m.kind == "notification" and m.method == "session/update":
+        update = m.update if m.update is not None else {}
+        work = update.get("state") if update.get("sessionUpdate") == "subagent_update" else None
+        child = update.get("sessionId")
+        if isinstance(work, dict) and work.get("state") == "running" and isinstance(child, str):
+            # spec-gap child-cancel-reach: a child reporting running has new work, which an
+            # earlier cancel does not reach.
+            state.work_cancelled.discard(child)
+        return []
+    if m.kind == "response" and not m.is_error:
+        return _handed_over(state, m)
+    return []
+
+
+def _client_sent(state: ConnectionFacts, m: Message) -> List[ClientEffect]:
+    if m.kind == "request" and m.method == "session/prompt" and isinstance(m.session_id, str):
+        # A new turn: an earlier cancel no longer reaches it, nor its children's work in it.
+        below = descendants(state, m.session_id)
+        state.work_cancelled.difference_update([m.session_id, *below])
+        return []
+    clause = _CANCELS_WORK.get((m.kind, m.method or ""))
+    sid = m.params.get("sessionId")
+    if clause is None or not isinstance(sid, str):
+        return []
+    # spec-gap child-cancel-reach: a cancel of any session, and a close, reaches the work of
+    # every child announced below it (SUBAGENT-44).
+    reached = {sid, *descendants(state, sid)}
+    state.work_cancelled |= reached
+    asks = tuple(
+        request_id
+        for request_id, req in state.outstanding[Party.AGENT].items()
+        if req.method == "session/request_permission" and req.params.get("sessionId") in reached
+    )
+    return [AsksCancelled(asks, clause)] if asks else []
+
+
+def _handed_over(state: ConnectionFacts, m: Message) -> List[ClientEffect]:
+    """Values the client reads from a successful answer of the agent's, as the rules read them."""
+    assert m.request is not None
+    if m.method == "initialize":
+        return [AgentCaps(state.agent_caps)]
+    sid = m.request.params.get("sessionId")
+    if m.method == "session/new":
+        sid = m.result.get("sessionId") if isinstance(m.result, dict) else None
+    if not isinstance(sid, str):
+        return []
+    if m.method in ("session/new", "session/load", "session/resume"):
+        return [SystemPromptKept(sid, state.system_prompts.get(sid))]
+    if m.method == "session/delete":
+        return [SystemPromptKept(sid, None)]
+    return []

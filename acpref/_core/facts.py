@@ -154,6 +154,10 @@ class ConnectionFacts:
         self.children: Dict[Any, Any] = {}
         self.children_cost = 0
         self.children_untracked = 0
+        #: The client's reading of its own cancels (``effects.client_effects_of``): sessions
+        #: whose current work it cancelled (session/cancel, session/close, and every child
+        #: announced below), until their next prompt or, a child, until it reports running.
+        self.work_cancelled: Set[str] = set()
         #: Mode id sets and config option tables that sessions share.
         self._shared = SharedRecords()
 

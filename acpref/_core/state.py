@@ -38,7 +38,7 @@ from ..methods import CANCEL_REQUEST, METHODS, is_extension
 from . import envelope
 from .book import UPDATE, CheckFn, Message, Outstanding, TransitionFn, params_of
 from .compact import AnsweredIds
-from .effects import Effect, TurnStops, effects_of, stops_at_end_of_input
+from .effects import Effect, TurnStops, client_effects_of, effects_of, stops_at_end_of_input
 from .lifecycle import TurnEvent
 from .prompt_turn import stop_turn
 from .facts import ConnectionFacts, SessionState, TerminalState
@@ -136,7 +136,8 @@ class ProtocolState(ConnectionFacts):
             return Step(findings)
         self._apply(m, rules.transitions)
         refused_by = _refused_by(m, findings) if findings else None
-        effects = effects_of(self, m, refused_by is not None)
+        refused = refused_by is not None
+        effects = [*effects_of(self, m, refused), *client_effects_of(self, m, refused)]
         return Step(findings, tuple(effects), refused_by)
 
     def end_of_input(self) -> List[TurnStops]:

@@ -204,8 +204,9 @@ class _AgentObserver:
                 )
             elif isinstance(effect, ClientCaps):
                 self.told_client_caps(effect.caps)
-            else:
+            elif isinstance(effect, (Waits, Refuses)):
                 self._requests.execute(effect)
+            # the client's effects (AsksCancelled, AgentCaps, SystemPromptKept) are not ours
 
     def end_of_input(self) -> None:
         """spec-gap end-of-input: which turns stop, and that they answer stopReason "cancelled",

@@ -5,30 +5,36 @@ SETUP-16. Used only by ``connection.ClientSideConnection``.
 
 **The desk** answers ``session/request_permission``. The user's decision is made on a thread of
 its own (an *asker*), while the request's handler waits for either that decision or a
-cancellation. So ``cancel(session_id)`` can have every pending request of the session answered
-``cancelled`` at once (PROMPT-21), even while a dialog is still open; until the next prompt of
-that session, new requests are answered ``cancelled`` too (spec-gap permission-after-cancel). A
-decision made just before the cancel may not be on the wire yet: ``cancel`` waits (bounded) until
-it is, so that no answer other than ``cancelled`` follows our ``session/cancel``.
+cancellation. Which requests a cancel reaches is the core's decision, not the desk's: as the
+rules record our ``session/cancel`` (or ``session/close``) they name the pending requests of the
+session and of the children below it (``effects.AsksCancelled``), and the desk answers them
+``cancelled`` at once (PROMPT-21), even while a dialog is still open; a request the rules name
+as it arrives (the session's work was cancelled and no prompt followed, spec-gap
+permission-after-cancel) is answered ``cancelled`` without asking. A decision made just before
+the cancel may not be on the wire yet: while a cancel is being sent (``holding``), decided
+answers are written first and new ones wait, so that no answer other than ``cancelled`` follows
+our ``session/cancel``.
 
 **The observer** wraps ``RulesObserver``: the rules see every message first (and may refuse ours);
-then it tells the desk when a permission answer went out, and the client (``on_agent_result``)
-when the agent answered one of our requests, on the reading thread, in wire order.
+then it hands the effects the core decided to the connection, tells the desk when a permission
+answer went out, and the client (``on_agent_result``) when the agent answered one of our
+requests, on the reading thread, in wire order.
 """
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import threading
 import time
-from typing import Any, Callable, Dict, List, Optional, Set, Tuple
+from typing import Any, Callable, Dict, Iterable, Iterator, List, Optional, Set, Tuple
 
 from .. import codec
 from .. import schema as s
 from .._core import Party
+from .._core.effects import Effect
 from .._core.findings import finding
 from .._core.register import WARNING
-from .._core.subagents import descendants
 from .._shell.observer import RulesObserver
 from ..errors import RpcError
 from ..methods import lookup
@@ -45,10 +51,9 @@ Decide = Callable[[s.RequestPermissionRequest], s.RequestPermissionResponse]
 
 
 class _Ask:
-    __slots__ = ("session_id", "done", "answer", "error", "cancelled")
+    __slots__ = ("done", "answer", "error", "cancelled")
 
-    def __init__(self, session_id: str) -> None:
-        self.session_id = session_id
+    def __init__(self) -> None:
         self.done = threading.Event()
         self.answer: Optional[s.RequestPermissionResponse] = None
         self.error: Optional[BaseException] = None
@@ -56,16 +61,19 @@ class _Ask:
 
 
 class PermissionDesk:
-    """Pending permission requests by request id, and the sessions whose turn was cancelled."""
+    """Pending permission requests by request id; those the core names are answered
+    ``cancelled`` (see the module)."""
 
-    def __init__(self, *, flush_timeout: float = 1.0, children: Any = None) -> None:
-        #: The rules' state, whose announced children a cancel reaches too (SUBAGENT-44).
-        self._children = children
+    def __init__(self, *, flush_timeout: float = 1.0) -> None:
         self._cond = threading.Condition()  # guards everything below
         self._asks: Dict[Any, _Ask] = {}
-        #: Answers decided (not cancelled) and not yet written: request id -> session id.
-        self._unsent: Dict[Any, str] = {}
-        self._cancelled: Set[str] = set()
+        #: Answers decided (not cancelled) and not yet written, by request id.
+        self._unsent: Set[Any] = set()
+        #: Requests the core named before their handler asked (``cancel_asks``): each is answered
+        #: ``cancelled`` once, without asking, and forgotten when its answer goes out.
+        self._due: Set[Any] = set()
+        #: Cancels being sent (``holding``): no decided answer is handed over meanwhile.
+        self._holds = 0
         self._askers: List[threading.Thread] = []
         self._closed = False
         self._flush_timeout = flush_timeout
@@ -74,11 +82,10 @@ class PermissionDesk:
         self, params: s.RequestPermissionRequest, ctx: Any, decide: Decide
     ) -> s.RequestPermissionResponse:
         """Handle one request (on its worker thread); see the module's doc."""
-        session_id = params.session_id
-        entry = _Ask(session_id)
+        entry = _Ask()
         with self._cond:
-            if self._closed or session_id in self._cancelled:
-                # spec PROMPT-21 (and spec-gap permission-after-cancel): the turn is cancelled.
+            if self._closed or ctx.id in self._due:
+                # spec PROMPT-21 (and spec-gap permission-after-cancel): the core named it.
                 return cancelled()
             self._asks[ctx.id] = entry
             asker = threading.Thread(
@@ -94,18 +101,17 @@ class PermissionDesk:
             if ctx.cancelled.is_set():
                 break
         with self._cond:
+            # A cancel on its way: wait until the rules have recorded it (and named this request,
+            # if it reaches it). Bounded by that one write, and by the connection closing.
+            while self._holds and not self._closed and not ctx.cancelled.is_set():
+                self._cond.wait(0.1)
             self._asks.pop(ctx.id, None)
-            if (
-                entry.cancelled
-                or self._closed
-                or session_id in self._cancelled
-                or not entry.done.is_set()
-            ):
+            if entry.cancelled or self._closed or not entry.done.is_set():
                 return cancelled()  # spec PROMPT-21
             if entry.error is not None:
                 raise entry.error
             assert entry.answer is not None
-            self._unsent[ctx.id] = session_id
+            self._unsent.add(ctx.id)
             return entry.answer
 
     @staticmethod
@@ -122,49 +128,42 @@ class PermissionDesk:
     def sent(self, request_id: Any) -> None:
         """An answer to ``request_id`` went out (called by the observer, under the write lock)."""
         with self._cond:
-            if self._unsent.pop(request_id, None) is not None:
+            self._due.discard(request_id)
+            if request_id in self._unsent:
+                self._unsent.discard(request_id)
                 self._cond.notify_all()
 
-    def turn_started(self, session_id: str) -> None:
-        """A new turn of ``session_id``: an earlier cancel no longer reaches it, nor its
-        children's work in it."""
-        below = descendants(self._children, session_id) if self._children is not None else []
+    def cancel_asks(self, request_ids: Iterable[Any]) -> None:
+        """Answer these requests ``cancelled`` (the core's ``AsksCancelled``): a dialog still open
+        is dismissed, a request not asked yet will be answered without asking."""
         with self._cond:
-            self._cancelled.discard(session_id)
-            self._cancelled.difference_update(below)
+            for request_id in request_ids:
+                entry = self._asks.get(request_id)
+                if entry is not None:
+                    entry.cancelled = True  # spec PROMPT-21
+                    entry.done.set()
+                elif request_id not in self._unsent:
+                    self._due.add(request_id)
 
-    def update_seen(self, update: Any) -> None:
-        """A child that reports running has new work, which a cancel before it does not reach
-        (the same reading as for its elicitations, spec-gap child-cancel-reach)."""
-        if isinstance(update, s.SubagentUpdate) and isinstance(update.state, s.RunningStateUpdate):
-            with self._cond:
-                self._cancelled.discard(update.session_id)
-
-    def cancel(self, session_id: str) -> None:
-        """Answer the session's pending requests ``cancelled``, and those of its descendants
-        (spec SUBAGENT-44: a child's cancel, or its root's close, reaches them); wait for
-        decided ones to be sent."""
-        below = descendants(self._children, session_id) if self._children is not None else []
-        for child in below:
-            self._cancel_one(child)
-        self._cancel_one(session_id)
-
-    def _cancel_one(self, session_id: str) -> None:
+    @contextlib.contextmanager
+    def holding(self) -> Iterator[None]:
+        """Around sending a message that cancels work (session/cancel, session/close): decided
+        answers are written first (bounded wait), new ones wait until the rules recorded it."""
         deadline = time.monotonic() + self._flush_timeout
         with self._cond:
-            self._cancelled.add(session_id)
-            for entry in self._asks.values():
-                if entry.session_id == session_id:
-                    entry.cancelled = True
-                    entry.done.set()
-            while session_id in self._unsent.values():
+            self._holds += 1
+            while self._unsent:
                 remaining = deadline - time.monotonic()
                 if remaining <= 0:
-                    log.warning(
-                        "a permission answer for %s was decided but not sent in time", session_id
-                    )
+                    log.warning("a permission answer was decided but not sent in time")
                     break
                 self._cond.wait(remaining)
+        try:
+            yield
+        finally:
+            with self._cond:
+                self._holds -= 1
+                self._cond.notify_all()
 
     def close(self, timeout: float = 2.0) -> None:
         """Answer everything ``cancelled`` and join the askers (bounded: a user may not answer)."""
@@ -174,6 +173,7 @@ class PermissionDesk:
                 entry.cancelled = True
                 entry.done.set()
             self._unsent.clear()
+            self._due.clear()
             self._cond.notify_all()
             askers = list(self._askers)
         deadline = time.monotonic() + timeout
@@ -192,9 +192,12 @@ class ClientObserver:
         desk: PermissionDesk,
         on_result: Callable[[str, Any, Any], None],
         wants_result: Callable[[str], bool],
+        on_effect: Callable[[Effect], None],
     ) -> None:
         self.rules = rules
         self._desk = desk
+        #: Carries out what the core decided (``acpref._core.effects``), in wire order.
+        self._on_effect = on_effect
         self._on_result = on_result
         #: Whether ``on_result`` cares about answers to ``method``: the others are not decoded
         #: twice (a prompt's answer is decoded once, for its caller).
@@ -205,16 +208,20 @@ class ClientObserver:
 
     def on_send(self, message: Dict[str, Any]) -> None:
         try:
-            self.rules.on_send(message)  # may raise LocalProtocolError: nothing is sent
+            effects = self.rules.send(message)  # may raise LocalProtocolError: nothing is sent
         finally:
             if "method" not in message and "id" in message:
                 self._desk.sent(message["id"])
+        for effect in effects:
+            self._on_effect(effect)
         if "method" in message and "id" in message and self._wants_result(message["method"]):
             with self._lock:
                 self._sent[message["id"]] = (message["method"], message.get("params"))
 
     def on_receive(self, message: Dict[str, Any]) -> Optional[RpcError]:
-        refusal = self.rules.on_receive(message)
+        refusal, effects = self.rules.receive(message)
+        for effect in effects:
+            self._on_effect(effect)
         result = message.get("result")
         stop = result.get("stopReason") if isinstance(result, dict) else None
         if isinstance(stop, str) and stop not in _STOP_REASONS:

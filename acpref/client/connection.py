@@ -29,7 +29,8 @@ from typing import Any, Callable, Dict, List, Optional, Sequence
 
 from .. import codec
 from .. import schema as s
-from .._core import Party, ProtocolState
+from .._core import Party, ProtocolState, gate_open
+from .._core.effects import AgentCaps, AsksCancelled, Effect, SystemPromptKept
 from .._core.facts import DEFAULT_MAX_REMEMBERED
 from .._shell.observer import RulesObserver
 from .._shell.transport import FdStream, Process, StderrBuffer, Stream, spawn
@@ -79,7 +80,11 @@ class ClientSideConnection(Conveniences):
         #: The protocol's rules as seen from this side; ``rules.findings`` lists what they found.
         rules = ProtocolState(max_remembered=max_remembered)  # spec-gap remembered-bound
         self.rules = RulesObserver(Party.CLIENT, rules, on_finding=on_finding)
-        self._desk = PermissionDesk(children=self.rules.state)
+        self._desk = PermissionDesk()
+        #: What the core handed over (``_carry_out``): the agent's capabilities as the rules read
+        #: them, and the systemPrompt each session re-sends (SYSPROMPT-11), as wire JSON.
+        self._agent_caps: Dict[str, Any] = {}
+        self._system_prompts: Dict[str, Any] = {}
         self._closed_by_us = False  # close() was called: a failing call is not the agent's doing
         self._cleaned_up = False  # the client and the desk were told the connection ended
         self._process_done = False
@@ -93,7 +98,11 @@ class ClientSideConnection(Conveniences):
             name=name,
             recorder=recorder,
             observer=ClientObserver(
-                self.rules, self._desk, self._on_agent_result, self._wants_agent_result
+                self.rules,
+                self._desk,
+                self._on_agent_result,
+                self._wants_agent_result,
+                self._carry_out,
             ),
             on_close=self._on_connection_closed,
             # What an agent can make us hold: one line, its values decoded; its requests decoded
@@ -209,7 +218,7 @@ class ClientSideConnection(Conveniences):
 
     def supports(self, capability: str) -> bool:
         """True when the agent advertised a dotted capability path (``"loadSession"``)."""
-        return self.rules.state.gate_open(capability, Party.AGENT)
+        return gate_open(capability, self._agent_caps)  # handed over by the core (AgentCaps)
 
     # -- Typed calls, one per agent method (meta.json agentMethods) -----------------------------
 
@@ -295,7 +304,6 @@ class ClientSideConnection(Conveniences):
     def session_prompt_async(self, params: s.PromptRequest) -> PromptTurn:
         """Send ``session/prompt`` and return at once with a ``PromptTurn`` (never given up on a
         timeout: wait for it as long as you like, cancel it with ``PromptTurn.cancel``)."""
-        self._desk.turn_started(params.session_id)
         self.client.on_prompt(params)
         pending = self.connection.request_async("session/prompt", params)
         return PromptTurn(params.session_id, pending, cancel=self.cancel, explain=self._explain)
@@ -307,8 +315,10 @@ class ClientSideConnection(Conveniences):
         ``session/cancel`` goes out is answered ``cancelled``, even while its dialog is open.
         """
         self.client.on_cancel(params.session_id)
-        self._desk.cancel(params.session_id)
-        self.connection.notify("session/cancel", params)
+        with self._desk.holding():
+            # spec PROMPT-21: the rules name the pending requests as they record the cancel
+            # (AsksCancelled, carried out by ``_carry_out``).
+            self.connection.notify("session/cancel", params)
 
     def session_list(
         self, params: Optional[s.ListSessionsRequest] = None, *, timeout: Optional[float] = None
@@ -335,8 +345,13 @@ class ClientSideConnection(Conveniences):
     ) -> s.CloseSessionResponse:
         """Close a session; a running turn is cancelled with it (spec SETUP-16, PROMPT-21)."""
         self.client.on_cancel(params.session_id)
-        self._desk.cancel(params.session_id)
-        return self._call("session/close", params, timeout)  # spec SETUP-14: rules
+        try:
+            with self._desk.holding():  # spec SETUP-16: the close cancels as session/cancel does
+                # spec SETUP-14: the rules refuse it unless the agent advertised close
+                pending = self.connection.request_async("session/close", params)
+            return pending.result(timeout)
+        except ConnectionClosed as exc:
+            raise self._explain(exc, "session/close") from None
 
     def logout(
         self, params: Optional[s.LogoutRequest] = None, *, timeout: Optional[float] = None
@@ -420,9 +435,10 @@ class ClientSideConnection(Conveniences):
         """The systemPrompt the session was last set up with, to re-send (provisional).
 
         spec SYSPROMPT-11: load and resume send the same value as when the session was created
-        (UNSET when it had none). The rules keep it, as wire JSON, from the accepted request.
+        (UNSET when it had none). The rules hand it over, as wire JSON, from the accepted
+        request (SystemPromptKept).
         """
-        sent = self.rules.state.system_prompts.get(session_id)
+        sent = self._system_prompts.get(session_id)
         return codec.decode(sent, s.SystemPrompt) if isinstance(sent, dict) else s.UNSET
 
     def _opening(self, session_id: str, cwd: str, dirs: Any, how: str) -> None:
@@ -455,9 +471,20 @@ class ClientSideConnection(Conveniences):
         self.client.on_agent_result(method, params, result)
 
     def _on_update(self, params: s.SessionNotification, ctx: RequestContext) -> None:
-        if isinstance(params.update, s.SubagentUpdate):
-            self._desk.update_seen(params.update)  # a child reporting running has new work
         self.client.session_update(params)
+
+    def _carry_out(self, effect: Effect) -> None:
+        """What the core decided a message does here (``acpref._core.effects``; called by the
+        observer as the rules record it, in wire order; the agent's turn effects are not ours)."""
+        if isinstance(effect, AsksCancelled):
+            self._desk.cancel_asks(effect.request_ids)  # spec PROMPT-21, SETUP-16, SUBAGENT-44
+        elif isinstance(effect, AgentCaps):
+            self._agent_caps = effect.capabilities
+        elif isinstance(effect, SystemPromptKept):
+            if effect.system_prompt is None:
+                self._system_prompts.pop(effect.session_id, None)
+            else:
+                self._system_prompts[effect.session_id] = effect.system_prompt
 
     def _on_permission(
         self, params: s.RequestPermissionRequest, ctx: RequestContext
