@@ -201,3 +201,23 @@ def test_PROMPT_23_a_cancel_read_after_the_turn_chose_its_answer_waits_for_that_
     # A cancel read before the seal is what the sealed answer says: "cancelled".
     slots.start(3)
     assert slots.cancel(3) and slots.seal(3) is True
+
+
+def test_PROMPT_23_a_cancel_waiting_for_a_sealed_answer_ends_when_the_connection_closes() -> None:
+    # The sealed answer can no longer be written once the connection is closed: the reading
+    # thread that waits for it must not wait out its bound.
+    import threading
+
+    from acpref.agent._slots import TurnFlags
+
+    slots = TurnFlags()
+    slots.start(2)
+    slots.seal(2)
+    returned = []
+    reader = threading.Thread(target=lambda: returned.append(slots.cancel(2)))
+    reader.start()
+    reader.join(0.2)
+    assert reader.is_alive()  # waiting for the answer to be written
+    slots.cancel_all()  # the connection closed
+    reader.join(10)
+    assert not reader.is_alive() and returned == [True]

@@ -25,9 +25,11 @@ from ._turn import PromptTurn
 
 __all__ = ["TurnFlags"]
 
-#: The longest a cancel read waits for a sealed turn's answer to be written (it is being written:
-#: the bound only matters when the connection breaks meanwhile).
-_SEALED_WAIT = 2.0
+#: The longest a cancel read waits for a sealed turn's answer to be written. The answer is on its
+#: way (no handler code runs any more), so only a write blocked on a full pipe makes this long; a
+#: short bound would let a busy machine answer a later request first and show the cancel read
+#: before an end_turn (a false PROMPT-23 against this agent). A closed connection ends the wait.
+_SEALED_WAIT = 60.0
 
 
 @attrs.define(eq=False)
@@ -52,6 +54,7 @@ class TurnFlags:
         self._lock = threading.Lock()
         self._changed = threading.Condition(self._lock)
         self._running: Dict[Any, _Running] = {}
+        self._closed = False
 
     def start(self, request_id: Any) -> None:
         """The core's ``TurnStarts``: the prompt ``request_id`` runs a turn now."""
@@ -90,7 +93,8 @@ class TurnFlags:
                 return False
             if running.sealed:
                 self._changed.wait_for(
-                    lambda: self._running.get(request_id) is not running, _SEALED_WAIT
+                    lambda: self._closed or self._running.get(request_id) is not running,
+                    _SEALED_WAIT,
                 )
                 return True
             running.cancelled.set()
@@ -122,6 +126,8 @@ class TurnFlags:
         which turns stop: ``cancel`` each.)"""
         turns: List[PromptTurn] = []
         with self._lock:
+            self._closed = True  # no sealed answer will be written: a cancel waiting for one ends
+            self._changed.notify_all()
             for running in self._running.values():
                 running.cancelled.set()
                 if running.turn is not None:
