@@ -4,7 +4,9 @@ Spec: schema.json (Error: "The message should be limited to a concise single sen
 initialization.mdx (INIT-09: a client answered with a version it does not support closes the
 connection), session-notices.md (NOTICE-06, graded as spec-gap notice-in-replay), and the
 definitions "A unique identifier for this tool call" (TOOL-02), currentModeId among the
-available modes (MODES-02). The list of SHOULD sentences reviewed is spec_notes/should.md.
+available modes (MODES-02); session-setup.mdx (SETUP-28: the root set is a boundary for file
+operations) and session-config-options.mdx (CONFIG-24: modes and the mode option kept in sync).
+The list of SHOULD sentences reviewed is spec_notes/should.md.
 """
 
 from __future__ import annotations
@@ -355,7 +357,8 @@ MODE_SET = (A, {"jsonrpc": "2.0", "id": 2, "result": {}})
 
 
 def _options(value: str, values: Any = ("ask", "code")) -> Tuple[str, Any]:
-    return _update({"sessionUpdate": "config_option_update", "configOptions": [_mode_option(value, values)]})
+    options = [_mode_option(value, values)]
+    return _update({"sessionUpdate": "config_option_update", "configOptions": options})
 
 
 def _mode(value: str) -> Tuple[str, Any]:

@@ -443,8 +443,10 @@ def _extra_roots(params: Dict[str, Any]) -> Tuple[Any, ...]:
 def _fs_outside_roots(state: ConnectionFacts, m: Message) -> Iterable[Finding]:
     s = state.session(m.session_id)
     path = m.params.get("path")
-    if s is None or not is_absolute_path(path) or not is_absolute_path(s.cwd):
+    if s is None or not isinstance(path, str) or not isinstance(s.cwd, str):
         return
+    if not (is_absolute_path(path) and is_absolute_path(s.cwd)):
+        return  # a relative path is FS-03's, FS-06's or SETUP-25's
     roots = [s.cwd, *(d for d in s.extra_roots if is_absolute_path(d))]
     if _below_a_root(path, roots) is False:
         # spec SETUP-28: the root set [cwd, ...additionalDirectories] is a boundary for the
