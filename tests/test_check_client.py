@@ -349,6 +349,34 @@ def test_one_defect_client_fails_its_must_clause(tmp_path: Path, name: str) -> N
     _assert_every_step_clause(report)
 
 
+@pytest.mark.parametrize("name", sorted(check_clients.SHOULD_DEFECTS))
+def test_one_defect_client_on_a_SHOULD_sentence_fails_only_on_request(
+    tmp_path: Path, name: str
+) -> None:
+    # spec ELICIT-22: the one finding is at SHOULD; the run stays ok unless --fail-on SHOULD.
+    defect = check_clients.SHOULD_DEFECTS[name]()
+    report = _run(tmp_path, defect)
+    table = report.format_table()
+    row = report.results.get(defect.should)
+    assert row is not None and row.status == "FAIL" and row.level == "SHOULD", table
+    assert any(defect.evidence in e for e in row.evidence), (row.evidence, table)
+    assert [r.clause for r in report.rows() if r.status == "FAIL"] == [defect.should], table
+    assert report.ok and report.failing() == [], table
+    assert row in report.failing(fail_on=("SHOULD",))
+
+
+def test_a_form_accepted_as_its_schema_asks_gets_no_ELICIT_22_finding(tmp_path: Path) -> None:
+    # The conforming client with form elicitation, accepting with a string name: no FAIL at all.
+    def accept(driver: Any, session: str) -> None:
+        driver.elicitation = lambda params: s.CreateElicitationResponse(
+            action=s.ElicitationAcceptAction(content={"name": "me"})
+        )
+
+    report = _grade(tmp_path, accept, caps=check_clients.AcceptsAFormOffItsSchema.caps)
+    assert report.ok and report.failures == [], report.format_table()
+    assert [r.clause for r in report.rows() if r.status == "FAIL"] == [], report.format_table()
+
+
 @pytest.mark.parametrize("name", sorted(check_clients.GAP_DEFECTS))
 def test_one_defect_client_on_a_spec_gap_fails_only_strictly(tmp_path: Path, name: str) -> None:
     # spec ELICIT-29, RPC-12, TOOL-08: unquoted (decisions.md); spec-gap concurrent-prompt.

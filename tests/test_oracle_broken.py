@@ -58,6 +58,8 @@ def _drive(name: str, d: AgentDriver) -> None:
         d.new_session("/tmp")
     elif name in ("prompt", "prompt_nocaps"):
         d.prompt(session_id, "hello")
+    elif name == "tool":
+        d.prompt(session_id, "tool")  # the driver allows it (its first allow option)
     elif name == "prompt_nowait":
         d.prompt_async(session_id, "hello")
     elif name in ("load", "resume"):
@@ -111,6 +113,7 @@ def test_broken_agent_is_caught_with_its_clause(name: str) -> None:
     # spec TOOL-02, TOOL-05, TOOL-15, TRANSPORT-01, TRANSPORT-05, TRANSPORT-08, FS-06
     # spec SCHEMA-01, SCHEMA-02, CONTENT-06, CONTENT-07, CONTENT-08, PROMPT-10, TOOL-13, TERM-02
     # spec INIT-04, RPC-02, TOOL-14, TOOL-10
+    # spec SETUP-28, PROMPT-14, CONFIG-24
     report = _broken_agent_report(name)
     finding = _caught(report, "agent", agents.BROKEN[name].expect)
     assert_quotes_fit(report)  # every finding of the run quotes the sentence it breaks
@@ -136,6 +139,27 @@ def test_broken_client_is_caught_with_its_clause(name: str, tmp_path: Path) -> N
     finding = _caught(report, "client", clients.BROKEN[name].expect)
     assert_quotes_fit(report)  # every finding of the run quotes the sentence it breaks
     _fails_the_run_if_MUST(report, finding)
+
+
+#: The broken agents whose one defect breaks a SHOULD sentence (spec_notes/should.md).
+SHOULD_PEERS = ("ReadsOutsideTheRoots", "DoneWithoutInProgress", "ModeOptionLagsBehind")
+
+
+@pytest.mark.parametrize("name", SHOULD_PEERS)
+def test_a_SHOULD_defect_is_its_one_SHOULD_finding_and_the_run_stays_ok(name: str) -> None:
+    # spec SETUP-28, PROMPT-14, CONFIG-24: one finding, at SHOULD, failing only with --fail-on.
+    report = _broken_agent_report(name)
+    found = [(f.clause, f.level, f.blame.value) for f in report.findings]
+    assert found == [(agents.BROKEN[name].expect, "SHOULD", "agent")], report.format_text()
+    assert report.ok and report.failing() == [], report.format_text()
+    assert report.findings[0] in report.failing(fail_on=("SHOULD",))
+
+
+def test_the_well_behaved_raw_agent_gets_no_SHOULD_finding_on_those_drives() -> None:
+    # The base the SHOULD peers bend, on the same conversations: no finding at all.
+    for drive in ("prompt", "tool"):
+        report = _run_agent([PY, str(BROKEN / "agents.py"), "RawAgent"], drive)
+        assert report.findings == [], report.format_text()
 
 
 def _fails_the_run_if_MUST(report: Report, finding: Finding) -> None:

@@ -211,7 +211,7 @@ CASES: List[Tuple[str, List[Msg], Msg, str, Party]] = [
     # -- the client's answers
     ("permission answered after cancel", started() + [asking(), (C, note("session/cancel", {"sessionId": "s1"}))], (C, ok(100, {"outcome": {"outcome": "selected", "optionId": "ok"}})), "PROMPT-21", C),
     ("option not offered", started() + [asking()], (C, ok(100, {"outcome": {"outcome": "selected", "optionId": "other"}})), "TOOL-08", C),
-    ("write answered null", started() + [(A, req(100, "fs/write_text_file", {"sessionId": "s1", "path": "/a", "content": ""}))], (C, ok(100, None) | {"result": None}), "FS-08", C),
+    ("write answered null", started() + [(A, req(100, "fs/write_text_file", {"sessionId": "s1", "path": "/p/a", "content": ""}))], (C, ok(100, None) | {"result": None}), "FS-08", C),
     ("released terminal answered", started() + terminal() + [(A, req(201, "terminal/release", {"sessionId": "s1", "terminalId": "t1"})), (C, ok(201)), (A, req(202, "terminal/output", {"sessionId": "s1", "terminalId": "t1"}))], (C, ok(202, {"output": "", "truncated": False})), "TERM-14", C),
     ("unadvertised mode not refused", started(client_caps={}) + [(A, req(100, "elicitation/create", {"sessionId": "s1", "mode": "form", "message": "q", "requestedSchema": {}}))], (C, ok(100, {"action": "accept"})), "ELICIT-29", C),
     ("bad elicitation action", started() + [(A, req(100, "elicitation/create", {"sessionId": "s1", "mode": "form", "message": "q", "requestedSchema": {}}))], (C, ok(100, {"action": "maybe"})), "ELICIT-20", C),

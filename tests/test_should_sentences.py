@@ -4,7 +4,9 @@ Spec: schema.json (Error: "The message should be limited to a concise single sen
 initialization.mdx (INIT-09: a client answered with a version it does not support closes the
 connection), session-notices.md (NOTICE-06, graded as spec-gap notice-in-replay), and the
 definitions "A unique identifier for this tool call" (TOOL-02), currentModeId among the
-available modes (MODES-02). The list of SHOULD sentences reviewed is spec_notes/should.md.
+available modes (MODES-02); session-setup.mdx (SETUP-28: the root set is a boundary for file
+operations) and session-config-options.mdx (CONFIG-24: modes and the mode option kept in sync).
+The list of SHOULD sentences reviewed is spec_notes/should.md.
 """
 
 from __future__ import annotations
@@ -261,3 +263,130 @@ def test_PROMPT_14_an_allowed_tool_call_done_without_in_progress_is_a_SHOULD_fin
     assert _levels(_permitted_then("no", "failed")) == []
     # Only the first status after the permission is judged.
     assert _levels(_permitted_then("yes", "in_progress", "failed", "completed")) == []
+
+
+FS_CAPS = {"fs": {"readTextFile": True, "writeTextFile": True}}
+
+
+def _fs_report(*paths: str, dirs: Any = None, method: str = "fs/read_text_file") -> Any:
+    params: Any = {"cwd": "/home/u/project", "mcpServers": []}
+    if dirs is not None:
+        params["additionalDirectories"] = dirs
+    new = (C, {"jsonrpc": "2.0", "id": 1, "method": "session/new", "params": params})
+    created = (A, {"jsonrpc": "2.0", "id": 1, "result": {"sessionId": "s1"}})
+    messages = []
+    for i, path in enumerate(paths, start=10):
+        ask: Any = {"sessionId": "s1", "path": path}
+        if method == "fs/write_text_file":
+            ask["content"] = "x"
+        messages.append((A, {"jsonrpc": "2.0", "id": i, "method": method, "params": ask}))
+        result = {"content": "x"} if method == "fs/read_text_file" else {}
+        messages.append((C, {"jsonrpc": "2.0", "id": i, "result": result}))
+    caps = {**FS_CAPS}
+    agent_caps = {"loadSession": True, "sessionCapabilities": {"additionalDirectories": {}}}
+    init = _init(caps=caps)
+    init[1][1]["result"]["agentCapabilities"] = agent_caps
+    return _report(new, created, *messages, init=init)
+
+
+def test_SETUP_28_a_file_request_outside_the_roots_is_a_SHOULD_finding() -> None:
+    # spec SETUP-28: "This root set SHOULD serve as a boundary for tool operations on the file
+    # system": the root set is [cwd, ...additionalDirectories].
+    for method in ("fs/read_text_file", "fs/write_text_file"):
+        for path in ("/etc/passwd", "/home/u/project/../other/x", "/home/u/projectile/x"):
+            report = _fs_report(path, method=method)
+            assert _levels(report) == [("SETUP-28", "SHOULD", A)], (method, path)
+            assert report.ok and not report.findings[0].is_violation
+    # Inside the cwd, the cwd itself, inside an additional directory: not judged.
+    inside = ("/home/u/project/a.py", "/home/u/project", "/home/u/project/./b/../c.txt")
+    assert _levels(_fs_report(*inside)) == []
+    assert _levels(_fs_report("/home/u/shared/lib.py", dirs=["/home/u/shared/"])) == []
+    # Without that directory among the roots, the same path is outside.
+    assert _levels(_fs_report("/home/u/shared/lib.py")) == [("SETUP-28", "SHOULD", A)]
+
+
+def test_SETUP_28_windows_paths_compare_without_case_or_slash_style() -> None:
+    def report(path: str) -> Any:
+        params = {"cwd": "C:\\Users\\u\\Project", "mcpServers": []}
+        ask = {"sessionId": "s1", "path": path}
+        return _report(
+            (C, {"jsonrpc": "2.0", "id": 1, "method": "session/new", "params": params}),
+            (A, {"jsonrpc": "2.0", "id": 1, "result": {"sessionId": "s1"}}),
+            (A, {"jsonrpc": "2.0", "id": 4, "method": "fs/read_text_file", "params": ask}),
+            (C, {"jsonrpc": "2.0", "id": 4, "result": {"content": ""}}),
+            init=_init(caps=FS_CAPS),
+        )
+
+    assert _levels(report("c:/users/U/project/main.py")) == []
+    assert _levels(report("C:\\Users\\u\\Other\\x")) == [("SETUP-28", "SHOULD", A)]
+
+
+MODES = {"availableModes": [{"id": "ask", "name": "Ask"}, {"id": "code", "name": "Code"}]}
+
+
+def _mode_option(value: str, values: Any = ("ask", "code")) -> Any:
+    return {
+        "id": "mode",
+        "name": "Mode",
+        "category": "mode",
+        "type": "select",
+        "currentValue": value,
+        "options": [{"value": v, "name": v.title()} for v in values],
+    }
+
+
+def _both(mode: str = "ask", option: str = "ask", values: Any = ("ask", "code")) -> Any:
+    result = {
+        "sessionId": "s1",
+        "modes": {**MODES, "currentModeId": mode},
+        "configOptions": [_mode_option(option, values)],
+    }
+    return [NEW[0], (A, {"jsonrpc": "2.0", "id": 1, "result": result})]
+
+
+SET_MODE = (
+    C,
+    {
+        "jsonrpc": "2.0",
+        "id": 2,
+        "method": "session/set_mode",
+        "params": {"sessionId": "s1", "modeId": "code"},
+    },
+)
+MODE_SET = (A, {"jsonrpc": "2.0", "id": 2, "result": {}})
+
+
+def _options(value: str, values: Any = ("ask", "code")) -> Tuple[str, Any]:
+    options = [_mode_option(value, values)]
+    return _update({"sessionUpdate": "config_option_update", "configOptions": options})
+
+
+def _mode(value: str) -> Tuple[str, Any]:
+    return _update({"sessionUpdate": "current_mode_update", "currentModeId": value})
+
+
+def test_CONFIG_24_modes_and_the_mode_option_out_of_step_is_a_SHOULD_finding() -> None:
+    # spec CONFIG-24: "Agents SHOULD keep both in sync to ensure consistent behavior regardless of
+    # which field the Client uses".
+    out_of_step = [
+        _both(mode="ask", option="code"),  # the session result disagrees with itself
+        [*_both(), SET_MODE, MODE_SET, _options("ask")],  # mode moved, the option repeated
+        [*_both(), _options("code"), _mode("ask")],  # option moved, the mode repeated
+        [*_both(), SET_MODE, MODE_SET, _options("ask"), _options("ask"), _mode("code")],  # once
+    ]
+    for messages in out_of_step:
+        report = _report(*messages)
+        assert _levels(report) == [("CONFIG-24", "SHOULD", A)], messages
+        assert report.ok and not report.findings[0].is_violation
+    in_step = [
+        [*_both(), SET_MODE, MODE_SET, _options("code")],
+        [*_both(), SET_MODE, _options("code"), MODE_SET, _options("code")],  # option went first
+        [*_both(), _options("code"), _mode("code"), _options("code")],
+        [*_both(), _mode("code"), _options("code")],
+    ]
+    for messages in in_step:
+        assert _levels(_report(*messages)) == [], messages
+    # spec-gap mode-option-values: an option whose values are not the mode ids is not compared.
+    other = ("fast", "slow")
+    assert _levels(_report(*_both(option="fast", values=other))) == []
+    assert _levels(_report(*_both(values=("ask", "code", "x")), _mode("code"))) == []

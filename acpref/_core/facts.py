@@ -34,6 +34,9 @@ class SessionState:
 
     id: str
     cwd: Optional[str] = None
+    #: The additionalDirectories of the last setup of the session (new, load or resume): with
+    #: ``cwd`` the session's effective root set (SETUP-28).
+    extra_roots: Tuple[Any, ...] = ()
     #: Where the session is in its lifecycle (``lifecycle.SESSION``; never UNKNOWN: an unknown
     #: session has no record).
     phase: SessionPhase = SessionPhase.ACTIVE
@@ -64,6 +67,11 @@ class SessionState:
     mode_ids: Optional[AbstractSet[Any]] = None
     #: Config options by id, as wire dicts (CONFIG-17).
     config: Mapping[Any, Dict[str, Any]] = NOTHING
+    #: The current mode as the modes API last stated it, and the mode option's value as the
+    #: config API last did, each with the agent's message count when it last moved (or was
+    #: found out of step); None until stated (CONFIG-24, ``session_modes``).
+    stated_mode: Optional[Tuple[Any, int]] = None
+    stated_option: Optional[Tuple[Any, int]] = None
     #: Permission requests in flight for this session: request id -> offered option ids.
     permissions: Mapping[Any, Set[Any]] = NOTHING
     #: Tool calls the client allowed to run and that reported no status since (PROMPT-14), a

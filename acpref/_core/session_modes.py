@@ -6,12 +6,13 @@ CONFIG-05) when it sets a session up. The client switches with ``session/set_mod
 was offered, MODES-04) and ``session/set_config_option`` (an advertised option and one of its
 values, CONFIG-17, CONFIG-18); the agent answers a config change with the complete new list
 (CONFIG-19) and reports changes of its own with ``current_mode_update`` and
-``config_option_update``. What a session remembers of both is in ``facts.SessionState``.
+``config_option_update``. An agent that offers both keeps them in step (CONFIG-24). What a
+session remembers of both is in ``facts.SessionState``.
 """
 
 from __future__ import annotations
 
-from typing import Any, Dict, Iterable, Set
+from typing import Any, Dict, Iterable, Optional, Set
 
 from ..errors import ErrorCode
 from .book import Message, check, transition, update_check, update_of, update_transition
@@ -110,9 +111,110 @@ def remember_options(state: ConnectionFacts, s: SessionState, result: Dict[str, 
     modes = result.get("modes")
     if isinstance(modes, dict):
         s.mode_ids = state.shared_mode_ids(modes.get("availableModes") or [])
+        _stated(state, s, "mode", modes.get("currentModeId"))
     options = result.get("configOptions")
     if isinstance(options, list):
         s.config = state.shared_config(options)
+        _stated_options(state, s, options)
+
+
+# -- Modes and the mode option in step (CONFIG-24) ------------------------------------------------
+#
+# spec-gap mode-option-values: no sentence says the mode option's values are mode ids; the two
+# are compared only where the option's values are exactly the session's mode ids (as in the
+# spec's examples). Each API's statement of the mode is kept with when it last moved. A statement
+# that moves one is not judged (the other may follow in the agent's next message); a statement
+# that repeats one after the other moved elsewhere is the two out of step.
+
+
+def _mode_option(mode_ids: Any, options: Any) -> Optional[Dict[str, Any]]:
+    """The one select option of category "mode" whose values are exactly ``mode_ids``."""
+    found = [
+        o
+        for o in (options if isinstance(options, list) else [])
+        if isinstance(o, dict) and o.get("category") == "mode" and o.get("type") == "select"
+    ]
+    if len(found) != 1 or mode_ids is None or select_values(found[0]) != set(mode_ids):
+        return None
+    return found[0]
+
+
+def _sides(s: SessionState, side: str) -> Any:
+    """(this API's statement, the other's): ``side`` is "mode" or "option"."""
+    if side == "mode":
+        return s.stated_mode, s.stated_option
+    return s.stated_option, s.stated_mode
+
+
+def _out_of_step(s: SessionState, side: str, value: Any) -> Optional[str]:
+    """Why a statement of the mode by one API (``side``) shows the two out of step, or None."""
+    mine, other = _sides(s, side)
+    if mine is None or other is None or mine[0] != value or other[0] == value:
+        return None
+    if other[1] <= mine[1]:
+        return None  # this API moved last (the other may follow), or this was reported
+    if side == "mode":
+        return f"the mode is still {value!r} after the mode option moved to {other[0]!r}"
+    return f"the mode option is still {value!r} after the mode moved to {other[0]!r}"
+
+
+def _stated(state: ConnectionFacts, s: SessionState, side: str, value: Any) -> None:
+    """Record one API's statement of the mode."""
+    seq = state.sent[A]
+    mine, other = _sides(s, side)
+    if mine is None or mine[0] != value:
+        mine = (value, seq)  # moved
+    elif other is not None and _out_of_step(s, side, value) is not None:
+        # Reported now: both count as moved here, judged again once either moves.
+        mine, other = (value, seq), (other[0], seq)
+    if side == "mode":
+        s.stated_mode, s.stated_option = mine, other
+    else:
+        s.stated_option, s.stated_mode = mine, other
+
+
+def _stated_options(state: ConnectionFacts, s: SessionState, options: Any) -> None:
+    option = _mode_option(s.mode_ids, options)
+    if option is not None:
+        _stated(state, s, "option", option.get("currentValue"))
+
+
+def _sync_findings(
+    s: Optional[SessionState], side: str, m: Message, value: Any = None, options: Any = None
+) -> Iterable[Finding]:
+    """A statement of the mode by one API (the mode ``value``, or the ``options`` list) that the
+    other API's newer statement contradicts."""
+    if s is None:
+        return
+    if side == "option":
+        option = _mode_option(s.mode_ids, options)
+        if option is None:
+            return
+        value = option.get("currentValue")
+    elif _mode_option(s.mode_ids, list(s.config.values())) is None:
+        return
+    why = _out_of_step(s, side, value)
+    if why is not None:
+        # spec CONFIG-24: an agent with both keeps modes and the mode option in step.
+        yield finding("CONFIG-24", A, why, m.index)
+
+
+def result_sync_findings(result: Dict[str, Any], m: Message) -> Iterable[Finding]:
+    """A session result whose modes and mode option already disagree (CONFIG-24)."""
+    modes = result.get("modes")
+    if not isinstance(modes, dict):
+        return
+    ids = {x.get("id") for x in modes.get("availableModes") or [] if isinstance(x, dict)}
+    option = _mode_option(ids, result.get("configOptions"))
+    if option is not None and option.get("currentValue") != modes.get("currentModeId"):
+        # spec CONFIG-24: an agent with both keeps modes and the mode option in step.
+        yield finding(
+            "CONFIG-24",
+            A,
+            f"currentModeId {modes.get('currentModeId')!r} but the mode option is "
+            f"{option.get('currentValue')!r}",
+            m.index,
+        )
 
 
 # -- The client switches --------------------------------------------------------------------------
@@ -185,6 +287,24 @@ def _config_set(state: ConnectionFacts, m: Message) -> Iterable[Finding]:
             "CONFIG-19", A, "set_config_option result lacks the option that was set", m.index
         )
     yield from config_findings(state, options, m)
+    s = state.session(m.request.params.get("sessionId"))
+    yield from _sync_findings(s, "option", m, options=options)
+
+
+@check("response", A, "session/set_mode")
+def _mode_set(state: ConnectionFacts, m: Message) -> Iterable[Finding]:
+    assert m.request is not None
+    if not m.is_error:
+        s = state.session(m.request.params.get("sessionId"))
+        yield from _sync_findings(s, "mode", m, m.request.params.get("modeId"))
+
+
+@transition("response", A, "session/set_mode")
+def _mode_set_apply(state: ConnectionFacts, m: Message) -> None:
+    assert m.request is not None
+    s = state.session(m.request.params.get("sessionId"))
+    if s is not None and not m.is_error:
+        _stated(state, s, "mode", m.request.params.get("modeId"))
 
 
 @transition("response", A, "session/set_config_option")
@@ -202,12 +322,22 @@ def _mode_update(state: ConnectionFacts, m: Message) -> Iterable[Finding]:
     if s is not None and s.mode_ids is not None and mode not in s.mode_ids:
         # spec MODES-02: the current mode is one of the available modes.
         yield finding("MODES-02", A, f"current mode {mode!r} is not an available mode", m.index)
+    yield from _sync_findings(s, "mode", m, mode)
+
+
+@update_transition("current_mode_update")
+def _mode_update_apply(state: ConnectionFacts, m: Message) -> None:
+    s = state.session(m.session_id)
+    if s is not None:
+        _stated(state, s, "mode", update_of(m).get("currentModeId"))
 
 
 @update_check("config_option_update")
 def _config_update(state: ConnectionFacts, m: Message) -> Iterable[Finding]:
     if state.session(m.session_id) is not None:
         yield from config_findings(state, update_of(m).get("configOptions"), m)
+        options = update_of(m).get("configOptions")
+        yield from _sync_findings(state.session(m.session_id), "option", m, options=options)
 
 
 @update_transition("config_option_update")
@@ -216,3 +346,4 @@ def _config_update_apply(state: ConnectionFacts, m: Message) -> None:
     options = update_of(m).get("configOptions")
     if s is not None and isinstance(options, list):
         s.config = state.shared_config(options)
+        _stated_options(state, s, options)

@@ -13,8 +13,10 @@ The phases a session goes through (loading, resuming, active) are kept in ``fact
 
 from __future__ import annotations
 
+import ntpath
+import posixpath
 import sys
-from typing import Any, Dict, Iterable, List, Optional
+from typing import Any, Dict, Iterable, List, Optional, Sequence, Tuple
 
 from ..errors import ErrorCode
 from .book import Message, check, transition, update_check, update_of
@@ -22,7 +24,13 @@ from .facts import ConnectionFacts, SessionState
 from .lifecycle import SESSION, TURN, SessionEvent, SessionPhase, TurnEvent, TurnPhase
 from .prompt_turn import stop_turn
 from .findings import Finding, Party, finding
-from .session_modes import config_findings, mode_like_findings, modes_findings, remember_options
+from .session_modes import (
+    config_findings,
+    mode_like_findings,
+    modes_findings,
+    remember_options,
+    result_sync_findings,
+)
 from .subagents import announced
 from .values import is_absolute_path
 
@@ -266,6 +274,7 @@ def _setup_result(state: ConnectionFacts, m: Message) -> Iterable[Finding]:
     yield from modes_findings(m.result.get("modes"), m)
     yield from config_findings(state, m.result.get("configOptions"), m)
     yield from mode_like_findings(m.result, m)
+    yield from result_sync_findings(m.result, m)
 
 
 @transition("response", A, "session/new")
@@ -283,6 +292,7 @@ def _session_created(state: ConnectionFacts, m: Message) -> None:
         id=m.result["sessionId"],
         cwd=sys.intern(cwd) if type(cwd) is str else cwd,
         phase=SESSION.step(SessionPhase.UNKNOWN, SessionEvent.NEW_ANSWERED),
+        extra_roots=_extra_roots(m.request.params),
     )
     remember_options(state, s, m.result)
     state.sessions[s.id] = s
@@ -311,6 +321,8 @@ def _session_reopened(state: ConnectionFacts, m: Message) -> None:
         s.turn_phase, TurnEvent.LOAD_ANSWERED if load else TurnEvent.RESUME_ANSWERED
     )
     s.cwd = m.request.params.get("cwd", s.cwd)
+    # Each load or resume names the full root list again; none named is none (SETUP-22).
+    s.extra_roots = _extra_roots(m.request.params)
     if still:  # the next replay re-sends the messages with their own ids
         s.forget_message_ids()
     else:
@@ -419,3 +431,49 @@ def answered_after(method: str, other: str, *, earlier: bool) -> bool:
     # spec-gap reopen-in-flight: any other request follows the earlier loads and resumes, so
     # that a session whose reopening failed is known to be gone before its handler runs.
     return other in REOPENING
+
+
+# -- The effective root set: a boundary for the agent's file-system requests ----------------------
+
+
+def _extra_roots(params: Dict[str, Any]) -> Tuple[Any, ...]:
+    dirs = params.get("additionalDirectories")
+    return tuple(dirs) if isinstance(dirs, list) else ()
+
+
+@check("request", A, "fs/read_text_file", "fs/write_text_file")
+def _fs_outside_roots(state: ConnectionFacts, m: Message) -> Iterable[Finding]:
+    s = state.session(m.session_id)
+    path = m.params.get("path")
+    if s is None or not isinstance(path, str) or not isinstance(s.cwd, str):
+        return
+    if not (is_absolute_path(path) and is_absolute_path(s.cwd)):
+        return  # a relative path is FS-03's, FS-06's or SETUP-25's
+    roots = [s.cwd, *(d for d in s.extra_roots if is_absolute_path(d))]
+    if _below_a_root(path, roots) is False:
+        # spec SETUP-28: the root set [cwd, ...additionalDirectories] is a boundary for the
+        # agent's file-system operations (spec-gap root-set-on-the-wire: judged on the path's
+        # text; a permission the user gave is no exception the sentence names).
+        where = f"{m.method} path {path!r} is outside the session's roots {roots!r}"
+        yield finding("SETUP-28", A, where, m.index)
+
+
+def _below_a_root(path: str, roots: Sequence[str]) -> Optional[bool]:
+    """True if ``path`` is a root or below one, by its text ("." and ".." folded); None when
+    no root is written in the path's style (POSIX, or Windows: case and slashes folded)."""
+    windows = not path.startswith("/")
+    flavour = ntpath if windows else posixpath
+    same = [r for r in roots if r.startswith("/") != windows]
+    if not same:
+        return None
+
+    def norm(p: str) -> str:
+        p = flavour.normpath(p)
+        return p.replace("/", "\\").casefold() if windows else p
+
+    target = norm(path)
+    sep = "\\" if windows else "/"
+    for root in map(norm, same):
+        if target == root or target.startswith(root.rstrip(sep) + sep):
+            return True
+    return False

@@ -300,6 +300,9 @@ class RawAgent:
         if m["params"].get("requestId") == getattr(self, "prompt_id", None):
             self.cancelled.update(self.history)
 
+    #: Whether an allowed tool call reports in_progress before its end (PROMPT-14).
+    reports_in_progress = True
+
     def prompt_tool(self, m: Dict[str, Any], session_id: str) -> None:
         """A tool call that asks permission; a session/close meanwhile cancels it (SETUP-16)."""
         self.running = session_id
@@ -313,6 +316,10 @@ class RawAgent:
                 return
             outcome = answer.get("result", {}).get("outcome", {})
             status = "completed" if outcome.get("outcome") == "selected" else "failed"
+            if status == "completed" and self.reports_in_progress:
+                # spec PROMPT-14: once allowed, the tool runs: in_progress, then its end.
+                running = {"toolCallId": call_id, "status": "in_progress"}
+                self.update(session_id, {"sessionUpdate": "tool_call_update", **running})
             self.update(
                 session_id,
                 {"sessionUpdate": "tool_call_update", "toolCallId": call_id, "status": status},

@@ -659,6 +659,56 @@ class PermissionOptionWithoutKind(RawAgent):
         )
 
 
+class ReadsOutsideTheRoots(RawAgent):
+    """Asks the client to read a file outside the session's cwd (SETUP-28 says SHOULD)."""
+
+    expect, drive = "SETUP-28", "prompt"
+
+    def on_session_prompt(self, m: M) -> None:
+        outside = {"sessionId": m["params"]["sessionId"], "path": "/etc/hostname"}
+        self.request("fs/read_text_file", outside)
+        super().on_session_prompt(m)
+
+
+class DoneWithoutInProgress(RawAgent):
+    """Reports an allowed tool call completed with no in_progress first (PROMPT-14: SHOULD)."""
+
+    expect, drive = "PROMPT-14", "tool"
+    reports_in_progress = False
+
+
+class ModeOptionLagsBehind(RawAgent):
+    """Offers modes and a mode option; at a prompt it switches the mode to ``code`` and then
+    sends the config options with the mode option still ``ask`` (CONFIG-24: SHOULD)."""
+
+    expect, drive = "CONFIG-24", "prompt"
+
+    def option(self, value: str) -> M:
+        values = [{"value": v, "name": v.title()} for v in ("ask", "code")]
+        return {
+            "id": "mode",
+            "name": "Mode",
+            "category": "mode",
+            "type": "select",
+            "currentValue": value,
+            "options": values,
+        }
+
+    def reply(self, message: M, result: Any) -> None:
+        if isinstance(result, dict) and message.get("method") == "session/new":
+            modes = [{"id": "ask", "name": "Ask"}, {"id": "code", "name": "Code"}]
+            modes_object = {"currentModeId": "ask", "availableModes": modes}
+            result = {**result, "modes": modes_object, "configOptions": [self.option("ask")]}
+        super().reply(message, result)
+
+    def on_session_prompt(self, m: M) -> None:
+        session_id = m["params"]["sessionId"]
+        self.update(session_id, {"sessionUpdate": "current_mode_update", "currentModeId": "code"})
+        lagging = {"sessionUpdate": "config_option_update", "configOptions": [self.option("ask")]}
+        self.update(session_id, lagging)
+        super().on_session_prompt(m)
+
+
 BROKEN = {
     name: cls
     for name, cls in globals().items()
@@ -667,4 +717,4 @@ BROKEN = {
 }
 
 if __name__ == "__main__":
-    BROKEN[sys.argv[1]]().run()
+    {**BROKEN, "RawAgent": RawAgent}[sys.argv[1]]().run()  # RawAgent: the base, unbent

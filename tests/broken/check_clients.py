@@ -28,7 +28,7 @@ import attrs
 
 from acpref import schema as s
 from acpref.errors import RpcError
-from acpref.testing import AgentDriver
+from acpref.testing import DEFAULT_CLIENT_CAPABILITIES, AgentDriver
 
 #: What the files of check-client's crossed reads hold (the names of the files and the lines).
 CROSSED = "acpref check: crossed read "
@@ -871,6 +871,41 @@ class ServesAnUnadvertisedMethod(Conforming):
         driver.connection.set_handler(
             "fs/read_text_file", lambda params, ctx: s.ReadTextFileResponse(content="x")
         )
+
+
+class AcceptsAFormOffItsSchema(Conforming):
+    """Advertises form elicitation and accepts check-client's form with ``name`` a number,
+    where the requested schema says a string.
+
+    ELICIT-22: "For an accepted form elicitation, `content` SHOULD conform to the requested
+    schema": a SHOULD finding, failing the run only with ``--fail-on SHOULD``."""
+
+    should = "ELICIT-22"
+    evidence = "'name'"
+    caps = {**DEFAULT_CLIENT_CAPABILITIES, "elicitation": {"form": {}}}
+
+    def bend(self, driver: AgentDriver, session: str) -> None:
+        def accept(params: Any) -> Any:
+            return s.CreateElicitationResponse(
+                action=s.ElicitationAcceptAction(content={"name": "me"})
+            )
+
+        def off_schema(m: Dict[str, Any]) -> Optional[List[Wire]]:
+            result = m.get("result")
+            if isinstance(result, dict) and result.get("action") == "accept":
+                return [{**m, "result": {**result, "content": {"name": 5}}}]
+            return None
+
+        driver.elicitation = accept
+        on_the_wire(driver, off_schema)  # below the driver's own form check
+
+
+#: Each breaks one SHOULD sentence (``should``: its clause): reported at SHOULD, run ok.
+SHOULD_DEFECTS = {
+    name: cls
+    for name, cls in dict(globals()).items()
+    if isinstance(cls, type) and issubclass(cls, Conforming) and getattr(cls, "should", None)
+}
 
 
 GAP_DEFECTS = {
