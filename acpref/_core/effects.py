@@ -390,6 +390,10 @@ def _handed_over(state: ConnectionFacts, m: Message) -> List[ClientEffect]:
         return []
     if m.method in ("session/new", "session/load", "session/resume"):
         return [SystemPromptKept(sid, state.system_prompts.get(sid))]
+    if m.method in ("session/close", "session/delete"):
+        # The session's work is over: no cancel of it is left to reach a later ask (a reopened
+        # session starts clean), and what a connection keeps of its ended sessions stays bounded.
+        state.work_cancelled.difference_update([sid, *descendants(state, sid)])
     if m.method == "session/delete":
         return [SystemPromptKept(sid, None)]
     return []
