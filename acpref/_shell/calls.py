@@ -121,6 +121,7 @@ class RequestContext:
         "is_notification",
         "_responded",
         "_lock",
+        "_held",
     )
 
     def __init__(self, connection: Peer, method: str, request_id: Any) -> None:
@@ -137,6 +138,8 @@ class RequestContext:
         self.answer_on_cancel = True
         self._responded = self.is_notification
         self._lock = _NO_RESPONSE_LOCK if self.is_notification else threading.Lock()
+        #: What its params cost decoded while it is in progress (``InFlight``), 0 once released.
+        self._held = 0
 
     def _claim_response(self) -> bool:
         """True exactly once: the right to send this request's one response (RPC-06)."""
@@ -314,7 +317,7 @@ class InFlight:
         self._by_id: Dict[Any, RequestContext] = {}
         self._lock = threading.Condition()  # notified when a request is answered, while draining
         self._writing = 0  # answers being written now
-        self._held = 0  # what the requests received and not finished cost decoded
+        self._held = 0  # what the requests received and not yet answered (or ended) cost decoded
         self._max_held = max_held_bytes
         self._draining = False
 
@@ -329,6 +332,7 @@ class InFlight:
             if not duplicate and not over:
                 self._by_id[request_id] = ctx
                 self._held = held + cost
+                ctx._held = cost
                 return None
         if over and not duplicate:
             # spec RPC-15 / CANCEL-07: aborted by a resource limit -> -32800. What the requests
@@ -343,10 +347,12 @@ class InFlight:
         # so that each id keeps exactly one answer to its first request.
         return RpcError(ErrorCode.INVALID_REQUEST, f"request id {request_id!r} is already in use")
 
-    def release(self, cost: int) -> None:
-        """A request's handler is done with its params: they are no longer held."""
-        with self._lock:
-            self._held -= cost
+    def _release(self, ctx: RequestContext) -> None:
+        """No longer in progress: what ``ctx`` held is let go (once). Called with the lock held,
+        as its answer goes out or its handler ends, whichever is first: a peer that reads the
+        answer and sends the next request finds the room it made."""
+        self._held -= ctx._held
+        ctx._held = 0
 
     def get(self, request_id: Any) -> Optional[RequestContext]:
         with self._lock:
@@ -364,6 +370,7 @@ class InFlight:
         """``ctx``'s answer is being written: out of the book, counted until ``answered``."""
         with self._lock:
             self._writing += 1
+            self._release(ctx)
             if self._by_id.get(ctx.id) is ctx:
                 del self._by_id[ctx.id]
 
@@ -376,6 +383,7 @@ class InFlight:
     def forget(self, ctx: RequestContext) -> None:
         """``ctx``'s handler has returned (answered or not: a cancelled one may never be)."""
         with self._lock:
+            self._release(ctx)
             if self._by_id.get(ctx.id) is ctx:
                 del self._by_id[ctx.id]
                 if self._draining:

@@ -407,8 +407,7 @@ class Connection:
         if refused is not None:
             self._send_error_raw(request_id, refused, observe=True)
             return
-        if not self._crew.submit(lambda: self._run_held(ctx, params, cost)):
-            self._inbound.release(cost)
+        if not self._crew.submit(lambda: self._run_request(ctx, params)):
             # spec RPC-15 / CANCEL-07: aborted by a resource limit -> -32800.
             self._send_response(
                 ctx,
@@ -416,12 +415,6 @@ class Connection:
                     ErrorCode.REQUEST_CANCELLED, "too many requests in progress; try again"
                 ),
             )
-
-    def _run_held(self, ctx: RequestContext, params: Any, cost: int) -> None:
-        try:
-            self._run_request(ctx, params)
-        finally:
-            self._inbound.release(cost)  # the handler is done with its params
 
     def _run_request(self, ctx: RequestContext, params: Any) -> None:
         method = ctx.method
