@@ -40,9 +40,6 @@ Refuses        the answer to the last session/load or session/resume a      spec
 ClientCaps     the client's initialize is recorded, not refused: what it     INIT-02, INIT-10
                advertised, for the agent to ask before sending (ELICIT-07)
 
-Still asked the old way (to move here next): on the client side, permission asks answered
-``cancelled`` (PROMPT-21).
-=======
 AsksCancelled  the client's session/cancel is recorded while permission    PROMPT-21
                requests of the session (or of a child announced below it,  (SUBAGENT-44,
                spec-gap child-cancel-reach) are open                        child-cancel-reach)
