@@ -67,7 +67,6 @@ from ..methods import CANCEL_REQUEST
 from .book import Message
 from .facts import ConnectionFacts, SessionState
 from .findings import Party
-from .lifecycle import TurnEvent
 from .session_setup import ENDING, ORDERED, REOPENING, answered_after
 from .subagents import descendants
 
@@ -80,8 +79,13 @@ __all__ = [
     "Waits",
     "effects_of",
     "stops_at_end_of_input",
+    # the client's
+    "AgentCaps",
+    "AsksCancelled",
+    "ClientEffect",
+    "SystemPromptKept",
+    "client_effects_of",
 ]
-__all__ += ["AgentCaps", "AsksCancelled", "ClientEffect", "SystemPromptKept", "client_effects_of"]
 
 A, C = Party.AGENT, Party.CLIENT
 
@@ -156,17 +160,18 @@ class ClientCaps:
 
 Effect = Union[TurnStarts, TurnStops, Waits, Refuses, ClientCaps, "ClientEffect"]
 
-#: The client's messages that stop a running turn, by (method, is a request): the turn event,
-#: the clause the agent stops it by, and whether the session ends with it.
-_STOPS: Dict[Tuple[str, bool], Tuple[TurnEvent, str, bool]] = {
+#: The client's messages that stop a running turn, by (method, is a request): the clause the
+#: agent stops it by, and whether the session ends with it. (The turn's phase was moved by the
+#: pages as they recorded the message: ``prompt_turn.stop_turn``.)
+_STOPS: Dict[Tuple[str, bool], Tuple[str, bool]] = {
     # spec PROMPT-22: on session/cancel the agent stops the turn as soon as possible.
-    ("session/cancel", False): (TurnEvent.CANCEL_SENT, "PROMPT-22", False),
+    ("session/cancel", False): ("PROMPT-22", False),
     # spec-gap cancel-request-prompt: $/cancel_request on a prompt acts as session/cancel.
-    (CANCEL_REQUEST, False): (TurnEvent.CANCEL_REQUEST_SENT, "spec-gap:cancel-request-prompt", False),
+    (CANCEL_REQUEST, False): ("spec-gap:cancel-request-prompt", False),
     # spec SETUP-16: close cancels the running turn as if session/cancel arrived; the session ends.
-    ("session/close", True): (TurnEvent.CLOSE_SENT, "SETUP-16", True),
+    ("session/close", True): ("SETUP-16", True),
     # spec-gap delete-active: deleting a session with a running turn cancels the turn first.
-    ("session/delete", True): (TurnEvent.DELETE_SENT, "spec-gap:delete-active", True),
+    ("session/delete", True): ("spec-gap:delete-active", True),
 }
 
 
@@ -196,7 +201,7 @@ def _stop_effects(state: ConnectionFacts, m: Message, is_request: bool) -> List[
     row = _STOPS.get((m.method or "", is_request))
     if row is None:
         return []
-    _event, clause, ending = row  # the event moved the turn (cancellation, prompt_turn)
+    clause, ending = row
     if m.method == CANCEL_REQUEST:
         s = _session_of_prompt(state, m.params.get("requestId"))
     else:

@@ -32,7 +32,7 @@ from .session_modes import (
     result_sync_findings,
 )
 from .subagents import announced
-from .values import is_absolute_path
+from .values import is_absolute_path, is_below
 
 A, C = Party.AGENT, Party.CLIENT
 INVALID = ErrorCode.INVALID_PARAMS
@@ -473,7 +473,4 @@ def _below_a_root(path: str, roots: Sequence[str]) -> Optional[bool]:
 
     target = norm(path)
     sep = "\\" if windows else "/"
-    for root in map(norm, same):
-        if target == root or target.startswith(root.rstrip(sep) + sep):
-            return True
-    return False
+    return any(is_below(target, norm(root), sep) for root in same)

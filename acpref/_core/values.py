@@ -14,6 +14,7 @@ from urllib.parse import parse_qsl, unquote, urlsplit
 
 __all__ = [
     "is_absolute_path",
+    "is_below",
     "is_iso8601",
     "is_one_based",
     "names_a_secret",
@@ -36,6 +37,12 @@ def is_absolute_path(path: Any) -> bool:
     if not isinstance(path, str) or not path:
         return False
     return path.startswith("/") or bool(_WINDOWS_ABSOLUTE.match(path))
+
+
+def is_below(path: str, root: str, sep: str = "/") -> bool:
+    """True when ``path`` is ``root`` or lies below it, by their text (both already normalised,
+    written with ``sep``): ``/a/bc`` is not below ``/a/b``."""
+    return path == root or path.startswith(root.rstrip(sep) + sep)
 
 
 def is_iso8601(value: Any) -> bool:

@@ -33,6 +33,7 @@ import stat
 from pathlib import Path
 from typing import Iterable, List, Optional, Sequence, Tuple
 
+from .._core.values import is_below
 from ..errors import ErrorCode, RpcError
 
 __all__ = ["Roots", "outside_error", "not_found_error", "MAX_PATH_BYTES"]
@@ -81,10 +82,6 @@ def _fd_path(fd: int) -> Optional[str]:
     return None  # pragma: no cover
 
 
-def _below(path: str, root: str) -> bool:
-    return path == root or path.startswith(root.rstrip("/") + "/")
-
-
 class Roots:
     """The directories one session may touch, resolved once when the session is opened."""
 
@@ -104,7 +101,7 @@ class Roots:
 
     def contains(self, real_path: str) -> bool:
         """True when ``real_path`` (already resolved) lies below one of the roots."""
-        return any(_below(real_path, root) for root in self.real)
+        return any(is_below(real_path, root) for root in self.real)
 
     def resolve(self, path: str) -> str:
         """The real path of ``path`` if it lies below a root; else raise -32602."""

@@ -25,6 +25,7 @@ from typing import Any, Callable, Dict, List, Optional, Protocol, Tuple, Union
 import attrs
 
 from .. import schema as s
+from .._core.values import is_below
 from ..agent import ClientHandle, PromptTurn, Session
 from ..schema import UNSET
 
@@ -98,13 +99,8 @@ def _resolve(session: Session, path: str) -> Tuple[str, bool]:
     # spec SETUP-27: a relative path resolves against cwd.
     absolute = os.path.normpath(path if os.path.isabs(path) else os.path.join(session.cwd, path))
     # spec SETUP-28: the file-system commands stay inside [cwd, *additionalDirectories].
-    inside = any(_within(absolute, root) for root in session.roots)
+    inside = any(is_below(absolute, os.path.normpath(root), os.sep) for root in session.roots)
     return absolute, inside
-
-
-def _within(path: str, root: str) -> bool:
-    root = os.path.normpath(root)
-    return path == root or path.startswith(root.rstrip(os.sep) + os.sep)
 
 
 def _ask(inv: Invocation, call: Union[s.ToolCall, str], allow: str, reject: str) -> Optional[bool]:
