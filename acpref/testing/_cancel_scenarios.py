@@ -101,6 +101,7 @@ def cancel_busy_turn(
     """Cancel a busy turn (``send``: session/cancel, session/close...) and judge how it ends."""
     cancel = _Cancel(ctx, send)
     ctx.driver.permission = cancel.policy
+    started = ctx.driver.sink.received_count
     pending, first = _busy_turn(ctx, session_id)
     if first == "done" and not cancel.asked:
         with ctx.step("session/prompt"):  # an error before the cancel: no cancelled turn
@@ -109,7 +110,24 @@ def cancel_busy_turn(
             ctx.skip(c, f"the turn ended before it could be cancelled; {BUSY_HINT}")
         return
     cancel()  # when the agent asked permission, the policy may have sent it already
+    if _answered_before(ctx, started, cancel, pending.request_id):
+        # The prompt's answer was read before the cancel was written: the turn was over
+        # before it could be cancelled, and an answer to the probe says nothing about it.
+        with ctx.step("session/prompt"):
+            pending.result()
+        for c in (clause, IGNORED):
+            ctx.skip(c, f"the turn ended before it could be cancelled; {BUSY_HINT}")
+        return
     _judge(ctx, clause, pending, cancel)
+
+
+def _answered_before(ctx: ScenarioContext, started: int, cancel: _Cancel, prompt_id: Any) -> bool:
+    """Whether the prompt's answer is among what was read (from ``started``, before the prompt
+    was sent) before the cancel was sent."""
+    return any(
+        i < cancel.since and isinstance(m, dict) and "method" not in m and m.get("id") == prompt_id
+        for i, m in ctx.driver.sink.received(started)
+    )
 
 
 def _judge(ctx: ScenarioContext, clause: str, pending: PendingTurn, cancel: _Cancel) -> None:

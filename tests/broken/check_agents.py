@@ -1125,6 +1125,27 @@ class AuthAtPrompt(RawAgent):
         super().on_session_prompt(m)
 
 
+class AsksThenEnds(RawAgent):
+    """Answers every prompt at once, its one chunk and the end_turn answer in one write: the
+    answer is read, more often than not, before check-agent's cancel goes out (after the chunk),
+    so the turn was over before the cancel and the probe's answer proves nothing about it."""
+
+    def on_session_prompt(self, m: M) -> None:
+        session_id = m["params"]["sessionId"]
+        chunk = {"sessionUpdate": "agent_message_chunk", "content": {"type": "text", "text": "."}}
+        self.history.setdefault(session_id, []).append(chunk)
+        update = {"sessionId": session_id, "update": chunk}
+        self.ids += 1
+        ask = {"sessionId": session_id, "toolCall": {"toolCallId": "t1", "title": "ask"},
+               "options": [{"optionId": "ok", "name": "OK", "kind": "allow_once"}]}
+        lines = [
+            {"jsonrpc": "2.0", "method": "session/update", "params": update},
+            {"jsonrpc": "2.0", "id": self.ids, "method": "session/request_permission", "params": ask},
+            {"jsonrpc": "2.0", "id": m["id"], "result": {"stopReason": "end_turn"}},
+        ]
+        self.write(b"".join(json.dumps(x).encode("utf-8") + b"\n" for x in lines))
+
+
 class AuthAtNew(AuthAtPrompt):
     """Answers every session method -32000 until authenticated."""
 
@@ -1307,6 +1328,7 @@ HARMLESS = {
     "SystemPromptAgent": SystemPromptAgent,
     "ReplaysInOtherChunks": ReplaysInOtherChunks,
     "ConfigAgent": ConfigAgent,
+    "AsksThenEnds": AsksThenEnds,
 }
 
 
