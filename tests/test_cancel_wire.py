@@ -135,21 +135,23 @@ ASKING = (A, _req(100, "session/request_permission", {
 ASK_CANCELLED = (C, _ok(100, {"outcome": {"outcome": "cancelled"}}))
 
 
-def test_PROMPT_23_cancelled_while_it_waited_on_the_client_fails_at_MUST(tmp_path: Path) -> None:
-    # The agent was waiting on its permission request when the cancel was sent, and answered the
-    # prompt after the client's answer, which came after the cancel: it had read the cancel.
-    status, findings = _validate(tmp_path, [ASKING, CANCEL, ASK_CANCELLED, END_TURN])
+def test_a_permission_answered_after_the_cancel_proves_nothing(tmp_path: Path) -> None:
+    # The agent asked permission before the cancel and ended the turn after the client's answer,
+    # as observed: it may have written its answer before it read the cancel and the client's
+    # answer (the two directions of the pipe interleave wherever they are observed).
+    for order in ([ASKING, CANCEL, ASK_CANCELLED, END_TURN], [ASKING, CANCEL, END_TURN, ASK_CANCELLED]):
+        status, findings = _validate(tmp_path, order)
+        assert _clauses(findings) == [("spec-gap:cancel-race", "spec-gap")], findings
+        assert status == 0
+
+
+def test_PROMPT_23_cancelled_while_asking_and_after_the_probe_fails_at_MUST(tmp_path: Path) -> None:
+    # The probe's answer is the witness, whatever else the agent was waiting on.
+    messages = [ASKING, CANCEL, PROBE, ASK_CANCELLED, PROBE_ANSWERED, END_TURN]
+    status, findings = _validate(tmp_path, messages)
     assert _clauses(findings) == [("PROMPT-23", "MUST")], findings
-    assert "waiting on the client" in findings[0]["message"]
+    assert "answered a request sent after it" in findings[0]["message"]
     assert status == 1
-
-
-def test_a_prompt_answered_while_its_own_request_is_open_was_not_waiting(tmp_path: Path) -> None:
-    # The agent answered the prompt before the client answered its permission request: it was
-    # not blocked on that request, and may have ended the turn before it read the cancel.
-    status, findings = _validate(tmp_path, [ASKING, CANCEL, END_TURN, ASK_CANCELLED])
-    assert _clauses(findings) == [("spec-gap:cancel-race", "spec-gap")], findings
-    assert status == 0
 
 
 # -- PROMPT-24: "Agents MUST catch these errors": the errors of an operation the cancel aborted ----

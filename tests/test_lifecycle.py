@@ -107,13 +107,12 @@ def test_a_cancelled_turn_owes_the_clause_of_its_row(cancel: Dict[str, Any], cla
     state.observe(C, _req(1, "session/new", {"cwd": CWD, "mcpServers": []}))
     state.observe(A, _ok(1, {"sessionId": "s"}))
     state.observe(C, _req(2, "session/prompt", {"sessionId": "s", "prompt": []}))
-    # the agent is waiting on the client when the cancel comes: "cancelled" is certainly due
-    state.observe(A, _req(50, "fs/read_text_file", {"sessionId": "s", "path": "/etc/hosts"}))
     state.observe(C, cancel)
     s = state.sessions["s"]
     assert s.turn_phase is TurnPhase.CANCEL_REQUESTED
     assert s.cancel_clause == clause
-    state.observe(C, _ok(50, {"content": ""}))
+    # the agent answers a request sent after the cancel: it has read it, "cancelled" is due
+    _read_after(state)
     found = state.observe(A, _ok(2, {"stopReason": "end_turn"}))
     assert clause in _clauses(found)
     assert s.turn_phase is TurnPhase.CANCEL_ENDED
@@ -256,8 +255,12 @@ def _prompt_running(state: ProtocolState) -> None:
     state.observe(C, _req(1, "session/new", {"cwd": CWD, "mcpServers": []}))
     state.observe(A, _ok(1, {"sessionId": "s"}))
     state.observe(C, _req(2, "session/prompt", {"sessionId": "s", "prompt": []}))
-    # the agent is waiting on the client: were "cancelled" due, it would be certainly due
-    state.observe(A, _req(50, "fs/read_text_file", {"sessionId": "s", "path": "/etc/hosts"}))
+
+
+def _read_after(state: ProtocolState) -> None:
+    """The agent answers a request sent now: the wire shows it read all that came before."""
+    state.observe(C, _req(50, "_x/ping", {}))
+    state.observe(A, {"jsonrpc": "2.0", "id": 50, "error": {"code": -32601, "message": "no"}})
 
 
 @pytest.mark.parametrize(
@@ -276,7 +279,7 @@ def test_a_turn_asked_to_stop_but_not_cancelled_owes_no_cancelled_answer(
     assert s.turn_phase is TurnPhase.STOP_REQUESTED and s.cancel_clause is None
     assert s.turn_phase.running and s.turn_phase.stopped
     assert state.observe(A, _chunk()) == []  # its pending updates may still come (CANCEL-04)
-    state.observe(C, _ok(50, {"content": ""}))
+    _read_after(state)  # it had read the stop: still no "cancelled" is due
     assert state.observe(A, _ok(2, {"stopReason": "end_turn"})) == []
     assert s.turn_phase is TurnPhase.ENDED
 
@@ -295,7 +298,7 @@ def test_CANCEL_05_an_error_to_a_cancel_request_is_a_support_gap_a_later_cancel_
     state.observe(C, _note("session/cancel", {"sessionId": "s"}))
     s = state.sessions["s"]
     assert s.turn_phase is TurnPhase.CANCEL_REQUESTED and s.cancel_clause == "PROMPT-23"
-    state.observe(C, _ok(50, {"content": ""}))
+    _read_after(state)
     assert "PROMPT-23" in _clauses(state.observe(A, _ok(2, {"stopReason": "end_turn"})))
 
 
@@ -305,7 +308,6 @@ def test_a_delete_answered_drops_the_session_and_an_unknown_ones_delete_is_no_fa
     assert state.observe(C, _req(1, "session/delete", {"sessionId": "never"})) == []
     _prompt_running(state)
     state.observe(C, _req(9, "session/delete", {"sessionId": "s"}))
-    state.observe(C, _ok(50, {"content": ""}))
     state.observe(A, _ok(2, {"stopReason": "cancelled"}))
     state.observe(A, _ok(9, {}))
     assert "s" not in state.sessions and "s" in state.deleted

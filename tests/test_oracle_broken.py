@@ -39,6 +39,9 @@ _TOLERATED = (RpcError, RemoteProtocolError, RequestTimeout, ConnectionClosed, T
 def _cancel_on_permission(d: AgentDriver, session_id: str) -> None:
     def policy(request: Any) -> None:
         d.cancel(session_id)  # spec PROMPT-21: cancel first, then answer "cancelled"
+        # A request after the cancel: the agent's answer to it, before the prompt's, is what
+        # shows it had read the cancel (stdio is ordered); its open permission request is not.
+        d.send_raw({"jsonrpc": "2.0", "id": "after-cancel", "method": "_x/ping", "params": {}})
         return None
 
     d.permission = policy

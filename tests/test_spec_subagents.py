@@ -517,20 +517,28 @@ def test_SUBAGENT_19_a_request_for_a_child_is_answered(tmp_path: Path) -> None:
         side.close()
 
 
-def test_SUBAGENT_21_a_child_cancelled_while_it_waits_confirms_cancelled() -> None:
+PING = ("client", {"jsonrpc": "2.0", "id": 90, "method": "_x/ping", "params": {}})
+PONG = ("agent", {"jsonrpc": "2.0", "id": 90, "error": {"code": -32601, "message": "no"}})
+
+
+def test_SUBAGENT_21_a_child_cancelled_after_the_agent_read_the_cancel_confirms_cancelled() -> None:
     idle = {"state": "idle", "stopReason": "end_turn"}
     ended = upd("p", {"sessionUpdate": "subagent_update", "sessionId": "c", "state": idle})
     confirmed = upd("p", {"sessionUpdate": "subagent_update", "sessionId": "c",
                           "state": {"state": "idle", "stopReason": "cancelled"}})  # fmt: skip
-    # Waiting on our answer when cancelled, and answered: it cannot have ended on its own first.
-    answered = ("client", permission_answer({"outcome": "cancelled"}))
-    state = state_after(("agent", CANCELLABLE), ("agent", asks("c")), CANCEL_C, answered)
+    # The agent answered a request sent after the cancel: it had read the cancel first.
+    state = state_after(("agent", CANCELLABLE), CANCEL_C, PING, PONG)
     assert clauses_of(state, Party.AGENT, ended) == ["SUBAGENT-21"]
     assert clauses_of(state, Party.AGENT, confirmed) == []
-    # Idle while its request is still unanswered: it was not waiting on it (a race).
-    state = state_after(("agent", CANCELLABLE), ("agent", asks("c")), CANCEL_C)
+    # A request answered that was sent before the cancel proves nothing (a race).
+    state = state_after(("agent", CANCELLABLE), PING, CANCEL_C, PONG)
     assert clauses_of(state, Party.AGENT, ended) == []
-    # Not waiting: its end may have crossed the cancel (a race), no finding.
+    # Asked the client, and the client answered after the cancel: the agent may have written
+    # the idle state before it read either (the two directions interleave): a race.
+    answered = ("client", permission_answer({"outcome": "cancelled"}))
+    state = state_after(("agent", CANCELLABLE), ("agent", asks("c")), CANCEL_C, answered)
+    assert clauses_of(state, Party.AGENT, ended) == []
+    # Nothing read after the cancel: its end may have crossed the cancel (a race).
     state = state_after(("agent", CANCELLABLE), CANCEL_C)
     assert clauses_of(state, Party.AGENT, ended) == []
 

@@ -48,11 +48,6 @@ class SessionState:
     turn: Any = None
     #: Set when the turn was cancelled: the clause that makes "cancelled" due (PROMPT-23, SETUP-16).
     cancel_clause: Optional[str] = None
-    #: The agent's own requests for this session in flight at the cancel (their ids). Once the
-    #: client has answered one, the agent may have waited on it: then it cannot have finished the
-    #: turn before it read the cancel, which came before that answer. An agent that answers the
-    #: prompt while they are all still open was waiting on none of them.
-    cancel_waits: FrozenSet[Any] = frozenset()
     #: The client's message count (``ConnectionFacts.sent``) at the cancel: once the agent has
     #: read that many (``ConnectionFacts.read``), it has read the cancel.
     cancel_seq: int = 0
@@ -197,15 +192,3 @@ class ConnectionFacts:
             return table
         return self._shared.get(table, ("config", key))  # type: ignore[no-any-return]
 
-    def agent_requests_of(self, session_id: Any) -> FrozenSet[Any]:
-        """The ids of the agent's requests in flight to the client for this session."""
-        return frozenset(
-            request_id
-            for request_id, req in self.outstanding[Party.AGENT].items()
-            if req.params.get("sessionId") == session_id
-        )
-
-    def waited_on_client(self, s: SessionState) -> bool:
-        """True when the client has answered one of the agent's requests that were in flight at
-        the session's cancel (``SessionState.cancel_waits``)."""
-        return any(request_id not in self.outstanding[Party.AGENT] for request_id in s.cancel_waits)

@@ -45,7 +45,7 @@ turn ended (SUBAGENT-29), so the turn rules of ``prompt_turn`` leave them alone.
 from __future__ import annotations
 
 import sys
-from typing import TYPE_CHECKING, Any, Dict, FrozenSet, Iterable, List, Optional, Set
+from typing import TYPE_CHECKING, Any, Dict, Iterable, List, Optional, Set
 
 import attrs
 
@@ -97,10 +97,10 @@ class ChildState:
     #: The same for its elicitations (SUBAGENT-45).
     elicitations: Set[Any] = attrs.Factory(set)
     cancelled_elicitations: Set[Any] = attrs.Factory(set)
-    #: Since the client cancelled the child's work and until it reports idle: the permission
-    #: requests it had in flight then. Once the client answered one, the child may have waited
-    #: on it, so it cannot have ended before the cancel; while all are open it waited on none.
-    cancel_waits: Optional[FrozenSet[Any]] = None
+    #: Since the client cancelled the child's work and until it reports idle: the client's
+    #: message count at that cancel (``ConnectionFacts.sent``). Once the agent has answered a
+    #: request with a later count (``ConnectionFacts.read``), it had read the cancel.
+    cancel_seq: Optional[int] = None
     #: The ``state`` tag of the last work state reported (None: never, or cleared).
     state: Optional[str] = None
     #: Requests of the child in flight for which it has reported ``requires_action`` (or was in
@@ -273,12 +273,12 @@ def _announcement(state: "ProtocolState", m: Message, update: Dict[str, Any]) ->
         yield finding("SUBAGENT-24", A, f"child {child!r} stopped on error, without it", m.index)
     stop = work.get("stopReason") if isinstance(work, dict) else None
     idle = isinstance(work, dict) and work.get("state") == "idle"
-    waits = (known.cancel_waits if known is not None else None) or frozenset()
-    waited = known is not None and bool(waits) and not waits <= known.permissions
-    if waited and idle and stop != "cancelled":
+    since = known.cancel_seq if known is not None else None
+    read = since is not None and state.read[A][0] >= since
+    if read and idle and stop != "cancelled":
         # spec SUBAGENT-21: a cancelled child confirms with idle and stopReason "cancelled"
-        # (it was waiting on the client when cancelled, and the client answered: no race with
-        # its own end).
+        # (the agent had answered a request sent after the cancel, so it had read the cancel:
+        # no race with the child's own end; the same witness as PROMPT-23's).
         yield finding(
             "SUBAGENT-21", A, f"cancelled child {child!r} went idle with {stop!r}", m.index
         )
@@ -327,7 +327,7 @@ def _register_child(state: "ProtocolState", m: Message) -> None:
         work = update["state"]
         known.state = work.get("state") if isinstance(work, dict) else None
         if known.state == "idle":
-            known.cancel_waits = None  # the cancel, if any, is answered
+            known.cancel_seq = None  # the cancel, if any, is answered
         elif known.state == "requires_action":
             known.blocked_reported |= known.permissions
     if "capabilities" in update:
@@ -430,7 +430,7 @@ def _root_closed(state: "ProtocolState", m: Message) -> None:
 def _cancel_permissions(state: "ProtocolState", children: List[Any]) -> None:
     for child in children:
         known = state.children[child]
-        known.cancel_waits = frozenset(known.permissions)
+        known.cancel_seq = state.sent[C]
         known.cancelled_permissions |= known.permissions
         known.cancelled_elicitations |= known.elicitations
 

@@ -125,8 +125,8 @@ def _answered_before(ctx: ScenarioContext, started: int, cancel: _Cancel, prompt
     """Whether the prompt's answer is among what was read (from ``started``, before the prompt
     was sent) before the cancel was sent."""
     return any(
-        i < cancel.since and isinstance(m, dict) and "method" not in m and m.get("id") == prompt_id
-        for i, m in ctx.driver.sink.received(started)
+        isinstance(m, dict) and "method" not in m and m.get("id") == prompt_id
+        for _, m in ctx.driver.sink.received(started, cancel.since)
     )
 
 
@@ -146,13 +146,8 @@ def _judge(ctx: ScenarioContext, clause: str, pending: PendingTurn, cancel: _Can
         ended = f"the turn ended {turn.stop_reason!r}, not 'cancelled'"
         judged = (clause,)
     ended_at = time.monotonic()
-    if cancel.asked:
-        # spec PROMPT-23, PROMPT-24: the agent waited on our permission answer, which came
-        # after the cancel: it cannot have finished before it read the cancel.
-        for c in judged:
-            ctx.check(c, False, f"cancelled while asking permission, {ended}")
-        ctx.skip(IGNORED, f"judged at {clause}: the agent had read the cancel")
-        return
+    # A permission request open at the cancel is no witness: the agent may have written its
+    # answer to the prompt before it read the cancel and our answer (the oracle's reading too).
     after = _after_cancel(ctx, cancel, pending.request_id)
     late = ended_at - (cancel.sent_at or ended_at)
     facts = [f"{ended} {late:.1f}s after the cancel", f"{after['updates']} turn updates came after it"]

@@ -110,11 +110,13 @@ class RecordSink:
         with self._cond:
             return list(self.validator.findings)
 
-    def received(self, since: int = 0) -> List[Received]:
-        """The peer's messages from position ``since`` of the received list (those still kept)."""
+    def received(self, since: int = 0, until: Optional[int] = None) -> List[Received]:
+        """The peer's messages from position ``since`` of the received list up to ``until``
+        (excluded; positions as ``received_count`` counts them), those still kept."""
         with self._cond:
             skip = max(since - self._base, 0)
-            return [(i, m) for i, m, _ in list(self._received)[skip:]]
+            stop = None if until is None else max(until - self._base, 0)
+            return [(i, m) for i, m, _ in list(self._received)[skip:stop]]
 
     @property
     def received_count(self) -> int:

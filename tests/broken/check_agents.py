@@ -1126,23 +1126,29 @@ class AuthAtPrompt(RawAgent):
 
 
 class AsksThenEnds(RawAgent):
-    """Answers every prompt at once, its one chunk and the end_turn answer in one write: the
-    answer is read, more often than not, before check-agent's cancel goes out (after the chunk),
-    so the turn was over before the cancel and the probe's answer proves nothing about it."""
+    """Its busy prompt streams a chunk, asks permission and ends the turn end_turn without
+    waiting for the answer, all in one write: check-agent cancels when it sees the request, but
+    the turn had ended before the cancel went out. Neither the open request nor the probe's
+    answer after the prompt's shows that the agent had read the cancel (PROMPT-23: no verdict)."""
 
     def on_session_prompt(self, m: M) -> None:
         session_id = m["params"]["sessionId"]
+        text = "".join(b.get("text", "") for b in m["params"]["prompt"])
+        if text != "slow" or session_id not in self.history:
+            super().on_session_prompt(m)
+            return
         chunk = {"sessionUpdate": "agent_message_chunk", "content": {"type": "text", "text": "."}}
-        self.history.setdefault(session_id, []).append(chunk)
-        update = {"sessionId": session_id, "update": chunk}
+        user = {"sessionUpdate": "user_message_chunk", "content": {"type": "text", "text": text}}
+        self.history[session_id] += [user, chunk]
         self.ids += 1
         ask = {"sessionId": session_id, "toolCall": {"toolCallId": "t1", "title": "ask"},
                "options": [{"optionId": "ok", "name": "OK", "kind": "allow_once"}]}
         lines = [
-            {"jsonrpc": "2.0", "method": "session/update", "params": update},
+            {"jsonrpc": "2.0", "method": "session/update",
+             "params": {"sessionId": session_id, "update": chunk}},
             {"jsonrpc": "2.0", "id": self.ids, "method": "session/request_permission", "params": ask},
             {"jsonrpc": "2.0", "id": m["id"], "result": {"stopReason": "end_turn"}},
-        ]
+        ]  # fmt: skip
         self.write(b"".join(json.dumps(x).encode("utf-8") + b"\n" for x in lines))
 
 
