@@ -73,6 +73,7 @@ GOOD = [PY, str(BROKEN / "well_behaved_agent.py")]
 sys.path.insert(0, str(BROKEN))
 
 import check_agents  # noqa: E402
+from shared_runs import shared_check_agent  # noqa: E402
 from test_quote_fit import misfits  # noqa: E402
 
 CHECK_AGENTS = [PY, str(BROKEN / "check_agents.py")]
@@ -283,7 +284,7 @@ def test_the_clause_list_is_the_same_whatever_the_agent_does() -> None:
     # first prompt, one that exits on bad input: the same declared clauses, each with a status.
     lists = []
     for name in ("RawAgent", "AuthAtNew", "DiesAtPrompt", "ExitsOnBadInput"):
-        report = check_agent([*CHECK_AGENTS, name], AgentCheckOptions(**FAST))
+        report = shared_check_agent([*CHECK_AGENTS, name], AgentCheckOptions(**FAST))
         _assert_every_declared_clause(report, SCENARIOS)
         lists.append([c for c in report.results if c in declared_clauses()])
     assert all(sorted(x) == sorted(lists[0]) for x in lists), lists
@@ -301,7 +302,7 @@ def test_a_scenario_cannot_decide_a_clause_it_does_not_declare() -> None:
 def _check_defect(name: str, cls: type) -> CheckReport:
     """Run only the scenario that provokes the defect (with the defect's own options)."""
     options = AgentCheckOptions(only=(cls.scenario,), **{**FAST, **getattr(cls, "options", {})})
-    report = check_agent([*CHECK_AGENTS, name], options)
+    report = shared_check_agent([*CHECK_AGENTS, name], options)
     _assert_every_declared_clause(report, [s for s in SCENARIOS if s.name == cls.scenario])
     wrong = misfits(report.findings)  # every oracle finding quotes the sentence it breaks
     assert not wrong, "\n".join(wrong)
@@ -444,7 +445,7 @@ def test_PROMPT_24_an_error_after_answering_the_ping_fails_at_MUST() -> None:
     # spec PROMPT-24: the ping's answer shows the agent had read the cancel before it answered
     # the prompt with an error: the aborted operation's error, owed as stopReason "cancelled".
     options = AgentCheckOptions(only=("cancel",), **FAST)
-    report = check_agent([*CHECK_AGENTS, "ErrorOnCancel"], options)
+    report = shared_check_agent([*CHECK_AGENTS, "ErrorOnCancel"], options)
     row = report.results["PROMPT-24"]
     assert row.status == "FAIL" and row.level == "MUST", report.format_table()
     assert any("answered a request sent after the cancel, so" in e for e in row.evidence), row
@@ -471,7 +472,7 @@ def test_PROMPT_23_a_turn_that_ends_end_turn_after_answering_the_ping_fails_at_M
     # spec PROMPT-23: stdio is ordered, so the ping's answer (the ping was sent after the
     # cancel) shows the agent had read the cancel before it answered the prompt end_turn.
     options = AgentCheckOptions(only=("cancel",), **FAST)
-    report = check_agent([*CHECK_AGENTS, name], options)
+    report = shared_check_agent([*CHECK_AGENTS, name], options)
     row = report.results["PROMPT-23"]
     assert row.status == "FAIL" and row.level == "MUST", report.format_table()
     # Both the scenario (what it saw) and the oracle (on the transcript) say so.
@@ -496,13 +497,13 @@ def test_SETUP_16_a_closed_turn_that_ends_end_turn_after_answering_the_ping_fail
 
 @pytest.mark.parametrize("name", sorted(check_agents.HARMLESS))
 def test_harmless_agent_has_no_failure(name: str) -> None:
-    report = check_agent([*CHECK_AGENTS, name], AgentCheckOptions(**FAST))
+    report = shared_check_agent([*CHECK_AGENTS, name], AgentCheckOptions(**FAST))
     assert report.failures == [], report.format_table()
     _assert_every_declared_clause(report, SCENARIOS)
 
 
 def test_RPC_16_auth_required_at_the_prompt_is_skipped_with_the_auth_hint() -> None:
-    report = check_agent([*CHECK_AGENTS, "AuthAtPrompt"], AgentCheckOptions(**FAST))
+    report = shared_check_agent([*CHECK_AGENTS, "AuthAtPrompt"], AgentCheckOptions(**FAST))
     row = report.results["PROMPT-17"]
     assert row.status == "SKIPPED", report.format_table()
     assert "session/prompt answered -32000" in row.evidence[0] and "--auth" in row.evidence[0]
