@@ -12,7 +12,10 @@ spec_notes/oracle.md, "check-agent's own tests", checked against ``quotes.tsv`` 
 * authentication: TerminalAuthUnasked, AUTH-05 ("Agents MUST advertise this method only when
   the client enabled its terminal authentication capability.")
 * session setup: SameSessionId, SETUP-02 ("MUST respond with a unique Session ID");
-  McpHandshakeUnfinished, SETUP-30 ("All Agents MUST support connecting to MCP servers via stdio")
+  McpHandshakeUnfinished, SETUP-30 ("All Agents MUST support connecting to MCP servers via stdio");
+  ReadsFromSpawnDir, SETUP-27 ("MUST remain the base for relative-path resolution");
+  RunsInSpawnDir, SETUP-26 ("MUST be used for the session regardless of where the Agent
+  subprocess was spawned"), both started in one scratch directory, the session in another
 * load: PartialReplay, ForgetsUsersAfterRestart, ReplaysLastExchange, ForgetsEarlierAnswers,
   SETUP-05 ("MUST replay the entire conversation": every message of a two-turn history);
   resume: ReplayBeforeResumeAnswer, SETUP-12 ("MUST NOT replay the conversation history ...
@@ -55,6 +58,7 @@ spec_notes/oracle.md, "check-agent's own tests", checked against ``quotes.tsv`` 
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 import time
@@ -140,7 +144,12 @@ def test_echo_agent_passes_every_scenario() -> None:
     # It applies both system prompt modes: only an unknown one can be refused (SYSPROMPT-05).
     row = report.results["SYSPROMPT-04"]
     assert row.status == "SKIPPED" and "mode.override" in row.evidence[0]
-    others = [row for row in report.rows() if row.clause not in ("AUTH-17", "SYSPROMPT-04")]
+    # Its /read runs no terminal: where its commands run is seen with --cwd-prompt '/run ...'
+    # (test_SETUP_26_echo_runs_the_session_s_commands_in_its_cwd_and_passes).
+    row = report.results["SETUP-26"]
+    assert row.status == "SKIPPED" and "--cwd-prompt" in row.evidence[0]
+    skipped = ("AUTH-17", "SYSPROMPT-04", "SETUP-26")
+    others = [row for row in report.rows() if row.clause not in skipped]
     assert all(row.status == "PASS" for row in others), report.format_table()
     assert report.results["SYSPROMPT-05"].status == "PASS"
 
@@ -342,7 +351,12 @@ def test_a_defect_below_MUST_fails_its_clause_at_its_level_not_the_run(name: str
 AREAS = {
     "initialization": ("VersionRefused",),
     "authentication": ("TerminalAuthUnasked",),
-    "session setup": ("SameSessionId", "McpHandshakeUnfinished"),
+    "session setup": (
+        "SameSessionId",
+        "McpHandshakeUnfinished",
+        "ReadsFromSpawnDir",
+        "RunsInSpawnDir",
+    ),
     "session load": (
         "PartialReplay",
         "ForgetsUsersAfterRestart",
@@ -734,3 +748,84 @@ def test_RPC_07_agents_that_answer_by_id_pass_with_no_finding(argv: list) -> Non
     assert report.results["RPC-07"].status == "PASS", report.format_table()
     assert [f for f in report.findings if f["blame"] == "agent"] == [], report.findings
     assert report.ok, report.format_table()
+
+
+# -- SETUP-26, SETUP-27: the session's cwd, not the directory the agent was started in ----------
+
+CWD = dict(only=("cwd",), **FAST)
+ECHO = [PY, "-m", "acpref", "echo"]
+
+
+def test_SETUP_27_echo_reads_a_relative_name_from_the_session_cwd_and_passes() -> None:
+    # The default prompt is the echo agent's /read: it reads the session cwd's copy.
+    report = check_agent(ECHO, AgentCheckOptions(**CWD))
+    assert report.results["SETUP-27"].status == "PASS", report.format_table()
+    assert report.failures == [] and report.findings == [], report.format_table()
+    row = report.results["SETUP-26"]
+    assert row.status == "SKIPPED" and "no terminal/create" in row.evidence[0], row
+
+
+def test_SETUP_26_echo_runs_the_session_s_commands_in_its_cwd_and_passes() -> None:
+    report = check_agent(ECHO, AgentCheckOptions(cwd_prompt="/run cat {file}", **CWD))
+    assert report.results["SETUP-26"].status == "PASS", report.format_table()
+    assert report.failures == [], report.format_table()
+    # The name stays relative on the command line: it names no base, so SETUP-27 is skipped.
+    assert report.results["SETUP-27"].status == "SKIPPED", report.format_table()
+
+
+def test_SETUP_27_a_relative_name_resolved_against_the_spawn_directory_fails_at_MUST() -> None:
+    # spec SETUP-27: "MUST remain the base for relative-path resolution".
+    report = _check_defect("ReadsFromSpawnDir", check_agents.DEFECTS["ReadsFromSpawnDir"])
+    row = report.results["SETUP-27"]
+    assert row.status == "FAIL" and row.level == "MUST", report.format_table()
+    assert "spawned-here-" in row.evidence[0] and "fs/read_text_file path" in row.evidence[0]
+    assert {r.clause for r in report.failing()} == {"SETUP-27"}, report.format_table()
+    assert "MUST remain the base for relative-path resolution" in report.format_text()
+    assert report.results["SETUP-26"].status == "SKIPPED"
+
+
+def test_SETUP_26_a_command_run_in_the_spawn_directory_fails_at_MUST() -> None:
+    # spec SETUP-26: "MUST be used for the session regardless of where the Agent subprocess was
+    # spawned".
+    report = _check_defect("RunsInSpawnDir", check_agents.DEFECTS["RunsInSpawnDir"])
+    row = report.results["SETUP-26"]
+    assert row.status == "FAIL" and row.level == "MUST", report.format_table()
+    assert "terminal/create cwd" in row.evidence[0] and "spawned-here-" in row.evidence[0]
+    assert {r.clause for r in report.failing()} == {"SETUP-26"}, report.format_table()
+
+
+def test_SETUP_26_27_a_correct_raw_agent_passes_both() -> None:
+    argv = [*CHECK_AGENTS, "ReadsRelative"]
+    read = check_agent(argv, AgentCheckOptions(**CWD))
+    run = check_agent(argv, AgentCheckOptions(cwd_prompt="/run cat {file}", **CWD))
+    assert read.results["SETUP-27"].status == "PASS", read.format_table()
+    assert run.results["SETUP-26"].status == "PASS", run.format_table()
+    assert read.failures == [] and run.failures == []
+
+
+def test_SETUP_27_a_path_of_neither_directory_is_no_verdict() -> None:
+    # An agent's own file (its configuration) shows no base: SKIPPED, naming the path. That it
+    # lies outside the session's roots is SETUP-28's, a SHOULD, filed by the oracle.
+    report = check_agent([*CHECK_AGENTS, "ReadsElsewhere"], AgentCheckOptions(**CWD))
+    row = report.results["SETUP-27"]
+    assert row.status == "SKIPPED" and ".config/raw-agent" in row.evidence[0], row
+    assert report.ok and report.failing() == [], report.format_table()
+
+
+def test_SETUP_26_27_an_agent_without_such_a_command_is_skipped_with_the_option() -> None:
+    report = check_agent([*CHECK_AGENTS, "RawAgent"], AgentCheckOptions(**CWD))
+    for clause in ("SETUP-26", "SETUP-27"):
+        row = report.results[clause]
+        assert row.status == "SKIPPED" and "--cwd-prompt" in row.evidence[0], row
+    assert report.failures == []
+    assert any("SETUP-26, SETUP-27" in n and "--cwd-prompt" in n for n in report.notes)
+
+
+def test_SETUP_26_27_an_agent_that_cannot_start_elsewhere_is_skipped_not_failed() -> None:
+    # A command naming its script by a relative path cannot start in the scratch directory:
+    # nothing of that process is judged, and the reason says to give absolute paths.
+    script = os.path.relpath(BROKEN / "check_agents.py")
+    report = check_agent([PY, script, "RawAgent"], AgentCheckOptions(**CWD))
+    row = report.results["SETUP-27"]
+    assert row.status == "SKIPPED" and "absolute paths" in row.evidence[0], row
+    assert report.failures == [] and report.findings == [], report.format_table()

@@ -75,6 +75,12 @@ def register(sub: Any, name: str, help_text: str) -> None:
         help="a prompt asking for a file read, a command and a file write, sent by a client "
         "that advertises no capability; {path} names a file (default: one asking all three)",
     )
+    p.add_argument(
+        "--cwd-prompt",
+        help="a prompt asking for the file {file} by its relative name, sent in a session whose "
+        "cwd is not the directory the agent was started in (default: '/read {file}' and a "
+        "sentence asking to read it; '/run cat {file}' makes acpref echo run a command on it)",
+    )
     _add_waits(p)
     p.add_argument(
         "--auth", metavar="METHOD_ID", help="authenticate with this method before sessions"
@@ -92,7 +98,11 @@ def register(sub: Any, name: str, help_text: str) -> None:
         "-q", "--quiet", action="store_true", help="no progress on stderr (each scenario's start "
         "and end, with its time)",
     )
-    p.add_argument("--cwd", help="directory to open sessions in (default: a temporary directory)")
+    p.add_argument(
+        "--cwd",
+        help="directory to open sessions in (default: a temporary directory; the cwd scenario "
+        "starts the agent in a scratch directory and opens its session in another)",
+    )
     p.add_argument(
         "--record", metavar="DIR", help="keep one transcript per scenario in DIR (see validate)"
     )
@@ -205,6 +215,7 @@ def _check(args: argparse.Namespace, argv: Any, record_dir: Any) -> int:
                 ("prompt", args.prompt),
                 ("cancel_prompt", args.cancel_prompt),
                 ("tools_prompt", args.tools_prompt),
+                ("cwd_prompt", args.cwd_prompt),
             )
             if v
         },

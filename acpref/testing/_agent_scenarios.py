@@ -2,8 +2,9 @@
 
 Spec: initialization.mdx, session-modes.mdx, session-config-options.mdx, prompt-turn.mdx,
 extensibility.mdx, transports.mdx here (the handshake, the version, a prompt turn); cancellation
-in ``_cancel_scenarios``, load/resume/list/delete/close, the system prompt and MCP servers in
-``_session_scenarios``, what no client should send in ``_bad_input_scenarios``. ``SCENARIOS``,
+in ``_cancel_scenarios``, the session's cwd as the base in ``_cwd_scenarios``,
+load/resume/list/delete/close, the system prompt and MCP servers in ``_session_scenarios``, what
+no client should send in ``_bad_input_scenarios``. ``SCENARIOS``,
 at the end, lists them all with the clauses each decides; the oracle judges every message
 besides (a finding blamed on the agent fails its clause whatever the scenario).
 
@@ -22,6 +23,7 @@ from ._auth_scenarios import CLAUSES as AUTH_CLAUSES
 from ._auth_scenarios import authentication
 from ._bad_input_scenarios import bad_input
 from ._cancel_scenarios import IGNORED, cancel_scenario
+from ._cwd_scenarios import cwd_scenario
 from ._driver import _TURN_CONTENT
 from ._scenario import META, NotReached, Scenario, ScenarioContext, round_trip
 from ._session_scenarios import (
@@ -331,6 +333,7 @@ SCENARIOS = [
         main="INIT-17",
     ),
     Scenario("no-capabilities", _no_capabilities, ("FS-01", "FS-02", "TERM-01"), main="FS-01"),
+    Scenario("cwd", cwd_scenario, ("SETUP-27", "SETUP-26"), main="SETUP-27", apart=True),
     Scenario(
         "cancel", cancel_scenario, ("PROMPT-23", "PROMPT-24", IGNORED, "CANCEL-05"), main="PROMPT-23"
     ),

@@ -23,6 +23,7 @@ from typing import Dict, List, Optional, Sequence
 from .._core import gate_open
 from ..errors import ConnectionClosed, ErrorCode, RemoteProtocolError, RequestTimeout, RpcError
 from ._agent_scenarios import SCENARIOS
+from ._cwd_scenarios import CWD_FILE
 from ._deadlines import Stalled
 from ._driver import AgentDriver
 from ._results import FAIL, PASS, SKIPPED, CheckReport
@@ -79,7 +80,7 @@ def check_agent(
                 continue
             _progress(options, f"[{n}/{len(chosen)}] {scenario.name} ...")
             began = time.monotonic()
-            driver_caps = _run(scenario, argv, options, report, cwd, stalled)
+            driver_caps = _run(scenario, argv, options, report, cwd, stalled, scratch=tmp)
             if caps is None and driver_caps is not None:
                 caps = driver_caps
             took = time.monotonic() - began
@@ -117,10 +118,23 @@ def _run(
     report: CheckReport,
     cwd: str,
     stalled: Optional[Dict[str, str]] = None,
+    *,
+    scratch: Optional[str] = None,
 ) -> Optional[Dict[str, object]]:
     if options.record_dir:
         os.makedirs(options.record_dir, exist_ok=True)
     processes = iter(range(1, 1 << 20))
+    spawn_dir: Optional[str] = None
+    if scenario.apart:
+        # The agent starts in one fresh directory and its sessions open in another: what it
+        # then names shows which one it takes for the session's (SETUP-26, SETUP-27). Both lie
+        # in the run's temporary directory, removed with it.
+        spawn_dir = os.path.realpath(tempfile.mkdtemp(prefix="spawned-here-", dir=scratch))
+        cwd = os.path.realpath(tempfile.mkdtemp(prefix="session-cwd-", dir=scratch))
+        # A program named by a relative path is the one the user meant, from here.
+        program = str(argv[0]) if argv else ""
+        if os.sep in program and not os.path.isabs(program):
+            argv = [os.path.abspath(program), *argv[1:]]
 
     def spawn() -> AgentDriver:
         # One transcript per agent process: the scenario's name, then -2, -3... after a restart.
@@ -130,6 +144,7 @@ def _run(
         transcript = os.path.join(where, f"{name}.jsonl") if where else None
         return AgentDriver.spawn(
             argv,
+            cwd=spawn_dir,
             env=options.env,
             transcript=transcript,
             timeout=options.timeout,
@@ -144,14 +159,17 @@ def _run(
         for clause in scenario.clauses:
             reason = f"not reached: could not start the agent: {exc}"
             report._record(clause, SKIPPED, scenario.name, reason)
-        report._record(scenario.main, FAIL, scenario.name, f"could not start the agent: {exc}")
+        if not scenario.apart:  # started elsewhere, a command may fail for that alone
+            report._record(scenario.main, FAIL, scenario.name, f"could not start the agent: {exc}")
         return None
 
     def restart(old: AgentDriver) -> AgentDriver:
         _finish(scenario, old, report)
         return spawn()
 
-    ctx = ScenarioContext(scenario, driver, options, report, cwd, restart=restart)
+    ctx = ScenarioContext(
+        scenario, driver, options, report, cwd, restart=restart, spawn_dir=spawn_dir
+    )
     failures_before = len(report.failures)
     why = "the scenario ended before it"
     try:
@@ -176,11 +194,20 @@ def _finish(scenario: Scenario, driver: AgentDriver, report: CheckReport) -> Non
     """Close one agent process of a scenario and file what the oracle found in its transcript."""
     result = driver.close()
     transcript = driver.sink.transcript_path
-    # A turn that ends as the cancel crosses it is a race the check itself provokes: the
-    # scenario says SKIPPED for it; the finding stays in the report's list.
-    report.add_findings(
-        result.findings, scenario.name, transcript, ignore=("spec-gap:cancel-race",)
-    )
+    if scenario.apart and driver.initialize_response is None:
+        # Started in a directory of the check's, an agent whose command names its files by
+        # relative paths cannot start: what it did not answer is not judged here (the other
+        # scenarios, run where its command was given, judge its start).
+        report.notes.append(
+            f"[{scenario.name}] the agent, started in another directory, answered no "
+            "initialize: its transcript is not judged"
+        )
+    else:
+        # A turn that ends as the cancel crosses it is a race the check itself provokes: the
+        # scenario says SKIPPED for it; the finding stays in the report's list.
+        report.add_findings(
+            result.findings, scenario.name, transcript, ignore=("spec-gap:cancel-race",)
+        )
     if transcript:
         report.transcripts.append(transcript)
     # spec-gap exit-on-eof: an agent ends when its input ends (transports.mdx, TRANSPORT-10).
@@ -282,6 +309,7 @@ def _hints(report: CheckReport, options: AgentCheckOptions) -> None:
     auth = [r.clause for r in rows if any(AUTH_HINT in e for e in r.evidence)]
     busy = [r.clause for r in rows if any(BUSY_HINT in e for e in r.evidence)]
     refused = [r for r in rows if any(REFUSED_HINT in e for e in r.evidence)]
+    cwd = [r.clause for r in rows if any("give --cwd-prompt" in e for e in r.evidence)]
     if auth:
         report.notes.append(
             f"{len(auth)} clauses were not reached because the agent requires authentication: "
@@ -297,4 +325,10 @@ def _hints(report: CheckReport, options: AgentCheckOptions) -> None:
         report.notes.append(
             f"{', '.join(busy)}: the turn ended before the cancel could be judged; {BUSY_HINT}"
             " (and --cancel-after)"
+        )
+    if cwd:
+        report.notes.append(
+            f"{', '.join(cwd)}: the working-directory check saw nothing that decides it; give "
+            f"--cwd-prompt a prompt that makes the agent read {CWD_FILE} (or run a command on "
+            "it) through the client"
         )

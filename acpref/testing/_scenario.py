@@ -49,6 +49,11 @@ class AgentCheckOptions:
     #: client that advertises no capability (default: ``TOOLS_PROMPT`` of the scenarios);
     #: ``{path}`` in it names a file of the session's directory.
     tools_prompt: Optional[str] = None
+    #: A prompt that asks the agent to read the file ``CWD_FILE`` by its relative name, sent in
+    #: a session whose cwd is not the directory the agent was started in (default:
+    #: ``CWD_PROMPT`` of ``_cwd_scenarios``, the echo agent's ``/read``); ``{file}`` in it is
+    #: replaced by the file's name.
+    cwd_prompt: Optional[str] = None
     auth_method: Optional[str] = None
     timeout: float = 30.0
     #: The directory sessions are opened in (default: a fresh temporary directory).
@@ -117,6 +122,7 @@ class ScenarioContext:
         cwd: str,
         *,
         restart: Optional[Callable[[AgentDriver], AgentDriver]] = None,
+        spawn_dir: Optional[str] = None,
     ) -> None:
         self.scenario = scenario
         self.name = scenario.name
@@ -124,6 +130,8 @@ class ScenarioContext:
         self.options = options
         self.report = report
         self.cwd = cwd
+        #: The directory the agent process was started in, when the scenario chose it (``apart``).
+        self.spawn_dir = spawn_dir
         self.authenticated = False
         self.decided: Set[str] = set()
         self.current: Tuple[str, ...] = (scenario.main,)
@@ -216,6 +224,9 @@ class Scenario:
     needs: Optional[str] = None
     #: The clause an unexpected failure of the scenario is filed under (until ``ctx.at``).
     main: str = "OVERVIEW-01"
+    #: Start the agent in a scratch directory of its own and open sessions in another
+    #: (``ctx.spawn_dir``, ``ctx.cwd``), both fresh, whatever ``--cwd`` says (SETUP-26).
+    apart: bool = False
 
 
 #: The marker of a reason that ``--auth`` would turn into a verdict (see ``_hints``).

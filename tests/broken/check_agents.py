@@ -562,6 +562,53 @@ class RunsWithoutTerminal(UsesClientTools):
     scenario, clause, method = "no-capabilities", "TERM-01", "terminal/create"
 
 
+class ReadsRelative(RawAgent):
+    """Serves ``/read NAME`` (as the echo agent does): reads NAME through the client, resolved
+    against the session's cwd (SETUP-27), and answers with what it holds; ``/run CMD ARGS``
+    runs in a client terminal in the session's cwd (SETUP-26). A correct agent, in
+    ``HARMLESS``; ``base`` is what its defective kin bend."""
+
+    def base(self, session_id: str) -> str:
+        return self.cwds[session_id]
+
+    def on_session_prompt(self, m: M) -> None:
+        session_id = m["params"]["sessionId"]
+        words = "".join(b.get("text", "") for b in m["params"]["prompt"]).split()
+        if words[:1] == ["/read"] and len(words) > 1 and session_id in self.cwds:
+            path = os.path.join(self.base(session_id), words[1])
+            answer = self.request("fs/read_text_file", {"sessionId": session_id, "path": path})
+            self.say(session_id, json.dumps(answer.get("result", answer.get("error"))))
+            self.reply(m, {"stopReason": "end_turn"})
+            return
+        if words[:1] == ["/run"] and len(words) > 1 and session_id in self.cwds:
+            params = {"sessionId": session_id, "command": words[1], "args": words[2:]}
+            created = self.request("terminal/create", {**params, "cwd": self.base(session_id)})
+            terminal = {"sessionId": session_id, "terminalId": created["result"]["terminalId"]}
+            self.request("terminal/wait_for_exit", terminal)
+            self.request("terminal/release", terminal)
+            self.reply(m, {"stopReason": "end_turn"})
+            return
+        super().on_session_prompt(m)
+
+
+class ReadsFromSpawnDir(ReadsRelative):
+    """Resolves a relative name against its own process's directory, where it was started
+    (``os.getcwd()``), not against the session's cwd."""
+
+    scenario, clause = "cwd", "SETUP-27"
+
+    def base(self, session_id: str) -> str:
+        return os.getcwd()
+
+
+class RunsInSpawnDir(ReadsFromSpawnDir):
+    """Runs the session's commands in a client terminal in its own process's directory, where
+    it was started, not in the session's cwd."""
+
+    scenario, clause = "cwd", "SETUP-26"
+    options = {"cwd_prompt": "/run cat {file}"}
+
+
 class LoginLogout(RawAgent):
     """Gates every session method on its login, and offers logout (a correct agent)."""
 
@@ -1335,6 +1382,7 @@ HARMLESS = {
     "ReplaysInOtherChunks": ReplaysInOtherChunks,
     "ConfigAgent": ConfigAgent,
     "AsksThenEnds": AsksThenEnds,
+    "ReadsRelative": ReadsRelative,
 }
 
 
@@ -1409,5 +1457,20 @@ GAPS = {
     "PromptSilent": PromptSilent,
 }
 
+
+
+# -- What shows nothing either way ---------------------------------------------------------------
+
+
+class ReadsElsewhere(ReadsRelative):
+    """Reads the name of ``/read`` from a directory of its own (where its configuration would
+    be), neither the session's cwd nor where it was started: no base is shown, no verdict."""
+
+    def base(self, session_id: str) -> str:
+        return os.path.join(os.path.expanduser("~"), ".config", "raw-agent")
+
+
+NO_VERDICT = {"ReadsElsewhere": ReadsElsewhere}
+
 if __name__ == "__main__":
-    {**_ONE_DEFECT, **HARMLESS, **GAPS}[sys.argv[1]]().run()  # type: ignore[operator]
+    {**_ONE_DEFECT, **HARMLESS, **GAPS, **NO_VERDICT}[sys.argv[1]]().run()  # type: ignore[operator]
