@@ -147,7 +147,7 @@ def test_TOOL_02_MODES_02_definitions_broken_are_spec_gaps() -> None:
             "params": {"sessionId": "s1", "prompt": [{"type": "text", "text": "hi"}]},
         },
     )
-    again = {**call, "title": "Write"}
+    again = {**call, "title": "Write", "status": "completed"}  # finished (PROMPT-16)
     end = (A, {"jsonrpc": "2.0", "id": 5, "result": {"stopReason": "end_turn"}})
     report = _report(*NEW, prompt, _update(call), _update(again), end)
     assert _levels(report) == [("TOOL-02", "spec-gap", A)] and report.ok
@@ -390,3 +390,56 @@ def test_CONFIG_24_modes_and_the_mode_option_out_of_step_is_a_SHOULD_finding() -
     other = ("fast", "slow")
     assert _levels(_report(*_both(option="fast", values=other))) == []
     assert _levels(_report(*_both(values=("ask", "code", "x")), _mode("code"))) == []
+
+
+def _turn(*updates: Any, stop: Any = "end_turn", cancel: bool = False) -> Any:
+    prompt = (
+        C,
+        {
+            "jsonrpc": "2.0",
+            "id": 2,
+            "method": "session/prompt",
+            "params": {"sessionId": "s1", "prompt": [{"type": "text", "text": "go"}]},
+        },
+    )
+    cancelled = (C, {"jsonrpc": "2.0", "method": "session/cancel", "params": {"sessionId": "s1"}})
+    answer: Any = {"stopReason": stop} if stop is not None else None
+    end = (A, {"jsonrpc": "2.0", "id": 2, "result": answer})
+    if stop is None:
+        end = (A, {"jsonrpc": "2.0", "id": 2, "error": {"code": -32603, "message": "model down"}})
+    return _report(*NEW, prompt, *[_update(u) for u in updates], *([cancelled] * cancel), end)
+
+
+def _call(status: Any = None, call_id: str = "t1") -> Any:
+    call = {"sessionUpdate": "tool_call", "toolCallId": call_id, "title": "Read"}
+    return call if status is None else {**call, "status": status}
+
+
+def _status(status: str, call_id: str = "t1") -> Any:
+    return {"sessionUpdate": "tool_call_update", "toolCallId": call_id, "status": status}
+
+
+def test_PROMPT_16_a_turn_ended_with_a_tool_call_unfinished_is_a_gap_finding() -> None:
+    # spec PROMPT-16: "When the tool completes, the Agent sends another update with the final
+    # status and any content" (no keyword: spec-gap unfinished-tool-call).
+    gap = [("spec-gap:unfinished-tool-call", "spec-gap", A)]
+    for updates in (
+        [_call()],  # pending by default
+        [_call("pending"), _status("in_progress")],
+        [_call("in_progress")],
+        [_call(), _status("completed"), _status("in_progress")],  # set going again
+        [_call(call_id="t1"), _call(call_id="t2"), _status("failed", "t1")],
+    ):
+        report = _turn(*updates)
+        assert _levels(report) == gap, updates
+        assert report.ok and not report.findings[0].is_violation
+    assert "'t2'" in _turn(_call(), _call(call_id="t2"), _status("failed")).findings[0].message
+    # Finished tool calls, and a turn cut short (cancelled, another stop reason, an error), are
+    # not judged: the client marks a cancelled turn's tool calls cancelled (PROMPT-20).
+    assert _levels(_turn(_call(), _status("in_progress"), _status("completed"))) == []
+    assert _levels(_turn(_call("completed"))) == []
+    assert _levels(_turn(_call("in_progress"), stop="cancelled", cancel=True)) == []
+    raced = _turn(_call("in_progress"), cancel=True)  # end_turn after the cancel: its own gap
+    assert [c for c, _, _ in _levels(raced)] == ["spec-gap:cancel-race"]
+    for stop in ("max_tokens", "max_turn_requests", "refusal", None):
+        assert _levels(_turn(_call("in_progress"), stop=stop)) == [], stop

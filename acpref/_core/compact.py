@@ -112,6 +112,11 @@ class Remembered(Mapping[Any, Any]):
             self._cost -= self._cost_of(old, old_value)
             self.forgotten += 1
 
+    def discard(self, key: Any) -> None:
+        """Let ``key`` go, if it is kept (not counted as forgotten: it was let go on purpose)."""
+        if key in self._items:
+            self._cost -= self._cost_of(key, self._items.pop(key))
+
     @classmethod
     def _cost_of(cls, key: Any, value: Any) -> int:
         extra = sys.getsizeof(value) if isinstance(value, str) else 0

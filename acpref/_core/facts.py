@@ -72,6 +72,9 @@ class SessionState:
     #: Tool calls the client allowed to run and that reported no status since (PROMPT-14), a
     #: ``compact.Remembered`` once used.
     permitted: Mapping[str, None] = NOTHING
+    #: Tool calls of the running turn whose last status is not final (pending, in_progress):
+    #: id -> None (PROMPT-16), a ``compact.Remembered`` once used.
+    unfinished: Mapping[str, None] = NOTHING
     #: Permission requests that were in flight when the client cancelled (PROMPT-21).
     cancelled_permissions: AbstractSet[Any] = NO_IDS
     #: How many session/load and session/resume requests of the session are in flight, as

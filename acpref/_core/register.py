@@ -157,6 +157,7 @@ GAP_LEVELS: Dict[str, str] = {
     "spec-gap:cancel-ignored": SHOULD,
     "spec-gap:plan-file-variant": SHOULD,
     "spec-gap:notice-in-replay": SHOULD,
+    "spec-gap:unfinished-tool-call": SHOULD,
 }
 
 

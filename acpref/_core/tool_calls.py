@@ -16,9 +16,9 @@ from typing import Any, Dict, Iterable, List
 
 from ..errors import ErrorCode
 from .book import Message, check, transition, update_check, update_of, update_transition
-from .compact import NOTHING, forgot_any, remember
-from .facts import ConnectionFacts
-from .lifecycle import SessionPhase
+from .compact import NOTHING, Remembered, forgot_any, remember
+from .facts import ConnectionFacts, SessionState
+from .lifecycle import SessionPhase, TurnPhase
 from .findings import Finding, Party, finding
 from .values import is_absolute_path, is_one_based
 
@@ -124,6 +124,68 @@ def _tool_call_apply(state: ConnectionFacts, m: Message) -> None:
     if update.get("status") is not None and tool_call_id in s.permitted:
         # PROMPT-14: the first status after the permission is the one judged.
         s.permitted = {k: v for k, v in s.permitted.items() if k != tool_call_id} or NOTHING
+    _unfinished_apply(state, s, update, tool_call_id)
+
+
+# -- The turn ends with its tool calls finished ---------------------------------------------------
+
+#: The statuses of a tool call still to finish (ToolCallStatus; a tool call's default is pending).
+_OPEN = (None, "pending", "in_progress")
+_FINAL = ("completed", "failed")
+
+
+def _unfinished_apply(
+    state: ConnectionFacts, s: SessionState, update: Dict[str, Any], tool_call_id: str
+) -> None:
+    """Keep the running turn's tool calls whose last status is not final (PROMPT-16)."""
+    # spec-gap reopen-in-flight: while a load replays, a tool call may be the history's.
+    if not s.turn_phase.running or s.phase is SessionPhase.LOADING:
+        return
+    status = update.get("status")
+    if status in _FINAL and isinstance(s.unfinished, Remembered):
+        s.unfinished.discard(tool_call_id)
+    elif status in _OPEN and (update.get("sessionUpdate") == "tool_call" or status is not None):
+        # A new tool call, or a known one set going again, is the turn's to finish.
+        s.unfinished = remember(s.unfinished, tool_call_id, None, state.max_remembered)
+
+
+@check("response", A, "session/prompt")
+def _turn_ends_with_open_tool_calls(state: ConnectionFacts, m: Message) -> Iterable[Finding]:
+    assert m.request is not None
+    s = state.sessions.get(m.request.params.get("sessionId"))
+    # A turn asked to stop (session/cancel, close, ...) is not judged: its tool calls may be cut
+    # short, and the client marks them cancelled (PROMPT-20).
+    if s is None or s.turn != m.id or s.turn_phase is not TurnPhase.RUNNING or m.is_error:
+        return
+    stop = m.result.get("stopReason") if isinstance(m.result, dict) else None
+    if stop != "end_turn" or not s.unfinished:
+        return
+    # spec PROMPT-16: "When the tool completes, the Agent sends another update with the final
+    # status and any content"; the turn ends when there are no pending tool calls (PROMPT-11).
+    # spec-gap unfinished-tool-call: the sentence has no keyword; a turn that ends end_turn
+    # ("without requesting more tools") with a tool call still pending or in_progress never
+    # gave it its final status. Other stop reasons may cut a tool short ("Agents MAY stop the
+    # turn at any point"): not judged.
+    open_ids = list(s.unfinished)
+    ids = ", ".join(repr(i) for i in open_ids[:5])
+    ids += f" and {len(open_ids) - 5} more" if len(open_ids) > 5 else ""
+    calls = "tool call" if len(open_ids) == 1 else "tool calls"
+    yield finding(
+        "spec-gap:unfinished-tool-call",
+        A,
+        f"turn ended end_turn with {calls} {ids} never given a final status (completed or "
+        "failed)",
+        m.index,
+    )
+
+
+@transition("response", A, "session/prompt")
+def _turn_answered(state: ConnectionFacts, m: Message) -> None:
+    assert m.request is not None
+    s = state.sessions.get(m.request.params.get("sessionId"))
+    # prompt_turn's transition ran first: a turn answered is no longer running.
+    if s is not None and not s.turn_phase.running:
+        s.unfinished = NOTHING
 
 
 # -- Permission ------------------------------------------------------------------------------------

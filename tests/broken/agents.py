@@ -677,6 +677,18 @@ class DoneWithoutInProgress(RawAgent):
     reports_in_progress = False
 
 
+class ToolCallLeftRunning(RawAgent):
+    """Reports a tool call in_progress and ends the turn end_turn without its final status
+    (PROMPT-16's sentence has no keyword: spec-gap unfinished-tool-call)."""
+
+    expect, drive = "spec-gap:unfinished-tool-call", "prompt"
+
+    def on_session_prompt(self, m: M) -> None:
+        call = {"toolCallId": f"call-{m['id']}", "title": "Search", "status": "in_progress"}
+        self.update(m["params"]["sessionId"], {"sessionUpdate": "tool_call", **call})
+        super().on_session_prompt(m)
+
+
 class ModeOptionLagsBehind(RawAgent):
     """Offers modes and a mode option; at a prompt it switches the mode to ``code`` and then
     sends the config options with the mode option still ``ask`` (CONFIG-24: SHOULD)."""

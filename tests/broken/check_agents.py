@@ -963,6 +963,19 @@ class TracebackInErrorMessage(RawAgent):
         super().error(message, code, trace)
 
 
+class ToolCallLeftRunning(RawAgent):
+    """Reports a tool call in_progress at every prompt and ends the turn end_turn without its
+    final status (PROMPT-16's sentence has no keyword: spec-gap unfinished-tool-call)."""
+
+    scenario, clause, level = "prompt", "spec-gap:unfinished-tool-call", "spec-gap"
+
+    def on_session_prompt(self, m: M) -> None:
+        call = {"toolCallId": f"call-{m['id']}", "title": "Search", "status": "in_progress"}
+        if m["params"].get("sessionId") in self.history:
+            self.update(m["params"]["sessionId"], {"sessionUpdate": "tool_call", **call})
+        super().on_session_prompt(m)
+
+
 # -- Proof-table peers (spec_notes/proof.md): one MUST sentence each ---------------------------------
 
 
