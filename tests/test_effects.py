@@ -8,6 +8,10 @@ requests, the end of input): every turn the core runs was started by a ``TurnSta
 a message asked to stop got a ``TurnStops`` naming it, and the session order the ``Waits`` and
 ``Refuses`` hand over is the one the agent shell computed before them (``answered_after`` over
 the requests it had begun, and a look at the core's session once a request's wait was over).
+The client's side likewise: the permission requests answered "cancelled" (``AsksCancelled``) are
+the ones the permission desk chose before issue 36, and the sessions whose work is cancelled
+(``WorkCancelled``, ``CancelLifted``) are those the reference client flagged by its own tree of
+child views, on seeded walks of children at any depth, prompts, cancels, closes and deletes.
 Deterministic, in memory: no threads, no processes.
 """
 
@@ -19,13 +23,13 @@ from typing import Any, Dict, List, Tuple
 import pytest
 
 from acpref._core import Party, ProtocolState
-from acpref._core.effects import AgentCaps, AsksCancelled, ClientCaps, Refuses, SystemPromptKept
-from acpref._core.effects import TurnStarts, TurnStops, Waits
+from acpref._core.effects import AgentCaps, AsksCancelled, CancelLifted, ClientCaps, Refuses
+from acpref._core.effects import SystemPromptKept, TurnStarts, TurnStops, Waits, WorkCancelled
 from acpref._core.session_setup import ENDING, REOPENING, answered_after
 
 A, C = Party.AGENT, Party.CLIENT
 #: The client's effects, which the agent-side tables leave out.
-_CLIENT_EFFECTS = (AsksCancelled, AgentCaps, SystemPromptKept)
+_CLIENT_EFFECTS = (AsksCancelled, WorkCancelled, CancelLifted, AgentCaps, SystemPromptKept)
 Msg = Tuple[Party, Dict[str, Any]]
 
 _CAPS = {"loadSession": True, "sessionCapabilities": {"close": {}, "delete": {}, "resume": {}}}
@@ -563,3 +567,165 @@ def _client_walk(seed: int, length: int = 80) -> List[Msg]:
 @pytest.mark.parametrize("seed", range(200))
 def test_random_client_transcripts_agree(seed: int) -> None:
     _client_agree(_client_walk(seed))
+
+
+# -- The client's side: whose work is cancelled (WorkCancelled, CancelLifted) ---------------------
+#
+# The old flags are the reference client's own before issue 36 (client/reference.py): a flag per
+# session it showed, set by ``on_cancel`` (before session/cancel or session/close went out) for
+# the session and every child below it in its views (``_descendants``, the views' parent_id),
+# cleared by ``on_prompt`` (the session and its children) and by a child reporting running. The
+# new flags follow the effects only. Changes, on purpose: a message the rules refuse (never sent)
+# moves no flag; the answer to a close or delete lifts the cancel of its session and the children
+# below it, as the permission desk already read it (``work_cancelled``). The walks are a
+# conforming agent's: the two trees of children can only differ on an agent's mistakes (a child
+# announced on a session already closed is shown by the client, the core knows of no such child).
+
+
+class _OldFlags:
+    """The reference client's views (id -> parent id, None for a session it opened) and flags."""
+
+    def __init__(self) -> None:
+        self.parent: Dict[str, Optional[str]] = {}
+        self.cancelled: set = set()
+
+    def below(self, sid: str) -> List[str]:
+        """``ReferenceClient._descendants``: the children below ``sid`` in the views."""
+        out: List[str] = []
+        parents = {sid}
+        while True:
+            found = [c for c, p in self.parent.items() if p in parents and c not in out + [sid]]
+            if not found:
+                return out
+            out += found
+            parents = set(found)
+
+    def read(self, sender: Party, raw: Dict[str, Any], request: Any, refused: bool) -> None:
+        params = raw.get("params") if isinstance(raw.get("params"), dict) else {}
+        sid, method = params.get("sessionId"), raw.get("method")
+        if sender is C and not refused and method in ("session/cancel", "session/close"):
+            self.cancelled |= {s for s in [sid, *self.below(sid)] if s in self.parent}  # on_cancel
+        elif sender is C and not refused and method == "session/prompt":
+            self.cancelled.difference_update([sid, *self.below(sid)])  # on_prompt
+        update = params.get("update") if isinstance(params.get("update"), dict) else {}
+        child = update.get("sessionId")
+        if sender is A and update.get("sessionUpdate") == "subagent_update" and sid in self.parent:
+            self.parent.setdefault(child, sid)  # _register_child
+            if (update.get("state") or {}).get("state") == "running":
+                self.cancelled.discard(child)  # _child_runs
+        if request is None or "result" not in raw:
+            return
+        rsid = request.params.get("sessionId")
+        if request.method == "session/new":
+            self.parent[raw["result"]["sessionId"]] = None
+        elif request.method in ("session/close", "session/delete"):
+            self.cancelled.difference_update([rsid, *self.below(rsid)])  # the change above
+            if request.method == "session/delete":
+                self.parent.pop(rsid, None)
+
+
+def _flags_agree(transcript: List[Msg]) -> List[Any]:
+    """Replay ``transcript``; the old flags and those the effects set agree at every message, and
+    the effects' flags are the core's ``work_cancelled``. Returns those effects."""
+    state, old = ProtocolState(), _OldFlags()
+    flags: set = set()
+    seen: List[Any] = []
+    for n, (sender, raw) in enumerate(transcript):
+        request = state.outstanding[C if sender is A else A].get(raw.get("id"))
+        if "method" in raw:
+            request = None
+        step = state.step(sender, raw)
+        old.read(sender, raw, request, step.refused_by is not None)
+        for e in step.effects:
+            if isinstance(e, WorkCancelled):
+                flags.update(e.session_ids)  # ReferenceClient.on_cancel, one call each
+                seen.append(e)
+            elif isinstance(e, CancelLifted):
+                flags.difference_update(e.session_ids)  # ReferenceClient.on_cancel_lifted
+                seen.append(e)
+        assert flags == state.work_cancelled, f"message {n} {raw}"
+        shown = {sid for sid in old.parent if sid in flags}
+        assert shown == old.cancelled & set(old.parent), f"message {n} {raw}"
+    return seen
+
+
+def test_a_cancel_names_the_session_and_its_children() -> None:
+    effects = _flags_agree(
+        [*_client_opening(["p", "q"]), _prompt(1, "p"), _child("p", "c"), _child("c", "g"),
+         _child("q", "d"), _note("session/cancel", sessionId="p"),
+         _ok(1, {"stopReason": "cancelled"}), _note("session/cancel", sessionId="c"),
+         _prompt(2, "p")]
+    )  # fmt: skip
+    assert effects == [
+        # spec PROMPT-20, SUBAGENT-45, SUBAGENT-49, spec-gap child-cancel-reach
+        WorkCancelled(("p", "c", "g"), "PROMPT-20"),
+        WorkCancelled(("c", "g"), "PROMPT-20"),  # again: its tool calls are marked again
+        CancelLifted(("p", "c", "g"), "spec-gap:permission-after-cancel"),
+    ]
+
+
+def test_a_child_running_again_and_a_close_lift_the_cancel() -> None:
+    effects = _flags_agree(
+        [*_client_opening(["p"]), _prompt(1, "p"), _child("p", "c"), _child("c", "g"),
+         _req(2, "session/close", sessionId="p"), _child("p", "c", "running"),
+         _child("p", "c", "running"), _ok(1, {"stopReason": "cancelled"}), _ok(2, {})]
+    )  # fmt: skip
+    assert effects == [
+        WorkCancelled(("p", "c", "g"), "SETUP-16"),
+        CancelLifted(("c",), "spec-gap:child-cancel-reach"),  # once: then it was not cancelled
+        CancelLifted(("p", "g"), "spec-gap:permission-after-cancel"),  # the work is over
+    ]
+
+
+def test_a_prompt_of_a_session_not_cancelled_lifts_nothing() -> None:
+    effects = _flags_agree(
+        [*_client_opening(["p", "q"]), _note("session/cancel", sessionId="q"), _prompt(1, "p")]
+    )  # fmt: skip
+    assert effects == [WorkCancelled(("q",), "PROMPT-20")]
+
+
+def _flag_walk(seed: int, length: int = 80) -> List[Msg]:
+    """A conforming agent's children at any depth, each reported on its own parent, and the
+    client's prompts, cancels, closes and deletes, answered in any order; nothing names a session
+    after its close or delete went out."""
+    rng = random.Random(seed)
+    live = ["s1", "s2", "s3"]
+    transcript = _client_opening(live)
+    parent: Dict[str, str] = {}
+    open_ids: List[Any] = []
+    for n in range(length):
+        everyone = live + [c for c in parent if _root(parent, c) in live]
+        if not everyone:
+            break
+        sid = rng.choice(everyone)
+        roll = rng.random()
+        if roll < 0.15 and sid in live:
+            transcript.append(_prompt(f"r{n}", sid))
+            open_ids.append(f"r{n}")
+        elif roll < 0.35:
+            parent[f"c{n}"] = sid
+            transcript.append(_child(sid, f"c{n}", rng.choice([None, "running"])))
+        elif roll < 0.55 and sid in parent:
+            transcript.append(_child(parent[sid], sid, rng.choice(["running", "idle"])))
+        elif roll < 0.7:
+            transcript.append(_note("session/cancel", sessionId=sid))
+        elif roll < 0.76 and sid in live:
+            live.remove(sid)
+            method = rng.choice(["session/close", "session/delete"])
+            transcript.append(_req(f"x{n}", method, sessionId=sid))
+            open_ids.append(f"x{n}")
+        elif open_ids:
+            i = open_ids.pop(rng.randrange(len(open_ids)))
+            transcript.append(_ok(i, {"stopReason": "cancelled"} if i.startswith("r") else {}))
+    return transcript
+
+
+def _root(parent: Dict[str, str], child: str) -> str:
+    while child in parent:
+        child = parent[child]
+    return child
+
+
+@pytest.mark.parametrize("seed", range(200))
+def test_random_cancel_flags_agree(seed: int) -> None:
+    _flags_agree(_flag_walk(seed))

@@ -47,6 +47,16 @@ AsksCancelled  the client's session/close likewise                         SETUP
 AsksCancelled  a permission request of a session whose work the client     spec-gap:
                cancelled arrives before its next prompt (a child: before   permission-after-cancel
                it reports ``running``)
+WorkCancelled  the client's session/cancel is recorded: the sessions       PROMPT-20
+               whose work it cancels, the session and every child          (SUBAGENT-45, SUBAGENT-49,
+               announced below it (questions to the user dismissed,        child-cancel-reach)
+               unfinished tool calls marked cancelled)
+WorkCancelled  the client's session/close likewise                         SETUP-16
+CancelLifted   the client's session/prompt: an earlier cancel no longer    spec-gap:
+               reaches the session's work, nor its children's              permission-after-cancel
+CancelLifted   a child reports ``running``: its new work                   spec-gap:child-cancel-reach
+CancelLifted   the answer to session/close or session/delete: the work     spec-gap:
+               is over (the session's and its children's)                  permission-after-cancel
 AgentCaps      the agent's successful initialize response (the client's    INIT-13
                ``supports`` reads it with ``capabilities.gate_open``)
 SystemPrompt-  a successful session/new, load or resume response (the      SYSPROMPT-11
@@ -55,6 +65,13 @@ Kept           value to re-send), and a session/delete (None: forgotten)
 
 The rows from AsksCancelled on are the client's to carry out (``client/connection.py``): the
 agent shell has no use for them, as the client shell has none for the rows above them.
+WorkCancelled and CancelLifted name the sessions entering and leaving
+``ConnectionFacts.work_cancelled``, the one reading of which work the client cancelled: the
+client shell keeps its flags by them and computes no tree of children of its own.
+
+Which of the client's messages cancel a session's work is one table, ``_CANCELS``: a row says
+how the agent stops the running turn (TurnStops) and, where the client's side reads it so, how
+the client cancels the session's work (WorkCancelled, AsksCancelled).
 """
 
 from __future__ import annotations
@@ -82,8 +99,10 @@ __all__ = [
     # the client's
     "AgentCaps",
     "AsksCancelled",
+    "CancelLifted",
     "ClientEffect",
     "SystemPromptKept",
+    "WorkCancelled",
     "client_effects_of",
 ]
 
@@ -160,18 +179,34 @@ class ClientCaps:
 
 Effect = Union[TurnStarts, TurnStops, Waits, Refuses, ClientCaps, "ClientEffect"]
 
-#: The client's messages that stop a running turn, by (method, is a request): the clause the
-#: agent stops it by, and whether the session ends with it. (The turn's phase was moved by the
-#: pages as they recorded the message: ``prompt_turn.stop_turn``.)
-_STOPS: Dict[Tuple[str, bool], Tuple[str, bool]] = {
-    # spec PROMPT-22: on session/cancel the agent stops the turn as soon as possible.
-    ("session/cancel", False): ("PROMPT-22", False),
+@attrs.frozen
+class _Cancels:
+    """A row of ``_CANCELS``: a client's message that cancels a session's work."""
+
+    #: The clause the agent stops the running turn by (TurnStops).
+    stops: str
+    #: The session ends with it (TurnStops.ending).
+    ending: bool
+    #: The clause the client cancels the session's work by (WorkCancelled: dialogs dismissed,
+    #: tool calls marked), and the one its pending permission requests are answered "cancelled"
+    #: by (AsksCancelled); None: the client's side does not read the message as a cancel.
+    work: Optional[str] = None
+    asks: Optional[str] = None
+
+
+#: The client's messages that cancel a session's work, by (method, is a request). (The turn's
+#: phase was moved by the pages as they recorded the message: ``prompt_turn.stop_turn``.)
+_CANCELS: Dict[Tuple[str, bool], _Cancels] = {
+    # spec PROMPT-22: on session/cancel the agent stops the turn as soon as possible; spec
+    # PROMPT-20: the client marks the turn's unfinished tool calls cancelled; spec PROMPT-21: it
+    # answers every pending permission request of the session "cancelled".
+    ("session/cancel", False): _Cancels("PROMPT-22", False, work="PROMPT-20", asks="PROMPT-21"),
     # spec-gap cancel-request-prompt: $/cancel_request on a prompt acts as session/cancel.
-    (CANCEL_REQUEST, False): ("spec-gap:cancel-request-prompt", False),
+    (CANCEL_REQUEST, False): _Cancels("spec-gap:cancel-request-prompt", False),
     # spec SETUP-16: close cancels the running turn as if session/cancel arrived; the session ends.
-    ("session/close", True): ("SETUP-16", True),
+    ("session/close", True): _Cancels("SETUP-16", True, work="SETUP-16", asks="SETUP-16"),
     # spec-gap delete-active: deleting a session with a running turn cancels the turn first.
-    ("session/delete", True): ("spec-gap:delete-active", True),
+    ("session/delete", True): _Cancels("spec-gap:delete-active", True),
 }
 
 
@@ -198,17 +233,16 @@ def effects_of(state: ConnectionFacts, m: Message, refused: bool) -> List[Effect
 
 
 def _stop_effects(state: ConnectionFacts, m: Message, is_request: bool) -> List[Effect]:
-    row = _STOPS.get((m.method or "", is_request))
+    row = _CANCELS.get((m.method or "", is_request))
     if row is None:
         return []
-    clause, ending = row
     if m.method == CANCEL_REQUEST:
         s = _session_of_prompt(state, m.params.get("requestId"))
     else:
         s = state.session(m.session_id)
     if s is None or not s.turn_phase.stopped:
         return []  # no turn runs: nothing to stop (a turn asked to stop before is asked again)
-    return [TurnStops(s.id, s.turn, ending, clause)]
+    return [TurnStops(s.id, s.turn, row.ending, row.stops)]
 
 
 def _prompt_effects(state: ConnectionFacts, m: Message) -> List[Effect]:
@@ -319,16 +353,28 @@ class SystemPromptKept:
     clause: str = "SYSPROMPT-11"
 
 
-ClientEffect = Union[AsksCancelled, AgentCaps, SystemPromptKept]
+@attrs.frozen
+class WorkCancelled:
+    """The client cancelled the current work of ``session_ids``: the session its session/cancel
+    or session/close names, then every child announced below it (spec-gap child-cancel-reach).
+    Questions still asked of the user for them are dismissed (SUBAGENT-45), their unfinished tool
+    calls are marked cancelled (PROMPT-20, SUBAGENT-49). Each is in ``work_cancelled`` now."""
 
-#: The client's messages that cancel a session's current work, and the clause that makes its
-#: pending permission requests due "cancelled".
-_CANCELS_WORK: Dict[Tuple[str, str], str] = {
-    # spec PROMPT-21: after session/cancel, every pending permission request is answered cancelled.
-    ("notification", "session/cancel"): "PROMPT-21",
-    # spec SETUP-16: close cancels the running turn as if session/cancel arrived.
-    ("request", "session/close"): "SETUP-16",
-}
+    session_ids: Tuple[str, ...]
+    clause: str
+
+
+@attrs.frozen
+class CancelLifted:
+    """An earlier cancel no longer reaches the work of ``session_ids``: they left
+    ``work_cancelled`` (new work: a prompt, a child reporting running; or none: the session was
+    closed or deleted)."""
+
+    session_ids: Tuple[str, ...]
+    clause: str
+
+
+ClientEffect = Union[AsksCancelled, WorkCancelled, CancelLifted, AgentCaps, SystemPromptKept]
 
 
 def client_effects_of(state: ConnectionFacts, m: Message, refused: bool) -> List[ClientEffect]:
@@ -351,7 +397,7 @@ def client_effects_of(state: ConnectionFacts, m: Message, refused: bool) -> List
         if isinstance(work, dict) and work.get("state") == "running" and isinstance(child, str):
             # spec-gap child-cancel-reach: a child reporting running has new work, which an
             # earlier cancel does not reach.
-            state.work_cancelled.discard(child)
+            return _lift(state, [child], "spec-gap:child-cancel-reach")
         return []
     if m.kind == "response" and not m.is_error:
         return _handed_over(state, m)
@@ -360,24 +406,34 @@ def client_effects_of(state: ConnectionFacts, m: Message, refused: bool) -> List
 
 def _client_sent(state: ConnectionFacts, m: Message) -> List[ClientEffect]:
     if m.kind == "request" and m.method == "session/prompt" and isinstance(m.session_id, str):
-        # A new turn: an earlier cancel no longer reaches it, nor its children's work in it.
+        # spec-gap permission-after-cancel: a new turn; an earlier cancel no longer reaches it,
+        # nor its children's work in it (spec-gap child-cancel-reach).
         below = descendants(state, m.session_id)
-        state.work_cancelled.difference_update([m.session_id, *below])
-        return []
-    clause = _CANCELS_WORK.get((m.kind, m.method or ""))
+        return _lift(state, [m.session_id, *below], "spec-gap:permission-after-cancel")
+    row = _CANCELS.get((m.method or "", m.kind == "request"))
     sid = m.params.get("sessionId")
-    if clause is None or not isinstance(sid, str):
+    if m.kind == "response" or row is None or row.work is None or not isinstance(sid, str):
         return []
     # spec-gap child-cancel-reach: a cancel of any session, and a close, reaches the work of
     # every child announced below it (SUBAGENT-44).
-    reached = {sid, *descendants(state, sid)}
-    state.work_cancelled |= reached
+    reached = (sid, *descendants(state, sid))
+    state.work_cancelled.update(reached)
+    out: List[ClientEffect] = [WorkCancelled(reached, row.work)]
     asks = tuple(
         request_id
         for request_id, req in state.outstanding[Party.AGENT].items()
         if req.method == "session/request_permission" and req.params.get("sessionId") in reached
     )
-    return [AsksCancelled(asks, clause)] if asks else []
+    if asks and row.asks is not None:
+        out.append(AsksCancelled(asks, row.asks))
+    return out
+
+
+def _lift(state: ConnectionFacts, sessions: List[str], clause: str) -> List[ClientEffect]:
+    """The sessions of ``sessions`` whose work was cancelled are no longer: ``CancelLifted``."""
+    lifted = tuple(sid for sid in sessions if sid in state.work_cancelled)
+    state.work_cancelled.difference_update(lifted)
+    return [CancelLifted(lifted, clause)] if lifted else []
 
 
 def _handed_over(state: ConnectionFacts, m: Message) -> List[ClientEffect]:
@@ -392,10 +448,11 @@ def _handed_over(state: ConnectionFacts, m: Message) -> List[ClientEffect]:
         return []
     if m.method in ("session/new", "session/load", "session/resume"):
         return [SystemPromptKept(sid, state.system_prompts.get(sid))]
+    out: List[ClientEffect] = []
     if m.method in ("session/close", "session/delete"):
         # The session's work is over: no cancel of it is left to reach a later ask (a reopened
         # session starts clean), and what a connection keeps of its ended sessions stays bounded.
-        state.work_cancelled.difference_update([sid, *descendants(state, sid)])
+        out += _lift(state, [sid, *descendants(state, sid)], "spec-gap:permission-after-cancel")
     if m.method == "session/delete":
-        return [SystemPromptKept(sid, None)]
-    return []
+        out.append(SystemPromptKept(sid, None))
+    return out

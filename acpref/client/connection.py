@@ -30,7 +30,8 @@ from typing import Any, Callable, Dict, List, Optional, Sequence
 from .. import codec
 from .. import schema as s
 from .._core import Party, ProtocolState, gate_open
-from .._core.effects import AgentCaps, AsksCancelled, Effect, SystemPromptKept
+from .._core.effects import AgentCaps, AsksCancelled, CancelLifted, Effect, SystemPromptKept
+from .._core.effects import WorkCancelled
 from .._core.facts import DEFAULT_MAX_REMEMBERED
 from .._shell.observer import RulesObserver
 from .._shell.transport import FdStream, Process, StderrBuffer, Stream, spawn
@@ -314,10 +315,10 @@ class ClientSideConnection(Conveniences):
         spec PROMPT-21: every ``session/request_permission`` of the session still pending when
         ``session/cancel`` goes out is answered ``cancelled``, even while its dialog is open.
         """
-        self.client.on_cancel(params.session_id)
         with self._desk.holding():
             # spec PROMPT-21: the rules name the pending requests as they record the cancel
-            # (AsksCancelled, carried out by ``_carry_out``).
+            # (AsksCancelled), and the sessions whose work it cancels (WorkCancelled: the client
+            # is told, ``on_cancel``), both carried out by ``_carry_out``.
             self.connection.notify("session/cancel", params)
 
     def session_list(
@@ -344,7 +345,6 @@ class ClientSideConnection(Conveniences):
         self, params: s.CloseSessionRequest, *, timeout: Optional[float] = None
     ) -> s.CloseSessionResponse:
         """Close a session; a running turn is cancelled with it (spec SETUP-16, PROMPT-21)."""
-        self.client.on_cancel(params.session_id)
         try:
             with self._desk.holding():  # spec SETUP-16: the close cancels as session/cancel does
                 # spec SETUP-14: the rules refuse it unless the agent advertised close
@@ -478,6 +478,12 @@ class ClientSideConnection(Conveniences):
         observer as the rules record it, in wire order; the agent's turn effects are not ours)."""
         if isinstance(effect, AsksCancelled):
             self._desk.cancel_asks(effect.request_ids)  # spec PROMPT-21, SETUP-16, SUBAGENT-44
+        elif isinstance(effect, WorkCancelled):
+            for session_id in effect.session_ids:  # spec PROMPT-20, spec-gap child-cancel-reach
+                self.client.on_cancel(session_id)
+        elif isinstance(effect, CancelLifted):
+            for session_id in effect.session_ids:
+                self.client.on_cancel_lifted(session_id)
         elif isinstance(effect, AgentCaps):
             self._agent_caps = effect.capabilities
         elif isinstance(effect, SystemPromptKept):

@@ -256,7 +256,18 @@ class Client:
         """
 
     def on_cancel(self, session_id: str) -> None:
-        """We are cancelling the session's turn: stop asking the user anything for it."""
+        """We cancelled the session's work: stop asking the user anything for it.
+
+        Called as the rules record our session/cancel or session/close, before it is written, for
+        the session it names and then every child announced below it (spec-gap
+        child-cancel-reach); not for one the rules refuse to send. Runs under the connection's
+        write lock: quick, never blocking, never sending.
+        """
+
+    def on_cancel_lifted(self, session_id: str) -> None:
+        """An earlier cancel no longer reaches the session's work: its next prompt is being sent,
+        a child reported ``running``, or the session was closed or deleted. Quick, as
+        ``on_cancel``."""
 
     def on_close(self, reason: Optional[str]) -> None:
         """The connection closed: free everything (terminals are killed and reaped here)."""

@@ -57,8 +57,6 @@ _ACTIONS = (s.ElicitationAcceptAction, s.ElicitationDeclineAction, s.Elicitation
 class _Session:
     roots: Roots
     view: SessionView
-    #: Set when the running turn is cancelled; a fresh one per turn.
-    cancelled: threading.Event = attrs.Factory(threading.Event)
     closed: bool = False
 
 
@@ -113,10 +111,14 @@ class ReferenceClient(Client):
         self._max_read_bytes = max_read_bytes
         #: What each session's view keeps of the agent's updates, in counted characters.
         self.max_kept = max_kept
-        self._lock = threading.Lock()  # guards the three below
+        self._lock = threading.Lock()  # guards the four below
         self.child_count = ChildCount(max_remembered)
         self._sessions: Dict[str, _Session] = {}
         self._url_elicitations: Set[str] = set()
+        #: The flag an asking callback of a session waits on: set once the core says the
+        #: session's work is cancelled (``on_cancel``), replaced once it says the cancel no longer
+        #: reaches it (``on_cancel_lifted``). The core decides which sessions; nothing here does.
+        self._cancelled: Dict[str, threading.Event] = {}
 
     # -- Sessions -----------------------------------------------------------------------------
 
@@ -210,6 +212,7 @@ class ReferenceClient(Client):
             # holds only the sessions that exist (tests/test_load.py: memory stays flat).
             with self._lock:
                 self._sessions.pop(params.session_id, None)
+                self._cancelled.pop(params.session_id, None)
             threading.Thread(
                 target=self.terminals.release_session, args=(params.session_id,), daemon=True
             ).start()
@@ -218,38 +221,44 @@ class ReferenceClient(Client):
         """A turn starts: the prompt is recorded as the user's message."""
         with self._lock:
             session = self._sessions.get(params.session_id)
-            # spec-gap child-cancel-reach: a cancel reached the children's work in the last
-            # turn; their work in this one is new.
-            below = [self._sessions[c] for c in self._descendants(params.session_id)]
-        for known in ([session] if session is not None else []) + below:
-            if known.cancelled.is_set():
-                known.cancelled = threading.Event()
         if session is not None:
             session.view.begin_turn(params.prompt)
 
     def on_cancel(self, session_id: str) -> None:
-        """The turn was cancelled: pending questions stop waiting, and unfinished tool calls are
-        marked cancelled (spec PROMPT-20).
+        """The session's work was cancelled (its own cancel or close, or an ancestor's: the core
+        names every child reached, spec-gap child-cancel-reach): pending questions stop waiting,
+        and unfinished tool calls are marked cancelled.
         """
         with self._lock:
             session = self._sessions.get(session_id)
-            # spec-gap child-cancel-reach: a child's work is cancelled with its parent's.
-            below = [self._sessions[c] for c in self._descendants(session_id)]
+            cancelled = self._cancelled.setdefault(session_id, threading.Event())
+        # Asking callbacks stop waiting for the user (spec SUBAGENT-45: a child's elicitation is
+        # answered cancel).
+        cancelled.set()
         if session is not None:
-            session.cancelled.set()  # asking callbacks stop waiting for the user
-            session.view.cancel_turn()  # spec PROMPT-20
-        for child in below:
-            child.cancelled.set()  # spec SUBAGENT-45: its elicitations are answered cancel
-            # spec SUBAGENT-49: its unfinished tool calls are marked cancelled (later updates
-            # for them are still applied, as for any tool call).
-            child.view.cancel_turn()
+            # spec PROMPT-20, SUBAGENT-49: unfinished tool calls are marked cancelled (later
+            # updates for them are still applied, as for any tool call).
+            session.view.cancel_turn()
+
+    def on_cancel_lifted(self, session_id: str) -> None:
+        """The cancel no longer reaches the session's work: its next questions wait on a fresh
+        flag (spec-gap permission-after-cancel, child-cancel-reach)."""
+        with self._lock:
+            self._cancelled.pop(session_id, None)
+
+    def _cancel_flag(self, session_id: str) -> threading.Event:
+        """What an asking callback of the session waits on (set: its work is cancelled)."""
+        with self._lock:
+            return self._cancelled.setdefault(session_id, threading.Event())
 
     def on_close(self, reason: Optional[str]) -> None:
         """The connection ended: questions stop waiting, every terminal is killed and reaped."""
         with self._lock:
             sessions = list(self._sessions.values())
+            flags = list(self._cancelled.values())
+        for cancelled in flags:
+            cancelled.set()
         for session in sessions:
-            session.cancelled.set()
             with session.view.lock:
                 # spec SUBAGENT-28: no child's last state is live activity once disconnected.
                 session.view.subagents.invalidate()
@@ -268,8 +277,6 @@ class ReferenceClient(Client):
         session.view.apply(params.update)
         if isinstance(params.update, s.SubagentUpdate):
             self._register_child(params.session_id, session, params.update.session_id)
-            if isinstance(params.update.state, s.RunningStateUpdate):
-                self._child_runs(params.update.session_id)
         if self._on_update is not None:
             self._on_update(params.session_id, params.update)
 
@@ -301,13 +308,6 @@ class ReferenceClient(Client):
         if not tracked:  # spec-gap remembered-bound: its own updates will be dropped, logged
             log.warning("child session %r not tracked: children at max_remembered", child_id)
 
-    def _child_runs(self, child_id: str) -> None:
-        """A child's work starts or resumes: a cancel before it does not reach this work."""
-        with self._lock:
-            child = self._sessions.get(child_id)
-            if child is not None and child.cancelled.is_set():
-                child.cancelled = threading.Event()
-
     def session_request_permission(
         self, params: s.RequestPermissionRequest
     ) -> s.RequestPermissionResponse:
@@ -317,7 +317,7 @@ class ReferenceClient(Client):
         session = self._session(params.session_id)
         session.view.tool_call(params.tool_call)
         # spec TOOL-08, TOOL-09: the policy answers with an offered option or cancelled.
-        return self.permissions.decide(params, session.cancelled)
+        return self.permissions.decide(params, self._cancel_flag(params.session_id))
 
     # -- Files ----------------------------------------------------------------------------------
 
@@ -413,11 +413,11 @@ class ReferenceClient(Client):
             )
         scope = mode.scope
         session_id = getattr(scope, "session_id", None)
-        cancelled = (
-            self._session(session_id).cancelled
-            if isinstance(session_id, str)
-            else threading.Event()
-        )
+        if isinstance(session_id, str):
+            self._session(session_id)  # not one of ours: -32002
+            cancelled = self._cancel_flag(session_id)
+        else:
+            cancelled = threading.Event()
         answer = callback(params, cancelled)
         response = answer if isinstance(answer, s.CreateElicitationResponse) else None
         if response is None:
