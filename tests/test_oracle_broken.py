@@ -116,7 +116,8 @@ def test_broken_agent_is_caught_with_its_clause(name: str) -> None:
     # spec TOOL-02, TOOL-05, TOOL-15, TRANSPORT-01, TRANSPORT-05, TRANSPORT-08, FS-06
     # spec SCHEMA-01, SCHEMA-02, CONTENT-06, CONTENT-07, CONTENT-08, PROMPT-10, TOOL-13, TERM-02
     # spec INIT-04, RPC-02, TOOL-14, TOOL-10
-    # spec SETUP-28, PROMPT-14, CONFIG-24, PROMPT-16
+    # spec SETUP-28, PROMPT-14, CONFIG-24
+    # spec-gap unfinished-tool-call: PROMPT-16 (no keyword in its sentence)
     report = _broken_agent_report(name)
     finding = _caught(report, "agent", agents.BROKEN[name].expect)
     assert_quotes_fit(report)  # every finding of the run quotes the sentence it breaks
