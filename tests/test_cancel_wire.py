@@ -223,3 +223,52 @@ def test_PROMPT_23_a_cancel_waiting_for_a_sealed_answer_ends_when_the_connection
     slots.cancel_all()  # the connection closed
     reader.join(10)
     assert not reader.is_alive() and returned == [True]
+
+
+# -- CANCEL-05: "MUST send one of these responses for the original request" (a result or -32800),
+# binding "a supporting implementation": the wire shows support once the agent answered a request
+# of the connection as cancelled after a $/cancel_request of it (spec_notes/wire-visibility.md).
+
+CANCEL_REQUEST = (C, {"jsonrpc": "2.0", "method": "$/cancel_request", "params": {"requestId": 2}})
+ANSWERED_CANCELLED = (A, {"jsonrpc": "2.0", "id": 2, "error": {"code": -32800, "message": "x"}})
+GO = [{"type": "text", "text": "go"}]
+PROMPT_3 = (C, _req(3, "session/prompt", {"sessionId": "s1", "prompt": GO}))
+CANCEL_REQUEST_3 = (C, {"jsonrpc": "2.0", "method": "$/cancel_request", "params": {"requestId": 3}})
+ERROR_3 = (A, {"jsonrpc": "2.0", "id": 3, "error": {"code": -32603, "message": "stream broke"}})
+
+
+def test_CANCEL_05_an_error_after_support_was_shown_and_the_cancel_read_fails_at_MUST(
+    tmp_path: Path,
+) -> None:
+    # The first prompt was answered -32800 after our $/cancel_request: the agent supports it.
+    # The second, cancelled the same way, is answered -32603 after the probe sent after that
+    # cancel: the request was in flight when the agent read the cancel.
+    second = [PROMPT_3, CHUNK, CANCEL_REQUEST_3, PROBE, PROBE_ANSWERED, ERROR_3]
+    for shown in (ANSWERED_CANCELLED, CANCELLED):  # -32800, or the marker stopReason "cancelled"
+        status, findings = _validate(tmp_path, [CHUNK, CANCEL_REQUEST, shown, *second])
+        assert _clauses(findings) == [("CANCEL-05", "MUST")], findings
+        assert findings[0]["blame"] == A and "supports $/cancel_request" in findings[0]["message"]
+        assert status == 1
+
+
+def test_CANCEL_05_without_a_witness_of_support_an_error_is_a_spec_gap(tmp_path: Path) -> None:
+    # No request was answered as cancelled before (the first ended end_turn: it may have ignored
+    # the cancel): support is not on the wire, so the error decides nothing (CANCEL-02).
+    second = [PROMPT_3, CHUNK, CANCEL_REQUEST_3, PROBE, PROBE_ANSWERED, ERROR_3]
+    status, findings = _validate(tmp_path, [CHUNK, CANCEL_REQUEST, END_TURN, *second])
+    assert _clauses(findings) == [("spec-gap:cancel-request-support", "spec-gap")], findings
+    assert status == 0
+    # An error first and a -32800 later shows support only for what came after it.
+    error_first = [CHUNK, CANCEL_REQUEST, (A, {**ERROR_3[1], "id": 2}), PROMPT_3, CANCEL_REQUEST_3]
+    status, findings = _validate(tmp_path, [*error_first, (A, {**ANSWERED_CANCELLED[1], "id": 3})])
+    assert _clauses(findings) == [("spec-gap:cancel-request-support", "spec-gap")], findings
+
+
+def test_CANCEL_05_an_error_that_crossed_the_cancel_is_no_MUST(tmp_path: Path) -> None:
+    # Support was shown, but the error came before the probe's answer: the request may have been
+    # over before the agent read the cancel (then there was nothing to cancel, CANCEL-06).
+    second = [PROMPT_3, CHUNK, CANCEL_REQUEST_3, PROBE, ERROR_3, PROBE_ANSWERED]
+    status, findings = _validate(tmp_path, [CHUNK, CANCEL_REQUEST, ANSWERED_CANCELLED, *second])
+    assert _clauses(findings) == [("spec-gap:cancel-request-support", "spec-gap")], findings
+    assert "not that it had read this cancel" in findings[0]["message"]
+    assert status == 0

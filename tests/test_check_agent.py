@@ -39,9 +39,11 @@ spec_notes/oracle.md, "check-agent's own tests", checked against ``quotes.tsv`` 
   advertised.")
 * cancellation: IgnoresCancelWhileAsking, CancelEndsEndTurn (answers a request sent after the
   cancel, then ends end_turn), PROMPT-23; ErrorOnCancel (answers the ping, then an error),
-  PROMPT-24 (an error that crosses the cancel, ErrorCrossesCancel, is spec-gap cancel-race;
-  CANCEL-05's MUST binds only a receiver that supports `$/cancel_request`, which the wire
-  cannot show: an error other than -32800 after one is spec-gap cancel-request-support,
+  PROMPT-24 (an error that crosses the cancel, ErrorCrossesCancel, is spec-gap cancel-race);
+  WrongErrorOnCancelRequest (answers a first `$/cancel_request`'d prompt -32800, a second one,
+  after the ping, -32603), CANCEL-05 ("MUST send one of these responses for the original
+  request": its MUST binds a receiver that supports `$/cancel_request`, which the first answer
+  shows; without that witness an error other than -32800 is spec-gap cancel-request-support,
   NoCancelRequest)
 * extensibility: RefusesMeta, EXT-02 ("Implementations MUST NOT make assumptions about values at
   these keys.")
@@ -378,7 +380,12 @@ AREAS = {
     "file system": ("ReadsWithoutCapability", "WritesWithoutCapability"),
     "terminals": ("RunsWithoutTerminal",),
     "elicitation": ("ElicitsUnasked",),
-    "cancellation": ("IgnoresCancelWhileAsking", "CancelEndsEndTurn", "ErrorOnCancel"),
+    "cancellation": (
+        "IgnoresCancelWhileAsking",
+        "CancelEndsEndTurn",
+        "ErrorOnCancel",
+        "WrongErrorOnCancelRequest",
+    ),
     "extensibility": ("RefusesMeta",),
     "notices": ("NoticeUnasked",),
     "compaction": ("CompactionUnasked",),
@@ -570,6 +577,40 @@ def test_spec_gap_cancel_request_support_an_agent_without_it_breaks_no_CANCEL_05
     assert row.status == "SKIPPED" and "-32603" in row.evidence[0], report.format_table()
     gap = report.results["spec-gap:cancel-request-support"]
     assert gap.status == "FAIL" and gap.level == "spec-gap", report.format_table()
+
+
+def test_CANCEL_05_an_agent_that_showed_support_then_answers_another_error_fails_at_MUST() -> None:
+    # spec CANCEL-05: the first prompt it was asked to cancel was answered -32800, so it
+    # supports $/cancel_request; the second, answered -32603 after it answered the ping sent
+    # after that cancel, breaks "MUST send one of these responses for the original request".
+    options = AgentCheckOptions(only=("cancel",), **FAST)
+    report = check_agent([*CHECK_AGENTS, "WrongErrorOnCancelRequest"], options)
+    row = report.results["CANCEL-05"]
+    assert row.status == "FAIL" and row.level == "MUST", report.format_table()
+    assert any("supports $/cancel_request" in e and "-32603" in e for e in row.evidence), row
+    assert {r.clause for r in report.failing()} == {"CANCEL-05"} and not report.ok
+    assert "spec-gap:cancel-request-support" not in report.results, report.format_table()
+
+
+@pytest.mark.parametrize(
+    "agent, cancels", [("RawAgent", 2), ("echo", 2), ("NoCancelRequest", 1)]
+)
+def test_CANCEL_05_a_second_cancelled_turn_only_after_support_shown_and_no_failure(
+    agent: str, cancels: int, tmp_path: Path
+) -> None:
+    # RawAgent and acpref's echo agent answer stopReason "cancelled" (support shown): a second
+    # busy turn is cancelled the same way, and answered "cancelled" again. NoCancelRequest
+    # never shows support: one $/cancel_request only, and spec-gap cancel-request-support.
+    echo = agent == "echo"
+    argv = [PY, "-m", "acpref", "echo"] if echo else [*CHECK_AGENTS, agent]
+    busy = {"cancel_prompt": "/wait"} if echo else {}
+    options = AgentCheckOptions(only=("cancel",), record_dir=str(tmp_path), **{**FAST, **busy})
+    report = check_agent(argv, options)
+    assert report.ok, report.format_table()
+    assert all(r.clause.startswith("spec-gap:") for r in report.failures), report.format_table()
+    lines = [json.loads(r).get("line", "") for p in report.transcripts for r in open(p)]
+    sent = sum('"$/cancel_request"' in line for line in lines)
+    assert sent == cancels, report.format_table()
 
 
 # -- Authentication: log in, open a session, log out -------------------------------------------------

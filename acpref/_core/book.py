@@ -48,6 +48,9 @@ class Outstanding:
     cancel_requested: bool = False
     #: The sender's message count when it sent this request (``ConnectionFacts.sent``).
     seq: int = 0
+    #: The sender's message count at its first ``$/cancel_request`` of this request: once the
+    #: receiver has read that many (``ConnectionFacts.read``), it has read the cancel.
+    cancel_seq: int = 0
 
 
 @attrs.define(slots=True)

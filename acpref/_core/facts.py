@@ -136,6 +136,14 @@ class ConnectionFacts:
             Party.AGENT: (0, None),
             Party.CLIENT: (0, None),
         }
+        #: Whether each party, as a receiver, has shown it supports ``$/cancel_request`` (optional,
+        #: CANCEL-02): the id and index of the first request it answered -32800 (or, a prompt,
+        #: stopReason "cancelled") after a ``$/cancel_request`` naming it; None until then. One
+        #: implementation answers a connection, so its support holds for all its requests.
+        self.cancel_support: Dict[Party, Optional[Tuple[Any, Optional[int]]]] = {
+            Party.AGENT: None,
+            Party.CLIENT: None,
+        }
         #: Requests that reused an id still in flight, by sender: each is owed one refusal,
         #: which answers it and not the first request of that id (spec-gap duplicate-id).
         self.duplicates: Dict[Party, Dict[Any, int]] = {Party.AGENT: {}, Party.CLIENT: {}}

@@ -219,26 +219,49 @@ def cancel_scenario(ctx: ScenarioContext) -> None:
     # $/cancel_request on a prompt: answered with a result or -32800 (CANCEL-05).
     ctx.at("CANCEL-05")
     ctx.driver.permission = None
-    pending, first = _busy_turn(ctx, session_id)
-    if first == "done":
-        ctx.skip("CANCEL-05", f"the turn ended before it could be cancelled; {BUSY_HINT}")
+    if _cancel_request_turn(ctx, session_id, first=True):
+        _cancel_request_turn(ctx, session_id, first=False)
+
+
+def _cancel_request_turn(ctx: ScenarioContext, session_id: str, *, first: bool) -> bool:
+    """Cancel a busy turn with ``$/cancel_request``; True when its answer showed the agent
+    supports it: -32800, or the marker stopReason ``cancelled``.
+
+    Support is optional (CANCEL-02) and advertised nowhere, so an error other than -32800 for
+    the first turn decides nothing. Once the agent has shown support, a second turn is cancelled
+    the same way, followed by a request (a probe) that shows when the agent had read the cancel:
+    the oracle judges its answer (``_core/cancellation._cancelled_answer``: an error other than
+    -32800 after the agent had read the cancel breaks CANCEL-05 at MUST).
+    """
+    pending, sign = _busy_turn(ctx, session_id)
+    if sign == "done":
+        if first:
+            ctx.skip("CANCEL-05", f"the turn ended before it could be cancelled; {BUSY_HINT}")
         with ctx.step("session/prompt"):
             pending.result()
-        return
+        return False
     ctx.driver.connection.notify("$/cancel_request", {"requestId": pending.request_id})
+    if not first:
+        # A request sent after the cancel: an agent that answers it has read the cancel.
+        probe = {"jsonrpc": "2.0", "method": "_acpref/ping", "params": {}}
+        ctx.driver.send_raw({**probe, "id": f"acpref-after-cancel-request-{pending.request_id}"})
     try:
-        pending.result()
-        ctx.passed("CANCEL-05")
+        turn = pending.result()
     except RpcError as exc:
         if exc.code == ErrorCode.REQUEST_CANCELLED:
             ctx.passed("CANCEL-05")
-            return
-        # spec-gap cancel-request-support: only a receiver that supports $/cancel_request owes
-        # -32800 (CANCEL-05), and support is optional (CANCEL-02): the oracle's gap finding says
-        # what came; the clause itself cannot be decided from the wire.
-        ctx.skip(
-            "CANCEL-05",
-            f"answered error {exc.code} ({exc.detail}), not -32800: whether the agent supports "
-            "$/cancel_request is acpref's reading (spec-gap:cancel-request-support)",
-        )
-
+            return True
+        if first:
+            # spec-gap cancel-request-support: only a receiver that supports $/cancel_request
+            # owes -32800 (CANCEL-05), and support is optional (CANCEL-02): the oracle's gap
+            # finding says what came; the clause itself cannot be decided from the wire.
+            ctx.skip(
+                "CANCEL-05",
+                f"answered error {exc.code} ({exc.detail}), not -32800: whether the agent "
+                "supports $/cancel_request is acpref's reading (spec-gap:cancel-request-support)",
+            )
+        # spec CANCEL-05: after the agent showed support, the oracle's finding fails the clause
+        # when the wire shows it had read the cancel (else its gap finding says why not).
+        return False
+    ctx.passed("CANCEL-05")
+    return turn.stop_reason == "cancelled"

@@ -1143,6 +1143,42 @@ class ExitsOnCancelRequest(RawAgent):
             raise SystemExit(0)
 
 
+
+class WrongErrorOnCancelRequest(RawAgent):
+    """Supports $/cancel_request: answers the first prompt it names -32800 (so the wire shows
+    support), and a later one, after it answered the request sent after that cancel, -32603 (a
+    receiver whose aborted operation's error escapes). CANCEL-05: "MUST send one of these
+    responses for the original request"."""
+
+    scenario, clause = "cancel", "CANCEL-05"
+    cancel_requests = 0
+    by_cancel_request = False
+
+    def on_dollar_cancel_request(self, m: M) -> None:
+        if m["params"].get("requestId") == getattr(self, "prompt_id", None):
+            self.cancel_requests += 1
+            self.by_cancel_request = True
+        super().on_dollar_cancel_request(m)
+
+    def finish_cancelled(self, m: M) -> None:
+        if not self.by_cancel_request:  # session/cancel, honoured
+            super().finish_cancelled(m)
+            return
+        self.by_cancel_request = False
+        if self.cancel_requests == 1:
+            self.error(m, -32800, "Request cancelled")
+            return
+        for _ in range(100):  # the check's ping follows the cancel at once
+            line = self.readline(0.05)
+            if line == b"":
+                raise SystemExit(0)
+            if line:
+                self.dispatch_line(line)
+                if b"_acpref/ping" in line:
+                    break
+        self.error(m, -32603, "Internal error: operation aborted")  # the defect: not -32800
+
+
 _ONE_DEFECT = {
     name: cls
     for name, cls in list(globals().items())
