@@ -23,13 +23,15 @@ from typing import Any, Dict, List, Tuple
 import pytest
 
 from acpref._core import Party, ProtocolState
-from acpref._core.effects import AgentCaps, AsksCancelled, CancelLifted, ClientCaps, Refuses
+from acpref._core.effects import AgentCaps, AsksCancelled, CancelLifted, ChildrenReplayed
+from acpref._core.effects import ClientCaps, Refuses
 from acpref._core.effects import SystemPromptKept, TurnStarts, TurnStops, Waits, WorkCancelled
 from acpref._core.session_setup import ENDING, REOPENING, answered_after
 
 A, C = Party.AGENT, Party.CLIENT
 #: The client's effects, which the agent-side tables leave out.
-_CLIENT_EFFECTS = (AsksCancelled, WorkCancelled, CancelLifted, AgentCaps, SystemPromptKept)
+_CLIENT_EFFECTS = (AsksCancelled, WorkCancelled, CancelLifted, ChildrenReplayed, AgentCaps,
+                   SystemPromptKept)  # fmt: skip
 Msg = Tuple[Party, Dict[str, Any]]
 
 _CAPS = {"loadSession": True, "sessionCapabilities": {"close": {}, "delete": {}, "resume": {}}}
@@ -574,10 +576,13 @@ def test_random_client_transcripts_agree(seed: int) -> None:
 # The old flags are the reference client's own before issue 36 (client/reference.py): a flag per
 # session it showed, set by ``on_cancel`` (before session/cancel or session/close went out) for
 # the session and every child below it in its views (``_descendants``, the views' parent_id),
-# cleared by ``on_prompt`` (the session and its children) and by a child reporting running. The
-# new flags follow the effects only. Changes, on purpose: a message the rules refuse (never sent)
+# cleared by ``on_prompt`` (the session and its children) and by a child reporting running; and
+# ``on_session_open`` dropped the views of the children below a session being loaded, which the
+# replay announces again (now ``ChildrenReplayed`` names them). The new flags follow the effects.
+# Changes, on purpose: a message the rules refuse (never sent)
 # moves no flag; the answer to a close or delete lifts the cancel of its session and the children
-# below it, as the permission desk already read it (``work_cancelled``). The walks are a
+# below it, as the permission desk already read it (``work_cancelled``); a load keeps the cancels
+# of the session and its children (the old client's fresh views dropped them). The walks are a
 # conforming agent's: the two trees of children can only differ on an agent's mistakes (a child
 # announced on a session already closed is shown by the client, the core knows of no such child).
 
@@ -588,6 +593,7 @@ class _OldFlags:
     def __init__(self) -> None:
         self.parent: Dict[str, Optional[str]] = {}
         self.cancelled: set = set()
+        self.replayed: List[str] = []  # the children's views the last load dropped
 
     def below(self, sid: str) -> List[str]:
         """``ReferenceClient._descendants``: the children below ``sid`` in the views."""
@@ -607,6 +613,10 @@ class _OldFlags:
             self.cancelled |= {s for s in [sid, *self.below(sid)] if s in self.parent}  # on_cancel
         elif sender is C and not refused and method == "session/prompt":
             self.cancelled.difference_update([sid, *self.below(sid)])  # on_prompt
+        elif sender is C and not refused and method == "session/load":
+            self.replayed = self.below(sid)  # on_session_open: the children's views go
+            for child in self.replayed:
+                del self.parent[child]
         update = params.get("update") if isinstance(params.get("update"), dict) else {}
         child = update.get("sessionId")
         if sender is A and update.get("sessionUpdate") == "subagent_update" and sid in self.parent:
@@ -635,7 +645,11 @@ def _flags_agree(transcript: List[Msg]) -> List[Any]:
         if "method" in raw:
             request = None
         step = state.step(sender, raw)
+        old.replayed = []
         old.read(sender, raw, request, step.refused_by is not None)
+        replayed = [c for e in step.effects if isinstance(e, ChildrenReplayed) for c in e.children]
+        assert sorted(replayed) == sorted(old.replayed), f"message {n} {raw}"
+        seen.extend(e for e in step.effects if isinstance(e, ChildrenReplayed))
         for e in step.effects:
             if isinstance(e, WorkCancelled):
                 flags.update(e.session_ids)  # ReferenceClient.on_cancel, one call each
@@ -684,10 +698,23 @@ def test_a_prompt_of_a_session_not_cancelled_lifts_nothing() -> None:
     assert effects == [WorkCancelled(("q",), "PROMPT-20")]
 
 
+def test_a_load_names_the_children_it_replays() -> None:
+    effects = _flags_agree(
+        [*_client_opening(["p", "q"]), _prompt(1, "p"), _child("p", "c"), _child("c", "g"),
+         _child("q", "d"), _note("session/cancel", sessionId="p"),
+         _ok(1, {"stopReason": "cancelled"}), _load(2, "p"), _child("p", "c"), _child("c", "g"),
+         _ok(2, {}), _load(3, "q")]
+    )  # fmt: skip
+    assert [e for e in effects if isinstance(e, ChildrenReplayed)] == [
+        ChildrenReplayed("p", ("c", "g")),  # spec SUBAGENT-30: their views are the replay's
+        ChildrenReplayed("q", ("d",)),
+    ]
+
+
 def _flag_walk(seed: int, length: int = 80) -> List[Msg]:
     """A conforming agent's children at any depth, each reported on its own parent, and the
-    client's prompts, cancels, closes and deletes, answered in any order; nothing names a session
-    after its close or delete went out."""
+    client's prompts, cancels, loads, closes and deletes, answered in any order (a load at once,
+    with its replay); nothing names a session after its close or delete went out."""
     rng = random.Random(seed)
     live = ["s1", "s2", "s3"]
     transcript = _client_opening(live)
@@ -709,7 +736,13 @@ def _flag_walk(seed: int, length: int = 80) -> List[Msg]:
             transcript.append(_child(parent[sid], sid, rng.choice(["running", "idle"])))
         elif roll < 0.7:
             transcript.append(_note("session/cancel", sessionId=sid))
-        elif roll < 0.76 and sid in live:
+        elif roll < 0.72 and sid in live:
+            # A load, its replay announcing every child again, parent first (SUBAGENT-31), its
+            # answer, and the children announced again after it (SUBAGENT-38).
+            below = [c for c in parent if _root(parent, c) == sid]
+            again = [_child(parent[c], c) for c in below]
+            transcript += [_load(f"l{n}", sid), *again, _ok(f"l{n}", {}), *again]
+        elif roll < 0.78 and sid in live:
             live.remove(sid)
             method = rng.choice(["session/close", "session/delete"])
             transcript.append(_req(f"x{n}", method, sessionId=sid))

@@ -57,6 +57,9 @@ CancelLifted   the client's session/prompt: an earlier cancel no longer    spec-
 CancelLifted   a child reports ``running``: its new work                   spec-gap:child-cancel-reach
 CancelLifted   the answer to session/close or session/delete: the work     spec-gap:
                is over (the session's and its children's)                  permission-after-cancel
+ChildrenRe-    the client's session/load is recorded, not refused: every     SUBAGENT-30
+played         child announced below the session, whose history the load     (SUBAGENT-35)
+               replays (what the client shows of them is the replay's)
 AgentCaps      the agent's successful initialize response (the client's    INIT-13
                ``supports`` reads it with ``capabilities.gate_open``)
 SystemPrompt-  a successful session/new, load or resume response (the      SYSPROMPT-11
@@ -67,7 +70,8 @@ The rows from AsksCancelled on are the client's to carry out (``client/connectio
 agent shell has no use for them, as the client shell has none for the rows above them.
 WorkCancelled and CancelLifted name the sessions entering and leaving
 ``ConnectionFacts.work_cancelled``, the one reading of which work the client cancelled: the
-client shell keeps its flags by them and computes no tree of children of its own.
+client shell keeps its flags by them and computes no tree of children of its own; nor for a
+load (ChildrenReplayed).
 
 Which of the client's messages cancel a session's work is one table, ``_CANCELS``: a row says
 how the agent stops the running turn (TurnStops) and, where the client's side reads it so, how
@@ -100,6 +104,7 @@ __all__ = [
     "AgentCaps",
     "AsksCancelled",
     "CancelLifted",
+    "ChildrenReplayed",
     "ClientEffect",
     "SystemPromptKept",
     "WorkCancelled",
@@ -374,7 +379,20 @@ class CancelLifted:
     clause: str
 
 
-ClientEffect = Union[AsksCancelled, WorkCancelled, CancelLifted, AgentCaps, SystemPromptKept]
+@attrs.frozen
+class ChildrenReplayed:
+    """The client is loading ``session_id``: the agent replays its history, that of the children
+    announced below it included, if at all (SUBAGENT-30); what the client shows of the children
+    ``children`` (at any depth) is the replay's to rebuild (SUBAGENT-35)."""
+
+    session_id: str
+    children: Tuple[str, ...]
+    clause: str = "SUBAGENT-30"
+
+
+ClientEffect = Union[
+    AsksCancelled, WorkCancelled, CancelLifted, ChildrenReplayed, AgentCaps, SystemPromptKept
+]
 
 
 def client_effects_of(state: ConnectionFacts, m: Message, refused: bool) -> List[ClientEffect]:
@@ -410,6 +428,9 @@ def _client_sent(state: ConnectionFacts, m: Message) -> List[ClientEffect]:
         # nor its children's work in it (spec-gap child-cancel-reach).
         below = descendants(state, m.session_id)
         return _lift(state, [m.session_id, *below], "spec-gap:permission-after-cancel")
+    if m.kind == "request" and m.method == "session/load" and isinstance(m.session_id, str):
+        below = descendants(state, m.session_id)
+        return [ChildrenReplayed(m.session_id, tuple(below))] if below else []
     row = _CANCELS.get((m.method or "", m.kind == "request"))
     sid = m.params.get("sessionId")
     if m.kind == "response" or row is None or row.work is None or not isinstance(sid, str):

@@ -31,7 +31,7 @@ from .. import codec
 from .. import schema as s
 from .._core import Party, ProtocolState, gate_open
 from .._core.effects import AgentCaps, AsksCancelled, CancelLifted, Effect, SystemPromptKept
-from .._core.effects import WorkCancelled
+from .._core.effects import ChildrenReplayed, WorkCancelled
 from .._core.facts import DEFAULT_MAX_REMEMBERED
 from .._shell.observer import RulesObserver
 from .._shell.transport import FdStream, Process, StderrBuffer, Stream, spawn
@@ -484,6 +484,9 @@ class ClientSideConnection(Conveniences):
         elif isinstance(effect, CancelLifted):
             for session_id in effect.session_ids:
                 self.client.on_cancel_lifted(session_id)
+        elif isinstance(effect, ChildrenReplayed):
+            for child in effect.children:  # the load replays them (SUBAGENT-30)
+                self.client.on_child_reloading(child)
         elif isinstance(effect, AgentCaps):
             self._agent_caps = effect.capabilities
         elif isinstance(effect, SystemPromptKept):

@@ -269,5 +269,11 @@ class Client:
         a child reported ``running``, or the session was closed or deleted. Quick, as
         ``on_cancel``."""
 
+    def on_child_reloading(self, session_id: str) -> None:
+        """A load of a session above this child is being sent: the agent replays the child's
+        history with it, if at all (SUBAGENT-30); what the client shows of the child is the
+        replay's to rebuild. Called for every child the rules know below the loaded session,
+        under the write lock, as ``on_cancel``."""
+
     def on_close(self, reason: Optional[str]) -> None:
         """The connection closed: free everything (terminals are killed and reaped here)."""

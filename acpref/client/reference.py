@@ -168,13 +168,10 @@ class ReferenceClient(Client):
             known = self._sessions.get(session.session_id)
             fresh = session.how == "new" or (session.how == "load" and session.response is None)
             if known is None or fresh:
-                # A load replays the whole history: it starts from an empty view.
+                # A load replays the whole history: it starts from an empty view (so do its
+                # children's views: ``on_child_reloading``).
                 known = _Session(roots, SessionView(session.session_id, max_kept=self.max_kept))
                 self._sessions[session.session_id] = known
-                # So do its children's views: the agent replays them, if at all (SUBAGENT-30).
-                for below in self._descendants(session.session_id):
-                    del self._sessions[below]
-                    self.child_count.release(below)
             else:
                 known.roots = roots
                 known.closed = False
@@ -246,6 +243,13 @@ class ReferenceClient(Client):
         with self._lock:
             self._cancelled.pop(session_id, None)
 
+    def on_child_reloading(self, session_id: str) -> None:
+        """The load of a session above the child replays it, if at all (SUBAGENT-30): its view
+        goes, and the replay's announcement gives it a new one."""
+        with self._lock:
+            if self._sessions.pop(session_id, None) is not None:
+                self.child_count.release(session_id)
+
     def _cancel_flag(self, session_id: str) -> threading.Event:
         """What an asking callback of the session waits on (set: its work is cancelled)."""
         with self._lock:
@@ -279,21 +283,6 @@ class ReferenceClient(Client):
             self._register_child(params.session_id, session, params.update.session_id)
         if self._on_update is not None:
             self._on_update(params.session_id, params.update)
-
-    def _descendants(self, session_id: str) -> List[str]:
-        """The child sessions below ``session_id``, at any depth (under ``_lock``)."""
-        below: List[str] = []
-        parents = {session_id}
-        while True:
-            found = [
-                sid
-                for sid, known in self._sessions.items()
-                if known.view.parent_id in parents and sid not in below and sid != session_id
-            ]
-            if not found:
-                return below
-            below += found
-            parents = set(found)
 
     def _register_child(self, parent_id: str, parent: _Session, child_id: str) -> None:
         """spec SUBAGENT-03 (provisional): an announced child gets a view; its updates go there."""
