@@ -399,11 +399,12 @@ def test_TOOL_16_echo_names_its_tools_in_the_first_report(echo: TestClient) -> N
 
 def test_TOOL_17_a_reported_name_is_not_changed() -> None:
     call = {"sessionUpdate": "tool_call", "toolCallId": "t1", "title": "Read", "name": "read"}
-    renamed = {"sessionUpdate": "tool_call_update", "toolCallId": "t1", "name": "write"}
+    renamed = {"sessionUpdate": "tool_call_update", "toolCallId": "t1", "name": "write",
+               "status": "completed"}  # fmt: skip
     report = _in_turn(call, renamed)
     assert _found(report) == [("TOOL-17", "SHOULD NOT")]
     assert report.violations == []
-    same = {"sessionUpdate": "tool_call_update", "toolCallId": "t1", "name": "read"}
+    same = {"sessionUpdate": "tool_call_update", "toolCallId": "t1", "name": "read", "status": "failed"}
     assert _in_turn(call, same).findings == []
 
 
@@ -482,7 +483,8 @@ def test_an_undefined_update_kind_fails_the_oracle_and_is_kept_raw() -> None:
 
 
 def test_an_undefined_value_fails_the_oracle_unless_newer_spec() -> None:
-    call = {"sessionUpdate": "tool_call", "toolCallId": "t1", "title": "T", "kind": "teleport"}
+    call = {"sessionUpdate": "tool_call", "toolCallId": "t1", "title": "T", "kind": "teleport",
+            "status": "completed"}  # fmt: skip
     assert _found(_in_turn(call)) == [("OVERVIEW-01", "MUST NOT")]
     report = _in_turn(call, newer_spec=True)
     assert _found(report) == [("OVERVIEW-01", "warning")]

@@ -326,7 +326,8 @@ def _hints(report: CheckReport, options: AgentCheckOptions) -> None:
             f"{', '.join(busy)}: the turn ended before the cancel could be judged; {BUSY_HINT}"
             " (and --cancel-after)"
         )
-    if cwd:
+    decided = [c for c in ("SETUP-26", "SETUP-27") if c in report.results and c not in cwd]
+    if cwd and not decided:  # one clause decided: the prompt works, the agent chose its tools
         report.notes.append(
             f"{', '.join(cwd)}: the working-directory check saw nothing that decides it; give "
             f"--cwd-prompt a prompt that makes the agent read {CWD_FILE} (or run a command on "

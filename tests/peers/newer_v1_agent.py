@@ -37,7 +37,8 @@ def main() -> None:
         elif method == "session/prompt":
             for update in (
                 {"sessionUpdate": "weather_update", "forecast": "sunny"},
-                {"sessionUpdate": "tool_call", "toolCallId": "t", "title": "Go", "kind": "warp"},
+                {"sessionUpdate": "tool_call", "toolCallId": "t", "title": "Go", "kind": "warp",
+                 "status": "completed"},
                 {"sessionUpdate": "agent_message_chunk", "content": {"type": "text", "text": "hi"}},
             ):
                 send({"jsonrpc": "2.0", "method": "session/update", "params": {
