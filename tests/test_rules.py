@@ -357,6 +357,56 @@ def test_finish_finds_unanswered_requests_and_unreleased_terminals() -> None:
     assert state.finish(complete=False) == []
 
 
+def _model_withdrawn(witness: bool) -> List[Msg]:
+    """A session whose model "a" the agent withdraws (a config_option_update offering "b"
+    only); with ``witness``, the client then answers a request the agent sent after it."""
+    changed = [{**OPTIONS[0], "currentValue": "b", "options": [{"value": "b", "name": "B"}]}]
+    out = init() + new(configOptions=OPTIONS)
+    out.append(update("s1", {"sessionUpdate": "config_option_update", "configOptions": changed}))
+    if witness:
+        read = {"sessionId": "s1", "path": "/p/a"}
+        out += [(A, req(100, "fs/read_text_file", read)), (C, ok(100, {"content": ""}))]
+    return out
+
+
+def test_CONFIG_17_a_request_that_crossed_the_options_update_is_no_violation() -> None:
+    # A client that set model "a" as the agent withdrew it wrote its request against the
+    # options it had read; the wire (wherever observed) does not show it had read the update:
+    # spec-gap config-crossing, not CONFIG-17 at MUST. Once the client answered a request sent
+    # after the update, it had read it: "a" breaks CONFIG-17.
+    params = {"sessionId": "s1", "configId": "model", "value": "a"}
+    set_a = req(2, "session/set_config_option", params)
+    crossed = _replay(_model_withdrawn(witness=False)).check(C, set_a)
+    assert [(f.clause, f.level) for f in crossed] == [("spec-gap:config-crossing", "spec-gap")]
+    assert crossed[0].code == -32602  # acpref's agent refuses it all the same
+    read = _replay(_model_withdrawn(witness=True)).check(C, set_a)
+    assert [(f.clause, f.level) for f in read] == [("CONFIG-17", "MUST")]
+    # "b", the value now offered, is fine either way; a value never offered is CONFIG-17.
+    set_b = {**set_a, "params": {**set_a["params"], "value": "b"}}
+    assert _replay(_model_withdrawn(witness=False)).check(C, set_b) == []
+    set_z = {**set_a, "params": {**set_a["params"], "value": "z"}}
+    assert [f.clause for f in _replay(_model_withdrawn(witness=False)).check(C, set_z)] == [
+        "CONFIG-17"
+    ]
+
+
+def test_CONFIG_17_the_options_a_client_may_still_go_by_stay_bounded() -> None:
+    # A client that answers none of the agent's requests may be behind any number of updates:
+    # the session keeps a few superseded tables, and once it forgot one, a value none of the kept
+    # ones offers is still no violation (the client may go by a forgotten one).
+    msgs = init() + new(configOptions=OPTIONS)
+    for n in range(12):
+        value = f"v{n}"
+        opts = [{**OPTIONS[0], "currentValue": value, "options": [{"value": value, "name": value}]}]
+        msgs.append(update("s1", {"sessionUpdate": "config_option_update", "configOptions": opts}))
+    state = _replay(msgs)
+    session = state.sessions["s1"]
+    assert len(session.config_before) <= 8 and session.config_forgot
+    params = {"sessionId": "s1", "configId": "model", "value": "a"}
+    set_a = req(2, "session/set_config_option", params)
+    assert [f.clause for f in state.check(C, set_a)] == ["spec-gap:config-crossing"]
+
+
 def test_a_clean_turn_finds_nothing() -> None:
     turn = started() + [
         update("s1", {"sessionUpdate": "plan", "entries": []}),

@@ -458,7 +458,12 @@ def test_CONFIG_17_MODES_04_sessions_set_up_alike_keep_their_own_options() -> No
         ("client", req(6, "session/set_mode", {"sessionId": "s2", "modeId": "code"})),
         ("agent", ok(6, {})),
     )  # fmt: skip
-    assert [(f.clause, f.index) for f in report.findings if f.is_violation] == [("CONFIG-17", 11)]
+    # s1's "large" is refused, s2's is not. The client answered no request of the agent, so it
+    # may have set s1's model before it read the update: the gap, not CONFIG-17 at MUST
+    # (decisions.md config-crossing; tests/test_rules.py has the witnessed case).
+    judged = [(f.clause, f.index) for f in report.findings if "config" in f.clause.lower()]
+    assert judged == [("spec-gap:config-crossing", 11)]
+    assert not [f for f in report.findings if f.is_violation]
 
 
 # -- prompt turn and slash commands ---------------------------------------------------------------

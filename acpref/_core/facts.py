@@ -60,8 +60,17 @@ class SessionState:
     #: Mode, config option and permission option ids are kept as the wire gave them (a missing
     #: one is None): these rules only compare them.
     mode_ids: Optional[AbstractSet[Any]] = None
-    #: Config options by id, as wire dicts (CONFIG-17).
+    #: Config options by id, as wire dicts (CONFIG-17), and the agent's message count
+    #: (``ConnectionFacts.sent``) when it stated them.
     config: Mapping[Any, Dict[str, Any]] = NOTHING
+    config_seq: int = 0
+    #: The tables the agent stated before ``config`` that the client may still have been going
+    #: by, oldest first, each with its count: the last one the client provably read (it answered
+    #: a later request of the agent, ``ConnectionFacts.read``) and those after it. A request of
+    #: the client that crossed a newer statement on the wire was written against one of these
+    #: (spec-gap config-crossing). ``config_forgot``: more were stated than are kept.
+    config_before: Tuple[Tuple[int, Mapping[Any, Dict[str, Any]]], ...] = ()
+    config_forgot: bool = False
     #: The current mode as the modes API last stated it, and the mode option's value as the
     #: config API last did, each with the agent's message count when it last moved (or was
     #: found out of step); None until stated (CONFIG-24, ``session_modes``).

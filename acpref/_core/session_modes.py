@@ -12,7 +12,7 @@ session remembers of both is in ``facts.SessionState``.
 
 from __future__ import annotations
 
-from typing import Any, Dict, Iterable, Optional, Set
+from typing import Any, Dict, Iterable, Optional, Set, Tuple
 
 from ..errors import ErrorCode
 from .book import Message, check, transition, update_check, update_of, update_transition
@@ -114,8 +114,35 @@ def remember_options(state: ConnectionFacts, s: SessionState, result: Dict[str, 
         _stated(state, s, "mode", modes.get("currentModeId"))
     options = result.get("configOptions")
     if isinstance(options, list):
-        s.config = state.shared_config(options)
+        _state_config(state, s, options)
         _stated_options(state, s, options)
+
+
+#: How many superseded config tables a session keeps for a client that may not have read past
+#: them (``SessionState.config_before``).
+_KEPT_CONFIGS = 8
+
+
+def _state_config(state: ConnectionFacts, s: SessionState, options: Any) -> None:
+    """The agent states the session's config options anew (a setup or config result, or a
+    ``config_option_update``); the tables before it are kept while the client may not have read
+    past them."""
+    if s.config:
+        kept = [*s.config_before, (s.config_seq, s.config)]
+        s.config_before = tuple(kept[_floor(state, kept) :])
+        if len(s.config_before) > _KEPT_CONFIGS:
+            s.config_before = s.config_before[-_KEPT_CONFIGS:]
+            s.config_forgot = True
+    s.config = state.shared_config(options)
+    s.config_seq = state.sent[A]
+
+
+def _floor(state: ConnectionFacts, tables: Any) -> int:
+    """The position in ``tables`` (``(count, table)``, oldest first) of the last one the client
+    provably read: each direction of stdio is ordered, so a client that answered a request of
+    the agent had read everything the agent sent before it (``ConnectionFacts.read``)."""
+    read = state.read[C][0]
+    return max((i for i, (seq, _) in enumerate(tables) if seq <= read), default=0)
 
 
 # -- Modes and the mode option in step (CONFIG-24) ------------------------------------------------
@@ -247,24 +274,43 @@ def _set_config(state: ConnectionFacts, m: Message) -> Iterable[Finding]:
         )
     if s is None or not s.config:
         return
-    option = s.config.get(config_id)
+    fault = _config_fault(s.config, config_id, value, is_boolean)
+    if fault is None:
+        return
+    clause, why = fault
+    tables = [*s.config_before, (s.config_seq, s.config)]
+    older = [t for _, t in tables[_floor(state, tables) : -1]]
+    # The client may have gone by a table no longer kept: it read none of those that are.
+    forgot = s.config_forgot and tables[0][0] > state.read[C][0]
+    if forgot or any(_config_fault(t, config_id, value, is_boolean) is None for t in older):
+        # spec-gap config-crossing: the request fits options the agent stated before its latest
+        # statement, which the client may not have read when it wrote the request (the two
+        # directions cross on the wire; where they are observed says nothing about what the
+        # client had read). No sentence says which statement the request is held to.
+        said = (
+            f"{why} in the options the agent stated last; the request fits options it stated "
+            "before, which may be the client's latest (the two crossed on the wire)"
+        )
+        yield finding("spec-gap:config-crossing", C, said, m.index, INVALID)
+        return
+    # spec CONFIG-17: configId is an advertised option, a select value one of its values.
+    # spec CONFIG-18: a boolean option is set with type "boolean" and a JSON boolean.
+    yield finding(clause, C, why, m.index, INVALID)
+
+
+def _config_fault(
+    config: Any, config_id: Any, value: Any, is_boolean: bool
+) -> Optional[Tuple[str, str]]:
+    """(clause, why) when ``set_config_option`` of ``config_id`` to ``value`` does not fit the
+    options ``config`` (by id), or None."""
+    option = config.get(config_id)
     if option is None:
-        # spec CONFIG-17: configId is an advertised option.
-        yield finding("CONFIG-17", C, f"unknown config option {config_id!r}", m.index, INVALID)
-    elif option.get("type") == "boolean" and not (is_boolean and type(value) is bool):
-        # spec CONFIG-18: a boolean option is set with type "boolean" and a JSON boolean.
-        yield finding(
-            "CONFIG-18",
-            C,
-            f"{config_id!r} is boolean: send type 'boolean' and true/false",
-            m.index,
-            INVALID,
-        )
-    elif option.get("type") == "select" and value not in select_values(option):
-        # spec CONFIG-17: a select value is one of the option's values.
-        yield finding(
-            "CONFIG-17", C, f"{value!r} is not a value of {config_id!r}", m.index, INVALID
-        )
+        return "CONFIG-17", f"unknown config option {config_id!r}"
+    if option.get("type") == "boolean" and not (is_boolean and type(value) is bool):
+        return "CONFIG-18", f"{config_id!r} is boolean: send type 'boolean' and true/false"
+    if option.get("type") == "select" and value not in select_values(option):
+        return "CONFIG-17", f"{value!r} is not a value of {config_id!r}"
+    return None
 
 
 # -- The agent answers and reports ----------------------------------------------------------------
@@ -345,5 +391,5 @@ def _config_update_apply(state: ConnectionFacts, m: Message) -> None:
     s = state.session(m.session_id)
     options = update_of(m).get("configOptions")
     if s is not None and isinstance(options, list):
-        s.config = state.shared_config(options)
+        _state_config(state, s, options)
         _stated_options(state, s, options)
