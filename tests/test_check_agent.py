@@ -18,6 +18,7 @@ spec_notes/oracle.md, "check-agent's own tests", checked against ``quotes.tsv`` 
   resume: ReplayBeforeResumeAnswer, SETUP-12 ("MUST NOT replay the conversation history ...
   before responding"; a replay after the answer, ReplayAfterResume, is spec-gap
   replay-after-resume); close: CloseKeepsTurn, SETUP-16 ("MUST cancel any ongoing work for that session");
+  KeepsMcpAfterClose, SETUP-16 (", then free the resources associated with the session": its MCP server);
   list: NoMatchIsAnError, LIST-09 ("the Agent MUST return an empty `sessions` array")
 * delete: no MUST sentence for the agent (DELETE-03 has no keyword: DeletedStillListed is a
   ``LESSER_DEFECTS`` spec-gap; DELETE-04 says SHOULD; DELETE-01 is the client's; DELETE-02's "returns an empty result"
@@ -350,7 +351,7 @@ AREAS = {
         "ForgetsEarlierAnswers",
     ),
     "session resume": ("ReplayBeforeResumeAnswer",),
-    "session close": ("CloseKeepsTurn",),
+    "session close": ("CloseKeepsTurn", "KeepsMcpAfterClose"),
     "session list": ("NoMatchIsAnError",),
     "session delete": (),
     "modes and config options": ("BooleanOptionUnasked",),
