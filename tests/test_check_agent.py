@@ -21,6 +21,7 @@ spec_notes/oracle.md, "check-agent's own tests", checked against ``quotes.tsv`` 
   resume: ReplayBeforeResumeAnswer, SETUP-12 ("MUST NOT replay the conversation history ...
   before responding"; a replay after the answer, ReplayAfterResume, is spec-gap
   replay-after-resume); close: CloseKeepsTurn, SETUP-16 ("MUST cancel any ongoing work for that session");
+  KeepsMcpAfterClose, SETUP-16 (", then free the resources associated with the session": its MCP server);
   list: NoMatchIsAnError, LIST-09 ("the Agent MUST return an empty `sessions` array")
 * delete: no MUST sentence for the agent (DELETE-03 has no keyword: DeletedStillListed is a
   ``LESSER_DEFECTS`` spec-gap; DELETE-04 says SHOULD; DELETE-01 is the client's; DELETE-02's "returns an empty result"
@@ -66,6 +67,7 @@ import sys
 import time
 from pathlib import Path
 
+import attrs
 import pytest
 
 from acpref._core.register import quote_of
@@ -366,7 +368,7 @@ AREAS = {
         "ForgetsEarlierAnswers",
     ),
     "session resume": ("ReplayBeforeResumeAnswer",),
-    "session close": ("CloseKeepsTurn",),
+    "session close": ("CloseKeepsTurn", "KeepsMcpAfterClose"),
     "session list": ("NoMatchIsAnError",),
     "session delete": (),
     "modes and config options": ("BooleanOptionUnasked",),
@@ -511,6 +513,89 @@ def test_SETUP_16_a_closed_turn_that_ends_end_turn_after_answering_the_ping_fail
     assert row.status == "FAIL" and row.level == "MUST", report.format_table()
     assert any("answered a request sent after the cancel, so" in e for e in row.evidence), row
     assert any("it answered a request sent after it (#" in e for e in row.evidence), row
+
+
+# -- SETUP-16's second half: the closed session's stdio MCP server is stopped --------------------
+
+
+def test_SETUP_16_a_closed_sessions_mcp_server_left_running_fails_at_MUST_and_only_it() -> None:
+    # spec SETUP-16: "... then free the resources associated with the session": the session's
+    # own MCP server (a name and a socket of its own) still runs --timeout seconds after the
+    # close was answered, while the agent answers a request: the one failure of the run.
+    report = _check_defect("KeepsMcpAfterClose", check_agents.DEFECTS["KeepsMcpAfterClose"])
+    row = report.results["SETUP-16"]
+    assert row.status == "FAIL" and row.level == "MUST", report.format_table()
+    assert len(row.evidence) == 1, row.evidence
+    assert "'acpref-probe-closed-session'" in row.evidence[0], row.evidence
+    assert "was still running 5.0s after session/close was answered" in row.evidence[0]
+    assert {r.clause for r in report.failing()} == {"SETUP-16"}, report.format_table()
+    assert [f for f in report.findings if f["blame"] == "agent"] == [], report.findings
+
+
+@pytest.mark.parametrize(
+    "argv",
+    [[*CHECK_AGENTS, "RawAgent"], GOOD, [PY, "-m", "acpref", "echo"]],
+    ids=["raw", "well-behaved", "echo"],
+)
+def test_SETUP_16_agents_that_stop_a_closed_sessions_mcp_server_pass(argv: list) -> None:
+    options = AgentCheckOptions(only=("close",), **{**FAST, "timeout": 10})
+    if argv[-1] == "echo":
+        options = attrs.evolve(options, cancel_prompt="/wait")
+    report = check_agent(argv, options)
+    assert report.results["SETUP-16"].status == "PASS", report.format_table()
+    assert report.ok and report.failures == [], report.format_table()
+    # the freeing was judged: the agent started the server, and stopped it after the close
+    assert not any("not judged" in n for n in report.notes), report.notes
+
+
+def test_SETUP_16_an_agent_that_never_starts_the_mcp_server_is_not_judged_with_the_reason() -> (
+    None
+):
+    report = check_agent(
+        [*CHECK_AGENTS, "IgnoresMcpServers"], AgentCheckOptions(only=("close",), **FAST)
+    )
+    assert report.ok and report.failures == [], report.format_table()
+    assert report.results["SETUP-16"].status == "PASS"  # the cancellation's verdict
+    (note,) = [n for n in report.notes if "SETUP-16" in n]
+    assert "never started the stdio MCP server 'acpref-probe-closed-session'" in note, note
+
+
+def test_SETUP_16_an_agent_without_session_close_is_skipped_with_the_reason() -> None:
+    # The handshake first: a scenario's capability is known from an earlier scenario's agent.
+    options = AgentCheckOptions(only=("handshake", "close"), **FAST)
+    report = check_agent([*CHECK_AGENTS, "NoClose"], options)
+    row = report.results["SETUP-16"]
+    assert row.status == "SKIPPED" and "sessionCapabilities.close" in row.evidence[0], row
+    assert report.ok, report.format_table()
+
+
+@pytest.mark.parametrize("how", ["end of input", "SIGKILL"])
+def test_SETUP_16_the_mcp_probe_is_seen_stopped_however_it_ends(how: str) -> None:
+    # The probe's socket closes when its process ends: at the end of its input (it says so
+    # first) or killed (the kernel closes it).
+    from acpref.testing._mcp_check import McpProbe
+
+    with McpProbe(name="acpref-probe-test") as probe:
+        (server,) = probe.servers()
+        assert server["name"] == "acpref-probe-test"
+        proc = subprocess.Popen(
+            [server["command"], *server["args"]], stdin=subprocess.PIPE, stdout=subprocess.PIPE
+        )
+        try:
+            assert probe.stdio.wait_started(10.0)
+            assert not probe.stdio.wait_stopped(0.1)
+            if how == "SIGKILL":
+                proc.kill()
+            else:
+                assert proc.stdin is not None
+                proc.stdin.close()
+            assert probe.stdio.wait_stopped(10.0)
+            assert probe.stdio.pids() == [proc.pid]
+            ended = [m for m in probe.stdio.items if isinstance(m, dict) and "ended" in m]
+            assert len(ended) == (1 if how == "end of input" else 0), probe.stdio.items
+        finally:
+            proc.kill()
+            proc.wait(10)
 
 
 # -- False alarms: what real agents do and the spec allows fails nothing ------------------------------

@@ -71,6 +71,7 @@ def test_conforming_client_passes_every_step(tmp_path: Path) -> None:
         "FS-08",
         "TERM-04",
         "TERM-12",
+        "TERM-13",
         "TERM-14",
         "PROMPT-21",
         "SETUP-04",
@@ -139,6 +140,8 @@ def test_reference_client_passes_step_one(tmp_path: Path) -> None:
     assert report.results["TOOL-08"].status == "PASS" and report.results["TERM-09"].status == "PASS"
     # spec RPC-07: the reference client answers two reads open at once each under its own id.
     assert report.results["RPC-07"].status == "PASS", report.format_table()
+    # spec TERM-13: it kills a command released while it runs (with its group).
+    assert report.results["TERM-13"].status == "PASS", report.format_table()
 
 
 def test_report_cli_json_and_errors(tmp_path: Path) -> None:
@@ -388,6 +391,42 @@ def test_one_defect_client_on_a_spec_gap_fails_only_strictly(tmp_path: Path, nam
     assert any(defect.evidence in e for e in row.evidence), (row.evidence, table)
     assert report.ok and report.failing() == [], table
     assert row in report.failing(strict_gaps=True)
+
+
+def test_TERM_13_a_command_left_running_after_release_is_a_spec_gap_finding(
+    tmp_path: Path,
+) -> None:
+    # spec TERM-13 (no keyword: decisions.md unquoted, release-kills): the client answered the
+    # release {} and left the command running; the check saw it still running, and nothing else.
+    report = _run(tmp_path, check_clients.ReleaseLeavesTheCommandRunning())
+    row = report.results["TERM-13"]
+    assert row.status == "FAIL" and row.level == "spec-gap", report.format_table()
+    (evidence,) = row.evidence
+    assert "running when it was released, was still running 10s after terminal/release" in evidence
+    assert [r.clause for r in report.failed()] == ["TERM-13"], report.format_table()
+    assert report.ok and row in report.failing(strict_gaps=True)
+    pid = int(re.search(r"\(pid (\d+)\)", evidence).group(1))  # type: ignore[union-attr]
+    with pytest.raises(ProcessLookupError):  # the client stopped it at the end: nothing is left
+        os.kill(pid, 0)
+
+
+@pytest.mark.parametrize("how", ["SIGTERM", "the witness closed"])
+def test_TERM_13_the_process_witness_sees_the_command_end_however_it_comes(how: str) -> None:
+    from acpref.testing._process_witness import ProcessWitness
+
+    with ProcessWitness() as witness:
+        proc = subprocess.Popen(witness.argv())
+        try:
+            assert witness.wait_started(10.0) == proc.pid
+            assert not witness.wait_ended(0.1)
+            if how == "SIGTERM":
+                proc.terminate()
+                assert witness.wait_ended(10.0)
+        finally:
+            if how == "SIGTERM":
+                proc.kill()
+    # Closed, the witness ends a command still connected to it (none outlives the check).
+    assert proc.wait(10) is not None
 
 
 def test_at_least_fifteen_one_defect_clients_each_on_a_must_sentence() -> None:

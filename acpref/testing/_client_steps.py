@@ -24,6 +24,7 @@ from ..errors import ErrorCode, RemoteProtocolError, RequestTimeout, RpcError
 from ._client_wire import bad_input, crossed_reads, extensions, reading_dir, update_with_meta
 from ._deadlines import Stalled
 from ._grader import META, GraderAgent, code, say
+from ._process_witness import ProcessWitness
 
 __all__ = ["STEPS", "STEP_CLAUSES", "say"]
 
@@ -319,7 +320,6 @@ def _terminals(agent: GraderAgent, turn: PromptTurn) -> None:
     g.check("TERM-06", out.truncated is False, "output marked truncated without a limit")
     term.release()
     turn.update(s.ToolCallUpdate(tool_call_id="check-terminal", status=s.ToolCallStatus.COMPLETED))
-    g.passed("TERM-13")
     answer = g.request_raw(
         agent.stream,
         "terminal/output",
@@ -356,6 +356,44 @@ def _limited_and_killed(agent: GraderAgent, turn: PromptTurn) -> None:
     )
     g.passed("TERM-12")
     sleeper.release()
+    _released_running(agent, turn)
+
+
+#: Seconds a command released while it runs may take to end (a kill ladder's SIGKILL comes
+#: within seconds; ours kills at once).
+_RELEASE_WAIT = 10.0
+
+
+def _released_running(agent: GraderAgent, turn: PromptTurn) -> None:
+    """A command released while it runs: the client kills it (TERM-13).
+
+    The command tells its pid over a socket of this process and holds it open until it exits
+    (``ProcessWitness``; check-client runs beside the client, as for the files of FS-07): the
+    socket's end is the command's. Whether it ended is waited for after the release's answer.
+    """
+    g = agent.grader
+    with ProcessWitness() as witness:
+        command, *args = witness.argv()
+        running = turn.create_terminal(command, args)
+        pid = witness.wait_started(min(g.timeout, 60.0))
+        running.release()
+        if pid is None:
+            reason = (
+                f"the command of terminal {running.terminal_id!r} never connected back to the "
+                "check (a client that runs commands elsewhere, or not at once)"
+            )
+            g.skip("TERM-13", reason)
+            return
+        wait = min(g.timeout, _RELEASE_WAIT)
+        ended = witness.wait_ended(wait)
+    # spec TERM-13: "The `terminal/release` kills the command if still running and releases all
+    # resources" (no RFC 2119 keyword: spec-gap, decisions.md unquoted, release-kills).
+    g.check(
+        "TERM-13",
+        ended,
+        f"the command of terminal {running.terminal_id!r} (pid {pid}), running when it was "
+        f"released, was still running {wait:g}s after terminal/release was answered",
+    )
 
 
 #: What the terminal part decides (all SKIPPED when the client does not advertise terminals).
@@ -364,12 +402,12 @@ _TERMINAL_CLAUSES = (
     "TERM-11",
     "TERM-09",
     "TERM-06",
-    "TERM-13",
     "TERM-14",
     "TERM-04",
     "TERM-05",
     "TERM-10",
     "TERM-12",
+    "TERM-13",
 )
 
 

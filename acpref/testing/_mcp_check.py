@@ -31,10 +31,13 @@ PROBE_SCRIPT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "_mcp_pr
 
 
 class _Log:
-    """What one server was sent, with waiting."""
+    """What one server was sent, with waiting; for the stdio probe, also its processes: each
+    one that connected (``opened``) and each whose socket then closed (``ended``: it exited)."""
 
     def __init__(self) -> None:
         self.items: List[Any] = []
+        self.opened = 0
+        self.ended = 0
         self._cond = threading.Condition()
 
     def add(self, item: Any) -> None:
@@ -42,9 +45,35 @@ class _Log:
             self.items.append(item)
             self._cond.notify_all()
 
+    def count(self, *, opened: int = 0, ended: int = 0) -> None:
+        """A probe process connected (``opened``), or its socket closed (``ended``)."""
+        with self._cond:
+            self.opened += opened
+            self.ended += ended
+            self._cond.notify_all()
+
     def wait(self, predicate: Callable[[List[Any]], bool], timeout: float) -> bool:
         with self._cond:
             return self._cond.wait_for(lambda: predicate(self.items), timeout)
+
+    def wait_started(self, timeout: float) -> bool:
+        """Wait until a probe process has connected (at most ``timeout`` s)."""
+        with self._cond:
+            return self._cond.wait_for(lambda: self.opened > 0, timeout)
+
+    def wait_stopped(self, timeout: float) -> bool:
+        """Wait until every probe process that connected has ended (at most ``timeout`` s)."""
+        with self._cond:
+            return self._cond.wait_for(lambda: 0 < self.opened == self.ended, timeout)
+
+    def pids(self) -> List[Any]:
+        """The pid each probe process reported when it started."""
+        with self._cond:
+            return [
+                m["started"].get("pid")
+                for m in self.items
+                if isinstance(m, dict) and isinstance(m.get("started"), dict)
+            ]
 
     def methods(self) -> List[str]:
         with self._cond:
@@ -65,9 +94,15 @@ def initialized(items: List[Any]) -> bool:
 
 
 class McpProbe:
-    """A stdio probe and, with ``http=True``, an HTTP one; a context manager."""
+    """A stdio probe and, with ``http=True``, an HTTP one; a context manager.
 
-    def __init__(self, *, http: bool = False) -> None:
+    ``name`` names the stdio server in ``mcpServers``; each probe listens on a socket of its own,
+    so two probes differ in their arguments too (an agent that shares one server process between
+    sessions by name or by command line cannot take one for the other).
+    """
+
+    def __init__(self, *, http: bool = False, name: str = "acpref-probe") -> None:
+        self.name = name
         self._dir = tempfile.mkdtemp(prefix="acpref-mcp-")
         self.address = os.path.join(self._dir, "probe.sock")
         self.stdio = _Log()
@@ -91,7 +126,7 @@ class McpProbe:
         """The ``mcpServers`` entries (SETUP-32, SETUP-33 shapes)."""
         entries: List[Dict[str, Any]] = [
             {
-                "name": "acpref-probe",
+                "name": self.name,
                 "command": sys.executable,
                 "args": [PROBE_SCRIPT, self.address],
                 "env": [{"name": "ACPREF_PROBE", "value": "1"}],
@@ -132,13 +167,21 @@ class McpProbe:
             threading.Thread(target=self._read, args=(conn,), daemon=True).start()
 
     def _read(self, conn: socket.socket) -> None:
-        with conn, conn.makefile("rb") as lines:
-            for line in lines:
-                try:
-                    item = json.loads(line)
-                except ValueError:
-                    continue
-                self.stdio.add(item)
+        """One probe process's reports, until its socket closes: the process has exited (the
+        kernel closes a dead process's sockets), whether at the end of its input or killed."""
+        self.stdio.count(opened=1)
+        try:
+            with conn, conn.makefile("rb") as lines:
+                for line in lines:
+                    try:
+                        item = json.loads(line)
+                    except ValueError:
+                        continue
+                    self.stdio.add(item)
+        except OSError:
+            pass
+        finally:
+            self.stdio.count(ended=1)
 
     def close(self) -> None:
         self._listener.close()

@@ -3,8 +3,10 @@
 Run as ``python _mcp_probe.py SOCKET``; standard library only (it starts fast and depends on
 nothing the agent's environment may lack). It connects to the Unix socket ``SOCKET`` that the
 check listens on and reports there, one JSON line each: first ``{"started": {...}}`` (its
-arguments, the ``ACPREF_PROBE`` variable of its environment, its working directory), then every
-message the agent sent it, as received. It answers as a small MCP server does: ``initialize``
+arguments, the ``ACPREF_PROBE`` variable of its environment, its working directory, its pid),
+then every message the agent sent it, as received, and last ``{"ended": "end of input"}`` when
+its input ends. The socket stays open while it runs, so the check sees its end however it comes
+(the end of its input, a signal): the socket's end of file. It answers as a small MCP server does: ``initialize``
 (the agent's protocol version when it is one of MCP's, else the newest), ``ping``, ``tools/list``
 (one tool, ``acpref_probe``), ``tools/call``; -32601 for anything else; notifications get no
 answer. It ends at the end of its input. Nothing but MCP messages goes to stdout.
@@ -66,7 +68,13 @@ def main(argv: list) -> int:
             except OSError:
                 pass
 
-    tell({"started": {"argv": argv[1:], "env": os.environ.get("ACPREF_PROBE"), "cwd": os.getcwd()}})
+    started = {
+        "argv": argv[1:],
+        "env": os.environ.get("ACPREF_PROBE"),
+        "cwd": os.getcwd(),
+        "pid": os.getpid(),
+    }
+    tell({"started": started})
     for line in sys.stdin.buffer:
         try:
             message = json.loads(line)
@@ -78,6 +86,7 @@ def main(argv: list) -> int:
         if response is not None:
             sys.stdout.write(json.dumps(response) + "\n")
             sys.stdout.flush()
+    tell({"ended": "end of input"})  # then it exits, and the socket closes
     return 0
 
 

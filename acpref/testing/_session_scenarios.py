@@ -9,6 +9,7 @@ otherwise its clauses are SKIPPED.
 from __future__ import annotations
 
 import os
+import time
 from typing import Any, List, Optional, Tuple
 
 from .. import schema as s
@@ -17,6 +18,7 @@ from .._core.system_prompt import OVERRIDE_CAPABILITY
 from ..errors import ErrorCode, RpcError
 from ._cancel_scenarios import cancel_busy_turn
 from ._driver import Turn
+from ._results import SKIPPED
 from ._scenario import NotReached, ScenarioContext, round_trip
 
 __all__ = [
@@ -262,21 +264,88 @@ def delete(ctx: ScenarioContext) -> None:
 
 
 def close(ctx: ScenarioContext) -> None:
+    from ._mcp_check import McpProbe
+
     ctx.initialize()
     ctx.at("SETUP-17")
     idle = ctx.new_session()
     ctx.driver.request("session/close", {"sessionId": idle})
     ctx.passed("SETUP-17")
     ctx.at("SETUP-16")
-    busy = ctx.new_session()
-    closing: List[Any] = []
+    # The busy session has a stdio MCP server of its own (a name and a socket no other session
+    # is given), started with the session or at its turn: after the close it must be stopped.
+    with McpProbe(name=CLOSED_SESSION_SERVER) as probe:
+        busy, refused = _session_with(ctx, probe)
+        closing: List[Any] = []
 
-    def close() -> None:  # answered only once the turn has ended: never waited for here
-        closing.append(ctx.driver.connection.request_async("session/close", {"sessionId": busy}))
+        def close() -> None:  # answered only once the turn has ended: never waited for here
+            closing.append(
+                ctx.driver.connection.request_async("session/close", {"sessionId": busy})
+            )
 
-    cancel_busy_turn(ctx, busy, "SETUP-16", close)
-    for request in closing:
-        request.result(ctx.options.timeout)
+        cancel_busy_turn(ctx, busy, "SETUP-16", close)
+        if not closing:  # the turn ended before it could be cancelled: the session closes idle
+            close()
+        for request in closing:
+            request.result(ctx.options.timeout)
+        if refused:
+            _not_judged(ctx, refused)
+        else:
+            _judge_freeing(ctx, busy, probe)
+
+
+#: The name of the stdio MCP server of the session that ``close`` closes while it works.
+CLOSED_SESSION_SERVER = "acpref-probe-closed-session"
+
+
+def _session_with(ctx: ScenarioContext, probe: Any) -> Tuple[str, str]:
+    """A session with the probe's stdio server, and "" (or, when the server alone made
+    session/new fail, a session without it and why the freeing is not judged)."""
+    try:
+        return ctx.new_session(mcp_servers=probe.servers()), ""
+    except NotReached as exc:
+        return ctx.new_session(), f"session/new with an MCP server: {exc.answer} (see SETUP-30)"
+
+
+def _judge_freeing(ctx: ScenarioContext, session_id: str, probe: Any) -> None:
+    """SETUP-16's second half: the closed session's stdio MCP server is stopped.
+
+    The wait starts at the close's answer; the server is stopped once every probe process
+    that connected has closed its socket (it exited). A stop seen adds nothing to the row: its
+    PASS or SKIPPED is the cancellation's, which this does not stand for.
+    """
+    log = probe.stdio
+    answered = time.monotonic()
+    if not log.wait_started(ctx.options.mcp_wait):
+        reason = (
+            f"the agent never started the stdio MCP server {probe.name!r} of the closed session "
+            f"(by {ctx.options.mcp_wait:g}s after session/close was answered)"
+        )
+        _not_judged(ctx, reason)
+        return
+    if log.wait_stopped(ctx.options.timeout):
+        return
+    round_trip(ctx)  # answered: the agent still reads its input, the connection is open
+    pids = ", ".join(str(p) for p in log.pids()) or "?"
+    evidence = (
+        f"the stdio MCP server {probe.name!r} that the agent started for session {session_id!r} "
+        f"(pid {pids}) was still running {time.monotonic() - answered:.1f}s after session/close "
+        "was answered, while the agent answered a request sent then (the connection open)"
+    )
+    # spec SETUP-16: "... then free the resources associated with the session": the stdio MCP
+    # server the client named for this session alone. The sentence sets no time: one still
+    # running --timeout seconds on, the agent idle and the connection open, was not freed while
+    # the connection lasted (decisions.md freed-after-close).
+    ctx.check("SETUP-16", False, evidence)
+
+
+def _not_judged(ctx: ScenarioContext, reason: str) -> None:
+    """Why the freeing of the closed session was not judged: in the row when it is SKIPPED (its
+    reasons), else in the report's notes."""
+    reason = f"the freeing after session/close not judged: {reason}"
+    ctx.skip("SETUP-16", reason)
+    if ctx.report.results["SETUP-16"].status != SKIPPED:
+        ctx.report.notes.append(f"[{ctx.name}] SETUP-16, {reason}")
 
 
 # -- a system prompt the agent cannot apply (provisional) ---------------------------------------

@@ -39,6 +39,7 @@ class RawAgent:
         self.ids = 1000
         self.cwds: Dict[str, str] = {}
         self.mcp: List["subprocess.Popen[bytes]"] = []  # the MCP servers started
+        self.session_mcp: Dict[str, List["subprocess.Popen[bytes]"]] = {}  # each session's
         self.running: Optional[str] = None  # the session of the slow turn in progress
         self.deferred: List[Dict[str, Any]] = []  # session/close requests waiting for it
 
@@ -171,7 +172,9 @@ class RawAgent:
         session_id = self.new_session_id()
         self.history[session_id] = []
         self.cwds[session_id] = cwd
+        started = len(self.mcp)
         self.connect_mcp(m["params"].get("mcpServers") or [])
+        self.session_mcp[session_id] = self.mcp[started:]
         self.reply(m, {"sessionId": session_id})
 
     def connect_mcp(self, servers: List[Dict[str, Any]]) -> None:
@@ -196,6 +199,14 @@ class RawAgent:
             self.mcp_send(proc, {"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": init})
             proc.stdout.readline()
             self.mcp_initialized(proc)
+
+    def stop_mcp(self, session_id: str) -> None:
+        """Stop the MCP servers of a closed session (SETUP-16: its resources are freed)."""
+        for proc in self.session_mcp.pop(session_id, []):
+            if proc.stdin is not None:
+                proc.stdin.close()  # end of input: it exits
+            proc.wait(10)
+            self.mcp.remove(proc)
 
     def mcp_send(self, proc: "subprocess.Popen[bytes]", message: Dict[str, Any]) -> None:
         assert proc.stdin is not None
@@ -225,6 +236,7 @@ class RawAgent:
             self.deferred.append(m)
             return
         self.history.pop(session_id, None)
+        self.stop_mcp(session_id)
         self.reply(m, {})
 
     def on_session_list(self, m: Dict[str, Any]) -> None:
@@ -293,6 +305,7 @@ class RawAgent:
         self.running = None
         for close in self.deferred:
             self.history.pop(session_id, None)
+            self.stop_mcp(session_id)
             self.reply(close, {})
         self.deferred = []
 

@@ -728,7 +728,21 @@ class CloseKeepsTurn(RawAgent):
 
     def on_session_close(self, m: M) -> None:
         self.history.pop(m["params"]["sessionId"], None)
+        self.stop_mcp(m["params"]["sessionId"])  # its one defect is the turn, not the servers
         self.reply(m, {})
+
+
+class KeepsMcpAfterClose(RawAgent):
+    """Answers session/close and keeps the closed session's stdio MCP servers running until the
+    end of its input (a pool of servers that only the agent's exit empties).
+
+    SETUP-16, session-setup.mdx: "The Agent MUST cancel any ongoing work for that session as if
+    `session/cancel` had been called, then free the resources associated with the session."."""
+
+    scenario, clause = "close", "SETUP-16"
+
+    def stop_mcp(self, session_id: str) -> None:
+        self.session_mcp.pop(session_id, None)  # still in self.mcp: stopped at the end of input
 
 
 class NoMatchIsAnError(RawAgent):
@@ -1414,6 +1428,13 @@ class ReplaysInOtherChunks(RawAgent):
         self.reply(m, {})
 
 
+class NoClose(RawAgent):
+    """Offers no ``session/close`` (the capability is optional): SETUP-16 and SETUP-17 are
+    SKIPPED with the reason, the freeing of a closed session's MCP servers with them."""
+
+    capabilities = {"loadSession": True, "sessionCapabilities": {"resume": {}, "list": {}}}
+
+
 HARMLESS = {
     "RawAgent": RawAgent,
     "AuthAtPrompt": AuthAtPrompt,
@@ -1432,6 +1453,7 @@ HARMLESS = {
     "ConfigAgent": ConfigAgent,
     "AsksThenEnds": AsksThenEnds,
     "ReadsRelative": ReadsRelative,
+    "NoClose": NoClose,
 }
 
 

@@ -873,6 +873,41 @@ class ServesAnUnadvertisedMethod(Conforming):
         )
 
 
+class ReleaseLeavesTheCommandRunning(Conforming):
+    """Answers ``terminal/release`` with ``{}`` and forgets the terminal, but leaves a command
+    that still runs running (a client that detaches the process instead of killing it); it
+    stops what it left only when the connection ends.
+
+    TERM-13: "The `terminal/release` kills the command if still running and releases all
+    resources" is descriptive, no keyword (decisions.md ``unquoted``, ``release-kills``):
+    spec-gap."""
+
+    gap = "TERM-13"
+    evidence = "was still running"
+
+    def bend(self, driver: AgentDriver, session: str) -> None:
+        manager = driver.terminals.manager
+        left: List[Any] = []
+        release = driver.terminals.release
+
+        def detach(params: s.ReleaseTerminalRequest, ctx: Any) -> Any:
+            term = manager._live.get(params.terminal_id)
+            if term is None or term.exited.is_set():
+                return release(params)  # an ended command: released as it should be
+            left.append(manager._live.pop(params.terminal_id))
+            return s.ReleaseTerminalResponse()
+
+        close_all = driver.terminals.close_all
+
+        def stop_what_was_left() -> None:
+            for term in left:
+                term.close(manager.kill_grace)
+            close_all()
+
+        driver.connection.set_handler("terminal/release", detach)
+        driver.terminals.close_all = stop_what_was_left  # type: ignore[method-assign]
+
+
 class AcceptsAFormOffItsSchema(Conforming):
     """Advertises form elicitation and accepts check-client's form with ``name`` a number,
     where the requested schema says a string.

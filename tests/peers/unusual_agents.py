@@ -52,6 +52,7 @@ class ClosesFirst(RawAgent):
 
     def on_session_close(self, m: M) -> None:
         self.cancelled.add(m["params"]["sessionId"])
+        self.stop_mcp(m["params"]["sessionId"])  # spec SETUP-16: what the session held goes
         self.reply(m, {})
 
 
