@@ -41,6 +41,19 @@ def _is_response(message: Any) -> bool:
 # -- One defect each --------------------------------------------------------------------------------
 
 
+def _answer_the_ping(agent: RawAgent) -> None:
+    """Read (and answer) until check-agent's ping, which follows its cancel at once: then the
+    wire shows the agent had read the cancel before what it writes next."""
+    for _ in range(100):
+        line = agent.readline(0.05)
+        if line == b"":
+            raise SystemExit(0)
+        if line:
+            agent.dispatch_line(line)
+            if b"_acpref/ping" in line:
+                return
+
+
 class StringIdToInt(RawAgent):
     """Answers the string id "42" as the integer 42 (a JSON reader that coerces ids)."""
 
@@ -381,14 +394,7 @@ class ErrorOnCancel(RawAgent):
     scenario, clause = "cancel", "PROMPT-24"
 
     def finish_cancelled(self, m: M) -> None:
-        for _ in range(100):  # the check's ping follows the cancel at once
-            line = self.readline(0.05)
-            if line == b"":
-                raise SystemExit(0)
-            if line:
-                self.dispatch_line(line)
-                if b"_acpref/ping" in line:
-                    break
+        _answer_the_ping(self)
         self.error(m, -32800, "Request cancelled")  # the defect: not stopReason "cancelled"
 
 
@@ -1182,14 +1188,7 @@ class WrongErrorOnCancelRequest(RawAgent):
         if self.cancel_requests == 1:
             self.error(m, -32800, "Request cancelled")
             return
-        for _ in range(100):  # the check's ping follows the cancel at once
-            line = self.readline(0.05)
-            if line == b"":
-                raise SystemExit(0)
-            if line:
-                self.dispatch_line(line)
-                if b"_acpref/ping" in line:
-                    break
+        _answer_the_ping(self)
         self.error(m, -32603, "Internal error: operation aborted")  # the defect: not -32800
 
 
