@@ -142,6 +142,12 @@ def started(**kw: Any) -> List[Msg]:
     )
 
 
+def probed(i: int = 101) -> List[Msg]:
+    """An agent request (an extension method) and the client's answer: the client had read
+    everything the agent sent before it (stdio is ordered, ``ConnectionFacts.read``)."""
+    return [(A, req(i, "_acpref/ping")), (C, err(i, -32601))]
+
+
 def asking(i: int = 100, options: Optional[List[str]] = None) -> Msg:
     opts = [{"optionId": o, "name": o, "kind": "allow_once"} for o in (options or ["ok"])]
     return (
@@ -209,7 +215,10 @@ CASES: List[Tuple[str, List[Msg], Msg, str, Party]] = [
     ("image not advertised", init() + new(), (C, req(2, "session/prompt", {"sessionId": "s1", "prompt": [{"type": "image", "data": "x", "mimeType": "image/png"}]})), "PROMPT-03", C),
     ("cancel of nothing", init(), (C, note("$/cancel_request", {"requestId": 5})), "spec-gap:unknown-cancel-id", C),
     # -- the client's answers
-    ("permission answered after cancel", started() + [asking(), (C, note("session/cancel", {"sessionId": "s1"}))], (C, ok(100, {"outcome": {"outcome": "selected", "optionId": "ok"}})), "PROMPT-21", C),
+    # The probe (an agent request after the ask, answered before the cancel) proves the client
+    # had read the ask when it cancelled: it was pending (without it: spec-gap
+    # permission-crossing, test_PROMPT_21_... below).
+    ("permission answered after cancel", started() + [asking(), *probed(), (C, note("session/cancel", {"sessionId": "s1"}))], (C, ok(100, {"outcome": {"outcome": "selected", "optionId": "ok"}})), "PROMPT-21", C),
     ("option not offered", started() + [asking()], (C, ok(100, {"outcome": {"outcome": "selected", "optionId": "other"}})), "TOOL-08", C),
     ("write answered null", started() + [(A, req(100, "fs/write_text_file", {"sessionId": "s1", "path": "/p/a", "content": ""}))], (C, ok(100, None) | {"result": None}), "FS-08", C),
     ("released terminal answered", started() + terminal() + [(A, req(201, "terminal/release", {"sessionId": "s1", "terminalId": "t1"})), (C, ok(201)), (A, req(202, "terminal/output", {"sessionId": "s1", "terminalId": "t1"}))], (C, ok(202, {"output": "", "truncated": False})), "TERM-14", C),
@@ -405,6 +414,26 @@ def test_CONFIG_17_the_options_a_client_may_still_go_by_stay_bounded() -> None:
     params = {"sessionId": "s1", "configId": "model", "value": "a"}
     set_a = req(2, "session/set_config_option", params)
     assert [f.clause for f in state.check(C, set_a)] == ["spec-gap:config-crossing"]
+
+
+def test_PROMPT_21_a_permission_request_that_crossed_the_cancel_is_no_violation() -> None:
+    # The agent wrote its permission request as the client wrote session/cancel: recorded first,
+    # it was not pending for the client, which had not read it when it cancelled (spec-gap
+    # permission-crossing). Once the client answered a request sent after the ask before it
+    # cancelled, it had read the ask: "selected" breaks PROMPT-21 at MUST.
+    selected = ok(100, {"outcome": {"outcome": "selected", "optionId": "ok"}})
+    cancel = (C, note("session/cancel", {"sessionId": "s1"}))
+    crossed = _replay(started() + [asking(), cancel]).check(C, selected)
+    assert [(f.clause, f.level) for f in crossed] == [("spec-gap:permission-crossing", "spec-gap")]
+    assert crossed[0].binding  # acpref's own client, which read it, never sends it
+    read = _replay(started() + [asking(), *probed(), cancel]).check(C, selected)
+    assert [(f.clause, f.level) for f in read] == [("PROMPT-21", "MUST")]
+    # A probe answered only after the cancel proves nothing of the moment of the cancel.
+    late = _replay(started() + [asking(), (A, req(101, "_acpref/ping")), cancel, (C, err(101, -32601))])
+    assert [f.clause for f in late.check(C, selected)] == ["spec-gap:permission-crossing"]
+    # "cancelled" is the answer due either way.
+    cancelled = ok(100, {"outcome": {"outcome": "cancelled"}})
+    assert _replay(started() + [asking(), cancel]).check(C, cancelled) == []
 
 
 def test_a_clean_turn_finds_nothing() -> None:

@@ -461,6 +461,26 @@ SELECTED = {"outcome": "selected", "optionId": "ok"}
 CANCEL_C = ("client", {"jsonrpc": "2.0", "method": "session/cancel", "params": {"sessionId": "c"}})
 
 
+#: An agent request after the ask and the client's answer: the client had read the ask
+#: (stdio is ordered, ``ConnectionFacts.read``).
+PROBED = [
+    ("agent", {"jsonrpc": "2.0", "id": 51, "method": "_acpref/ping", "params": {}}),
+    ("client", {"jsonrpc": "2.0", "id": 51, "error": {"code": -32601, "message": "unknown"}}),
+]
+
+
+def test_SUBAGENT_44_a_childs_permission_request_that_crossed_the_cancel_is_no_violation() -> None:
+    # The child's request recorded before the client's cancel, but not provably read by it: it
+    # may have crossed the cancel on the wire, so it was not pending (spec-gap
+    # permission-crossing), and "selected" is no SUBAGENT-44 violation.
+    state = state_after(("agent", CANCELLABLE), ("agent", asks("c")), CANCEL_C)
+    found = state.check(Party.CLIENT, permission_answer(SELECTED))
+    assert [(f.clause, f.level) for f in found] == [("spec-gap:permission-crossing", "spec-gap")]
+    assert clauses_of(state, Party.CLIENT, permission_answer({"outcome": "cancelled"})) == []
+    state = state_after(("agent", CANCELLABLE), ("agent", asks("c")), *PROBED, CANCEL_C)
+    assert clauses_of(state, Party.CLIENT, permission_answer(SELECTED)) == ["SUBAGENT-44"]
+
+
 @pytest.mark.parametrize(
     "cancel",
     [
@@ -472,7 +492,8 @@ CANCEL_C = ("client", {"jsonrpc": "2.0", "method": "session/cancel", "params": {
 def test_SUBAGENT_44_a_cancelled_childs_pending_permission_is_answered_cancelled(
     cancel: Any,
 ) -> None:
-    before = [("agent", CANCELLABLE), ("agent", GRANDCHILD), ("agent", asks("g")), cancel]
+    # The probe answered before the cancel proves the client had read the ask: it was pending.
+    before = [("agent", CANCELLABLE), ("agent", GRANDCHILD), ("agent", asks("g")), *PROBED, cancel]
     state = state_after(*before)
     assert clauses_of(state, Party.CLIENT, permission_answer(SELECTED)) == ["SUBAGENT-44"]
     assert clauses_of(state, Party.CLIENT, permission_answer({"outcome": "cancelled"})) == []

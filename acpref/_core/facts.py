@@ -18,6 +18,7 @@ from . import capabilities
 from .book import Outstanding
 from .compact import NO_IDS, NOTHING, AnsweredIds, SharedRecords, remember
 from .findings import Party
+from .findings import other as other_party
 from .lifecycle import SessionPhase, TurnPhase
 
 __all__ = ["DEFAULT_MAX_REMEMBERED", "ConnectionFacts", "SessionState", "TerminalState"]
@@ -84,8 +85,11 @@ class SessionState:
     #: Tool calls of the running turn whose last status is not final (pending, in_progress):
     #: id -> None (PROMPT-16), a ``compact.Remembered`` once used.
     unfinished: Mapping[str, None] = NOTHING
-    #: Permission requests that were in flight when the client cancelled (PROMPT-21).
+    #: Permission requests that were in flight when the client cancelled (PROMPT-21), and those
+    #: of them the client had not provably read when it cancelled: they may have crossed its
+    #: session/cancel on the wire (spec-gap permission-crossing).
     cancelled_permissions: AbstractSet[Any] = NO_IDS
+    crossed_permissions: AbstractSet[Any] = NO_IDS
     #: How many session/load and session/resume requests of the session are in flight, as
     #: ``(loads, resumes)``; None when none is. The count chooses which of ``lifecycle.SESSION``'s
     #: "reopen answered" events an answer is (a load left, resumes left, or the last one).
@@ -193,6 +197,15 @@ class ConnectionFacts:
     def session(self, session_id: Any) -> Optional[SessionState]:
         """The session of that id set up on this connection, or None."""
         return self.sessions.get(session_id) if isinstance(session_id, str) else None
+
+    def unread_requests(self, reader: Party, request_ids: AbstractSet[Any]) -> Set[Any]:
+        """Those of ``request_ids`` (requests of ``reader``'s peer in flight) that ``reader`` has
+        not provably read: it answered no request its peer sent at or after them. Each direction
+        of stdio is ordered, but where the two are observed interleaved (a proxy, a transcript)
+        a request recorded before a message of ``reader`` may still have been unread when
+        ``reader`` wrote it."""
+        asked, read = self.outstanding[other_party(reader)], self.read[reader][0]
+        return {i for i in request_ids if i not in asked or asked[i].seq > read}
 
     def session_phase(self, session_id: Any) -> SessionPhase:
         s = self.session(session_id)

@@ -97,6 +97,7 @@ def _turn_starts(state: ConnectionFacts, m: Message) -> None:
     s.turn = m.id
     s.cancel_clause = None
     s.cancelled_permissions = NO_IDS
+    s.crossed_permissions = NO_IDS
 
 
 # -- The agent streams the turn -------------------------------------------------------------------
@@ -163,6 +164,9 @@ def stop_turn(state: ConnectionFacts, s: SessionState, event: TurnEvent) -> None
         s.cancel_seq = state.sent[Party.CLIENT]
         # spec PROMPT-21: every permission request pending now is answered "cancelled".
         s.cancelled_permissions = set(s.permissions)
+        # spec-gap permission-crossing: those the client had not provably read may have crossed
+        # its cancel on the wire: they were not pending for it.
+        s.crossed_permissions = state.unread_requests(C, s.cancelled_permissions) or NO_IDS
     s.turn_phase = row.target
 
 
@@ -173,15 +177,27 @@ def _permission_after_cancel(state: ConnectionFacts, m: Message) -> Iterable[Fin
     if s is None or m.id not in s.cancelled_permissions:
         return
     kind = m.permission_outcome
-    if kind != "cancelled":
-        # spec PROMPT-21: after session/cancel, pending permission requests are answered cancelled.
-        got = "an error" if m.is_error else f"outcome {kind!r}"
+    if kind == "cancelled":
+        return
+    got = "an error" if m.is_error else f"outcome {kind!r}"
+    if m.id in s.crossed_permissions:
+        # spec-gap permission-crossing: the client had answered no request of the agent sent at
+        # or after this one when it cancelled: it may not have read it, so it was not pending.
         yield finding(
-            "PROMPT-21",
+            "spec-gap:permission-crossing",
             C,
-            f"permission request {m.id!r} answered {got} after session/cancel",
+            f"permission request {m.id!r} answered {got} after a session/cancel it may have "
+            "crossed on the wire (not provably read before the cancel)",
             m.index,
         )
+        return
+    # spec PROMPT-21: after session/cancel, pending permission requests are answered cancelled.
+    yield finding(
+        "PROMPT-21",
+        C,
+        f"permission request {m.id!r} answered {got} after session/cancel",
+        m.index,
+    )
 
 
 # -- The agent ends the turn ----------------------------------------------------------------------

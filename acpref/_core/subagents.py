@@ -94,6 +94,9 @@ class ChildState:
     #: Permission requests in flight for this child, and those its cancel made due (SUBAGENT-44).
     permissions: Set[Any] = attrs.Factory(set)
     cancelled_permissions: Set[Any] = attrs.Factory(set)
+    #: Those of them the client had not provably read at the cancel (spec-gap
+    #: permission-crossing: they may have crossed it on the wire).
+    crossed_permissions: Set[Any] = attrs.Factory(set)
     #: The same for its elicitations (SUBAGENT-45).
     elicitations: Set[Any] = attrs.Factory(set)
     cancelled_elicitations: Set[Any] = attrs.Factory(set)
@@ -432,6 +435,8 @@ def _cancel_permissions(state: "ProtocolState", children: List[Any]) -> None:
         known = state.children[child]
         known.cancel_seq = state.sent[C]
         known.cancelled_permissions |= known.permissions
+        # spec-gap permission-crossing: one the client had not provably read was not pending.
+        known.crossed_permissions |= state.unread_requests(C, known.permissions)
         known.cancelled_elicitations |= known.elicitations
 
 
@@ -452,9 +457,16 @@ def _child_permission_answer(state: "ProtocolState", m: Message) -> Iterable[Fin
             m.index,
         )
     if m.id in known.cancelled_permissions:
-        # spec SUBAGENT-44: after cancelling the child's work, its pending requests: cancelled.
+        # spec SUBAGENT-44: after cancelling the child's work, its pending requests: cancelled;
+        # spec-gap permission-crossing: unless it may have crossed the cancel on the wire.
+        crossed = m.id in known.crossed_permissions
         yield from _answered_after_cancel(
-            "SUBAGENT-44", m, "permission request", "outcome", m.permission_outcome, "cancelled"
+            "spec-gap:permission-crossing" if crossed else "SUBAGENT-44",
+            m,
+            "permission request",
+            "outcome",
+            m.permission_outcome,
+            "cancelled",
         )
 
 
@@ -474,6 +486,7 @@ def _child_permission_answered(state: "ProtocolState", m: Message) -> None:
     if known is not None:
         known.permissions.discard(m.id)
         known.cancelled_permissions.discard(m.id)
+        known.crossed_permissions.discard(m.id)
         known.blocked_reported.discard(m.id)
 
 

@@ -268,6 +268,6 @@ def _permission_answered(state: ConnectionFacts, m: Message) -> None:
             # already reported a status is not: it may be running).
             s.permitted = remember(s.permitted, tool_call_id, None, state.max_remembered)
         s.permissions = {k: v for k, v in s.permissions.items() if k != m.id} or NOTHING
-        cancelled = s.cancelled_permissions
-        if m.id in cancelled and isinstance(cancelled, set):  # then it is a set of its own
-            cancelled.discard(m.id)
+        for cancelled in (s.cancelled_permissions, s.crossed_permissions):
+            if m.id in cancelled and isinstance(cancelled, set):  # then it is a set of its own
+                cancelled.discard(m.id)
