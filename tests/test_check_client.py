@@ -196,6 +196,53 @@ def test_report_with_a_lone_surrogate_in_its_evidence_is_written_and_printed(
 # -- What only check-client provokes: odd ids, _meta, an answered notification ---------------------
 
 
+def test_PROMPT_21_a_permission_request_that_crossed_the_cancel_is_no_failure(
+    tmp_path: Path,
+) -> None:
+    # A conforming client whose user clicked Stop before the client had read check-client's probe
+    # (it answers the probe only after its cancel), and that answers the permission request as
+    # the user chose: the request may have crossed the cancel on the wire, so it was not
+    # provably pending (spec-gap permission-crossing). No MUST failure; PROMPT-21 says why.
+    import threading
+
+    from acpref.errors import RpcError
+
+    stopped = threading.Event()
+
+    def bend(driver: AgentDriver, session: str) -> None:
+        def asked_to_cancel() -> bool:
+            return any(
+                isinstance(m, dict)
+                and m.get("method") == "session/request_permission"
+                and "check-cancel" in json.dumps(m.get("params"))
+                for _, m in driver.sink.received()
+            )
+
+        def ping(params: Any, ctx: Any) -> Any:
+            # Read after the permission request (recorded as read), answered once Stop was clicked.
+            if asked_to_cancel():
+                assert stopped.wait(30.0)
+            raise RpcError.method_not_found("_acpref/ping")
+
+        def policy(request: s.RequestPermissionRequest) -> Any:
+            if request.tool_call.tool_call_id == "check-cancel":
+                driver.cancel(session)
+                stopped.set()
+                return "allow"  # the user's choice, on a request not provably read at the cancel
+            return "allow"
+
+        driver.connection.set_handler("_acpref/ping", ping)
+        driver.permission = policy
+
+    report = _grade(tmp_path, bend, load=False, cancel=False)
+    table = report.format_table()
+    assert _must_failures(report) == [], table
+    row = report.results["PROMPT-21"]
+    assert row.status == "SKIPPED" and "crossed" in (row.evidence or [""])[0], table
+    assert report.results["spec-gap:permission-crossing"].level == "spec-gap", table
+    assert report.results["PROMPT-19"].status == "PASS", table
+
+
 def test_EXT_02_client_refusing_meta_on_a_permission_request_fails(tmp_path: Path) -> None:
     from acpref.errors import RpcError
 

@@ -310,12 +310,14 @@ class PromptTurn:
         options: Sequence[s.PermissionOption],
         *,
         timeout: Optional[float] = None,
+        then: Optional[Callable[[], None]] = None,
     ) -> Any:
         """Ask the user (TOOL-07): ``SelectedPermissionOutcome`` or ``CancelledPermissionOutcome``.
 
         Not cancelled with ``$/cancel_request``: after ``session/cancel`` the client answers it
         ``cancelled`` itself (PROMPT-21). Asked after the turn was cancelled, it answers
-        ``cancelled`` at once without asking.
+        ``cancelled`` at once without asking. ``then``, if given, runs once the request is on
+        the wire, before the wait for its answer (what is sent then follows it on the wire).
         """
         if self.cancelled.is_set():
             # spec-gap calls-after-cancel: asked after the cancel: cancelled, without asking.
@@ -333,6 +335,8 @@ class PromptTurn:
         if withdrawn:  # the session ended between the check above and now
             pending._withdraw(TurnCancelled("the session ended while permission was asked"))
         try:
+            if then is not None:
+                then()
             return pending.result(timeout).outcome
         except TurnCancelled:
             return s.CancelledPermissionOutcome()

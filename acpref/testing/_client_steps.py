@@ -490,10 +490,26 @@ def _cancellation(agent: GraderAgent, turn: PromptTurn) -> s.PromptResponse:
             kind=s.ToolKind.OTHER,
         )
     )
-    outcome = turn.request_permission(s.ToolCallUpdate(tool_call_id="check-cancel"), _OPTIONS)
-    if turn.cancelled.is_set():
-        # spec PROMPT-19, PROMPT-21: the oracle judges the answer given after session/cancel.
+    since = g.sink.received_count
+    probe: List[Any] = []
+    outcome = turn.request_permission(
+        s.ToolCallUpdate(tool_call_id="check-cancel"),
+        _OPTIONS,
+        then=lambda: probe.append(_probe(agent, turn)),
+    )
+    if turn.cancelled.is_set() and _read_before_cancel(agent, turn, since, probe):
+        # spec PROMPT-19, PROMPT-21: the client had read the request when it cancelled (it
+        # answered the probe sent after it first): the oracle judges its answer at MUST.
         g.passed("PROMPT-19", "PROMPT-21")
+    elif turn.cancelled.is_set():
+        g.passed("PROMPT-19")
+        # spec-gap permission-crossing: not provably read at the cancel, so maybe not pending.
+        g.skip(
+            "PROMPT-21",
+            "the permission request may have crossed the client's session/cancel: the client "
+            "answered the request sent after it (_acpref/ping) only after cancelling, so it had "
+            "not provably read it; its answer is judged as spec-gap permission-crossing",
+        )
     else:
         reason = "the permission request was answered without a session/cancel"
         if isinstance(outcome, s.CancelledPermissionOutcome):
@@ -509,6 +525,40 @@ def _cancellation(agent: GraderAgent, turn: PromptTurn) -> s.PromptResponse:
     return s.PromptResponse(
         stop_reason=s.StopReason.CANCELLED if turn.cancelled.is_set() else s.StopReason.END_TURN
     )
+
+
+#: Said once the client has answered step 2's probe: it has read the permission request.
+DIALOG_SHOWN = "acpref check-client: the permission dialog is showing: press Stop / Cancel now."
+
+
+def _probe(agent: GraderAgent, turn: PromptTurn) -> Any:
+    """Sent after step 2's permission request: an extension request any client answers at once,
+    without its user (RPC-12 at worst). Answered, it shows the client had read all sent before
+    it (stdio is ordered). The answer, or None if none came in time."""
+    try:
+        answer = agent.grader.request_raw(agent.stream, "_acpref/ping", {})
+    except (RequestTimeout, Stalled):
+        return None
+    if not turn.cancelled.is_set():
+        say(turn, DIALOG_SHOWN)
+    return answer
+
+
+def _read_before_cancel(
+    agent: GraderAgent, turn: PromptTurn, since: int, probe: List[Any]
+) -> bool:
+    """True when the client answered the probe before it sent session/cancel for the turn."""
+    probe_id = probe[0].get("id") if probe and isinstance(probe[0], dict) else None
+    for _, m in agent.grader.sink.received(since):
+        if not isinstance(m, dict):
+            continue
+        if "method" not in m and probe_id is not None and m.get("id") == probe_id:
+            return True
+        params = m.get("params")
+        if m.get("method") == "session/cancel" and isinstance(params, dict):
+            if params.get("sessionId") == turn.session_id:
+                return False
+    return False
 
 
 #: The parts of step 1 and the clauses each decides.

@@ -151,6 +151,17 @@ class RecordSink:
                     )
                 self._cond.wait(remaining)
 
+    def wait_read_all(self, timeout: float) -> bool:
+        """Wait until our side has provably read every message the peer has sent so far: it
+        answered a request the peer sent then or later (stdio is ordered, so it had read all
+        before it; ``ConnectionFacts.read``). False after ``timeout`` or once the peer ended."""
+        state = self.validator.state
+        with self._cond:
+            sent = state.sent[self.peer]
+            read = lambda: state.read[self.me][0] >= sent  # noqa: E731
+            self._cond.wait_for(lambda: read() or self._ended[self.peer], timeout)
+            return read()
+
     def wait_peer_eof(self, timeout: float) -> bool:
         """Wait until the peer closed its stream."""
         with self._cond:

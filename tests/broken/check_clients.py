@@ -38,6 +38,10 @@ CROSSED_PATH = ".acpref-check-crossed-"
 Wire = Any
 
 
+#: Seconds a user's Stop waits for the client to have read check-client's probe (it comes at once).
+PROBE_WAIT = 30.0
+
+
 class Conforming:
     """A conforming client of check-client: the user's two prompts, a cancel, a load."""
 
@@ -100,9 +104,16 @@ class Conforming:
         self, driver: AgentDriver, session: str, request: s.RequestPermissionRequest
     ) -> Any:
         if request.tool_call.tool_call_id == "check-cancel" and self.user_cancels:
-            self.cancel(driver, session)  # spec PROMPT-21: cancel, then answer "cancelled"
+            self.clicks_stop(driver, session)  # spec PROMPT-21: cancel, then answer "cancelled"
             return None
         return "allow"
+
+    def clicks_stop(self, driver: AgentDriver, session: str) -> None:
+        """The user clicks Stop once the dialog shows: by then the client has read (and
+        answered) what the agent sent after the request, check-client's probe, so the request
+        was pending at the cancel (spec-gap permission-crossing otherwise)."""
+        driver.sink.wait_read_all(PROBE_WAIT)
+        self.cancel(driver, session)
 
     def cancel(self, driver: AgentDriver, session: str) -> None:
         driver.cancel(session)
@@ -559,7 +570,7 @@ class SelectsAfterCancel(Conforming):
         self, driver: AgentDriver, session: str, request: s.RequestPermissionRequest
     ) -> Any:
         if request.tool_call.tool_call_id == "check-cancel":
-            self.cancel(driver, session)
+            self.clicks_stop(driver, session)
         return "allow"  # even after the cancel
 
 

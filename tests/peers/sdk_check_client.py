@@ -30,6 +30,10 @@ from acp.schema import (
     Implementation,
 )
 
+#: What check-client says once the client has answered its probe, sent after the permission
+#: request: the client had read the request (acpref/testing/_client_steps.py DIALOG_SHOWN).
+DIALOG_SHOWN = "the permission dialog is showing"
+
 
 class SdkClient:
     """The client's side: files on disk, permissions allowed (cancelled after a cancel)."""
@@ -37,15 +41,25 @@ class SdkClient:
     def __init__(self, agent: Any) -> None:
         self.agent = agent  # the SDK's ClientSideConnection, to send session/cancel
         self.updates = 0
+        self.dialog_shown = asyncio.Event()
 
     async def session_update(self, session_id: str, update: Any, **kwargs: Any) -> None:
         self.updates += 1
+        text = getattr(getattr(update, "content", None), "text", None)
+        if isinstance(text, str) and DIALOG_SHOWN in text:
+            self.dialog_shown.set()
 
     async def request_permission(
         self, options: Any, session_id: str, tool_call: Any, **kwargs: Any
     ) -> RequestPermissionResponse:
         if tool_call.tool_call_id == "check-cancel":
-            # The user presses Stop while the dialog is open: cancel, then answer it cancelled.
+            # The user presses Stop while the dialog is open (check-client says when it shows:
+            # the client has answered its probe, so it had read the request): cancel, then
+            # answer it cancelled.
+            try:
+                await asyncio.wait_for(self.dialog_shown.wait(), 30)
+            except asyncio.TimeoutError:
+                pass  # cancels all the same: check-client then says the request crossed it
             await self.agent.cancel(session_id=session_id)
             return RequestPermissionResponse(outcome=DeniedOutcome(outcome="cancelled"))
         allow = next(o for o in options if o.kind == "allow_once")

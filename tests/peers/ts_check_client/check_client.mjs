@@ -23,12 +23,23 @@ const stream = acp.ndJsonStream(
   Readable.toWeb(agentProcess.stdout),
 );
 
+// check-client says when the dialog shows: the client has answered its probe, sent after the
+// permission request, so it had read the request (acpref/testing/_client_steps.py DIALOG_SHOWN).
+const DIALOG_SHOWN = "the permission dialog is showing";
+let dialogShown;
+const shown = new Promise((resolve) => (dialogShown = resolve));
+
 const app = acp
   .client()
-  .onNotification("session/update", () => {})
+  .onNotification("session/update", ({ params }) => {
+    const text = params.update?.content?.text;
+    if (typeof text === "string" && text.includes(DIALOG_SHOWN)) dialogShown();
+  })
   .onRequest("session/request_permission", async ({ params, agent }) => {
     if (params.toolCall.toolCallId === "check-cancel") {
-      // The user presses Stop while the dialog is open: cancel, then answer it cancelled.
+      // The user presses Stop while the dialog is open (once it shows; bounded): cancel, then
+      // answer it cancelled.
+      await Promise.race([shown, new Promise((resolve) => setTimeout(resolve, 30000))]);
       await agent.notify("session/cancel", { sessionId: params.sessionId });
       return { outcome: { outcome: "cancelled" } };
     }
