@@ -375,3 +375,16 @@ def test_subagents_client_answering_cancelled_has_no_findings(tmp_path: Path) ->
     # the cancel are all clean when the client answers cancelled (SUBAGENT-44).
     report = _broken_client_report("CancelsChildCleanly", tmp_path)
     assert report.findings == [], report.format_text()
+
+
+def test_PROMPT_21_a_permission_request_that_crossed_the_cancel_is_no_violation(
+    tmp_path: Path,
+) -> None:
+    # HARMLESS: a client that cancels before it read the permission request the agent wrote at
+    # the same time, then answers it "selected": the request was not pending for it when it
+    # cancelled (spec-gap permission-crossing), whatever order the proxy recorded the two in.
+    report = _broken_client_report("AnswersCrossedPermission", tmp_path)
+    assert report.failing() == [], report.format_text()
+    assert [f.clause for f in report.findings] == ["spec-gap:permission-crossing"], (
+        report.format_text()
+    )

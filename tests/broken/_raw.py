@@ -15,7 +15,7 @@ import os
 import select
 import subprocess
 import sys
-from typing import Any, Dict, List, Optional
+from typing import Any, Callable, Dict, List, Optional
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 
@@ -75,11 +75,16 @@ class RawAgent:
             {"sessionUpdate": "agent_message_chunk", "content": {"type": "text", "text": text}},
         )
 
-    def request(self, method: str, params: Dict[str, Any]) -> Dict[str, Any]:
-        """Send a request; read and dispatch until its response arrives."""
+    def request(
+        self, method: str, params: Dict[str, Any], then: Optional[Callable[[], None]] = None
+    ) -> Dict[str, Any]:
+        """Send a request; read and dispatch until its response arrives. ``then``, if given,
+        runs once it is sent (what it sends follows the request on the wire)."""
         self.ids += 1
         request_id = self.ids
         self.send({"jsonrpc": "2.0", "id": request_id, "method": method, "params": params})
+        if then is not None:
+            then()
         while request_id not in self.responses:
             line = self.readline()
             if not line:
@@ -341,7 +346,10 @@ class RawAgent:
         finally:
             self.turn_ended(session_id)
 
-    def ask_permission(self, session_id: str, call: str) -> Dict[str, Any]:
+    def ask_permission(self, session_id: str, call: str, probe: bool = False) -> Dict[str, Any]:
+        """Ask permission; with ``probe``, an extension request follows it at once, which a
+        client answers without its user: answered before a cancel, it shows the client had read
+        the permission request (spec-gap permission-crossing)."""
         options = [
             {"optionId": "allow", "name": "Allow", "kind": "allow_once"},
             {"optionId": "reject", "name": "Reject", "kind": "reject_once"},
@@ -349,7 +357,12 @@ class RawAgent:
         return self.request(
             "session/request_permission",
             {"sessionId": session_id, "toolCall": {"toolCallId": call}, "options": options},
+            then=self.send_probe if probe else None,
         )
+
+    def send_probe(self) -> None:
+        self.ids += 1
+        self.send({"jsonrpc": "2.0", "id": self.ids, "method": "_acpref/ping", "params": {}})
 
     def finish_cancelled(self, m: Dict[str, Any]) -> None:
         self.reply(m, {"stopReason": "cancelled"})

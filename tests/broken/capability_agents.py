@@ -288,19 +288,21 @@ class SubagentAgent(RawAgent):
         updates = self.delegation(root)
         self.send_all(updates)
         self.timeline.setdefault(root, []).extend(updates)
-        if m["params"]["prompt"][0].get("text") == "ask":
-            self.child_asks(root)
+        text = m["params"]["prompt"][0].get("text")
+        if text in ("ask", "ask ping"):
+            self.child_asks(root, probe=text == "ask ping")
         super().on_session_prompt(m)
 
-    def child_asks(self, root: str) -> None:
-        """The child needs the user's permission (the prompt ``ask``); a session/cancel of the
-        child meanwhile cancels its work, and it confirms with idle, cancelled (SUBAGENT-21)."""
+    def child_asks(self, root: str, probe: bool = False) -> None:
+        """The child needs the user's permission (the prompt ``ask``; ``ask ping``: a probe
+        request follows it, ``ask_permission``); a session/cancel of the child meanwhile cancels
+        its work, and it confirms with idle, cancelled (SUBAGENT-21)."""
         child = self.child(root)
         call = {"sessionUpdate": "tool_call", "toolCallId": "call-child", "title": "Edit"}
         blocked = {"sessionUpdate": "subagent_update", "sessionId": child}
         self.send_all([(child, call), (root, {**blocked, "state": {"state": "requires_action"}})])
         self.cancelled.discard(child)
-        self.ask_permission(child, "call-child")
+        self.ask_permission(child, "call-child", probe)
         stop = "cancelled" if child in self.cancelled else "end_turn"
         done = {"sessionUpdate": "tool_call_update", "toolCallId": "call-child", "status": "failed"}
         idle = {**blocked, "state": {"state": "idle", "stopReason": stop}}

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import os
 import sys
-from typing import Any, Dict, List
+from typing import Any, Callable, Dict, List
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
@@ -78,24 +78,66 @@ class MissingJsonrpc(BrokenClient):
         c.read()
 
 
+def after_the_probe(
+    c: RawClient, session_id: str, answer: Callable[[M], M]
+) -> Callable[[M], None]:
+    """The ``on_request`` of a client whose user clicks Stop while a permission dialog shows:
+    it answers the agent's probe (sent after the permission request: the client has read that
+    request, so it is pending), then sends session/cancel, then ``answer(request)``."""
+    asked: List[M] = []
+
+    def on_request(message: M) -> None:
+        if message.get("method") == "session/request_permission":
+            asked.append(message)
+        elif message.get("method") == "_acpref/ping" and asked:
+            c.send({"jsonrpc": "2.0", "id": message["id"],
+                    "error": {"code": -32601, "message": "Method not found"}})  # fmt: skip
+            c.send({"jsonrpc": "2.0", "method": "session/cancel",
+                    "params": {"sessionId": session_id}})  # fmt: skip
+            c.send({"jsonrpc": "2.0", "id": asked[0]["id"], **answer(asked[0])})
+
+    return on_request
+
+
 class SelectsAfterCancel(BrokenClient):
-    """Cancels the turn, then answers the pending permission request with an option."""
+    """Cancels the turn while the permission request is pending (it had answered the agent's
+    later probe, so it had read it), then answers it with an option."""
 
     expect = "PROMPT-21"
 
     def act(self, c: RawClient) -> None:
         c.initialize()
         session_id = c.new_session()
+        outcome = {"outcome": "selected", "optionId": "allow"}
+        selected = lambda _: {"result": {"outcome": outcome}}  # noqa: E731
+        c.prompt(session_id, "tool ping", on_request=after_the_probe(c, session_id, selected))
+
+
+class AnswersCrossedPermission(BrokenClient):
+    """HARMLESS: its user clicks Stop as the tool call shows, before the client read the
+    permission request the agent sent right after it (the line is in the client's pipe, so the
+    proxy recorded it first, but unread); then it reads that request and answers it as the user
+    chose. The request crossed the cancel: it was not pending for the client when it cancelled
+    (spec-gap permission-crossing), so ``selected`` breaks no MUST."""
+
+    expect = ""
+
+    def act(self, c: RawClient) -> None:
+        c.initialize()
+        session_id = c.new_session()
+        cancelled: List[bool] = []
 
         def on_request(message: M) -> None:
-            if message.get("method") == "session/request_permission":
-                c.send(
-                    {
-                        "jsonrpc": "2.0",
-                        "method": "session/cancel",
-                        "params": {"sessionId": session_id},
-                    }
-                )
+            update = message.get("params", {}).get("update", {})
+            if update.get("sessionUpdate") == "tool_call" and not cancelled:
+                # Written before the next line (the permission request) is read: wait until
+                # it has come (one read of the pipe, bounded by its arrival), leave it unread.
+                assert c.proc.stdout is not None
+                c.proc.stdout.peek(1)
+                c.send({"jsonrpc": "2.0", "method": "session/cancel",
+                        "params": {"sessionId": session_id}})  # fmt: skip
+                cancelled.append(True)
+            elif message.get("method") == "session/request_permission":
                 outcome = {"outcome": "selected", "optionId": "allow"}
                 c.send({"jsonrpc": "2.0", "id": message["id"], "result": {"outcome": outcome}})
 
@@ -249,32 +291,16 @@ class CancelAsRequest(BrokenClient):
 
 
 class ErrorForCancelledPermission(BrokenClient):
-    """After session/cancel, answers the pending permission request with an error."""
+    """After session/cancel, answers the pending permission request (read: it had answered the
+    agent's later probe) with an error."""
 
     expect = "PROMPT-21"
 
     def act(self, c: RawClient) -> None:
         c.initialize()
         session_id = c.new_session()
-
-        def on_request(message: M) -> None:
-            if message.get("method") == "session/request_permission":
-                c.send(
-                    {
-                        "jsonrpc": "2.0",
-                        "method": "session/cancel",
-                        "params": {"sessionId": session_id},
-                    }
-                )
-                c.send(
-                    {
-                        "jsonrpc": "2.0",
-                        "id": message["id"],
-                        "error": {"code": -32800, "message": "cancelled"},
-                    }
-                )
-
-        c.prompt(session_id, "tool", on_request=on_request)
+        refused = lambda _: {"error": {"code": -32800, "message": "cancelled"}}  # noqa: E731
+        c.prompt(session_id, "tool ping", on_request=after_the_probe(c, session_id, refused))
 
 
 # -- Proof-table peers (spec_notes/proof.md): one MUST sentence each, judged by validate ----------
@@ -599,13 +625,9 @@ class AllowsAfterCancellingChild(_SubagentsClient):
     outcome: M = {"outcome": "selected", "optionId": "allow"}
 
     def act(self, c: RawClient) -> None:
-        def on_request(message: M) -> None:
-            if message.get("method") == "session/request_permission":
-                c.send({"jsonrpc": "2.0", "method": "session/cancel",
-                        "params": {"sessionId": self.child}})  # fmt: skip
-                c.send({"jsonrpc": "2.0", "id": message["id"], "result": {"outcome": self.outcome}})
-
-        self.delegated(c, "ask", on_request)
+        # It answers the agent's probe first: it had read the child's request when it cancelled.
+        answer = lambda _: {"result": {"outcome": self.outcome}}  # noqa: E731
+        self.delegated(c, "ask ping", after_the_probe(c, self.child, answer))
 
 
 class CancelsChildCleanly(AllowsAfterCancellingChild):
@@ -617,7 +639,10 @@ class CancelsChildCleanly(AllowsAfterCancellingChild):
 
 
 #: Correct clients for the baselines of tests/test_oracle_broken.py.
-CONFORMING = {"CancelsChildCleanly": CancelsChildCleanly}
+CONFORMING = {
+    "CancelsChildCleanly": CancelsChildCleanly,
+    "AnswersCrossedPermission": AnswersCrossedPermission,
+}
 # -- Proof-table peers of opt-in features: the agent offers the feature, the client breaks its
 # sentence (tests/broken/capable_agent.py), so the defect breaks nothing else.
 

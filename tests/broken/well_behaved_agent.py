@@ -1,7 +1,9 @@
 """A small, well-behaved agent built on ``acpref.agent``: the clean baseline of the oracle's tests.
 
 Prompts: plain text is echoed back as one agent message; ``tool`` runs a tool call that asks
-permission first; ``read PATH`` reads a file through the client; ``term`` runs a terminal;
+permission first (``tool ping``: an extension request, which a client answers at once, follows
+the permission request: answered before a cancel, it shows the client had read it); ``read PATH``
+reads a file through the client; ``term`` runs a terminal;
 ``slow`` streams until cancelled (at most a few seconds). Modes ``ask`` and ``code``.
 """
 
@@ -41,7 +43,10 @@ class WellBehaved(Agent):
     def session_prompt(self, params, turn):
         text = "".join(b.text for b in params.prompt if isinstance(b, s.TextContent))
         message_id = turn.new_message_id()
-        if text == "tool":
+        if text in ("tool", "tool ping"):
+            probe = None
+            if text == "tool ping":
+                probe = lambda: turn.client.request_async("_acpref/ping", {})  # noqa: E731
             turn.update(
                 s.ToolCall(
                     tool_call_id="call-1",
@@ -60,6 +65,7 @@ class WellBehaved(Agent):
                         option_id="reject", name="Reject", kind=s.PermissionOptionKind.REJECT_ONCE
                     ),
                 ],
+                then=probe,
             )
             if turn.cancelled.is_set() or isinstance(outcome, s.CancelledPermissionOutcome):
                 return s.PromptResponse(stop_reason=s.StopReason.CANCELLED)
