@@ -159,6 +159,7 @@ GAP_LEVELS: Dict[str, str] = {
     "spec-gap:plan-file-variant": SHOULD,
     "spec-gap:notice-in-replay": SHOULD,
     "spec-gap:unfinished-tool-call": SHOULD,
+    "spec-gap:resume-crossing": MUST,
 }
 
 
