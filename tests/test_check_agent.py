@@ -506,7 +506,9 @@ def test_SETUP_12_a_replay_before_the_answer_fails_at_MUST_on_its_user_messages(
     assert report.results["SETUP-12"].status == "FAIL", report.format_table()
     assert report.results["SETUP-12"].level == "MUST NOT"
     found = [f for f in report.findings if f["clause"] == "SETUP-12"]
-    assert found and all("user_message_chunk" in f["message"] for f in found)
+    # The user's message is the witness; the agent's after it come after the read it shows.
+    assert found and "user_message_chunk" in found[0]["message"], report.format_table()
+    assert "spec-gap:resume-crossing" not in {f["clause"] for f in report.findings}
     assert not report.ok
 
 

@@ -131,43 +131,50 @@ def _while_resuming(
     Each direction of stdio is ordered, but where the two are observed they interleave in the
     observer's order: an update recorded after the resume may have been written before the
     agent read it, a late update of the turn that had ended (``TURN.refusal``). Two witnesses
-    show the agent wrote it as part of its handling of the resume: it had answered a request
-    the client sent at or after the resume (``ConnectionFacts.read``), or the update is a user
-    message chunk, which is no turn's own output (the user's message of a turn is the prompt
-    the client sent; the turn's content is the agent's): it is the history replayed.
+    show the agent wrote it as part of its handling of the resume: it had provably read the
+    resume (``ConnectionFacts.reopen_read``), or the update is a user message chunk, which is
+    no turn's own output (the user's message of a turn is the prompt the client sent; the
+    turn's content is the agent's): it is the history replayed.
     """
-    read, proof = state.read[A]
-    resumes = [
-        r.seq
-        for r in state.outstanding[C].values()
-        if r.method == "session/resume" and r.params.get("sessionId") == s.id
-    ]
-    if resumes and read >= min(resumes):
-        at = f" (#{proof})" if proof is not None else ""
-        # spec SETUP-12: no history replay before the session/resume response; the agent had
-        # read the resume: it answered a request sent at or after it.
-        why = f"the agent had read the resume: it answered a request sent at or after it{at}"
-        yield finding("SETUP-12", A, f"{kind} sent before the session/resume answer; {why}", m.index)
-    elif kind == "user_message_chunk":
-        # spec SETUP-12: a user message chunk between turns is the history replayed.
-        yield finding("SETUP-12", A, f"{kind} sent while session/resume was in flight", m.index)
-    else:
-        clause = TURN.refusal(s.turn_phase, TurnEvent.CONTENT)
-        if clause is not None and not clause.startswith("spec-gap:"):
-            # spec PROMPT-26, SETUP-07: after a cancelled turn's answer, or a load's, the agent's
-            # own order shows it: the update came after that answer, whatever it had read.
-            yield finding(clause, A, f"{kind} sent {_OUTSIDE[s.turn_phase]}", m.index)
-            return
-        # spec-gap resume-crossing: a replay before the resume's answer (SETUP-12) or a late
-        # update of the ended turn written before the agent read the resume (what the turn
-        # table names): the wire does not tell which.
-        yield finding(
-            "spec-gap:resume-crossing",
-            A,
-            f"{kind} sent while session/resume was in flight, {_OUTSIDE[s.turn_phase]}: a replay "
-            "before the answer, or a late update of the turn that crossed the resume",
-            m.index,
+    if state.reopen_read(s.id) or kind == "user_message_chunk":
+        # spec SETUP-12: no history replay before the session/resume response.
+        why = (
+            "a user message of the history"
+            if kind == "user_message_chunk"
+            else "the agent had read the resume: it answered a request sent at or after it, "
+            "or replayed a user message since"
         )
+        said = f"{kind} sent before the session/resume answer ({why})"
+        yield finding("SETUP-12", A, said, m.index)
+        return
+    clause = TURN.refusal(s.turn_phase, TurnEvent.CONTENT)
+    if clause is not None and not clause.startswith("spec-gap:"):
+        # spec PROMPT-26, SETUP-07: after a cancelled turn's answer, or a load's, the agent's own
+        # order shows it: the update came after that answer, whatever it had read.
+        yield finding(clause, A, f"{kind} sent {_OUTSIDE[s.turn_phase]}", m.index)
+        return
+    # spec-gap resume-crossing: a replay before the resume's answer (SETUP-12), or a late update
+    # of the ended turn written before the agent read the resume: the wire does not tell which.
+    yield finding(
+        "spec-gap:resume-crossing",
+        A,
+        f"{kind} sent while session/resume was in flight, {_OUTSIDE[s.turn_phase]}: a replay "
+        "before the answer, or a late update of the turn that crossed the resume",
+        m.index,
+    )
+
+
+@update_transition("user_message_chunk")
+def _user_message_replayed(state: ConnectionFacts, m: Message) -> None:
+    s = m.session
+    reopening = s is not None and s.phase in (SessionPhase.LOADING, SessionPhase.RESUMING)
+    if s is None or not reopening or s.turn_phase.running:
+        return
+    # A user message between turns is the history replayed: the agent had read the load or
+    # resume in flight (``ConnectionFacts.reopen_read``), and all it writes next comes after.
+    seq = state.reopen_seq(s.id)
+    if seq is not None:
+        s.replay_read = max(s.replay_read, seq)
 
 
 #: What a stray update of a turn is sent after, by the phase it finds (``TURN.refusal``).
