@@ -28,7 +28,10 @@ What the rules know of a child (``ProtocolState.children``): its parent and whet
   the load or resume response (a resume replays nothing: before its response all is fresh,
   SUBAGENT-41) each continuing child is announced again, parent before child, with a whole
   ``capabilities`` object, under its own parent, before any fresh traffic of it or reference to
-  it (SUBAGENT-38 .. SUBAGENT-41).
+  it (SUBAGENT-38 .. SUBAGENT-41). Before the response these are judged only once the agent
+  had provably read the load or resume (``ConnectionFacts.reopen_read``): a child's live
+  traffic may cross it on the wire (spec-gap child-crossing-reopen); likewise a cancel that
+  crossed the announcement withdrawing ``cancel`` (spec-gap child-cancel-crossing).
 
 A child's standing (``ChildState.stale``): announced (None); ``"replay"`` from a load of its root
 until the replay announces it; ``"resuming"`` from a resume until its response; ``"reconnect"``
