@@ -488,6 +488,30 @@ def test_PROMPT_24_an_error_that_crosses_the_cancel_is_a_race_not_a_MUST() -> No
     assert report.ok, report.format_table()
 
 
+def test_SETUP_12_a_late_chunk_that_crosses_the_resume_is_no_MUST() -> None:
+    # The ended turn writes one last agent chunk as the resume reaches the agent's stdin, unread:
+    # recorded after the resume, it shows no replay (spec-gap resume-crossing).
+    options = AgentCheckOptions(only=("resume",), **FAST)
+    report = check_agent([*CHECK_AGENTS, "ChunkCrossesResume"], options)
+    row = report.results["SETUP-12"]
+    assert row.status == "SKIPPED" and "resume-crossing" in row.evidence[0], report.format_table()
+    assert "spec-gap:resume-crossing" in {f["clause"] for f in report.findings}
+    assert "SETUP-12" not in {f["clause"] for f in report.findings}
+    assert report.ok, report.format_table()
+
+
+def test_SETUP_12_a_replay_before_the_answer_fails_at_MUST_on_its_user_messages() -> None:
+    options = AgentCheckOptions(only=("resume",), **FAST)
+    report = check_agent([*CHECK_AGENTS, "ReplayBeforeResumeAnswer"], options)
+    assert report.results["SETUP-12"].status == "FAIL", report.format_table()
+    assert report.results["SETUP-12"].level == "MUST NOT"
+    found = [f for f in report.findings if f["clause"] == "SETUP-12"]
+    # The user's message is the witness; the agent's after it come after the read it shows.
+    assert found and "user_message_chunk" in found[0]["message"], report.format_table()
+    assert "spec-gap:resume-crossing" not in {f["clause"] for f in report.findings}
+    assert not report.ok
+
+
 @pytest.mark.parametrize("name", ["CancelEndsEndTurn", "IgnoresCancelStreaming"])
 def test_PROMPT_23_a_turn_that_ends_end_turn_after_answering_the_ping_fails_at_MUST(
     name: str,

@@ -310,7 +310,7 @@ def _accept_url_decline_form(request: Any) -> Any:
 
 def _feature_report(name: str) -> Report:
     """Run the agent ``name`` of capability_agents.py through its drive, advertising its feature."""
-    table = {**capability_agents.FEATURES, **capability_agents.BROKEN}
+    table = {**capability_agents.FEATURES, **capability_agents.BROKEN, **capability_agents.CROSSING}
     extra, conversation = _FEATURE_DRIVES[table[name].drive]
     d = AgentDriver.spawn([PY, str(BROKEN / "capability_agents.py"), name], timeout=5.0)
     d.elicitation = _accept_url_decline_form
@@ -355,6 +355,15 @@ def test_feature_agent_has_no_findings(name: str) -> None:
     # The unbent agent of each feature, through the same drive: the drive itself is clean.
     report = _feature_report(name)
     assert report.findings == [], report.format_text()
+
+
+@pytest.mark.parametrize("name", sorted(capability_agents.CROSSING))
+def test_SUBAGENT_41_child_traffic_that_crossed_the_reopen_is_its_gap_not_a_MUST(name: str) -> None:
+    # The child's live traffic written before the agent read the resume, recorded after it.
+    report = _feature_report(name)
+    expect = capability_agents.CROSSING[name].crosses
+    assert {f.clause for f in report.findings} == {expect}, report.format_text()
+    assert report.ok, report.format_text()
 
 
 #: The broken clients of a child session (behind ``capability_agents.SubagentAgent``).

@@ -169,6 +169,9 @@ def terminal(i: int = 200) -> List[Msg]:
 
 # (name, prelude, last message, clause, blame)
 # fmt: off
+#: A session/resume of s1 in flight (id 7).
+RESUME: List[Msg] = [(C, req(7, "session/resume", {"sessionId": "s1", "cwd": "/p", "mcpServers": []}))]
+
 CASES: List[Tuple[str, List[Msg], Msg, str, Party]] = [
     # -- any request: method names, directions, ids, phases, gates (state._check_call)
     ("reserved name", init(), (C, req(1, "foo/bar")), "EXT-05", C),
@@ -269,7 +272,14 @@ CASES: List[Tuple[str, List[Msg], Msg, str, Party]] = [
     ("mode update unavailable", init() + new(modes=MODES), update("s1", {"sessionUpdate": "current_mode_update", "currentModeId": "zzz"}), "MODES-02", A),
     ("boolean option update", init() + new(), update("s1", {"sessionUpdate": "config_option_update", "configOptions": [{"id": "b", "name": "B", "type": "boolean", "currentValue": True}]}), "CONFIG-05", A),
     ("info update with cwd", init() + new(), update("s1", {"sessionUpdate": "session_info_update", "cwd": "/x"}), "LIST-16", A),
-    ("chunk during resume", init() + new() + [(C, req(2, "session/resume", {"sessionId": "s1", "cwd": "/p", "mcpServers": []}))], update("s1", chunk()), "SETUP-12", A),
+    # SETUP-12: an update recorded while the resume is in flight may have crossed it on the wire;
+    # the agent had read the resume only when it answered a request sent at or after it, or when
+    # the update is a user message chunk (no turn's output: the history replayed).
+    ("chunk during resume: it may have crossed the resume", init() + new() + RESUME, update("s1", chunk()), "spec-gap:resume-crossing", A),
+    ("chunk of an ended turn during resume", started() + [(A, ok(2, {"stopReason": "end_turn"}))] + RESUME, update("s1", chunk()), "spec-gap:resume-crossing", A),
+    ("user chunk during resume", init() + new() + RESUME, update("s1", chunk(kind="user_message_chunk")), "SETUP-12", A),
+    ("chunk during resume, a request after it answered", init() + new() + RESUME + [(C, req(9, "_x/ping")), (A, err(9, -32601))], update("s1", chunk()), "SETUP-12", A),
+    ("chunk of a cancelled turn during resume", started() + [(C, note("session/cancel", {"sessionId": "s1"})), (A, ok(2, {"stopReason": "cancelled"}))] + RESUME, update("s1", chunk()), "PROMPT-26", A),
     ("chunk after the turn", started() + [(A, ok(2, {"stopReason": "end_turn"}))], update("s1", chunk()), "spec-gap:content-after-turn", A),
     ("chunk after the cancelled turn", started() + [(C, note("session/cancel", {"sessionId": "s1"})), (A, ok(2, {"stopReason": "cancelled"}))], update("s1", chunk()), "PROMPT-26", A),
     ("chunk after the load", init() + new() + [(C, req(2, "session/load", {"sessionId": "s1", "cwd": "/p", "mcpServers": []})), (A, ok(2))], update("s1", chunk()), "SETUP-07", A),

@@ -397,8 +397,35 @@ def test_SUBAGENT_24_an_error_stop_carries_the_error() -> None:
     assert clauses_of(state, Party.AGENT, told) == []
 
 
-def test_SUBAGENT_31_37_a_load_replays_the_announcement_first_and_reissues_no_request() -> None:
-    state = state_after(("agent", ANNOUNCE), ENDED, reopen("session/load"))
+#: A request of the client and the agent's answer: the agent has read all the client sent
+#: before it (``ConnectionFacts.read``), a session/load or session/resume included.
+READ_IT = [
+    ("client", {"jsonrpc": "2.0", "id": 6, "method": "_x/ping", "params": {}}),
+    ("agent", {"jsonrpc": "2.0", "id": 6, "error": {"code": -32601, "message": "no"}}),
+]
+USER = upd("p", {"sessionUpdate": "user_message_chunk", "content": {"type": "text", "text": "q"}})
+
+
+@pytest.mark.parametrize("method", ["session/load", "session/resume"])
+def test_SUBAGENT_31_37_41_child_traffic_that_may_have_crossed_the_reopen_is_no_MUST(
+    method: str,
+) -> None:
+    # The child's live chunk or request, written before the agent read the load or resume and
+    # recorded after it (the two directions cross): no witness that the agent had read it.
+    state = state_after(("agent", ANNOUNCE), ENDED, reopen(method))
+    gap = ["spec-gap:child-crossing-reopen"]
+    assert clauses_of(state, Party.AGENT, chunk("c")) == gap
+    assert clauses_of(state, Party.AGENT, asks("c")) == gap
+    assert clauses_of(state, Party.AGENT, GRANDCHILD) == gap
+
+
+@pytest.mark.parametrize("witness", [READ_IT, [("agent", USER)]], ids=["answer", "user-replay"])
+def test_SUBAGENT_31_37_a_load_replays_the_announcement_first_and_reissues_no_request(
+    witness: Any,
+) -> None:
+    # The agent had read the load: it answered a request sent after it, or replayed a user
+    # message of the history.
+    state = state_after(("agent", ANNOUNCE), ENDED, reopen("session/load"), *witness)
     assert clauses_of(state, Party.AGENT, chunk("c")) == ["SUBAGENT-31"]
     assert clauses_of(state, Party.AGENT, asks("c")) == ["SUBAGENT-37"]
     for who, m in [("agent", ANNOUNCE), ("agent", chunk("c"))]:  # the replay, in order
@@ -427,7 +454,7 @@ def test_SUBAGENT_41_nothing_of_a_child_before_the_resume_response() -> None:
     # before its response are fresh: queued "until after the response and current
     # reannouncements". spec-gap resume-early-child-update: the parent's update of the child
     # then is no reannouncement (SUBAGENT-38: "After responding"), and no sentence forbids it.
-    state = state_after(("agent", CANCELLABLE), ENDED, reopen("session/resume"))
+    state = state_after(("agent", CANCELLABLE), ENDED, reopen("session/resume"), *READ_IT)
     assert clauses_of(state, Party.AGENT, chunk("c")) == ["SUBAGENT-41"]
     assert clauses_of(state, Party.AGENT, asks("c")) == ["SUBAGENT-41"]
     assert clauses_of(state, Party.AGENT, ANNOUNCE) == ["spec-gap:resume-early-child-update"]
@@ -1337,3 +1364,29 @@ def test_SUBAGENT_45_the_rules_report_a_cancelled_childs_elicitation_not_cancell
     # Not cancelled: any answer is the user's.
     state = state_after(("agent", CANCELLABLE), ("agent", elicits("c")), caps=caps)
     assert clauses_of(state, Party.CLIENT, elicitation_answer("accept")) == []
+
+
+REVOKE = upd("p", {"sessionUpdate": "subagent_update", "sessionId": "c", "capabilities": {}})
+CANCEL_CHILD = {"jsonrpc": "2.0", "method": "session/cancel", "params": {"sessionId": "c"}}
+
+
+def test_SUBAGENT_18_a_cancel_that_crossed_the_withdrawal_of_cancel_is_no_MUST() -> None:
+    # The client read the grant and wrote the cancel as the agent wrote the announcement that
+    # withdraws it: recorded after it, the cancel may not have been written against it.
+    state = state_after(("agent", CANCELLABLE), ("agent", REVOKE))
+    assert clauses_of(state, Party.CLIENT, CANCEL_CHILD) == ["spec-gap:child-cancel-crossing"]
+    # The client answered a request the agent sent after the withdrawal: it had read it.
+    chosen = {"outcome": {"outcome": "selected", "optionId": "ok"}}
+    answer = {"jsonrpc": "2.0", "id": 50, "result": chosen}
+    for who, m in [("agent", asks("c")), ("client", answer)]:
+        assert state.observe(Party(who), m) == [], m
+    assert clauses_of(state, Party.CLIENT, CANCEL_CHILD) == ["SUBAGENT-18"]
+    # Granted again, then withdrawn again: the client may go by the new grant until it reads.
+    state.observe(Party.AGENT, CANCELLABLE)
+    state.observe(Party.AGENT, REVOKE)
+    assert clauses_of(state, Party.CLIENT, CANCEL_CHILD) == ["spec-gap:child-cancel-crossing"]
+
+
+def test_SUBAGENT_18_a_child_that_never_granted_cancel_fails_at_MUST_without_a_witness() -> None:
+    state = state_after(("agent", ANNOUNCE), ("agent", REVOKE))
+    assert clauses_of(state, Party.CLIENT, CANCEL_CHILD) == ["SUBAGENT-18"]

@@ -96,6 +96,10 @@ class SessionState:
     reopening: Optional[Tuple[int, int]] = None
     #: True when this record was made by a load/resume (dropped again if that fails).
     created_by_reopen: bool = False
+    #: How many of the client's messages the agent had provably read when it replayed a user
+    #: message of the session during a load or resume (``ConnectionFacts.reopen_read``): the
+    #: replay shows it had read the reopen then in flight (``prompt_turn``, resume-crossing).
+    replay_read: int = 0
     #: Compactions of the session: compaction id -> its last status (COMPACT-04, COMPACT-10).
     compactions: Mapping[str, Any] = NOTHING
 
@@ -206,6 +210,29 @@ class ConnectionFacts:
         ``reader`` wrote it."""
         asked, read = self.outstanding[other_party(reader)], self.read[reader][0]
         return {i for i in request_ids if i not in asked or asked[i].seq > read}
+
+    def reopen_seq(self, session_id: Any) -> Optional[int]:
+        """The client's message count (``sent``) at the first session/load or session/resume
+        of ``session_id`` still in flight; None when none is."""
+        seqs = [
+            r.seq
+            for r in self.outstanding[Party.CLIENT].values()
+            if r.method in ("session/load", "session/resume")
+            and r.params.get("sessionId") == session_id
+        ]
+        return min(seqs) if seqs else None
+
+    def reopen_read(self, session_id: Any) -> bool:
+        """True when the agent has provably read the session/load or session/resume of
+        ``session_id`` in flight: it answered a request the client sent at or after it
+        (``read``), or it has replayed a user message of the session since (``replay_read``).
+        Recorded after the reopen, a message of the agent may still have been written before it
+        read it: the two directions of stdio cross (spec-gap resume-crossing)."""
+        seq = self.reopen_seq(session_id)
+        if seq is None:
+            return False
+        s = self.session(session_id)
+        return max(self.read[Party.AGENT][0], s.replay_read if s is not None else 0) >= seq
 
     def session_phase(self, session_id: Any) -> SessionPhase:
         s = self.session(session_id)

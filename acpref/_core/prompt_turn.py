@@ -13,7 +13,7 @@ an error (PROMPT-23, PROMPT-24). A turn asked to stop in another way (``cancella
 
 from __future__ import annotations
 
-from typing import Iterable, Optional
+from typing import Any, Iterable, Optional
 
 from ..errors import ErrorCode
 from .book import Message, check, transition, update_check, update_of, update_transition
@@ -110,9 +110,9 @@ def _turn_content(state: ConnectionFacts, m: Message) -> Iterable[Finding]:
         return
     kind = update_of(m).get("sessionUpdate")
     if s.phase is SessionPhase.RESUMING and not s.turn_phase.running:
-        # spec SETUP-12: no history replay before the session/resume response. Content while a
-        # turn of the session runs is that turn's (spec-gap reopen-in-flight): never refused.
-        yield finding("SETUP-12", A, f"{kind} sent while session/resume was in flight", m.index)
+        # Content while a turn of the session runs is that turn's (spec-gap reopen-in-flight):
+        # never refused. Between turns it is a replay, or a late update of the last turn.
+        yield from _while_resuming(state, s, m, kind)
     elif s.phase is not SessionPhase.LOADING:
         clause = TURN.refusal(s.turn_phase, TurnEvent.CONTENT)
         if clause is not None:
@@ -122,6 +122,60 @@ def _turn_content(state: ConnectionFacts, m: Message) -> Iterable[Finding]:
             # session/load response; after an ordinary answer or before any turn it is
             # acpref's reading.
             yield finding(clause, A, f"{kind} sent {_OUTSIDE[s.turn_phase]}", m.index)
+
+
+def _while_resuming(
+    state: ConnectionFacts, s: SessionState, m: Message, kind: Any
+) -> Iterable[Finding]:
+    """A turn's update between turns while a session/resume of ``s`` is in flight.
+
+    Each direction of stdio is ordered, but where the two are observed they interleave in the
+    observer's order: an update recorded after the resume may have been written before the
+    agent read it, a late update of the turn that had ended (``TURN.refusal``). Two witnesses
+    show the agent wrote it as part of its handling of the resume: it had provably read the
+    resume (``ConnectionFacts.reopen_read``), or the update is a user message chunk, which is
+    no turn's own output (the user's message of a turn is the prompt the client sent; the
+    turn's content is the agent's): it is the history replayed.
+    """
+    if state.reopen_read(s.id) or kind == "user_message_chunk":
+        # spec SETUP-12: no history replay before the session/resume response.
+        why = (
+            "a user message of the history"
+            if kind == "user_message_chunk"
+            else "the agent had read the resume: it answered a request sent at or after it, "
+            "or replayed a user message since"
+        )
+        said = f"{kind} sent before the session/resume answer ({why})"
+        yield finding("SETUP-12", A, said, m.index)
+        return
+    clause = TURN.refusal(s.turn_phase, TurnEvent.CONTENT)
+    if clause is not None and not clause.startswith("spec-gap:"):
+        # spec PROMPT-26, SETUP-07: after a cancelled turn's answer, or a load's, the agent's own
+        # order shows it: the update came after that answer, whatever it had read.
+        yield finding(clause, A, f"{kind} sent {_OUTSIDE[s.turn_phase]}", m.index)
+        return
+    # spec-gap resume-crossing: a replay before the resume's answer (SETUP-12), or a late update
+    # of the ended turn written before the agent read the resume: the wire does not tell which.
+    yield finding(
+        "spec-gap:resume-crossing",
+        A,
+        f"{kind} sent while session/resume was in flight, {_OUTSIDE[s.turn_phase]}: a replay "
+        "before the answer, or a late update of the turn that crossed the resume",
+        m.index,
+    )
+
+
+@update_transition("user_message_chunk")
+def _user_message_replayed(state: ConnectionFacts, m: Message) -> None:
+    s = m.session
+    reopening = s is not None and s.phase in (SessionPhase.LOADING, SessionPhase.RESUMING)
+    if s is None or not reopening or s.turn_phase.running:
+        return
+    # A user message between turns is the history replayed: the agent had read the load or
+    # resume in flight (``ConnectionFacts.reopen_read``), and all it writes next comes after.
+    seq = state.reopen_seq(s.id)
+    if seq is not None:
+        s.replay_read = max(s.replay_read, seq)
 
 
 #: What a stray update of a turn is sent after, by the phase it finds (``TURN.refusal``).

@@ -160,6 +160,9 @@ GAP_LEVELS: Dict[str, str] = {
     "spec-gap:plan-file-variant": SHOULD,
     "spec-gap:notice-in-replay": SHOULD,
     "spec-gap:unfinished-tool-call": SHOULD,
+    "spec-gap:resume-crossing": MUST,
+    "spec-gap:child-crossing-reopen": MUST,
+    "spec-gap:child-cancel-crossing": MUST,
 }
 
 

@@ -28,7 +28,10 @@ What the rules know of a child (``ProtocolState.children``): its parent and whet
   the load or resume response (a resume replays nothing: before its response all is fresh,
   SUBAGENT-41) each continuing child is announced again, parent before child, with a whole
   ``capabilities`` object, under its own parent, before any fresh traffic of it or reference to
-  it (SUBAGENT-38 .. SUBAGENT-41).
+  it (SUBAGENT-38 .. SUBAGENT-41). Before the response these are judged only once the agent
+  had provably read the load or resume (``ConnectionFacts.reopen_read``): a child's live
+  traffic may cross it on the wire (spec-gap child-crossing-reopen); likewise a cancel that
+  crossed the announcement withdrawing ``cancel`` (spec-gap child-cancel-crossing).
 
 A child's standing (``ChildState.stale``): announced (None); ``"replay"`` from a load of its root
 until the replay announces it; ``"resuming"`` from a resume until its response; ``"reconnect"``
@@ -104,6 +107,10 @@ class ChildState:
     #: message count at that cancel (``ConnectionFacts.sent``). Once the agent has answered a
     #: request with a later count (``ConnectionFacts.read``), it had read the cancel.
     cancel_seq: Optional[int] = None
+    #: The agent's message count (``ConnectionFacts.sent``) at the announcement that withdrew
+    #: ``cancel`` after the last one that granted it; None while it is granted, or was never.
+    #: A client that has not provably read that announcement may still go by the grant.
+    revoked_seq: Optional[int] = None
     #: The ``state`` tag of the last work state reported (None: never, or cleared).
     state: Optional[str] = None
     #: Requests of the child in flight for which it has reported ``requires_action`` (or was in
@@ -211,7 +218,9 @@ def _stale_traffic(state: "ProtocolState", m: Message, kind: Any) -> Iterable[Fi
     if known is None or known.stale is None:
         return
     what = f"{kind} of child {m.session_id!r}"
-    if known.stale == "replay":
+    if known.stale in ("replay", "resuming") and not _reopen_read(state, m.session_id):
+        yield _crossing(m, what)
+    elif known.stale == "replay":
         # spec SUBAGENT-31: the replay announces a child before the child's replayed traffic.
         yield finding("SUBAGENT-31", A, f"{what} replayed before its announcement", m.index)
     elif kind == "subagent_update" and known.stale == "reconnect":
@@ -222,6 +231,24 @@ def _stale_traffic(state: "ProtocolState", m: Message, kind: Any) -> Iterable[Fi
     else:
         # spec SUBAGENT-41: fresh child traffic waits for the response and the reannouncement.
         yield finding("SUBAGENT-41", A, f"{what} before its reannouncement", m.index)
+
+
+def _reopen_read(state: "ProtocolState", child: Any) -> bool:
+    """True when the agent had provably read the load or resume of the child's root in flight
+    (``ConnectionFacts.reopen_read``)."""
+    above = _ancestors(state, child)
+    return bool(above) and state.reopen_read(above[-1])
+
+
+def _crossing(m: Message, what: str) -> Finding:
+    """A child's message recorded after a load or resume of its root, which the agent may have
+    written before it read that request: its child's live traffic, crossing it on the wire."""
+    # spec-gap child-crossing-reopen: SUBAGENT-31, -37 and -41 bind what the agent sends once it
+    # handles the load or resume; the wire does not show it had read it (the two directions
+    # cross), so the child's traffic may be live traffic written before.
+    said = f"{what} after a session/load or session/resume of its root that the agent may not "
+    said += "have read yet: the child's live traffic may have crossed it"
+    return finding("spec-gap:child-crossing-reopen", A, said, m.index)
 
 
 def _stale_named(state: "ProtocolState", m: Message, named: Any, what: str) -> Iterable[Finding]:
@@ -336,7 +363,12 @@ def _register_child(state: "ProtocolState", m: Message) -> None:
     if "capabilities" in update:
         # spec SUBAGENT-15: an object replaces the capability set whole; null clears it.
         caps = update["capabilities"]
-        known.cancel = isinstance(caps, dict) and isinstance(caps.get("cancel"), dict)
+        cancel = isinstance(caps, dict) and isinstance(caps.get("cancel"), dict)
+        if known.cancel and not cancel:
+            known.revoked_seq = state.sent[A]
+        elif cancel:
+            known.revoked_seq = None
+        known.cancel = cancel
 
 
 # -- What the client sends ------------------------------------------------------------------------
@@ -361,8 +393,18 @@ def _mutate_child(state: "ProtocolState", m: Message) -> Iterable[Finding]:
 @check("notification", C, "session/cancel")
 def _cancel_child(state: "ProtocolState", m: Message) -> Iterable[Finding]:
     child = state.children.get(m.session_id) if isinstance(m.session_id, str) else None
-    if child is not None and not child.cancel:
-        # spec SUBAGENT-18, SUBAGENT-20: cancel a child only when it advertised cancel.
+    if child is None or child.cancel:
+        return
+    if child.revoked_seq is not None and state.read[C][0] < child.revoked_seq:
+        # spec-gap child-cancel-crossing: the announcement that withdrew cancel may not have
+        # reached the client when it wrote the cancel (the two directions cross on the wire);
+        # it has read it only once it answered a request the agent sent at or after it.
+        said = f"session/cancel of child {m.session_id!r}, whose cancel the agent withdrew in an "
+        said += "announcement the client may not have read yet (the two crossed on the wire)"
+        yield finding("spec-gap:child-cancel-crossing", C, said, m.index)
+    else:
+        # spec SUBAGENT-18, SUBAGENT-20: cancel a child only when it advertised cancel (in the
+        # last announcement the client provably read, or in none since it first saw the child).
         yield finding(
             "SUBAGENT-18", C, f"session/cancel of child {m.session_id!r} without cancel", m.index
         )
@@ -373,7 +415,9 @@ def _child_request(state: "ProtocolState", m: Message) -> Iterable[Finding]:
     known = state.children.get(m.session_id) if isinstance(m.session_id, str) else None
     if known is None:
         return
-    if _root_loading(state, m.session_id):
+    if known.stale in ("replay", "resuming") and not _reopen_read(state, m.session_id):
+        yield _crossing(m, f"{m.method} for child {m.session_id!r}")
+    elif _root_loading(state, m.session_id):
         # spec SUBAGENT-37: a replay reissues no request of a child's history.
         yield finding(
             "SUBAGENT-37", A, f"{m.method} for child {m.session_id!r} during a load", m.index

@@ -175,14 +175,28 @@ def resume(ctx: ScenarioContext) -> None:
     round_trip(ctx)  # a replay sent just after the answer arrives before this one's
     updates = ctx.driver.updates(session_id, since=before)
     first, later = updates[: answered - before], updates[answered - before :]
-    replayed = [u for u in first if isinstance(u, _HISTORY)]
-    # spec SETUP-12: "MUST NOT replay the conversation history via `session/update`
-    # notifications before responding" (the oracle judges every update before the answer too).
-    ctx.check(
-        "SETUP-12",
-        not replayed,
-        f"{len(replayed)} message chunks of the history came before the session/resume answer",
-    )
+    replayed = [u for u in first if isinstance(u, s.UserMessageChunk)]
+    late = [u for u in first if isinstance(u, _HISTORY) and u not in replayed]
+    if replayed:
+        # spec SETUP-12: "MUST NOT replay the conversation history via `session/update`
+        # notifications before responding": the user's messages are no turn's own output.
+        ctx.check(
+            "SETUP-12",
+            False,
+            f"{len(replayed)} user message chunks of the history came before the session/resume "
+            "answer",
+        )
+    elif late:
+        # spec-gap resume-crossing: agent message chunks before the answer may be a replay, or
+        # the ended turn's last chunks written before the agent read the resume (the oracle
+        # judges each: SETUP-12 where the agent had provably read the resume).
+        ctx.skip(
+            "SETUP-12",
+            f"{len(late)} agent message chunks came before the session/resume answer: a replay, "
+            "or the ended turn's last chunks crossing the resume (spec-gap resume-crossing)",
+        )
+    else:
+        ctx.passed("SETUP-12")
     replayed = [u for u in later if isinstance(u, _HISTORY)]
     # spec-gap replay-after-resume: the MUST NOT sentence says "before responding"; a replay
     # right after the answer breaks only the page's description ("without replaying").

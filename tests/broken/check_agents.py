@@ -1498,6 +1498,19 @@ class ErrorCrossesCancel(RawAgent):
         self.error(m, -32603, "Internal error: stream disconnected before completion")
 
 
+class ChunkCrossesResume(RawAgent):
+    """Its ended turn streams one last chunk just as the client writes what comes next (in the
+    resume scenario, session/resume): it writes the chunk when that request is on its stdin,
+    before reading it, then reads and answers it (a resume without any replay). The wire shows an
+    agent message chunk after session/resume and before its answer, but not that the agent had
+    read the resume: no SETUP-12, the late chunk's own spec-gap (resume-crossing)."""
+
+    def on_session_prompt(self, m: M) -> None:
+        super().on_session_prompt(m)
+        if select.select([0], [], [], 10.0)[0]:  # the client's next request is on stdin, unread
+            self.say(m["params"]["sessionId"], " (one last chunk of the ended turn)")
+
+
 class SilentAfterInitialize(RawAgent):
     """Answers initialize, then reads everything and answers nothing (an agent whose backend
     hangs): every request after the handshake waits for ever; it exits at the end of its input.
@@ -1522,6 +1535,7 @@ class PromptSilent(RawAgent):
 GAPS = {
     "ModelRetries": ModelRetries,
     "ErrorCrossesCancel": ErrorCrossesCancel,
+    "ChunkCrossesResume": ChunkCrossesResume,
     "NoCancelRequest": NoCancelRequest,
     "SilentAfterInitialize": SilentAfterInitialize,
     "PromptSilent": PromptSilent,
