@@ -1593,7 +1593,14 @@ class ReadsElsewhere(ReadsRelative):
         return os.path.join(os.path.expanduser("~"), ".config", "raw-agent")
 
 
-NO_VERDICT = {"ReadsElsewhere": ReadsElsewhere}
+class NoMethodWithoutParams(RawAgent):
+    """Offers neither session/list nor logout, the methods without required params: RPC-19 is
+    SKIPPED with the reason."""
+
+    capabilities = {"loadSession": True, "sessionCapabilities": {"resume": {}, "close": {}}}
+
+
+NO_VERDICT = {"ReadsElsewhere": ReadsElsewhere, "NoMethodWithoutParams": NoMethodWithoutParams}
 
 if __name__ == "__main__":
     {**_ONE_DEFECT, **HARMLESS, **GAPS, **NO_VERDICT}[sys.argv[1]]().run()  # type: ignore[operator]
