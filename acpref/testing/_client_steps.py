@@ -183,7 +183,9 @@ def _outcome(result: Any) -> Any:
     try:
         return codec.decode(result, s.RequestPermissionResponse).outcome
     except codec.DecodeError as exc:
-        raise RemoteProtocolError(f"session/request_permission answered {result!r}: {exc}") from None
+        raise RemoteProtocolError(
+            "OVERVIEW-01", f"the session/request_permission result does not fit its schema: {exc}"
+        ) from None
 
 
 def _files(agent: GraderAgent, turn: PromptTurn) -> None:
