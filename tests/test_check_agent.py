@@ -796,6 +796,48 @@ def test_SCHEMA_18_no_sentence_states_it_so_it_fails_as_a_spec_gap() -> None:
     assert row.status == "FAIL" and row.level == "spec-gap" and nulls.ok, nulls.format_table()
 
 
+BAD_INPUT = AgentCheckOptions(only=("bad-input",), **FAST)
+
+
+@pytest.mark.parametrize(
+    "name,method", [("RefusesOmittedParams", "session/list"), ("RefusesOmittedLogoutParams", "logout")]
+)
+def test_RPC_19_omitted_or_null_params_refused_fails_as_a_spec_gap_only(name: str, method: str) -> None:
+    # RPC-19 is implied (no keyworded sentence): a spec-gap FAIL, failing only --strict-gaps.
+    options = attrs.evolve(BAD_INPUT, **getattr(check_agents.LESSER_DEFECTS[name], "options", {}))
+    report = check_agent([*CHECK_AGENTS, name], options)
+    row = report.results["RPC-19"]
+    assert row.status == "FAIL" and row.level == "spec-gap", report.format_table()
+    evidence = " ".join(row.evidence)
+    assert f"{method} without params" in evidence and f"{method} with params null" in evidence
+    assert report.ok and report.failing() == [] and report.failing(strict_gaps=True) == [row]
+    assert report.failing(fail_on=("SHOULD",)) == []
+
+
+def test_RPC_19_an_agent_offering_logout_only_is_judged_on_logout_and_passes() -> None:
+    options = attrs.evolve(BAD_INPUT, auth_method="login")
+    report = check_agent([*CHECK_AGENTS, "LogoutOnly"], options)
+    assert report.results["RPC-19"].status == "PASS", report.format_table()
+    assert report.failures == [], report.format_table()
+
+
+def test_RPC_19_an_agent_without_a_method_free_of_required_params_is_skipped() -> None:
+    report = check_agent([*CHECK_AGENTS, "NoMethodWithoutParams"], BAD_INPUT)
+    row = report.results["RPC-19"]
+    assert row.status == "SKIPPED", report.format_table()
+    assert "sessionCapabilities.list" in row.evidence[0] and "auth.logout" in row.evidence[0]
+
+
+def test_SCHEMA_11_a_malformed_default_on_error_field_refused_fails_as_a_spec_gap_only() -> None:
+    report = check_agent([*CHECK_AGENTS, "RefusesMalformedAnnotations"], BAD_INPUT)
+    row = report.results["SCHEMA-11"]
+    assert row.status == "FAIL" and row.level == "spec-gap", report.format_table()
+    assert "annotations 5" in row.evidence[0] and "-32602" in row.evidence[0]
+    assert report.ok and report.failing(strict_gaps=True) == [row], report.format_table()
+    # Its plain prompt was served: the survival turn and every other clause pass.
+    assert [r.clause for r in report.rows() if r.status == "FAIL"] == ["SCHEMA-11"]
+
+
 # -- Deadlines: one per kind of request that goes unanswered (spec-gap gave-up) ----------------
 
 

@@ -80,6 +80,7 @@ def test_conforming_client_passes_every_step(tmp_path: Path) -> None:
         "RPC-17",
         "CANCEL-05",
         "RPC-07",
+        "SCHEMA-11",
     ):
         assert statuses[clause] == "PASS", (clause, report.format_table())
     assert statuses["ELICIT-20"] == "SKIPPED"  # no elicitation advertised
@@ -262,6 +263,20 @@ def test_EXT_02_client_refusing_meta_on_a_permission_request_fails(tmp_path: Pat
     assert row.status == "FAIL", report.format_table()
     assert "session/request_permission with _meta" in row.evidence[0]
     assert report.results["TOOL-08"].status == "PASS"  # asked again without _meta: answered
+
+
+def test_SCHEMA_11_client_refusing_a_malformed_title_fails_as_a_spec_gap_and_is_asked_again(
+    tmp_path: Path,
+) -> None:
+    # ToolCallUpdate.title is marked default-on-error; the mark has no keyworded sentence.
+    report = _run(tmp_path, check_clients.RefusesAMalformedTitle())
+    row, table = report.results["SCHEMA-11"], report.format_table()
+    assert row.status == "FAIL" and row.level == "spec-gap", table
+    assert "toolCall.title 5" in row.evidence[0] and "-32602" in row.evidence[0], table
+    # Asked again with the _meta alone: answered, so _meta was not what it refused.
+    assert report.results["EXT-02"].status == "PASS", table
+    assert report.results["TOOL-08"].status == "PASS", table
+    assert report.ok and report.failing() == [] and report.failing(strict_gaps=True) == [row]
 
 
 def test_EXT_02_client_answering_an_update_with_meta_with_an_error_fails(tmp_path: Path) -> None:

@@ -405,6 +405,8 @@ SCENARIOS = [
             "OVERVIEW-09",
             "CANCEL-06",
             "SCHEMA-18",
+            "SCHEMA-11",
+            "RPC-19",
         ),
         main="RPC-10",
     ),

@@ -1,16 +1,16 @@
 """The bad-input scenario of ``check-agent``: what an agent answers to what no client should send.
 
 Spec: overview.mdx (JSON-RPC errors, notifications), extensibility.mdx, cancellation.mdx
-($/cancel_request). The requests break rules on purpose: the oracle's findings blamed on the
+($/cancel_request), schema.json (params a method needs none of, ``x-deserialize-*``). The requests break rules on purpose: the oracle's findings blamed on the
 driver fail nothing; what is judged is the agent's answer, and that the connection survives.
 """
 
 from __future__ import annotations
 
 import json
-from typing import Any, Dict, List
+from typing import Any, Dict, List, Optional
 
-from ..errors import ConnectionClosed, ErrorCode
+from ..errors import ConnectionClosed, ErrorCode, RpcError
 from ._bad_lines import INVALID_REQUEST, UNPARSED, judge_bad_lines
 from ._deadlines import Stalled
 from ._scenario import AUTH_HINT, META, ScenarioContext
@@ -62,10 +62,16 @@ def bad_input(ctx: ScenarioContext) -> None:
         # spec EXT-02: _meta never causes an error.
         plain.judge("EXT-02", answer, "a session/new with _meta")
     _null_servers(ctx, plain)
+    method = _method_without_params(ctx)
+    if method == "session/list":
+        _no_params(ctx, method)
     # The connection survives all of it: a normal session and turn still work.
     ctx.at("RPC-10", "RPC-11")
     session_id = ctx.new_session()
     ctx.prompt(session_id, ctx.options.prompt)
+    _malformed_annotations(ctx, session_id)
+    if method == "logout":
+        _no_params(ctx, method)  # last: a logout ends the login the steps before it need
 
 
 def _null_servers(ctx: ScenarioContext, plain: "_Plain") -> None:
@@ -74,6 +80,71 @@ def _null_servers(ctx: ScenarioContext, plain: "_Plain") -> None:
     if not _auth_skipped(ctx, "SCHEMA-18", answer):
         # spec SCHEMA-18: mcpServers is default-on-null: null reads as the empty list.
         plain.judge("SCHEMA-18", answer, "a session/new with mcpServers null")
+
+
+def _malformed_annotations(ctx: ScenarioContext, session_id: str) -> None:
+    """The prompt just served, again, its text block with ``annotations: 5``.
+
+    TextContent.annotations is marked x-deserialize-default-on-error in schema.json, and a
+    prompt is the one request of a client that carries such a field outside ``_meta`` (a
+    ``_meta`` refused for its value alone is EXT-02's, judged by the oracle); session/new's
+    mcpServers and additionalDirectories lost the mark (SCHEMA-20, SCHEMA-21).
+    """
+    block = {"type": "text", "text": ctx.options.prompt, "annotations": 5}
+    ctx.at("SCHEMA-11")
+    try:
+        ctx.prompt(session_id, block, judged=True)
+    except RpcError as exc:
+        if exc.code != ErrorCode.INVALID_PARAMS:
+            raise
+        what = "a session/prompt whose text block has annotations 5 (marked default-on-error)"
+        served = "the same prompt without it was served just before"
+        # spec SCHEMA-11: a malformed default-on-error field is read as absent, not refused.
+        ctx.check("SCHEMA-11", False, f"{what} answered error {exc.code}: {exc.detail}; {served}")
+        return
+    ctx.passed("SCHEMA-11")
+
+
+#: The methods of an agent whose params have no required key, each with the capability that
+#: offers it: what a client may send without params or with ``null`` (RPC-19). session/list
+#: first: it changes nothing; logout ends the login.
+_WITHOUT_REQUIRED_PARAMS = (("session/list", "sessionCapabilities.list"), ("logout", "auth.logout"))
+
+
+def _method_without_params(ctx: ScenarioContext) -> Optional[str]:
+    for method, gate in _WITHOUT_REQUIRED_PARAMS:
+        if ctx.driver.supports(gate):
+            return method
+    gates = " nor ".join(gate for _, gate in _WITHOUT_REQUIRED_PARAMS)
+    reason = f"the agent advertises neither {gates}: no method it offers takes no required params"
+    ctx.skip("RPC-19", reason)
+    return None
+
+
+def _no_params(ctx: ScenarioContext, method: str) -> None:
+    """``method`` sent without params and with ``"params": null``; a refusal counts only if the
+    same request with ``{}`` is served (else the method is refused here, not its params)."""
+    sent = [
+        ("without params", {"id": "acpref-no-params", "method": method}),
+        ("with params null", {"id": "acpref-null-params", "method": method, "params": None}),
+    ]
+    refused = []
+    for how, message in sent:
+        answer = _answer(ctx, message)
+        if "result" not in answer:
+            refused.append(f"{method} {how} {_describe(answer, 'the result {} gets')}")
+    if not refused:
+        ctx.passed("RPC-19")
+        return
+    plain = _answer(ctx, {"id": "acpref-empty-params", "method": method, "params": {}})
+    if _auth_skipped(ctx, "RPC-19", plain):
+        return
+    if "result" not in plain:
+        why = f"{method} with params {{}} was refused too: {_describe(plain, 'a result')}"
+        ctx.skip("RPC-19", f"not reached: {why}")
+        return
+    # spec RPC-19: omitted or null params of a method with no required params read as {}.
+    ctx.check("RPC-19", False, "; ".join(refused))
 
 
 class _Plain:

@@ -143,24 +143,49 @@ def _permission(agent: GraderAgent, turn: PromptTurn) -> None:
 
 
 def _permission_with_meta(agent: GraderAgent, turn: PromptTurn, call: str) -> Any:
-    """Ask the permission with ``_meta`` at the params root and on the tool call; if that is
-    refused, ask again without: a client that then answers refused it for its ``_meta``."""
+    """Ask the permission with ``_meta`` at the params root and on the tool call, the tool
+    call's ``title`` malformed (``5``); if that is refused, ask again with the ``_meta`` alone,
+    then without either: the request that is answered tells what the refusal was for. A
+    conforming client shows one dialog (the title is the tool call's, announced before it)."""
+    g = agent.grader
     request = s.RequestPermissionRequest(
         session_id=turn.session_id,
         tool_call=s.ToolCallUpdate(tool_call_id=call, meta=META),
         options=_OPTIONS,
         meta=META,
     )
+    params = codec.encode(request)
+    # ToolCallUpdate.title is marked x-deserialize-default-on-error in schema.json.
+    params["toolCall"]["title"] = 5
+    answer = g.request_raw(agent.stream, "session/request_permission", params)
+    if "result" in answer:
+        g.passed("EXT-02", "SCHEMA-11")
+        return _outcome(answer["result"])
+    refused = f"answered {answer!r}"[:300]
     try:
         outcome = agent.client.session_request_permission(request).outcome
     except RpcError as exc:
         outcome = turn.request_permission(s.ToolCallUpdate(tool_call_id=call), _OPTIONS)
         # spec EXT-02: the same request without _meta was answered, so _meta caused the error.
         evidence = f"session/request_permission with _meta answered error {exc.code}: {exc.detail}"
-        agent.grader.check("EXT-02", False, evidence)
+        g.check("EXT-02", False, evidence)
+        g.skip("SCHEMA-11", "not reached: the permission request was refused for its _meta")
         return outcome
-    agent.grader.passed("EXT-02")
+    g.passed("EXT-02")
+    # spec SCHEMA-11: a malformed default-on-error field is read as absent, not refused (the
+    # same request with the title left out was answered).
+    g.check("SCHEMA-11", False, f"session/request_permission with toolCall.title 5 {refused}")
     return outcome
+
+
+def _outcome(result: Any) -> Any:
+    """The outcome of a raw permission answer (the oracle judges its shape: SCHEMA-04)."""
+    try:
+        return codec.decode(result, s.RequestPermissionResponse).outcome
+    except codec.DecodeError as exc:
+        raise RemoteProtocolError(
+            "OVERVIEW-01", f"the session/request_permission result does not fit its schema: {exc}"
+        ) from None
 
 
 def _files(agent: GraderAgent, turn: PromptTurn) -> None:
@@ -564,7 +589,7 @@ def _read_before_cancel(
 #: The parts of step 1 and the clauses each decides.
 _PARTS: List[Any] = [
     (_updates, ("OVERVIEW-04", "EXT-02")),
-    (_permission, ("TOOL-08", "SCHEMA-04", "EXT-02")),
+    (_permission, ("TOOL-08", "SCHEMA-04", "EXT-02", "SCHEMA-11")),
     (_files, ("FS-08", "FS-07", "FS-04", "EXT-02", "RPC-17")),
     (_cancelled_read, ("CANCEL-05",)),
     (crossed_reads, ("RPC-07",)),

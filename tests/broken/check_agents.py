@@ -486,6 +486,34 @@ class NullServersRefused(RawAgent):
         super().on_session_new(m)
 
 
+class RefusesOmittedParams(RawAgent):
+    """Answers session/list sent without params, or with params null, -32602 (a reader that
+    wants an object there), and serves it with {} (RPC-19 is implied: spec-gap level)."""
+
+    scenario, clause, level = "bad-input", "RPC-19", "spec-gap"
+
+    def on_session_list(self, m: M) -> None:
+        if not isinstance(m.get("params"), dict):
+            self.error(m, -32602, "params: expected an object")
+            return
+        super().on_session_list(m)
+
+
+class RefusesMalformedAnnotations(RawAgent):
+    """Refuses a prompt whose text block has annotations that are not an object (-32602)
+    instead of reading that default-on-error field as absent (SCHEMA-11 has no keyworded
+    sentence: spec-gap level)."""
+
+    scenario, clause, level = "bad-input", "SCHEMA-11", "spec-gap"
+
+    def on_session_prompt(self, m: M) -> None:
+        blocks = m["params"].get("prompt") or []
+        if any(not isinstance(b.get("annotations", {}), (dict, type(None))) for b in blocks):
+            self.error(m, -32602, "prompt[0].annotations: expected an object")
+            return
+        super().on_session_prompt(m)
+
+
 class RefusesMetaAtNew(RawAgent):
     """Refuses a session/new that carries _meta (-32602), and serves it without."""
 
@@ -683,6 +711,30 @@ class LogoutKeepsLogin(LoginLogout):
 
     def on_logout(self, m: M) -> None:
         self.reply(m, {})
+
+
+class LogoutOnly(LoginLogout):
+    """Offers logout and no session/list: logout is its one method without required params.
+    A correct agent (RPC-19 judged on logout); ``RefusesOmittedLogoutParams`` bends it."""
+
+    capabilities = {
+        "loadSession": True,
+        "sessionCapabilities": {"resume": {}, "close": {}},
+        "auth": {"logout": {}},
+    }
+
+
+class RefusesOmittedLogoutParams(LogoutOnly):
+    """Answers logout without params, or with params null, -32602, and serves logout {}."""
+
+    scenario, clause, level = "bad-input", "RPC-19", "spec-gap"
+    options = {"auth_method": "login"}
+
+    def on_logout(self, m: M) -> None:
+        if not isinstance(m.get("params"), dict):
+            self.error(m, -32602, "params: expected an object")
+            return
+        super().on_logout(m)
 
 
 # -- One MUST sentence per area of the spec (issue 29) ---------------------------------------------
@@ -1439,6 +1491,7 @@ HARMLESS = {
     "AuthAtPrompt": AuthAtPrompt,
     "AuthAtNew": AuthAtNew,
     "LoginLogout": LoginLogout,
+    "LogoutOnly": LogoutOnly,
     "UnstableFields": UnstableFields,
     "OpenOrder": OpenOrder,
     "SlowStart": SlowStart,
@@ -1554,7 +1607,14 @@ class ReadsElsewhere(ReadsRelative):
         return os.path.join(os.path.expanduser("~"), ".config", "raw-agent")
 
 
-NO_VERDICT = {"ReadsElsewhere": ReadsElsewhere}
+class NoMethodWithoutParams(RawAgent):
+    """Offers neither session/list nor logout, the methods without required params: RPC-19 is
+    SKIPPED with the reason."""
+
+    capabilities = {"loadSession": True, "sessionCapabilities": {"resume": {}, "close": {}}}
+
+
+NO_VERDICT = {"ReadsElsewhere": ReadsElsewhere, "NoMethodWithoutParams": NoMethodWithoutParams}
 
 if __name__ == "__main__":
     {**_ONE_DEFECT, **HARMLESS, **GAPS, **NO_VERDICT}[sys.argv[1]]().run()  # type: ignore[operator]

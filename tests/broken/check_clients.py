@@ -831,6 +831,31 @@ class SelectsAnOptionNotOffered(Conforming):
         return "yolo"
 
 
+class RefusesAMalformedTitle(Conforming):
+    """Refuses a permission request whose tool call ``title`` is not a string (-32602) instead
+    of reading that default-on-error field as absent: a client with a strict schema.
+
+    SCHEMA-11: the x-deserialize-default-on-error mark has no sentence, no keyword
+    (decisions.md ``unquoted``): spec-gap."""
+
+    gap = "SCHEMA-11"
+    evidence = "toolCall.title 5"
+
+    def answer_permission(
+        self, driver: AgentDriver, session: str, request: s.RequestPermissionRequest
+    ) -> Any:
+        # The driver reads the title as absent: what came on the wire says it was malformed.
+        asked = [
+            m
+            for _, m in driver.sink.received(0)
+            if isinstance(m, dict) and m.get("method") == "session/request_permission"
+        ]
+        title = asked[-1]["params"]["toolCall"].get("title") if asked else None
+        if not isinstance(title, (str, type(None))):
+            raise RpcError.invalid_params("toolCall.title: expected a string")
+        return super().answer_permission(driver, session, request)
+
+
 class PromptsDuringATurn(Conforming):
     """Sends a second prompt to the session while its first turn runs (from the permission
     dialog of step 1), as a client that queues nothing.
