@@ -197,13 +197,13 @@ def resume(ctx: ScenarioContext) -> None:
         )
     else:
         ctx.passed("SETUP-12")
-    replayed = [u for u in later if isinstance(u, _HISTORY)]
+    after = [u for u in later if isinstance(u, _HISTORY)]
     # spec-gap replay-after-resume: the MUST NOT sentence says "before responding"; a replay
     # right after the answer breaks only the page's description ("without replaying").
     ctx.check(
         "spec-gap:replay-after-resume",
-        not replayed,
-        f"{len(replayed)} message chunks of the history came right after the session/resume answer",
+        not after,
+        f"{len(after)} message chunks of the history came right after the session/resume answer",
     )
 
 
