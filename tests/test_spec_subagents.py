@@ -1357,10 +1357,16 @@ def elicitation_answer(action: str, request_id: int = 60) -> Dict[str, Any]:
 
 def test_SUBAGENT_45_the_rules_report_a_cancelled_childs_elicitation_not_cancelled() -> None:
     caps = {"subagents": {}, "elicitation": {"form": {}}}
-    before = [("agent", CANCELLABLE), ("agent", GRANDCHILD), ("agent", elicits("g")), CANCEL_C]
-    state = state_after(*before, caps=caps)
+    # The probe answered before the cancel proves the client had read the elicitation.
+    before = [("agent", CANCELLABLE), ("agent", GRANDCHILD), ("agent", elicits("g")), *PROBED]
+    state = state_after(*before, CANCEL_C, caps=caps)
     assert clauses_of(state, Party.CLIENT, elicitation_answer("accept")) == ["SUBAGENT-45"]
     assert clauses_of(state, Party.CLIENT, elicitation_answer("cancel")) == []
+    # Without it, the elicitation may have crossed the cancel: not pending for the client
+    # (spec-gap permission-crossing), and "accept" breaks no SHOULD.
+    state = state_after(*before[:-len(PROBED)], CANCEL_C, caps=caps)
+    found = state.check(Party.CLIENT, elicitation_answer("accept"))
+    assert [(f.clause, f.level) for f in found] == [("spec-gap:permission-crossing", "spec-gap")]
     # Not cancelled: any answer is the user's.
     state = state_after(("agent", CANCELLABLE), ("agent", elicits("c")), caps=caps)
     assert clauses_of(state, Party.CLIENT, elicitation_answer("accept")) == []

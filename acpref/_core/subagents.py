@@ -103,6 +103,7 @@ class ChildState:
     #: The same for its elicitations (SUBAGENT-45).
     elicitations: Set[Any] = attrs.Factory(set)
     cancelled_elicitations: Set[Any] = attrs.Factory(set)
+    crossed_elicitations: Set[Any] = attrs.Factory(set)
     #: Since the client cancelled the child's work and until it reports idle: the client's
     #: message count at that cancel (``ConnectionFacts.sent``). Once the agent has answered a
     #: request with a later count (``ConnectionFacts.read``), it had read the cancel.
@@ -482,6 +483,7 @@ def _cancel_permissions(state: "ProtocolState", children: List[Any]) -> None:
         # spec-gap permission-crossing: one the client had not provably read was not pending.
         known.crossed_permissions |= state.unread_requests(C, known.permissions)
         known.cancelled_elicitations |= known.elicitations
+        known.crossed_elicitations |= state.unread_requests(C, known.elicitations)
 
 
 @check("response", C, "session/request_permission")
@@ -548,8 +550,11 @@ def _child_elicitation_answer(state: "ProtocolState", m: Message) -> Iterable[Fi
     if known is None or m.id not in known.cancelled_elicitations:
         return
     action = m.result.get("action") if isinstance(m.result, dict) else None
-    # spec SUBAGENT-45: after cancelling the child's work, its pending elicitations: cancel.
-    yield from _answered_after_cancel("SUBAGENT-45", m, "elicitation", "action", action, "cancel")
+    # spec SUBAGENT-45: after cancelling the child's work, its pending elicitations: cancel;
+    # spec-gap permission-crossing: unless it may have crossed the cancel on the wire.
+    crossed = m.id in known.crossed_elicitations
+    clause = "spec-gap:permission-crossing" if crossed else "SUBAGENT-45"
+    yield from _answered_after_cancel(clause, m, "elicitation", "action", action, "cancel")
 
 
 @transition("response", C, "elicitation/create")
@@ -559,3 +564,4 @@ def _child_elicitation_answered(state: "ProtocolState", m: Message) -> None:
     if known is not None:
         known.elicitations.discard(m.id)
         known.cancelled_elicitations.discard(m.id)
+        known.crossed_elicitations.discard(m.id)
