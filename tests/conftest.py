@@ -84,10 +84,25 @@ def pytest_unconfigure(config: pytest.Config) -> None:
         shutil.rmtree(path, ignore_errors=True)
 
 
+def pytest_xdist_auto_num_workers(config: pytest.Config) -> int:
+    """``-n auto``: two workers per CPU (``PYTEST_XDIST_AUTO_NUM_WORKERS`` overrides it).
+
+    Most tests start processes (agents, clients, proxies) and wait on them, so a worker's CPU
+    is idle for a good part of its time; a second worker per CPU fills it. Each worker also
+    collects the whole suite itself, so more workers than that only add collection. The
+    measurements are in benchmarks/README.md, "The test suite on two cores"."""
+    forced = os.environ.get("PYTEST_XDIST_AUTO_NUM_WORKERS")
+    if forced:
+        return int(forced)
+    affinity = getattr(os, "sched_getaffinity", None)
+    cpus = len(affinity(0)) if affinity is not None else (os.cpu_count() or 1)
+    return 2 * cpus
+
+
 #: Files whose tests take seconds each (a fresh venv, a wheel, a mutant's own test run, a run
 #: of every broken peer, the CLI's examples, soak and fuzz runs). Under pytest-xdist they are
-#: handed out first: a run spread over two workers then ends on the many short tests, instead of
-#: one worker idling while the other finishes a 20-second test that happened to come last.
+#: handed out first, and idle workers take work from busy ones (``--dist worksteal``,
+#: pyproject's addopts): a run then ends on the many short tests, on every worker at once.
 _HEAVY_FIRST = frozenset(
     {
         "test_mutations.py",

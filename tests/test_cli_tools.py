@@ -94,7 +94,7 @@ def test_one_shot_stdout_is_the_answer_only(tmp_path) -> None:
 
 def test_one_shot_timeout_cancels_the_turn_and_exits_124(tmp_path) -> None:
     done = subprocess.run(
-        [*ACPREF, "client", "--timeout", "8", "-p", "/wait", "--", *ECHO],
+        [*ACPREF, "client", "--timeout", "3", "-p", "/wait", "--", *ECHO],
         capture_output=True,
         text=True,
         cwd=tmp_path,
@@ -102,4 +102,4 @@ def test_one_shot_timeout_cancels_the_turn_and_exits_124(tmp_path) -> None:
         stdin=subprocess.DEVNULL,
     )
     assert done.returncode == 124, done.stderr
-    assert "the --timeout of 8s passed" in done.stderr  # during setup, or during the turn
+    assert "the --timeout of 3s passed" in done.stderr  # during setup, or during the turn

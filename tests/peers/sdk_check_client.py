@@ -93,7 +93,9 @@ class SdkClient:
 
 
 async def main(report: str, cwd: str) -> None:
-    argv = ["-m", "acpref", "check-client", "--serve", report]
+    # The SDK leaves a malformed line unanswered (RPC-06, peer-divergences.md): each such line
+    # costs check-client one --timeout, 3 s here instead of its 10 s wait for a person's client.
+    argv = ["-m", "acpref", "check-client", "--serve", report, "--timeout", "3"]
     async with spawn_agent_process(lambda agent: SdkClient(agent), sys.executable, *argv) as (
         conn,
         _process,

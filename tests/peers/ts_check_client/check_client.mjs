@@ -39,7 +39,10 @@ const app = acp
     if (params.toolCall.toolCallId === "check-cancel") {
       // The user presses Stop while the dialog is open (once it shows; bounded): cancel, then
       // answer it cancelled.
-      await Promise.race([shown, new Promise((resolve) => setTimeout(resolve, 30000))]);
+      let timer;
+      const bound = new Promise((resolve) => (timer = setTimeout(resolve, 30000)));
+      await Promise.race([shown, bound]);
+      clearTimeout(timer); // a pending timer would keep node alive for its 30 s after the run
       await agent.notify("session/cancel", { sessionId: params.sessionId });
       return { outcome: { outcome: "cancelled" } };
     }
