@@ -84,6 +84,7 @@ def pytest_unconfigure(config: pytest.Config) -> None:
         shutil.rmtree(path, ignore_errors=True)
 
 
+@pytest.hookimpl(optionalhook=True)  # pytest-xdist's hook: without xdist, nothing calls it
 def pytest_xdist_auto_num_workers(config: pytest.Config) -> int:
     """``-n auto``: two workers per CPU (``PYTEST_XDIST_AUTO_NUM_WORKERS`` overrides it).
 
