@@ -17,21 +17,31 @@ One message goes through both sides exactly as the live sides pass it (``acpref.
   goes back through both sides (as ``acpref._inbound`` sends it, observed), and ``Step.refusal``
   is the error it carried.
 
-Findings are collected per side (``Pair.findings[Party.AGENT]`` is what the agent's rules saw).
+Findings are collected per side (``Pair.findings[Party.AGENT]`` is what the agent's rules saw),
+and every message that crossed is kept in wire order (``Pair.wire``; a finding's ``index`` is the
+message's place there). Both sides see one wire, so their rules agree: ``Pair.check`` asks the
+sender's rules what a message would break, and the receiver's must say the same.
+
+A side named ``lax`` sends what its rules find, as a peer that is not acpref may: its findings
+are kept, nothing is stopped, and so the receiver's view of the violation (its finding and its
+refusal) can be tested too.
+
 Real pipes, framing, threads and processes are tested elsewhere, on the live sides.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any, Dict, List, Optional
+from typing import Any, Collection, Dict, Iterable, List, Optional, Tuple
 
 from acpref._core import Finding, Party, ProtocolState, other
 from acpref.errors import LocalProtocolError, RpcError
 
-__all__ = ["Pair", "Step", "A", "C", "req", "note", "ok", "err"]
+__all__ = ["Pair", "Step", "A", "C", "req", "note", "ok", "err", "initialize", "initialized"]
 
 A, C = Party.AGENT, Party.CLIENT
+#: A message and who sends it.
+Msg = Tuple[Party, Dict[str, Any]]
 
 
 def req(i: Any, method: str, params: Optional[Dict[str, Any]] = None) -> Dict[str, Any]:
@@ -48,6 +58,22 @@ def ok(i: Any, result: Optional[Dict[str, Any]] = None) -> Dict[str, Any]:
 
 def err(i: Any, code: int = -32603, message: str = "failed") -> Dict[str, Any]:
     return {"jsonrpc": "2.0", "id": i, "error": {"code": code, "message": message}}
+
+
+def initialize(capabilities: Optional[Dict[str, Any]] = None, i: Any = 0) -> Dict[str, Any]:
+    """The client's initialize request, protocol version 1."""
+    return req(i, "initialize", {"protocolVersion": 1, "clientCapabilities": capabilities or {},
+                                 "clientInfo": {"name": "c", "version": "1"}})
+
+
+def initialized(
+    capabilities: Optional[Dict[str, Any]] = None,
+    auth_methods: Optional[List[Dict[str, Any]]] = None,
+    i: Any = 0,
+) -> Dict[str, Any]:
+    """The agent's answer to it: version 1, its capabilities and authentication methods."""
+    return ok(i, {"protocolVersion": 1, "agentCapabilities": capabilities or {},
+                  "authMethods": auth_methods or [], "agentInfo": {"name": "a", "version": "1"}})
 
 
 def _findings(result: Any) -> List[Finding]:
@@ -95,6 +121,7 @@ class Pair:
         client: Optional[ProtocolState] = None,
         agent: Optional[ProtocolState] = None,
         answer_refusals: bool = True,
+        lax: Collection[Party] = (),
     ) -> None:
         self.states: Dict[Party, ProtocolState] = {
             C: client if client is not None else ProtocolState(),
@@ -104,7 +131,10 @@ class Pair:
         self.findings: Dict[Party, List[Finding]] = {C: [], A: []}
         #: Every step, in wire order.
         self.steps: List[Step] = []
+        #: Every message that crossed (not those stopped), in wire order.
+        self.wire: List[Msg] = []
         self._answer_refusals = answer_refusals
+        self._lax = frozenset(lax)
 
     @property
     def client(self) -> ProtocolState:
@@ -128,6 +158,7 @@ class Pair:
         self.findings[sender].extend(step.sent_findings)
         if step.stopped is not None:
             return step
+        self.wire.append((sender, message))
         receiver = other(sender)
         step.received_findings, step.refusal = self._on_receive(receiver, message)
         self.findings[receiver].extend(step.received_findings)
@@ -135,9 +166,39 @@ class Pair:
             self.send(receiver, err(message["id"], step.refusal.code, step.refusal.message))
         return step
 
-    def exchange(self, *messages: "tuple[Party, Dict[str, Any]]") -> List[Step]:
+    def exchange(self, *messages: Msg) -> List[Step]:
         """Send each ``(sender, message)`` in turn."""
         return [self.send(sender, message) for sender, message in messages]
+
+    def quietly(self, messages: Iterable[Msg], *, allowed: Collection[str] = ()) -> "Pair":
+        """Send each message, none of which may break a rule (but the ``allowed`` clauses) on
+        either side: the traffic that sets the scene of a test."""
+        for sender, message in messages:
+            step = self.send(sender, message)
+            broken = [f.clause for f in step.findings if f.clause not in allowed]
+            assert step.sent and not broken, f"{sender.value} sent {message}: broke {broken}"
+        return self
+
+    def handshake(
+        self,
+        client_capabilities: Optional[Dict[str, Any]] = None,
+        agent_capabilities: Optional[Dict[str, Any]] = None,
+        auth_methods: Optional[List[Dict[str, Any]]] = None,
+    ) -> "Pair":
+        """The client sends initialize, the agent answers it: nothing broken."""
+        return self.quietly([
+            (C, initialize(client_capabilities)),
+            (A, initialized(agent_capabilities, auth_methods)),
+        ])
+
+    def check(self, sender: Party, message: Dict[str, Any]) -> List[Finding]:
+        """What ``message`` would break if ``sender`` sent it next (Rule 2: nothing changes). The
+        receiver's rules, which saw the same wire, find the same."""
+        index = len(self.wire)
+        found = self.states[sender].check(sender, message, index)
+        seen = self.states[other(sender)].check(sender, message, index)
+        assert [(f.clause, f.blame) for f in seen] == [(f.clause, f.blame) for f in found]
+        return found
 
     def finish(self, *, complete: bool = True) -> Dict[Party, List[Finding]]:
         """What each side's rules find at the end of the connection."""
@@ -150,14 +211,16 @@ class Pair:
     ) -> "tuple[List[Finding], Optional[LocalProtocolError]]":
         is_error_response = "error" in message and "method" not in message
 
+        enforces = not is_error_response and me not in self._lax
+
         def stops(findings: List[Finding]) -> bool:
             return any(f.binding and f.blame is me for f in findings)
 
-        findings = _findings(
-            self.states[me].observe(me, message, refuse=None if is_error_response else stops)
-        )
+        findings = _findings(self.states[me].observe(
+            me, message, len(self.wire), refuse=stops if enforces else None
+        ))
         must = [f for f in findings if f.binding and f.blame is me]
-        if must and not is_error_response:
+        if must and enforces:
             f = must[0]
             code = f.code if f.code is not None else -32600
             return findings, LocalProtocolError(f.clause, f.message, code=code)
@@ -167,7 +230,7 @@ class Pair:
         self, me: Party, message: Dict[str, Any]
     ) -> "tuple[List[Finding], Optional[RpcError]]":
         peer = other(me)
-        findings = _findings(self.states[me].observe(peer, message))
+        findings = _findings(self.states[me].observe(peer, message, len(self.wire) - 1))
         if "method" in message and "id" in message:
             for f in findings:
                 if f.binding and f.code is not None and f.blame is peer:

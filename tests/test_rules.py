@@ -1,12 +1,16 @@
-"""Tests of the protocol rules (``acpref._core``) on hand-written message sequences.
+"""Tests of the protocol rules (``acpref._core``) on hand-written message sequences, on the
+in-memory pair (tests/pair.py: both sides' ``ProtocolState``, no I/O).
 
 Spec: every page; each case names the clause (or ``spec-gap:`` decision) its last message breaks.
 
-A case is a *prelude* (messages that break nothing: each is observed and must find nothing, which
-also tests that the rules stay quiet on good traffic) and a *last message*, which ``check`` must
-find the clause in, blaming the right party, without changing the state. Then the observer that
-plugs the rules into a live side is tested, and a full echo-agent transcript is replayed through
-a fresh ``ProtocolState`` the way the oracle will: not one finding.
+A case is a *prelude* (messages that break nothing: each is sent and neither side may find
+anything, which also tests that the rules stay quiet on good traffic) and a *last message*, which
+``check`` must find the clause in on both sides, blaming the right party, without changing the
+state. Then it is sent: the sender's rules find it and stop it if it is a MUST the sender is
+blamed for; sent anyway (by a peer that is not acpref), the receiver finds it and refuses a request
+with the code the finding names. Then the observer that plugs the rules into a live side is
+tested, and a full echo-agent transcript is replayed through a fresh ``ProtocolState`` the way
+the oracle will: not one finding.
 """
 
 from __future__ import annotations
@@ -14,16 +18,17 @@ from __future__ import annotations
 import copy
 import sys
 from pathlib import Path
-from typing import Any, Dict, List, Optional, Tuple
+from typing import Any, Collection, Dict, List, Optional, Tuple
 
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from acpref._core import Party, ProtocolState, clauses, level_of
+from acpref._core import Party, ProtocolState, clauses, level_of, other
 from acpref._shell.observer import RulesObserver
 from acpref._core.state import AnsweredIds
 from acpref.errors import LocalProtocolError
+from pair import Pair, err, note, ok, req
 
 A, C = Party.AGENT, Party.CLIENT
 Msg = Tuple[Party, Dict[str, Any]]
@@ -50,27 +55,6 @@ OPTIONS = [
     },
 ]
 MODES = {"currentModeId": "ask", "availableModes": [{"id": "ask", "name": "Ask"}]}
-
-
-def req(i: Any, method: str, params: Optional[Dict[str, Any]] = None) -> Dict[str, Any]:
-    return {
-        "jsonrpc": "2.0",
-        "id": i,
-        "method": method,
-        "params": params if params is not None else {},
-    }
-
-
-def note(method: str, params: Optional[Dict[str, Any]] = None) -> Dict[str, Any]:
-    return {"jsonrpc": "2.0", "method": method, "params": params if params is not None else {}}
-
-
-def ok(i: Any, result: Any = None) -> Dict[str, Any]:
-    return {"jsonrpc": "2.0", "id": i, "result": {} if result is None else result}
-
-
-def err(i: Any, code: int = -32603) -> Dict[str, Any]:
-    return {"jsonrpc": "2.0", "id": i, "error": {"code": code, "message": "no"}}
 
 
 def update(sid: str, body: Dict[str, Any]) -> Msg:
@@ -317,27 +301,50 @@ PRELUDE_BREAKS = {
 }
 
 
-def _replay(prelude: List[Msg], allowed: frozenset = frozenset()) -> ProtocolState:
-    state = ProtocolState()
-    for index, (sender, message) in enumerate(prelude):
-        found = [f for f in state.observe(sender, message, index) if f.clause not in allowed]
-        assert found == [], f"prelude message {index} broke {[f.clause for f in found]}: {message}"
-    return state
+def _scene(prelude: List[Msg], allowed: Collection[str] = (), **kw: Any) -> Pair:
+    """The in-memory pair after ``prelude``, none of whose messages may break a rule (but the
+    ``allowed`` ones) on either side."""
+    return Pair(**kw).quietly(prelude, allowed=allowed)
+
+
+def _is_error_response(message: Dict[str, Any]) -> bool:
+    return "error" in message and "method" not in message
 
 
 @pytest.mark.parametrize("name, prelude, last, clause, blame", CASES, ids=[c[0] for c in CASES])
 def test_rule_finds(name: str, prelude: List[Msg], last: Msg, clause: str, blame: Party) -> None:
-    state = _replay(prelude, frozenset(PRELUDE_BREAKS.get(name, ())))
     sender, message = last
+    allowed = PRELUDE_BREAKS.get(name, set())
+    # A prelude that breaks a rule of the other party comes from a peer that is not acpref.
+    scene = {"lax": {other(blame)}, "answer_refusals": False} if allowed else {}
+    pair = _scene(prelude, allowed, **scene)
     before = copy.deepcopy(message)
-    found = state.check(sender, message, len(prelude))
+    found = pair.check(sender, message)  # the sender's rules; the receiver's say the same
     assert clause in [f.clause for f in found], [f.as_dict() for f in found]
     hit = next(f for f in found if f.clause == clause)
     assert hit.blame is blame and hit.index == len(prelude)
     assert hit.level == level_of(clause)
     # Rule 2: check changes nothing; the same message finds the same again.
-    assert [f.clause for f in state.check(sender, message)] == [f.clause for f in found]
+    assert [f.clause for f in pair.check(sender, message)] == [f.clause for f in found]
     assert message == before
+    # Sent: the sender's rules find it; one it must not send (a MUST it is blamed for, in
+    # anything but an error answer) it stops, and the receiver never sees it.
+    step = pair.send(sender, message)
+    assert clause in [f.clause for f in step.sent_findings]
+    if hit.binding and blame is sender and not _is_error_response(message):
+        assert step.stopped is not None and step.received_findings == []
+        # A peer that is not acpref sends it all the same: the receiver finds it.
+        pair = _scene(prelude, allowed, **{**scene, "lax": {sender} | scene.get("lax", set())})
+        step = pair.send(sender, message)
+        assert step.sent
+    else:
+        assert step.sent
+    got = next(f for f in step.received_findings if f.clause == clause)
+    assert got.blame is blame and got.index == len(prelude)
+    # Rule 3: the receiver refuses a request that breaks a MUST naming an answer code.
+    if "method" in message and "id" in message and hit.binding and hit.code is not None:
+        first = next(f for f in step.received_findings if f.binding and f.code is not None)
+        assert step.refusal is not None and step.refusal.code == first.code
 
 
 def test_every_clause_cited_by_a_case_is_known() -> None:
@@ -347,7 +354,8 @@ def test_every_clause_cited_by_a_case_is_known() -> None:
 
 
 def test_requests_refused_on_receipt_carry_their_codes() -> None:
-    """The findings the agent answers with: the error code each names."""
+    """The findings the receiver answers with: the error code each names, and the error answer
+    that goes back over the wire."""
     expected = {
         "relative cwd": -32602,
         "gate closed": -32601,
@@ -361,19 +369,25 @@ def test_requests_refused_on_receipt_carry_their_codes() -> None:
     }
     for name, prelude, (sender, message), clause, _ in CASES:
         if name in expected:
-            found = _replay(prelude).check(sender, message)
-            assert next(f for f in found if f.clause == clause).code == expected[name], name
+            pair = _scene(prelude, lax={sender})
+            step = pair.send(sender, message)
+            assert next(f for f in step.received_findings if f.clause == clause).code == expected[name]
+            assert step.refusal is not None and step.refusal.code == expected[name], name
+            receiver, answer = pair.wire[-1]
+            assert receiver is other(sender) and answer["id"] == message["id"]
+            assert answer["error"]["code"] == expected[name]
 
 
 # -- what only the end of a transcript shows ------------------------------------------------------
 
 
 def test_finish_finds_unanswered_requests_and_unreleased_terminals() -> None:
-    state = _replay(started() + terminal())
-    found = {(f.clause, f.blame) for f in state.finish()}
-    assert ("RPC-06", A) in found  # the prompt was never answered
-    assert ("TERM-07", A) in found
-    assert state.finish(complete=False) == []
+    pair = _scene(started() + terminal())
+    for side in (A, C):
+        found = {(f.clause, f.blame) for f in pair.finish()[side]}
+        assert ("RPC-06", A) in found  # the prompt was never answered
+        assert ("TERM-07", A) in found
+    assert pair.finish(complete=False) == {A: [], C: []}
 
 
 def _model_withdrawn(witness: bool) -> List[Msg]:
@@ -395,18 +409,19 @@ def test_CONFIG_17_a_request_that_crossed_the_options_update_is_no_violation() -
     # after the update, it had read it: "a" breaks CONFIG-17.
     params = {"sessionId": "s1", "configId": "model", "value": "a"}
     set_a = req(2, "session/set_config_option", params)
-    crossed = _replay(_model_withdrawn(witness=False)).check(C, set_a)
+    crossed = _scene(_model_withdrawn(witness=False)).check(C, set_a)
     assert [(f.clause, f.level) for f in crossed] == [("spec-gap:config-crossing", "spec-gap")]
     assert crossed[0].code == -32602  # acpref's agent refuses it all the same
-    read = _replay(_model_withdrawn(witness=True)).check(C, set_a)
+    step = Pair(lax={C}).quietly(_model_withdrawn(witness=False)).client_sends(set_a)
+    assert step.refusal is not None and step.refusal.code == -32602
+    read = _scene(_model_withdrawn(witness=True)).check(C, set_a)
     assert [(f.clause, f.level) for f in read] == [("CONFIG-17", "MUST")]
     # "b", the value now offered, is fine either way; a value never offered is CONFIG-17.
     set_b = {**set_a, "params": {**set_a["params"], "value": "b"}}
-    assert _replay(_model_withdrawn(witness=False)).check(C, set_b) == []
+    assert _scene(_model_withdrawn(witness=False)).client_sends(set_b).findings == []
     set_z = {**set_a, "params": {**set_a["params"], "value": "z"}}
-    assert [f.clause for f in _replay(_model_withdrawn(witness=False)).check(C, set_z)] == [
-        "CONFIG-17"
-    ]
+    step = _scene(_model_withdrawn(witness=False)).client_sends(set_z)
+    assert [f.clause for f in step.sent_findings] == ["CONFIG-17"] and step.stopped is not None
 
 
 def test_CONFIG_17_the_options_a_client_may_still_go_by_stay_bounded() -> None:
@@ -418,12 +433,13 @@ def test_CONFIG_17_the_options_a_client_may_still_go_by_stay_bounded() -> None:
         value = f"v{n}"
         opts = [{**OPTIONS[0], "currentValue": value, "options": [{"value": value, "name": value}]}]
         msgs.append(update("s1", {"sessionUpdate": "config_option_update", "configOptions": opts}))
-    state = _replay(msgs)
-    session = state.sessions["s1"]
-    assert len(session.config_before) <= 8 and session.config_forgot
+    pair = _scene(msgs)
+    for state in (pair.agent, pair.client):
+        session = state.sessions["s1"]
+        assert len(session.config_before) <= 8 and session.config_forgot
     params = {"sessionId": "s1", "configId": "model", "value": "a"}
     set_a = req(2, "session/set_config_option", params)
-    assert [f.clause for f in state.check(C, set_a)] == ["spec-gap:config-crossing"]
+    assert [f.clause for f in pair.check(C, set_a)] == ["spec-gap:config-crossing"]
 
 
 def test_PROMPT_21_a_permission_request_that_crossed_the_cancel_is_no_violation() -> None:
@@ -433,17 +449,20 @@ def test_PROMPT_21_a_permission_request_that_crossed_the_cancel_is_no_violation(
     # cancelled, it had read the ask: "selected" breaks PROMPT-21 at MUST.
     selected = ok(100, {"outcome": {"outcome": "selected", "optionId": "ok"}})
     cancel = (C, note("session/cancel", {"sessionId": "s1"}))
-    crossed = _replay(started() + [asking(), cancel]).check(C, selected)
-    assert [(f.clause, f.level) for f in crossed] == [("spec-gap:permission-crossing", "spec-gap")]
-    assert crossed[0].binding  # acpref's own client, which read it, never sends it
-    read = _replay(started() + [asking(), *probed(), cancel]).check(C, selected)
+    crossed = _scene(started() + [asking(), cancel]).client_sends(selected)
+    assert [(f.clause, f.level) for f in crossed.sent_findings] == [
+        ("spec-gap:permission-crossing", "spec-gap")
+    ]
+    # acpref's own client, which read it, never sends it.
+    assert crossed.sent_findings[0].binding and crossed.stopped is not None
+    read = _scene(started() + [asking(), *probed(), cancel]).check(C, selected)
     assert [(f.clause, f.level) for f in read] == [("PROMPT-21", "MUST")]
     # A probe answered only after the cancel proves nothing of the moment of the cancel.
-    late = _replay(started() + [asking(), (A, req(101, "_acpref/ping")), cancel, (C, err(101, -32601))])
+    late = _scene(started() + [asking(), (A, req(101, "_acpref/ping")), cancel, (C, err(101, -32601))])
     assert [f.clause for f in late.check(C, selected)] == ["spec-gap:permission-crossing"]
     # "cancelled" is the answer due either way.
     cancelled = ok(100, {"outcome": {"outcome": "cancelled"}})
-    assert _replay(started() + [asking(), cancel]).check(C, cancelled) == []
+    assert _scene(started() + [asking(), cancel]).client_sends(cancelled).findings == []
 
 
 def test_a_clean_turn_finds_nothing() -> None:
@@ -469,8 +488,7 @@ def test_a_clean_turn_finds_nothing() -> None:
         (A, ok(3)),
         (C, note("session/cancel", {"sessionId": "s1"})),  # after the turn: nothing to cancel
     ]
-    state = _replay(turn)
-    assert state.finish() == []
+    assert _scene(turn).finish() == {A: [], C: []}
 
 
 # -- the observer that plugs the rules into a live side -------------------------------------------
