@@ -5,17 +5,17 @@ h11 tests its own: two protocol states, one per side, and a test that says "the 
 the agent sends Y". No threads, no pipes, no processes, no clock: a rule test here is as fast as
 the rule and fails the same way every time.
 
-One message goes through both sides exactly as the live sides pass it (``acpref._observer``
-``RulesObserver``, which the agent's and the client's observers wrap):
+One message goes through both sides exactly as the live sides pass it
+(``acpref._shell.observer.RulesObserver``, which the agent's and the client's connections use):
 
-* the **sender** checks and records it in one step (``observe`` with a ``refuse`` that stops a
+* the **sender** checks and records it in one step (``step`` with a ``refuse`` that stops a
   message breaking a MUST rule the sender is blamed for; an error response is never stopped).
   A stopped message is not sent: the step says so (``Step.stopped``, the ``LocalProtocolError``
   the live side would raise) and the receiver never sees it;
-* the **receiver** records it (``observe``); a request that breaks a binding rule whose finding
-  names an answer code is refused with that error: the receiver's answer, an error response,
-  goes back through both sides (as ``acpref._inbound`` sends it, observed), and ``Step.refusal``
-  is the error it carried.
+* the **receiver** records it (``step``); a request that breaks a binding rule whose finding
+  names an answer code is refused with that error (the core's ``Step.refused_by``): the
+  receiver's answer, an error response, goes back through both sides (as the live connection
+  sends it, observed), and ``Step.refusal`` is the error it carried.
 
 Findings are collected per side (``Pair.findings[Party.AGENT]`` is what the agent's rules saw),
 and every message that crossed is kept in wire order (``Pair.wire``; a finding's ``index`` is the
@@ -35,6 +35,7 @@ from dataclasses import dataclass, field
 from typing import Any, Collection, Dict, Iterable, List, Optional, Tuple
 
 from acpref._core import Finding, Party, ProtocolState, other
+from acpref._core.effects import Effect
 from acpref.errors import LocalProtocolError, RpcError
 
 __all__ = ["Pair", "Step", "A", "C", "req", "note", "ok", "err", "initialize", "initialized"]
@@ -76,13 +77,6 @@ def initialized(
                   "authMethods": auth_methods or [], "agentInfo": {"name": "a", "version": "1"}})
 
 
-def _findings(result: Any) -> List[Finding]:
-    """``observe``'s findings, whether it returns them alone or beside its effects."""
-    if isinstance(result, tuple):
-        return list(result[0])
-    return list(result)
-
-
 @dataclass
 class Step:
     """What one message did on both sides."""
@@ -97,6 +91,10 @@ class Step:
     stopped: Optional[LocalProtocolError] = None
     #: The error the receiver answered the request with, if it refused it.
     refusal: Optional[RpcError] = None
+    #: What the sender's and the receiver's cores decided each side carries out beside
+    #: answering (``acpref._core.effects``: a turn starts, a turn stops).
+    sent_effects: Tuple[Effect, ...] = ()
+    received_effects: Tuple[Effect, ...] = ()
 
     @property
     def sent(self) -> bool:
@@ -154,13 +152,15 @@ class Pair:
         """``sender`` sends ``message``: its own rules first, then the receiver's."""
         step = Step(sender, message)
         self.steps.append(step)
-        step.sent_findings, step.stopped = self._on_send(sender, message)
+        step.sent_findings, step.sent_effects, step.stopped = self._on_send(sender, message)
         self.findings[sender].extend(step.sent_findings)
         if step.stopped is not None:
             return step
         self.wire.append((sender, message))
         receiver = other(sender)
-        step.received_findings, step.refusal = self._on_receive(receiver, message)
+        step.received_findings, step.received_effects, step.refusal = self._on_receive(
+            receiver, message
+        )
         self.findings[receiver].extend(step.received_findings)
         if step.refusal is not None and self._answer_refusals:
             self.send(receiver, err(message["id"], step.refusal.code, step.refusal.message))
@@ -208,31 +208,25 @@ class Pair:
 
     def _on_send(
         self, me: Party, message: Dict[str, Any]
-    ) -> "tuple[List[Finding], Optional[LocalProtocolError]]":
+    ) -> "tuple[List[Finding], Tuple[Effect, ...], Optional[LocalProtocolError]]":
         is_error_response = "error" in message and "method" not in message
-
         enforces = not is_error_response and me not in self._lax
 
         def stops(findings: List[Finding]) -> bool:
             return any(f.binding and f.blame is me for f in findings)
 
-        findings = _findings(self.states[me].observe(
-            me, message, len(self.wire), refuse=stops if enforces else None
-        ))
-        must = [f for f in findings if f.binding and f.blame is me]
+        step = self.states[me].step(me, message, len(self.wire), refuse=stops if enforces else None)
+        must = [f for f in step.findings if f.binding and f.blame is me]
         if must and enforces:
             f = must[0]
             code = f.code if f.code is not None else -32600
-            return findings, LocalProtocolError(f.clause, f.message, code=code)
-        return findings, None
+            return step.findings, (), LocalProtocolError(f.clause, f.message, code=code)
+        return step.findings, step.effects, None
 
     def _on_receive(
         self, me: Party, message: Dict[str, Any]
-    ) -> "tuple[List[Finding], Optional[RpcError]]":
-        peer = other(me)
-        findings = _findings(self.states[me].observe(peer, message, len(self.wire) - 1))
-        if "method" in message and "id" in message:
-            for f in findings:
-                if f.binding and f.code is not None and f.blame is peer:
-                    return findings, f.to_rpc_error()
-        return findings, None
+    ) -> "tuple[List[Finding], Tuple[Effect, ...], Optional[RpcError]]":
+        step = self.states[me].step(other(me), message, len(self.wire) - 1)
+        # Rule 3, as the core decided it (``refused_by``).
+        refused = step.refused_by
+        return step.findings, step.effects, (refused.to_rpc_error() if refused else None)

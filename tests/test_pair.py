@@ -7,6 +7,7 @@ Spec: INIT-01 (a request before initialize), RPC-06 (every request is answered).
 
 from __future__ import annotations
 
+from acpref._core.state import Step as CoreStep
 from pair import A, C, Pair, ok, req
 
 INIT = req(0, "initialize", {"protocolVersion": 1, "clientCapabilities": {},
@@ -35,7 +36,7 @@ def test_INIT_01_the_sender_stops_a_request_before_initialize() -> None:
 def test_INIT_01_the_receiver_refuses_it_and_the_refusal_answers_the_request() -> None:
     # A client with no rules of its own (it records nothing): only the agent's rules judge.
     pair = Pair()
-    pair.states[C].observe = lambda *a, **k: []  # type: ignore[method-assign]
+    pair.states[C].step = lambda *a, **k: CoreStep([])  # type: ignore[method-assign]
     step = pair.client_sends(req(1, "session/new", {"cwd": "/p", "mcpServers": []}))
     assert step.sent and step.refusal is not None and step.refusal.code == -32600
     assert [f.clause for f in step.received_findings] == ["INIT-01"]
