@@ -4,9 +4,10 @@ Spec: v1/subagents.md; clauses SUBAGENT-01 .. SUBAGENT-59, whose shapes come fro
 schema of 2026-11-02 (the feature was stabilized on 2026-11-20); the ``session`` tool-call content
 comes from a draft page (spec-gap session-reference-content). The agent side is the echo agent
 (``/subagent``) or a scripted agent that breaks the rules, in this process; the client side is the
-reference client; rule cases go through ``ProtocolState`` and the oracle, which grades each
-finding by the sentence it quotes (decisions.md, provisional-features): the MUST rules fail a
-run. Clauses not covered: spec_notes/subagents.md.
+reference client; rule cases go through the in-memory pair (tests/pair.py: both sides'
+``ProtocolState``, no I/O) and the oracle, which grades each finding by the sentence it quotes
+(decisions.md, provisional-features): the MUST rules fail a run. Clauses not covered:
+spec_notes/subagents.md.
 """
 
 from __future__ import annotations
@@ -22,7 +23,7 @@ import pytest
 
 from acpref import codec
 from acpref import schema as s
-from acpref._core import Finding, Party, ProtocolState, register
+from acpref._core import Finding, Party, register
 from acpref._shell.transport import FdStream
 from acpref.agent import AgentSideConnection
 from acpref.client import ClientSideConnection, ReferenceClient, SessionView
@@ -33,6 +34,7 @@ from acpref.oracle import validate
 sys.path.insert(0, str(Path(__file__).parent / "peers"))
 from agent_client import FULL_CAPS, TestClient, in_process  # noqa: E402
 from agent_scripted import Scripted  # noqa: E402
+from pair import Pair  # noqa: E402
 
 pytestmark = pytest.mark.timeout(60)
 WAIT = 10.0
@@ -259,11 +261,9 @@ def upd(sid: str, body: Dict[str, Any]) -> Dict[str, Any]:
 ANNOUNCE = upd("p", {"sessionUpdate": "subagent_update", "sessionId": "c"})
 
 
-def state_after(*messages: Any, caps: Any = None) -> ProtocolState:
-    state = ProtocolState()
-    for who, m in prelude(caps) + list(messages):
-        assert state.observe(Party(who), m) == [], m
-    return state
+def state_after(*messages: Any, caps: Any = None, lax: Any = ()) -> Pair:
+    """The in-memory pair after the prelude and ``messages``, which break nothing on either side."""
+    return Pair(lax=lax).quietly([(Party(who), m) for who, m in prelude(caps) + list(messages)])
 
 
 @pytest.mark.parametrize(
@@ -289,23 +289,34 @@ def state_after(*messages: Any, caps: Any = None) -> ProtocolState:
     ],
 )  # fmt: skip
 def test_SUBAGENT_05_09_16_17_18_53_rules(before: Any, last: Any, clause: str, blame: str) -> None:
-    state = state_after(*before)
-    found = state.check(Party(blame), last)  # each case blames the sender
+    sender = Party(blame)  # each case blames the sender
+    found = state_after(*before).check(sender, last)
     assert [(f.clause, f.blame.value) for f in found if f.clause == clause] == [(clause, blame)]
     assert all(by_its_sentence(f) and f.is_violation for f in found if f.clause == clause)
+    # A MUST the sender breaks it does not send; one that is not acpref (lax) sends it, and
+    # the receiver finds it.
+    hit = next(f for f in found if f.clause == clause)
+    step = state_after(*before).send(sender, last)
+    assert clause in [f.clause for f in step.sent_findings]
+    assert (step.stopped is not None) is hit.binding
+    step = state_after(*before, lax={sender}).send(sender, last)
+    assert [(f.clause, f.blame) for f in step.received_findings if f.clause == clause] == [
+        (clause, sender)
+    ]
 
 
 def test_SUBAGENT_10_11_a_child_never_moves_to_another_parent() -> None:
-    state = state_after(("agent", ANNOUNCE))
-    state.sessions["q"] = attrs.evolve(state.sessions["p"], id="q")
+    pair = state_after(("agent", ANNOUNCE))
+    for state in (pair.agent, pair.client):  # a second parent, as both sides would know it
+        state.sessions["q"] = attrs.evolve(state.sessions["p"], id="q")
     moved = upd("q", {"sessionUpdate": "subagent_update", "sessionId": "c"})
-    assert [f.clause for f in state.check(Party.AGENT, moved)] == ["SUBAGENT-10"]
+    assert [f.clause for f in pair.check(Party.AGENT, moved)] == ["SUBAGENT-10"]
 
 
 def test_SUBAGENT_20_29_cancel_allowed_and_child_traffic_after_the_turn() -> None:
     cancellable = upd("p", {"sessionUpdate": "subagent_update", "sessionId": "c",
                             "capabilities": {"cancel": {}}})  # fmt: skip
-    state = state_after(
+    pair = state_after(
         ("agent", cancellable),
         ("agent", {"jsonrpc": "2.0", "id": 2, "result": {"stopReason": "end_turn"}}),
         # spec SUBAGENT-29: the child goes on after the parent's prompt response.
@@ -313,7 +324,7 @@ def test_SUBAGENT_20_29_cancel_allowed_and_child_traffic_after_the_turn() -> Non
                             "content": {"type": "text", "text": "still working"}})),
     )  # fmt: skip
     cancel = {"jsonrpc": "2.0", "method": "session/cancel", "params": {"sessionId": "c"}}
-    assert state.check(Party.CLIENT, cancel) == []
+    assert pair.check(Party.CLIENT, cancel) == []
 
 
 def test_SUBAGENT_01_an_unadvertised_subagent_update_fails_the_run() -> None:
@@ -381,20 +392,20 @@ def by_its_sentence(f: Finding) -> bool:
     return f.level == quote.level and not f.provisional
 
 
-def clauses_of(state: ProtocolState, who: Party, message: Any) -> List[str]:
-    found = state.check(who, message)
+def clauses_of(pair: Pair, who: Party, message: Any) -> List[str]:
+    found = pair.check(who, message)
     assert all(by_its_sentence(f) for f in found if "SUBAGENT" in f.clause)
     return [f.clause for f in found]
 
 
 def test_SUBAGENT_24_an_error_stop_carries_the_error() -> None:
-    state = state_after(("agent", ANNOUNCE))
+    pair = state_after(("agent", ANNOUNCE))
     stopped = {"state": "idle", "stopReason": "error"}
     bare = upd("p", {"sessionUpdate": "subagent_update", "sessionId": "c", "state": stopped})
-    assert clauses_of(state, Party.AGENT, bare) == ["SUBAGENT-24"]
+    assert clauses_of(pair, Party.AGENT, bare) == ["SUBAGENT-24"]
     full = {**stopped, "error": {"code": -32603, "message": "the model failed"}}
     told = upd("p", {"sessionUpdate": "subagent_update", "sessionId": "c", "state": full})
-    assert clauses_of(state, Party.AGENT, told) == []
+    assert clauses_of(pair, Party.AGENT, told) == []
 
 
 #: A request of the client and the agent's answer: the agent has read all the client sent
@@ -412,11 +423,11 @@ def test_SUBAGENT_31_37_41_child_traffic_that_may_have_crossed_the_reopen_is_no_
 ) -> None:
     # The child's live chunk or request, written before the agent read the load or resume and
     # recorded after it (the two directions cross): no witness that the agent had read it.
-    state = state_after(("agent", ANNOUNCE), ENDED, reopen(method))
+    pair = state_after(("agent", ANNOUNCE), ENDED, reopen(method))
     gap = ["spec-gap:child-crossing-reopen"]
-    assert clauses_of(state, Party.AGENT, chunk("c")) == gap
-    assert clauses_of(state, Party.AGENT, asks("c")) == gap
-    assert clauses_of(state, Party.AGENT, GRANDCHILD) == gap
+    assert clauses_of(pair, Party.AGENT, chunk("c")) == gap
+    assert clauses_of(pair, Party.AGENT, asks("c")) == gap
+    assert clauses_of(pair, Party.AGENT, GRANDCHILD) == gap
 
 
 @pytest.mark.parametrize("witness", [READ_IT, [("agent", USER)]], ids=["answer", "user-replay"])
@@ -425,28 +436,28 @@ def test_SUBAGENT_31_37_a_load_replays_the_announcement_first_and_reissues_no_re
 ) -> None:
     # The agent had read the load: it answered a request sent after it, or replayed a user
     # message of the history.
-    state = state_after(("agent", ANNOUNCE), ENDED, reopen("session/load"), *witness)
-    assert clauses_of(state, Party.AGENT, chunk("c")) == ["SUBAGENT-31"]
-    assert clauses_of(state, Party.AGENT, asks("c")) == ["SUBAGENT-37"]
+    pair = state_after(("agent", ANNOUNCE), ENDED, reopen("session/load"), *witness)
+    assert clauses_of(pair, Party.AGENT, chunk("c")) == ["SUBAGENT-31"]
+    assert clauses_of(pair, Party.AGENT, asks("c")) == ["SUBAGENT-37"]
     for who, m in [("agent", ANNOUNCE), ("agent", chunk("c"))]:  # the replay, in order
-        assert state.observe(Party(who), m) == []
-    assert clauses_of(state, Party.AGENT, asks("c")) == ["SUBAGENT-37"]  # still during the load
+        pair.quietly([(Party(who), m)])
+    assert clauses_of(pair, Party.AGENT, asks("c")) == ["SUBAGENT-37"]  # still during the load
 
 
 @pytest.mark.parametrize("method", ["session/load", "session/resume"])
 def test_SUBAGENT_38_40_41_continuing_children_are_announced_again_after_the_response(
     method: str,
 ) -> None:
-    state = state_after(("agent", CANCELLABLE), ENDED, reopen(method), answered())
-    assert clauses_of(state, Party.AGENT, chunk("c")) == ["SUBAGENT-41"]
-    assert clauses_of(state, Party.AGENT, asks("c")) == ["SUBAGENT-41"]
+    pair = state_after(("agent", CANCELLABLE), ENDED, reopen(method), answered())
+    assert clauses_of(pair, Party.AGENT, chunk("c")) == ["SUBAGENT-41"]
+    assert clauses_of(pair, Party.AGENT, asks("c")) == ["SUBAGENT-41"]
     message = upd("p", {"sessionUpdate": "session_message", "messageId": "m",
                         "recipientSessionId": "c"})  # fmt: skip
-    assert clauses_of(state, Party.AGENT, message) == ["SUBAGENT-38"]
-    assert clauses_of(state, Party.AGENT, ANNOUNCE) == ["SUBAGENT-40"]  # no capabilities
-    assert state.observe(Party.AGENT, CANCELLABLE) == []  # reannounced whole
+    assert clauses_of(pair, Party.AGENT, message) == ["SUBAGENT-38"]
+    assert clauses_of(pair, Party.AGENT, ANNOUNCE) == ["SUBAGENT-40"]  # no capabilities
+    pair.quietly([(Party.AGENT, CANCELLABLE)])  # reannounced whole
     for m in (chunk("c"), asks("c"), message):
-        assert clauses_of(state, Party.AGENT, m) == []
+        assert clauses_of(pair, Party.AGENT, m) == []
 
 
 def test_SUBAGENT_41_nothing_of_a_child_before_the_resume_response() -> None:
@@ -454,30 +465,36 @@ def test_SUBAGENT_41_nothing_of_a_child_before_the_resume_response() -> None:
     # before its response are fresh: queued "until after the response and current
     # reannouncements". spec-gap resume-early-child-update: the parent's update of the child
     # then is no reannouncement (SUBAGENT-38: "After responding"), and no sentence forbids it.
-    state = state_after(("agent", CANCELLABLE), ENDED, reopen("session/resume"), *READ_IT)
-    assert clauses_of(state, Party.AGENT, chunk("c")) == ["SUBAGENT-41"]
-    assert clauses_of(state, Party.AGENT, asks("c")) == ["SUBAGENT-41"]
-    assert clauses_of(state, Party.AGENT, ANNOUNCE) == ["spec-gap:resume-early-child-update"]
-    assert clauses_of(state, Party.AGENT, GRANDCHILD) == ["SUBAGENT-41"]  # the child's traffic
-    state.observe(Party.AGENT, CANCELLABLE)  # too early: it announces nothing again
-    assert clauses_of(state, Party.AGENT, chunk("c")) == ["SUBAGENT-41"]
-    state.observe(Party.AGENT, answered()[1])
-    assert clauses_of(state, Party.AGENT, chunk("c")) == ["SUBAGENT-41"]  # still not announced
-    assert state.observe(Party.AGENT, CANCELLABLE) == []
-    assert clauses_of(state, Party.AGENT, chunk("c")) == []
+    # acpref's agent does not send that update (it stops it); one that is not acpref does.
+    pair = state_after(
+        ("agent", CANCELLABLE), ENDED, reopen("session/resume"), *READ_IT, lax={Party.AGENT}
+    )
+    assert clauses_of(pair, Party.AGENT, chunk("c")) == ["SUBAGENT-41"]
+    assert clauses_of(pair, Party.AGENT, asks("c")) == ["SUBAGENT-41"]
+    assert clauses_of(pair, Party.AGENT, ANNOUNCE) == ["spec-gap:resume-early-child-update"]
+    assert state_after(("agent", CANCELLABLE), ENDED, reopen("session/resume"), *READ_IT
+                       ).agent_sends(ANNOUNCE).stopped is not None  # fmt: skip
+    assert clauses_of(pair, Party.AGENT, GRANDCHILD) == ["SUBAGENT-41"]  # the child's traffic
+    early = pair.agent_sends(CANCELLABLE)  # too early: sent, but it announces nothing again
+    assert early.sent and early.clauses == ["spec-gap:resume-early-child-update"] * 2
+    assert clauses_of(pair, Party.AGENT, chunk("c")) == ["SUBAGENT-41"]
+    pair.quietly([(Party.AGENT, answered()[1])])
+    assert clauses_of(pair, Party.AGENT, chunk("c")) == ["SUBAGENT-41"]  # still not announced
+    pair.quietly([(Party.AGENT, CANCELLABLE)])
+    assert clauses_of(pair, Party.AGENT, chunk("c")) == []
 
 
 def test_SUBAGENT_38_39_grandchildren_after_their_parent_and_under_it() -> None:
-    state = state_after(
+    pair = state_after(
         ("agent", CANCELLABLE), ("agent", GRANDCHILD), ENDED, reopen("session/resume"), answered()
     )
     # spec SUBAGENT-38: the grandchild's announcement is traffic of its parent, not yet back.
-    assert clauses_of(state, Party.AGENT, GRANDCHILD) == ["SUBAGENT-38"]
+    assert clauses_of(pair, Party.AGENT, GRANDCHILD) == ["SUBAGENT-38"]
     # spec SUBAGENT-39: nor does it come back under the root.
     moved = upd("p", {"sessionUpdate": "subagent_update", "sessionId": "g", "capabilities": {}})
-    assert clauses_of(state, Party.AGENT, moved) == ["SUBAGENT-39"]
-    assert state.observe(Party.AGENT, CANCELLABLE) == []
-    assert state.observe(Party.AGENT, GRANDCHILD) == []
+    assert clauses_of(pair, Party.AGENT, moved) == ["SUBAGENT-39"]
+    pair.quietly([(Party.AGENT, CANCELLABLE)])
+    pair.quietly([(Party.AGENT, GRANDCHILD)])
 
 
 def permission_answer(outcome: Dict[str, Any], request_id: int = 50) -> Dict[str, Any]:
@@ -500,12 +517,12 @@ def test_SUBAGENT_44_a_childs_permission_request_that_crossed_the_cancel_is_no_v
     # The child's request recorded before the client's cancel, but not provably read by it: it
     # may have crossed the cancel on the wire, so it was not pending (spec-gap
     # permission-crossing), and "selected" is no SUBAGENT-44 violation.
-    state = state_after(("agent", CANCELLABLE), ("agent", asks("c")), CANCEL_C)
-    found = state.check(Party.CLIENT, permission_answer(SELECTED))
+    pair = state_after(("agent", CANCELLABLE), ("agent", asks("c")), CANCEL_C)
+    found = pair.check(Party.CLIENT, permission_answer(SELECTED))
     assert [(f.clause, f.level) for f in found] == [("spec-gap:permission-crossing", "spec-gap")]
-    assert clauses_of(state, Party.CLIENT, permission_answer({"outcome": "cancelled"})) == []
-    state = state_after(("agent", CANCELLABLE), ("agent", asks("c")), *PROBED, CANCEL_C)
-    assert clauses_of(state, Party.CLIENT, permission_answer(SELECTED)) == ["SUBAGENT-44"]
+    assert clauses_of(pair, Party.CLIENT, permission_answer({"outcome": "cancelled"})) == []
+    pair = state_after(("agent", CANCELLABLE), ("agent", asks("c")), *PROBED, CANCEL_C)
+    assert clauses_of(pair, Party.CLIENT, permission_answer(SELECTED)) == ["SUBAGENT-44"]
 
 
 @pytest.mark.parametrize(
@@ -521,12 +538,12 @@ def test_SUBAGENT_44_a_cancelled_childs_pending_permission_is_answered_cancelled
 ) -> None:
     # The probe answered before the cancel proves the client had read the ask: it was pending.
     before = [("agent", CANCELLABLE), ("agent", GRANDCHILD), ("agent", asks("g")), *PROBED, cancel]
-    state = state_after(*before)
-    assert clauses_of(state, Party.CLIENT, permission_answer(SELECTED)) == ["SUBAGENT-44"]
-    assert clauses_of(state, Party.CLIENT, permission_answer({"outcome": "cancelled"})) == []
+    pair = state_after(*before)
+    assert clauses_of(pair, Party.CLIENT, permission_answer(SELECTED)) == ["SUBAGENT-44"]
+    assert clauses_of(pair, Party.CLIENT, permission_answer({"outcome": "cancelled"})) == []
     # Not cancelled: any answer is the user's.
-    state = state_after(("agent", CANCELLABLE), ("agent", asks("c")))
-    assert clauses_of(state, Party.CLIENT, permission_answer(SELECTED)) == []
+    pair = state_after(("agent", CANCELLABLE), ("agent", asks("c")))
+    assert clauses_of(pair, Party.CLIENT, permission_answer(SELECTED)) == []
 
 
 def test_SUBAGENT_19_a_request_for_a_child_is_answered(tmp_path: Path) -> None:
@@ -575,20 +592,20 @@ def test_SUBAGENT_21_a_child_cancelled_after_the_agent_read_the_cancel_confirms_
     confirmed = upd("p", {"sessionUpdate": "subagent_update", "sessionId": "c",
                           "state": {"state": "idle", "stopReason": "cancelled"}})  # fmt: skip
     # The agent answered a request sent after the cancel: it had read the cancel first.
-    state = state_after(("agent", CANCELLABLE), CANCEL_C, PING, PONG)
-    assert clauses_of(state, Party.AGENT, ended) == ["SUBAGENT-21"]
-    assert clauses_of(state, Party.AGENT, confirmed) == []
+    pair = state_after(("agent", CANCELLABLE), CANCEL_C, PING, PONG)
+    assert clauses_of(pair, Party.AGENT, ended) == ["SUBAGENT-21"]
+    assert clauses_of(pair, Party.AGENT, confirmed) == []
     # A request answered that was sent before the cancel proves nothing (a race).
-    state = state_after(("agent", CANCELLABLE), PING, CANCEL_C, PONG)
-    assert clauses_of(state, Party.AGENT, ended) == []
+    pair = state_after(("agent", CANCELLABLE), PING, CANCEL_C, PONG)
+    assert clauses_of(pair, Party.AGENT, ended) == []
     # Asked the client, and the client answered after the cancel: the agent may have written
-    # the idle state before it read either (the two directions interleave): a race.
+    # the idle pair before it read either (the two directions interleave): a race.
     answered = ("client", permission_answer({"outcome": "cancelled"}))
-    state = state_after(("agent", CANCELLABLE), ("agent", asks("c")), CANCEL_C, answered)
-    assert clauses_of(state, Party.AGENT, ended) == []
+    pair = state_after(("agent", CANCELLABLE), ("agent", asks("c")), CANCEL_C, answered)
+    assert clauses_of(pair, Party.AGENT, ended) == []
     # Nothing read after the cancel: its end may have crossed the cancel (a race).
-    state = state_after(("agent", CANCELLABLE), CANCEL_C)
-    assert clauses_of(state, Party.AGENT, ended) == []
+    pair = state_after(("agent", CANCELLABLE), CANCEL_C)
+    assert clauses_of(pair, Party.AGENT, ended) == []
 
 
 def test_SUBAGENT_23_a_child_waiting_on_the_user_reports_requires_action() -> None:
@@ -597,18 +614,18 @@ def test_SUBAGENT_23_a_child_waiting_on_the_user_reports_requires_action() -> No
     running = upd("p", {"sessionUpdate": "subagent_update", "sessionId": "c",
                         "state": {"state": "running"}})  # fmt: skip
     answer = permission_answer(SELECTED)
-    state = state_after(("agent", CANCELLABLE), ("agent", running), ("agent", asks("c")))
-    assert clauses_of(state, Party.CLIENT, answer) == ["SUBAGENT-23"]
-    # Reported while the request waited, or already the state when it asked: fine.
-    state = state_after(
+    pair = state_after(("agent", CANCELLABLE), ("agent", running), ("agent", asks("c")))
+    assert clauses_of(pair, Party.CLIENT, answer) == ["SUBAGENT-23"]
+    # Reported while the request waited, or already the pair when it asked: fine.
+    pair = state_after(
         ("agent", CANCELLABLE), ("agent", running), ("agent", asks("c")), ("agent", blocked)
     )
-    assert clauses_of(state, Party.CLIENT, answer) == []
-    state = state_after(("agent", CANCELLABLE), ("agent", blocked), ("agent", asks("c")))
-    assert clauses_of(state, Party.CLIENT, answer) == []
-    # A child that reports no state at all is not held to it.
-    state = state_after(("agent", CANCELLABLE), ("agent", asks("c")))
-    assert clauses_of(state, Party.CLIENT, answer) == []
+    assert clauses_of(pair, Party.CLIENT, answer) == []
+    pair = state_after(("agent", CANCELLABLE), ("agent", blocked), ("agent", asks("c")))
+    assert clauses_of(pair, Party.CLIENT, answer) == []
+    # A child that reports no pair at all is not held to it.
+    pair = state_after(("agent", CANCELLABLE), ("agent", asks("c")))
+    assert clauses_of(pair, Party.CLIENT, answer) == []
 
 
 def test_SUBAGENT_44_the_reference_client_cancels_a_grandchilds_pending_permission(
@@ -1359,17 +1376,17 @@ def test_SUBAGENT_45_the_rules_report_a_cancelled_childs_elicitation_not_cancell
     caps = {"subagents": {}, "elicitation": {"form": {}}}
     # The probe answered before the cancel proves the client had read the elicitation.
     before = [("agent", CANCELLABLE), ("agent", GRANDCHILD), ("agent", elicits("g")), *PROBED]
-    state = state_after(*before, CANCEL_C, caps=caps)
-    assert clauses_of(state, Party.CLIENT, elicitation_answer("accept")) == ["SUBAGENT-45"]
-    assert clauses_of(state, Party.CLIENT, elicitation_answer("cancel")) == []
+    pair = state_after(*before, CANCEL_C, caps=caps)
+    assert clauses_of(pair, Party.CLIENT, elicitation_answer("accept")) == ["SUBAGENT-45"]
+    assert clauses_of(pair, Party.CLIENT, elicitation_answer("cancel")) == []
     # Without it, the elicitation may have crossed the cancel: not pending for the client
     # (spec-gap permission-crossing), and "accept" breaks no SHOULD.
-    state = state_after(*before[:-len(PROBED)], CANCEL_C, caps=caps)
-    found = state.check(Party.CLIENT, elicitation_answer("accept"))
+    pair = state_after(*before[:-len(PROBED)], CANCEL_C, caps=caps)
+    found = pair.check(Party.CLIENT, elicitation_answer("accept"))
     assert [(f.clause, f.level) for f in found] == [("spec-gap:permission-crossing", "spec-gap")]
     # Not cancelled: any answer is the user's.
-    state = state_after(("agent", CANCELLABLE), ("agent", elicits("c")), caps=caps)
-    assert clauses_of(state, Party.CLIENT, elicitation_answer("accept")) == []
+    pair = state_after(("agent", CANCELLABLE), ("agent", elicits("c")), caps=caps)
+    assert clauses_of(pair, Party.CLIENT, elicitation_answer("accept")) == []
 
 
 REVOKE = upd("p", {"sessionUpdate": "subagent_update", "sessionId": "c", "capabilities": {}})
@@ -1379,20 +1396,19 @@ CANCEL_CHILD = {"jsonrpc": "2.0", "method": "session/cancel", "params": {"sessio
 def test_SUBAGENT_18_a_cancel_that_crossed_the_withdrawal_of_cancel_is_no_MUST() -> None:
     # The client read the grant and wrote the cancel as the agent wrote the announcement that
     # withdraws it: recorded after it, the cancel may not have been written against it.
-    state = state_after(("agent", CANCELLABLE), ("agent", REVOKE))
-    assert clauses_of(state, Party.CLIENT, CANCEL_CHILD) == ["spec-gap:child-cancel-crossing"]
+    pair = state_after(("agent", CANCELLABLE), ("agent", REVOKE))
+    assert clauses_of(pair, Party.CLIENT, CANCEL_CHILD) == ["spec-gap:child-cancel-crossing"]
     # The client answered a request the agent sent after the withdrawal: it had read it.
     chosen = {"outcome": {"outcome": "selected", "optionId": "ok"}}
     answer = {"jsonrpc": "2.0", "id": 50, "result": chosen}
     for who, m in [("agent", asks("c")), ("client", answer)]:
-        assert state.observe(Party(who), m) == [], m
-    assert clauses_of(state, Party.CLIENT, CANCEL_CHILD) == ["SUBAGENT-18"]
+        pair.quietly([(Party(who), m)])
+    assert clauses_of(pair, Party.CLIENT, CANCEL_CHILD) == ["SUBAGENT-18"]
     # Granted again, then withdrawn again: the client may go by the new grant until it reads.
-    state.observe(Party.AGENT, CANCELLABLE)
-    state.observe(Party.AGENT, REVOKE)
-    assert clauses_of(state, Party.CLIENT, CANCEL_CHILD) == ["spec-gap:child-cancel-crossing"]
+    pair.quietly([(Party.AGENT, CANCELLABLE), (Party.AGENT, REVOKE)])
+    assert clauses_of(pair, Party.CLIENT, CANCEL_CHILD) == ["spec-gap:child-cancel-crossing"]
 
 
 def test_SUBAGENT_18_a_child_that_never_granted_cancel_fails_at_MUST_without_a_witness() -> None:
-    state = state_after(("agent", ANNOUNCE), ("agent", REVOKE))
-    assert clauses_of(state, Party.CLIENT, CANCEL_CHILD) == ["SUBAGENT-18"]
+    pair = state_after(("agent", ANNOUNCE), ("agent", REVOKE))
+    assert clauses_of(pair, Party.CLIENT, CANCEL_CHILD) == ["SUBAGENT-18"]
