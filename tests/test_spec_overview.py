@@ -2,7 +2,8 @@
 
 Clauses: OVERVIEW-02, OVERVIEW-03, OVERVIEW-08, OVERVIEW-11. The agent is the echo agent (a
 subprocess, or served in this process over an in-memory transport to send raw lines), or a
-minimal ``Agent`` subclass; every wait is bounded.
+minimal ``Agent`` subclass; a rule alone is asked on the in-memory pair (tests/pair.py: both
+sides' ``ProtocolState``, no I/O); every wait is bounded.
 """
 
 from __future__ import annotations
@@ -14,7 +15,7 @@ from typing import Any, Iterator
 import pytest
 
 from acpref import schema as s
-from acpref._core import Party, ProtocolState
+from acpref._core import Party
 from acpref.agent import Agent
 from acpref.echo import AUTH_METHOD_ID, EchoAgent
 from acpref.errors import ErrorCode, RpcError
@@ -23,7 +24,8 @@ from acpref.testing import memory_pair
 
 sys.path.insert(0, str(Path(__file__).parent / "peers"))
 from agent_client import WAIT, TestClient, in_process, spawn_echo  # noqa: E402
-from spec_wire import clauses_of, err, handshake, ok, open_session, records, req  # noqa: E402
+from pair import A, C, Pair, err, ok, req  # noqa: E402
+from spec_wire import clauses_of, records  # noqa: E402
 
 
 @pytest.fixture
@@ -125,12 +127,21 @@ def test_OVERVIEW_08_results_and_errors_have_their_members(
         assert type(m["error"]["code"]) is int and isinstance(m["error"]["message"], str)
 
 
+def _set_mode_asked() -> Pair:
+    return Pair().handshake().quietly([
+        (C, req(1, "session/new", {"cwd": "/work", "mcpServers": []})),
+        (A, ok(1, {"sessionId": "s1"})),
+        (C, req(7, "session/set_mode", {"sessionId": "s1", "modeId": "m"})),
+    ])  # fmt: skip
+
+
 def test_OVERVIEW_08_an_error_without_integer_code_is_a_violation() -> None:
-    state = open_session(handshake(ProtocolState()))
-    state.observe(Party.CLIENT, req(7, "session/set_mode", {"sessionId": "s1", "modeId": "m"}))
     bad = {"jsonrpc": "2.0", "id": 7, "error": {"code": "-32602", "message": "no"}}
-    assert "RPC-09" in clauses_of(state.check(Party.AGENT, bad))
-    assert clauses_of(state.check(Party.AGENT, err(7, -32602))) == []
+    step = _set_mode_asked().agent_sends(bad)
+    # An error answer is never stopped (RPC-06): sent, and found on both sides.
+    assert step.sent and "RPC-09" in clauses_of(step.sent_findings)
+    assert next(f for f in step.received_findings if f.clause == "RPC-09").blame is A
+    assert _set_mode_asked().agent_sends(err(7, -32602)).findings == []
 
 
 def test_OVERVIEW_11_renamed_envelope_members_are_no_message() -> None:

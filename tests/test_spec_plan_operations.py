@@ -4,8 +4,9 @@ Spec: v1/plan-operations.md; clauses PLANOP-01 .. PLANOP-08, whose shape comes f
 schema of 2026-11-02 (the feature was stabilized on 2026-11-20); the decision on the ``file``
 variant is spec-gap plan-file-variant (spec_notes/decisions.md). The agent side is the echo agent
 (``/plans``) or a scripted agent that breaks the rules, in this process; the client side is the
-reference client's ``SessionView``; the oracle grades each finding by its sentence (the capability
-gate fails a run) and the unstable shape alone as a warning.
+reference client's ``SessionView``; the rules are also asked on the in-memory pair
+(tests/pair.py: both sides' ``ProtocolState``, no I/O); the oracle grades each finding by its
+sentence (the capability gate fails a run) and the unstable shape alone as a warning.
 """
 
 from __future__ import annotations
@@ -20,7 +21,7 @@ import pytest
 
 from acpref import codec
 from acpref import schema as s
-from acpref._core import Party, ProtocolState
+from acpref._core import Party
 from acpref.client import SessionView
 from acpref.codec import DecodeError
 from acpref.echo import EchoAgent
@@ -30,6 +31,7 @@ from acpref.oracle import validate
 sys.path.insert(0, str(Path(__file__).parent / "peers"))
 from agent_client import FULL_CAPS, TestClient, in_process  # noqa: E402
 from agent_scripted import Scripted  # noqa: E402
+from pair import Pair  # noqa: E402
 
 pytestmark = pytest.mark.timeout(60)
 
@@ -122,9 +124,9 @@ def test_PLANOP_03_plan_content_names_its_type_and_plan_id() -> None:
             s.SessionNotification,
             strict=True,
         )
-    state = opted_in_state()
+    pair = opted_in_state()
     bad = update_msg({"sessionUpdate": "plan_update", "plan": {"type": "items", "entries": []}})
-    assert [f.clause for f in state.check(Party.AGENT, bad)] == ["PLANOP-03"]
+    assert [f.clause for f in pair.check(Party.AGENT, bad)] == ["PLANOP-03"]
 
 
 def test_PLANOP_04_an_item_plan_is_sent_whole_every_time(served: Any, tmp_path: Path) -> None:
@@ -169,12 +171,15 @@ def test_PLANOP_05_update_replaces_only_its_own_plan() -> None:
 def test_PLANOP_08_markdown_path_is_absolute(served: Any, tmp_path: Path) -> None:
     design = plans_run(served(), tmp_path)[1]
     assert isinstance(design.plan, s.PlanMarkdown) and design.plan.path == str(tmp_path / "PLAN.md")
-    state = opted_in_state()
+    pair = opted_in_state()
     md = {"type": "markdown", "planId": "d", "content": "x"}
     ok = update_msg({"sessionUpdate": "plan_update", "plan": {**md, "path": "/abs/plan.md"}})
     bad = update_msg({"sessionUpdate": "plan_update", "plan": {**md, "path": "plan.md"}})
-    assert state.check(Party.AGENT, ok) == []
-    assert [f.clause for f in state.check(Party.AGENT, bad)] == ["PLANOP-08"]
+    assert pair.check(Party.AGENT, ok) == []
+    step = pair.agent_sends(bad)
+    assert [f.clause for f in step.sent_findings] == ["PLANOP-08"]
+    # Reported by both sides, graded by the unstable shape alone: not stopped.
+    assert step.sent and [f.clause for f in step.received_findings] == ["PLANOP-08"]
 
 
 # -- Replay and the oracle ------------------------------------------------------------------------
@@ -203,11 +208,9 @@ def test_PLANOP_01_replay_skips_plan_operations_for_a_client_without_plan(tmp_pa
             again.close()
 
 
-def opted_in_state(caps: Any = None) -> ProtocolState:
-    state = ProtocolState()
-    for who, line in prelude(caps):
-        state.observe(Party(who), json.loads(line))
-    return state
+def opted_in_state(caps: Any = None) -> Pair:
+    """The in-memory pair after the prelude (a turn running), which breaks nothing."""
+    return Pair().quietly([(Party(who), json.loads(line)) for who, line in prelude(caps)])
 
 
 def update_msg(body: Dict[str, Any]) -> Dict[str, Any]:

@@ -17,7 +17,7 @@ import pytest
 
 from acpref import codec
 from acpref import schema as s
-from acpref._core import Party, ProtocolState
+from acpref._core import Party
 from acpref.client import ReferenceClient
 from acpref.echo import AUTH_METHOD_ID, EchoAgent
 from acpref.errors import ErrorCode, LocalProtocolError, RpcError
@@ -28,7 +28,8 @@ sys.path.insert(0, str(Path(__file__).parent / "peers"))
 from agent_client import EMPTY_CAPS, TestClient, in_process, spawn_echo  # noqa: E402
 from client_agent import DEFAULT_CAPS, ScriptedAgent  # noqa: E402
 from client_harness import call, run_steps  # noqa: E402
-from spec_wire import WAIT, RecordingPair, handshake, note, ok, records, req  # noqa: E402
+from pair import Pair  # noqa: E402
+from spec_wire import WAIT, RecordingPair, note, ok, records, req  # noqa: E402
 
 PNG = "iVBORw0KGgo="
 ALL_PROMPT_CAPS = {
@@ -376,9 +377,11 @@ def test_SCHEMA_14_omitted_capabilities_read_as_false(tmp_path: Path) -> None:
         assert info.value.clause == "PROMPT-03"
     finally:
         pair.close()
-    state = handshake(ProtocolState(), client_caps={}, agent_caps={})
-    assert not any(state.gate_open(g, Party.AGENT) for g in GATES)
-    assert not any(state.gate_open(g, Party.CLIENT) for g in CLIENT_GATES)
+    # The rules read the same on both sides of the in-memory pair.
+    pair = Pair().handshake({}, {})
+    for state in (pair.agent, pair.client):
+        assert not any(state.gate_open(g, Party.AGENT) for g in GATES)
+        assert not any(state.gate_open(g, Party.CLIENT) for g in CLIENT_GATES)
     # {} decodes with every flag absent, never true.
     caps = codec.decode({}, s.AgentCapabilities, strict=True)
     assert caps.load_session is not True and caps.prompt_capabilities is s.UNSET

@@ -4,8 +4,9 @@ Spec: v1/system-prompt.md; clauses SYSPROMPT-01 .. SYSPROMPT-16, whose shape com
 unstable schema of 2026-11-02 (the feature was stabilized on 2026-11-06). The agent side is the
 echo agent (both modes) or the ``Agent`` base advertising append only, served in this process and
 driven by a raw ``TestClient`` that can break the rules; the client side is the
-``ClientSideConnection``, whose rules refuse what it must not send. The oracle tests check that
-these findings fail a run at their sentence's level (spec_notes/decisions.md,
+``ClientSideConnection``, whose rules refuse what it must not send; a rule alone is asked on the
+in-memory pair (tests/pair.py: both sides' ``ProtocolState``, no I/O). The oracle tests check
+that these findings fail a run at their sentence's level (spec_notes/decisions.md,
 provisional-features).
 """
 
@@ -20,7 +21,7 @@ from typing import Any, Dict, Iterator, List
 import pytest
 
 from acpref import schema as s
-from acpref._core import Party, ProtocolState, gate_open
+from acpref._core import Party, gate_open
 from acpref._shell.transport import FdStream
 from acpref.agent import Agent, AgentSideConnection
 from acpref.client import ClientSideConnection, ReferenceClient
@@ -30,6 +31,7 @@ from acpref.oracle import validate
 
 sys.path.insert(0, str(Path(__file__).parent / "peers"))
 from agent_client import TestClient, in_process  # noqa: E402
+from pair import Pair  # noqa: E402
 
 pytestmark = pytest.mark.timeout(60)
 WAIT = 10.0
@@ -348,14 +350,22 @@ def test_SYSPROMPT_findings_fail_the_run_at_their_sentence(
 
 
 def test_SYSPROMPT_04_oracle_blames_an_agent_that_accepts_an_unadvertised_mode() -> None:
-    state = ProtocolState()
-    for who, line in [(r["from"], r.get("line")) for r in transcript()][:4]:
-        state.observe(Party(who), json.loads(line))
+    # A client that is not acpref (lax) asks for override where only append is advertised: the
+    # agent's rules find SYSPROMPT-03 and refuse it; an agent that accepted it all the same
+    # breaks SYSPROMPT-04 (its own rules stop that answer).
+    caps = {"loadSession": True, "sessionCapabilities": {"systemPrompt": {}}}
+    pair = Pair(lax={Party.CLIENT}, answer_refusals=False).handshake({}, caps)
+    opening = [(Party(r["from"]), json.loads(r["line"])) for r in transcript()[2:4]]
+    pair.quietly(opening)  # a session with an appended system prompt
     params = {"cwd": "/w", "mcpServers": [], "systemPrompt": text_prompt("override")}
-    new = {"jsonrpc": "2.0", "id": 7, "method": "session/new", "params": params}
-    assert [f.clause for f in state.observe(Party.CLIENT, new)] == ["SYSPROMPT-03"]
+    step = pair.client_sends({"jsonrpc": "2.0", "id": 7, "method": "session/new", "params": params})
+    assert [f.clause for f in step.sent_findings] == ["SYSPROMPT-03"]
+    assert [(f.clause, f.blame) for f in step.received_findings] == [("SYSPROMPT-03", Party.CLIENT)]
+    assert step.refusal is not None and step.refusal.data == {"clause": "SYSPROMPT-03"}
     answer = {"jsonrpc": "2.0", "id": 7, "result": {"sessionId": "s2"}}
-    assert [f.clause for f in state.check(Party.AGENT, answer)] == ["SYSPROMPT-04"]
+    assert [f.clause for f in pair.check(Party.AGENT, answer)] == ["SYSPROMPT-04"]
+    sent = pair.agent_sends(answer)
+    assert sent.stopped is not None and sent.stopped.clause == "SYSPROMPT-04"
 
 
 def test_SYSPROMPT_14_append_mode_is_system_level_not_user_content(
