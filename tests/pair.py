@@ -202,7 +202,7 @@ class Pair:
 
     def finish(self, *, complete: bool = True) -> Dict[Party, List[Finding]]:
         """What each side's rules find at the end of the connection."""
-        return {party: list(state.finish(complete=complete)) for party, state in self.states.items()}
+        return {party: state.finish(complete=complete) for party, state in self.states.items()}
 
     # -- As RulesObserver does it -----------------------------------------------------------------
 

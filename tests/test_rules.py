@@ -371,7 +371,8 @@ def test_requests_refused_on_receipt_carry_their_codes() -> None:
         if name in expected:
             pair = _scene(prelude, lax={sender})
             step = pair.send(sender, message)
-            assert next(f for f in step.received_findings if f.clause == clause).code == expected[name]
+            found = next(f for f in step.received_findings if f.clause == clause)
+            assert found.code == expected[name], name
             assert step.refusal is not None and step.refusal.code == expected[name], name
             receiver, answer = pair.wire[-1]
             assert receiver is other(sender) and answer["id"] == message["id"]
@@ -458,7 +459,8 @@ def test_PROMPT_21_a_permission_request_that_crossed_the_cancel_is_no_violation(
     read = _scene(started() + [asking(), *probed(), cancel]).check(C, selected)
     assert [(f.clause, f.level) for f in read] == [("PROMPT-21", "MUST")]
     # A probe answered only after the cancel proves nothing of the moment of the cancel.
-    late = _scene(started() + [asking(), (A, req(101, "_acpref/ping")), cancel, (C, err(101, -32601))])
+    ping, pong = (A, req(101, "_acpref/ping")), (C, err(101, -32601))
+    late = _scene(started() + [asking(), ping, cancel, pong])
     assert [f.clause for f in late.check(C, selected)] == ["spec-gap:permission-crossing"]
     # "cancelled" is the answer due either way.
     cancelled = ok(100, {"outcome": {"outcome": "cancelled"}})

@@ -1,9 +1,8 @@
 """Helpers for the clause tests ``tests/test_spec_*.py``: wire messages and a recording client.
 
-* ``req``, ``note``, ``ok``, ``err``: JSON-RPC messages as dicts, for ``ProtocolState`` and the
-  oracle (``acpref.oracle.validate`` takes them as records).
-* ``handshake(state, ...)``: feed an ``initialize`` exchange to a ``ProtocolState`` (both
-  directions observed, as the oracle does), then ``open_session``; each step must find nothing.
+* ``req``, ``note``, ``ok``, ``err``: JSON-RPC messages as dicts, for the oracle
+  (``acpref.oracle.validate`` takes them as records, ``records``). A rule alone is tested on the
+  in-memory pair, ``tests/pair.py``, which has its own handshake.
 * ``RecordingPair``: ``client_harness.Pair`` (a ``ClientSideConnection`` and the scripted agent of
   ``client_agent.py`` over two real pipes) that keeps every line the client sent, as JSON.
 
@@ -18,23 +17,16 @@ from typing import Any, Dict, List, Optional
 
 from client_harness import WAIT, Pair
 
-from acpref._core import Party, ProtocolState
-
 __all__ = [
     "WAIT",
     "req",
     "note",
     "ok",
     "err",
-    "handshake",
-    "open_session",
     "clauses_of",
     "records",
     "RecordingPair",
 ]
-
-A, C = Party.AGENT, Party.CLIENT
-
 
 def req(i: Any, method: str, params: Optional[Dict[str, Any]] = None) -> Dict[str, Any]:
     return {"jsonrpc": "2.0", "id": i, "method": method, "params": params or {}}
@@ -59,57 +51,6 @@ def records(*messages: Any) -> List[Dict[str, Any]]:
 
 def clauses_of(findings: List[Any]) -> List[str]:
     return [f.clause for f in findings]
-
-
-def _quiet(state: ProtocolState, sender: Party, message: Dict[str, Any]) -> None:
-    found = state.observe(sender, message)
-    assert found == [], f"setup message broke {clauses_of(found)}: {message}"
-
-
-def handshake(
-    state: ProtocolState,
-    *,
-    client_caps: Optional[Dict[str, Any]] = None,
-    agent_caps: Optional[Dict[str, Any]] = None,
-    auth_methods: Optional[List[Dict[str, Any]]] = None,
-) -> ProtocolState:
-    """``initialize`` and its answer, observed both ways (nothing may be found)."""
-    _quiet(
-        state,
-        C,
-        req(
-            "init",
-            "initialize",
-            {
-                "protocolVersion": 1,
-                "clientCapabilities": client_caps or {},
-                "clientInfo": {"name": "c", "version": "1"},
-            },
-        ),
-    )
-    _quiet(
-        state,
-        A,
-        ok(
-            "init",
-            {
-                "protocolVersion": 1,
-                "agentCapabilities": agent_caps or {},
-                "agentInfo": {"name": "a", "version": "1"},
-                "authMethods": auth_methods or [],
-            },
-        ),
-    )
-    return state
-
-
-def open_session(
-    state: ProtocolState, sid: str = "s1", cwd: str = "/work", **result: Any
-) -> ProtocolState:
-    """``session/new`` and its answer (extra result keys: ``modes``, ``configOptions``)."""
-    _quiet(state, C, req(f"new-{sid}", "session/new", {"cwd": cwd, "mcpServers": []}))
-    _quiet(state, A, ok(f"new-{sid}", {"sessionId": sid, **result}))
-    return state
 
 
 class RecordingPair(Pair):
