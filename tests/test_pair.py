@@ -1,8 +1,10 @@
 """The in-memory pair (tests/pair.py) passes a message through both sides' rules as the live
 sides do: the sender stops what breaks its own MUST rule, the receiver refuses a request that
-breaks one, and both states stay in step.
+breaks one, and both states stay in step. A lax sender (a peer that is not acpref) sends it
+anyway, so the receiver's side of a rule can be tested.
 
-Spec: INIT-01 (a request before initialize), RPC-06 (every request is answered).
+Spec: INIT-01 (a request before initialize), RPC-06 (every request is answered), SETUP-25 (an
+absolute cwd).
 """
 
 from __future__ import annotations
@@ -51,3 +53,17 @@ def test_RPC_06_a_request_never_answered_is_found_at_the_end_on_both_sides() -> 
     pair.client_sends(INIT)
     ends = pair.finish()
     assert [f.clause for f in ends[C]] == ["RPC-06"] == [f.clause for f in ends[A]]
+
+
+def test_SETUP_25_a_lax_sender_sends_what_acprefs_would_stop_and_the_receiver_refuses_it() -> None:
+    relative = req(1, "session/new", {"cwd": "p", "mcpServers": []})
+    strict = Pair().handshake()
+    assert strict.check(C, relative)[0].index == 2  # its place on the wire, were it sent
+    assert strict.client_sends(relative).stopped is not None and len(strict.wire) == 2
+    lax = Pair(lax={C}).handshake()
+    step = lax.client_sends(relative)
+    assert step.sent and [f.clause for f in step.sent_findings] == ["SETUP-25"]
+    assert [(f.clause, f.blame, f.index) for f in step.received_findings] == [("SETUP-25", C, 2)]
+    assert step.refusal is not None and step.refusal.code == -32602
+    assert [sender for sender, _ in lax.wire] == [C, A, C, A]  # the refusal answered it
+    assert lax.finish() == {C: [], A: []}

@@ -349,7 +349,7 @@ def test_SYSPROMPT_findings_fail_the_run_at_their_sentence(
     assert not report.ok, report.format_text()
 
 
-def test_SYSPROMPT_04_oracle_blames_an_agent_that_accepts_an_unadvertised_mode() -> None:
+def test_SYSPROMPT_04_the_rules_blame_an_agent_that_accepts_an_unadvertised_mode() -> None:
     # A client that is not acpref (lax) asks for override where only append is advertised: the
     # agent's rules find SYSPROMPT-03 and refuse it; an agent that accepted it all the same
     # breaks SYSPROMPT-04 (its own rules stop that answer).
