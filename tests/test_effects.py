@@ -406,14 +406,12 @@ def _child(parent: str, child: str, state: Optional[str] = None) -> Msg:
 
 def _old_desk(state: ProtocolState, cancelled: set, sender: Party, raw: Dict[str, Any]) -> List[Any]:
     """The requests the old desk answered "cancelled" for this message (before issue 36)."""
-    from acpref._core.subagents import descendants
-
     params = raw.get("params") if isinstance(raw.get("params"), dict) else {}
     sid = params.get("sessionId")
     method = raw.get("method")
     out: List[Any] = []
     if sender is C and method in ("session/cancel", "session/close") and isinstance(sid, str):
-        reached = {sid, *descendants(state, sid)}  # PermissionDesk.cancel, before sending
+        reached = {sid, *state.descendants(sid)}  # PermissionDesk.cancel, before sending
         cancelled |= reached
         out = [
             i for i, req in state.outstanding[A].items()
@@ -424,7 +422,7 @@ def _old_desk(state: ProtocolState, cancelled: set, sender: Party, raw: Dict[str
         # or the agent answers it with an error) starts no turn, and the cancel still stands.
         found = state.check(sender, raw)
         if not any(f.binding and f.code is not None and f.blame is C for f in found):
-            cancelled.difference_update([sid, *descendants(state, sid)])
+            cancelled.difference_update([sid, *state.descendants(sid)])
     state.observe(sender, raw)
     update = params.get("update") if isinstance(params.get("update"), dict) else {}
     work = update.get("state")

@@ -89,7 +89,6 @@ from .book import Message
 from .facts import ConnectionFacts, SessionState
 from .findings import Party
 from .session_setup import ENDING, ORDERED, REOPENING, answered_after
-from .subagents import descendants
 
 __all__ = [
     "ClientCaps",
@@ -426,10 +425,10 @@ def _client_sent(state: ConnectionFacts, m: Message) -> List[ClientEffect]:
     if m.kind == "request" and m.method == "session/prompt" and isinstance(m.session_id, str):
         # spec-gap permission-after-cancel: a new turn; an earlier cancel no longer reaches it,
         # nor its children's work in it (spec-gap child-cancel-reach).
-        below = descendants(state, m.session_id)
+        below = state.descendants(m.session_id)
         return _lift(state, [m.session_id, *below], "spec-gap:permission-after-cancel")
     if m.kind == "request" and m.method == "session/load" and isinstance(m.session_id, str):
-        below = descendants(state, m.session_id)
+        below = state.descendants(m.session_id)
         return [ChildrenReplayed(m.session_id, tuple(below))] if below else []
     row = _CANCELS.get((m.method or "", m.kind == "request"))
     sid = m.params.get("sessionId")
@@ -437,7 +436,7 @@ def _client_sent(state: ConnectionFacts, m: Message) -> List[ClientEffect]:
         return []
     # spec-gap child-cancel-reach: a cancel of any session, and a close, reaches the work of
     # every child announced below it (SUBAGENT-44).
-    reached = (sid, *descendants(state, sid))
+    reached = (sid, *state.descendants(sid))
     state.work_cancelled.update(reached)
     out: List[ClientEffect] = [WorkCancelled(reached, row.work)]
     asks = tuple(
@@ -473,7 +472,7 @@ def _handed_over(state: ConnectionFacts, m: Message) -> List[ClientEffect]:
     if m.method in ("session/close", "session/delete"):
         # The session's work is over: no cancel of it is left to reach a later ask (a reopened
         # session starts clean), and what a connection keeps of its ended sessions stays bounded.
-        out += _lift(state, [sid, *descendants(state, sid)], "spec-gap:permission-after-cancel")
+        out += _lift(state, [sid, *state.descendants(sid)], "spec-gap:permission-after-cancel")
     if m.method == "session/delete":
         out.append(SystemPromptKept(sid, None))
     return out

@@ -20,7 +20,6 @@ from .book import Message, check, transition
 from .compact import forgot_any, remember
 from .facts import ConnectionFacts
 from .findings import Finding, Party, finding
-from .subagents import announced
 from .values import has_link, is_development_url, names_a_secret, url_credentials
 
 A, C = Party.AGENT, Party.CLIENT
@@ -43,7 +42,7 @@ def _elicit(state: ConnectionFacts, m: Message) -> Iterable[Finding]:
         )
     sid, request_id = m.params.get("sessionId"), m.params.get("requestId")
     if sid is not None:
-        child = announced(state, sid)
+        child = state.announced(sid)
         if state.session(sid) is None and not child:
             # spec ELICIT-09: a session-scoped elicitation names a known session (an announced
             # child is one: SUBAGENT-03, SUBAGENT-19).

@@ -179,12 +179,19 @@ class ConnectionFacts:
         self.url_elicitation_ids: Mapping[Any, Any] = {}
         #: The systemPrompt each session was set up with, as wire JSON (SYSPROMPT-11; provisional).
         self.system_prompts: Dict[Any, Any] = {}
-        #: Announced child sessions: id -> subagents.ChildState (SUBAGENT-05; provisional), what
-        #: they cost counted (``subagents.CHILD_COST`` each), and how many announced children
-        #: went untracked past ``max_remembered`` (spec-gap remembered-bound).
+        #: Announced child sessions: id -> subagents.ChildState (its ``parent`` and what the
+        #: provisional page keeps; SUBAGENT-05), what they cost counted (``subagents.CHILD_COST``
+        #: each), and how many announced children went untracked past ``max_remembered``
+        #: (spec-gap remembered-bound). Kept by ``subagents``; the stable pages only ask
+        #: ``announced`` and ``descendants`` below.
         self.children: Dict[Any, Any] = {}
         self.children_cost = 0
         self.children_untracked = 0
+        #: The provisional features in play on this connection (``book``: a provisional page's
+        #: rules on stable methods run only once its feature is). A page puts its feature here
+        #: when a message of its own brings it into play: ``subagents`` at the first child it
+        #: tracks. Replaced, never changed in place: the rule book keys its lists by it.
+        self.in_play: FrozenSet[str] = frozenset()
         #: The client's reading of its own cancels (``effects.client_effects_of``): sessions
         #: whose current work it cancelled (session/cancel, session/close, and every child
         #: announced below), until their next prompt or, a child, until it reports running.
@@ -201,6 +208,33 @@ class ConnectionFacts:
     def session(self, session_id: Any) -> Optional[SessionState]:
         """The session of that id set up on this connection, or None."""
         return self.sessions.get(session_id) if isinstance(session_id, str) else None
+
+    def announced(self, session_id: Any) -> bool:
+        """An announced child (``subagents``), or perhaps one: once a child went untracked, any
+        session the rules do not know."""
+        if not isinstance(session_id, str):
+            return False
+        if session_id in self.children:
+            return True
+        # spec-gap remembered-bound: an untracked child cannot be told from an unknown session.
+        return self.children_untracked > 0 and self.session(session_id) is None
+
+    def ancestors(self, child: Any) -> List[Any]:
+        """The sessions above an announced ``child``, its parent first, its root (an ordinary
+        session) last; none for any other session."""
+        out: List[Any] = []
+        known = self.children.get(child) if isinstance(child, str) else None
+        while known is not None and known.parent not in out and len(out) < 64:
+            out.append(known.parent)
+            known = self.children.get(known.parent)
+        return out
+
+    def descendants(self, session_id: Any) -> List[str]:
+        """Every child announced below ``session_id``, at any depth."""
+        if not self.children:
+            return []
+        # A copy first: a live client asks from its own thread while its reader registers children.
+        return [c for c in list(self.children) if session_id in self.ancestors(c)]
 
     def unread_requests(self, reader: Party, request_ids: AbstractSet[Any]) -> Set[Any]:
         """Those of ``request_ids`` (requests of ``reader``'s peer in flight) that ``reader`` has

@@ -22,7 +22,6 @@ from .compact import NO_IDS
 from .facts import ConnectionFacts, SessionState
 from .lifecycle import TURN, SessionPhase, TurnEvent, TurnPhase
 from .findings import Finding, Party, finding
-from .subagents import announced
 
 A, C = Party.AGENT, Party.CLIENT
 INVALID = ErrorCode.INVALID_PARAMS
@@ -46,7 +45,7 @@ TURN_CONTENT = CHUNKS | {
 @check("request", C, "session/prompt")
 def _prompt(state: ConnectionFacts, m: Message) -> Iterable[Finding]:
     s = m.session
-    if s is None and not announced(state, m.session_id):
+    if s is None and not state.announced(m.session_id):
         # spec PROMPT-01: a prompt goes to a session set up on this connection (a prompt to an
         # announced child is SUBAGENT-18's, subagents.py: the client knows that session).
         yield finding(

@@ -31,7 +31,6 @@ from .session_modes import (
     remember_options,
     result_sync_findings,
 )
-from .subagents import announced
 from .values import is_absolute_path, is_below
 
 A, C = Party.AGENT, Party.CLIENT
@@ -58,7 +57,7 @@ _AGENT_SCOPED = (
 @check("request", A, *_AGENT_SCOPED)
 def _known_session(state: ConnectionFacts, m: Message) -> Iterable[Finding]:
     # spec SUBAGENT-19: a request for an announced child is served (subagents.py judges it).
-    child = m.sender is A and announced(state, m.session_id)
+    child = m.sender is A and state.announced(m.session_id)
     if not child and not SESSION.allows(state.session_phase(m.session_id), SessionEvent.NAMED):
         # spec-gap unknown-session: a session not set up on this connection is unknown
         # (RPC-17 suggests -32002 for a missing resource).
@@ -73,7 +72,7 @@ def _known_session(state: ConnectionFacts, m: Message) -> Iterable[Finding]:
 
 @check("notification", A, "session/update")
 def _updated_session(state: ConnectionFacts, m: Message) -> Iterable[Finding]:
-    if m.session is not None or announced(state, m.session_id):
+    if m.session is not None or state.announced(m.session_id):
         # spec SUBAGENT-29: a child's own traffic may come at any time (rules: subagents.py).
         return
     if state.gate_open("subagents", C):

@@ -130,7 +130,7 @@ class ProtocolState(ConnectionFacts):
         m = self._message(sender, raw, index)
         if m is None:
             return Step([])
-        rules = RULES.rules_for(m)
+        rules = RULES.rules_for(m, self.in_play)
         findings = list(self._check(m, rules.checks))
         if findings and refuse is not None and refuse(findings):
             return Step(findings)
@@ -161,13 +161,13 @@ class ProtocolState(ConnectionFacts):
     ) -> List[Finding]:
         """The findings a message would cause; changes nothing."""
         m = self._message(sender, raw, index)
-        return [] if m is None else list(self._check(m, RULES.checks_for(m)))
+        return [] if m is None else list(self._check(m, RULES.checks_for(m, self.in_play)))
 
     def apply(self, sender: Party, raw: Dict[str, Any], index: Optional[int] = None) -> None:
         """Record a message without checking it."""
         m = self._message(sender, raw, index)
         if m is not None:
-            self._apply(m, RULES.transitions_for(m))
+            self._apply(m, RULES.transitions_for(m, self.in_play))
 
     def finish(self, *, complete: bool = True) -> List[Finding]:
         """Findings that only the end of a transcript shows.

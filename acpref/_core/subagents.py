@@ -7,7 +7,11 @@ graded by the sentence it quotes (SUBAGENT-21, a definition, is a warning) and e
 (spec_notes/decisions.md, provisional-features).
 
 What the rules know of a child (``ProtocolState.children``): its parent and whether it advertised
-``cancel``. What they check:
+``cancel``. The stable pages ask only whether a session is an announced child and which children
+are below a session (``ConnectionFacts.announced``, ``descendants``); this page's rules on the
+stable methods (marked ``feature=FEATURE``) run only from the first child tracked on the
+connection (``ConnectionFacts.in_play``), so a connection without children never runs them.
+What they check:
 
 * the agent sends ``subagent_update``, ``session_message(_chunk)`` and ``session`` references
   only to a client that advertised ``subagents`` (SUBAGENT-01, SUBAGENT-02); it announces a child
@@ -39,7 +43,8 @@ from the load or resume response until it is announced again.
 
 Children are tracked while they cost at most ``max_remembered`` (``CHILD_COST`` and the id
 each); from the first one past it, no session the rules do not know is judged unannounced
-(``announced``): a missed SUBAGENT-05, never a false one (spec-gap remembered-bound).
+(``ConnectionFacts.announced``): a missed SUBAGENT-05, never a false one (spec-gap
+remembered-bound).
 
 A child's own updates are not a prompt turn's: they may come at any time, also after the parent's
 turn ended (SUBAGENT-29), so the turn rules of ``prompt_turn`` leave them alone.
@@ -53,7 +58,8 @@ from typing import TYPE_CHECKING, Any, Dict, Iterable, List, Optional, Set
 import attrs
 
 from ..errors import ErrorCode
-from .book import Message, check, transition, update_check, update_of, update_transition
+from .book import Message, check, content_check, transition, update_check, update_of
+from .book import update_transition
 from .findings import Finding, Party, finding
 from .lifecycle import SessionPhase
 from .register import WARNING
@@ -62,8 +68,7 @@ from .values import is_absolute_path
 if TYPE_CHECKING:  # pragma: no cover
     from .facts import ConnectionFacts as ProtocolState
 
-__all__ = ["CAPABILITY", "CHILD_COST", "KINDS", "ChildState", "announced", "descendants"]
-__all__ += ["known_session"]
+__all__ = ["CAPABILITY", "CHILD_COST", "FEATURE", "KINDS", "ChildState", "known_session"]
 
 A, C = Party.AGENT, Party.CLIENT
 INVALID = ErrorCode.INVALID_PARAMS
@@ -72,6 +77,9 @@ INVALID = ErrorCode.INVALID_PARAMS
 CAPABILITY = "subagents"
 #: The ``sessionUpdate`` tags of this feature.
 KINDS = frozenset({"subagent_update", "session_message", "session_message_chunk"})
+#: The feature's name in ``ConnectionFacts.in_play``: from the first child tracked, the rules
+#: marked with it (on stable methods: a child's cancel, prompt, requests, reopening) run.
+FEATURE = "subagents"
 #: What a tracked child costs, counted, besides its id: near what the rules (about 1.2 KB) and
 #: the reference client (about 3.3 KB: a session, its view, an event) hold for it.
 CHILD_COST = 4096
@@ -119,20 +127,9 @@ class ChildState:
     blocked_reported: Set[Any] = attrs.Factory(set)
 
 
-def announced(state: "ProtocolState", session_id: Any) -> bool:
-    """An announced child, or perhaps one: once a child went untracked, any session the rules
-    do not know."""
-    if not isinstance(session_id, str):
-        return False
-    if session_id in state.children:
-        return True
-    # spec-gap remembered-bound: an untracked child cannot be told from an unknown session.
-    return state.children_untracked > 0 and state.session(session_id) is None
-
-
 def known_session(state: "ProtocolState", session_id: Any) -> bool:
     """A session the client knows: set up on this connection, or an announced child."""
-    return state.session(session_id) is not None or announced(state, session_id)
+    return state.session(session_id) is not None or state.announced(session_id)
 
 
 def _untracked(state: "ProtocolState", m: Message, child: str) -> bool:
@@ -142,25 +139,9 @@ def _untracked(state: "ProtocolState", m: Message, child: str) -> bool:
     return state.children_cost + CHILD_COST + sys.getsizeof(child) > state.max_remembered
 
 
-def _ancestors(state: "ProtocolState", child: Any) -> List[Any]:
-    """The sessions above ``child``, its parent first, its root (an ordinary session) last."""
-    out: List[Any] = []
-    known = state.children.get(child) if isinstance(child, str) else None
-    while known is not None and known.parent not in out and len(out) < 64:
-        out.append(known.parent)
-        known = state.children.get(known.parent)
-    return out
-
-
-def descendants(state: "ProtocolState", session_id: Any) -> List[str]:
-    """Every child announced below ``session_id``, at any depth."""
-    # A copy first: a live client asks from its own thread while its reader registers children.
-    return [c for c in list(state.children) if session_id in _ancestors(state, c)]
-
-
 def _root_loading(state: "ProtocolState", child: Any) -> bool:
     """True while a session/load of the child's root is in flight (its replay may go on)."""
-    above = _ancestors(state, child)
+    above = state.ancestors(child)
     return bool(above) and state.session_phase(above[-1]) is SessionPhase.LOADING
 
 
@@ -177,16 +158,16 @@ _AGENT_REQUESTS = (
 # -- What the agent sends -------------------------------------------------------------------------
 
 
-@check("notification", A, "session/update")
+@check("notification", A, "session/update", feature=FEATURE)
 def _child_traffic(state: "ProtocolState", m: Message) -> Iterable[Finding]:
     """Any update of a child session, whatever its kind: is the child announced?"""
     if m.update is not None and isinstance(m.session_id, str) and m.session_id in state.children:
         yield from _stale_traffic(state, m, m.update.get("sessionUpdate"))
 
 
-@update_check(*KINDS, "tool_call", "tool_call_update")
+@update_check(*KINDS)
 def _subagent_traffic(state: "ProtocolState", m: Message) -> Iterable[Finding]:
-    """The updates of this feature, and tool calls that may reference a session."""
+    """The updates of this feature."""
     update = update_of(m)
     kind = update.get("sessionUpdate")
     if kind in KINDS and not state.gate_open(CAPABILITY, C):
@@ -206,11 +187,15 @@ def _subagent_traffic(state: "ProtocolState", m: Message) -> Iterable[Finding]:
                 )
             else:
                 yield from _stale_named(state, m, named, "session_message")
-    elif kind in ("tool_call", "tool_call_update"):
-        content = update.get("content")
-        for item in content if isinstance(content, list) else []:
-            if isinstance(item, dict) and item.get("type") == "session":
-                yield from _reference(state, m, item)
+
+
+@content_check("session")
+def _references(state: "ProtocolState", m: Message) -> Iterable[Finding]:
+    """A tool call whose content references a session."""
+    content = update_of(m).get("content")
+    for item in content if isinstance(content, list) else []:
+        if isinstance(item, dict) and item.get("type") == "session":
+            yield from _reference(state, m, item)
 
 
 def _stale_traffic(state: "ProtocolState", m: Message, kind: Any) -> Iterable[Finding]:
@@ -237,7 +222,7 @@ def _stale_traffic(state: "ProtocolState", m: Message, kind: Any) -> Iterable[Fi
 def _reopen_read(state: "ProtocolState", child: Any) -> bool:
     """True when the agent had provably read the load or resume of the child's root in flight
     (``ConnectionFacts.reopen_read``)."""
-    above = _ancestors(state, child)
+    above = state.ancestors(child)
     return bool(above) and state.reopen_read(above[-1])
 
 
@@ -278,7 +263,7 @@ def _announcement(state: "ProtocolState", m: Message, update: Dict[str, Any]) ->
         )
     elif known is not None and known.parent != m.session_id:
         moved = f"child {child!r} of {known.parent!r} updated on {m.session_id!r}"
-        if m.session_id in _ancestors(state, child):
+        if m.session_id in state.ancestors(child):
             # spec SUBAGENT-39: a surviving grandchild is never reparented to an ancestor.
             yield finding("SUBAGENT-39", A, f"{moved}, an ancestor", m.index)
         else:
@@ -352,6 +337,8 @@ def _register_child(state: "ProtocolState", m: Message) -> None:
     if known is None:
         state.children_cost += CHILD_COST + sys.getsizeof(child)
         known = state.children[child] = ChildState(parent=m.session_id)
+        # The first child tracked brings the feature into play: its hooks run from here.
+        state.in_play = state.in_play | {FEATURE}
     if known.stale != "resuming":  # before the resume's response nothing announces it again
         known.stale = None  # announced (again)
     if "state" in update:
@@ -375,7 +362,7 @@ def _register_child(state: "ProtocolState", m: Message) -> None:
 # -- What the client sends ------------------------------------------------------------------------
 
 
-@check("request", C, "session/load", "session/resume")
+@check("request", C, "session/load", "session/resume", feature=FEATURE)
 def _reopen_child(state: "ProtocolState", m: Message) -> Iterable[Finding]:
     sid = m.params.get("sessionId")
     if isinstance(sid, str) and sid in state.children:
@@ -383,7 +370,7 @@ def _reopen_child(state: "ProtocolState", m: Message) -> Iterable[Finding]:
         yield finding("SUBAGENT-17", C, f"{m.method} of child session {sid!r}", m.index, INVALID)
 
 
-@check("request", C, *_MUTATIONS)
+@check("request", C, *_MUTATIONS, feature=FEATURE)
 def _mutate_child(state: "ProtocolState", m: Message) -> Iterable[Finding]:
     sid = m.params.get("sessionId")
     if isinstance(sid, str) and sid in state.children:
@@ -391,7 +378,7 @@ def _mutate_child(state: "ProtocolState", m: Message) -> Iterable[Finding]:
         yield finding("SUBAGENT-18", C, f"{m.method} on child session {sid!r}", m.index, INVALID)
 
 
-@check("notification", C, "session/cancel")
+@check("notification", C, "session/cancel", feature=FEATURE)
 def _cancel_child(state: "ProtocolState", m: Message) -> Iterable[Finding]:
     child = state.children.get(m.session_id) if isinstance(m.session_id, str) else None
     if child is None or child.cancel:
@@ -411,7 +398,7 @@ def _cancel_child(state: "ProtocolState", m: Message) -> Iterable[Finding]:
         )
 
 
-@check("request", A, *_AGENT_REQUESTS)
+@check("request", A, *_AGENT_REQUESTS, feature=FEATURE)
 def _child_request(state: "ProtocolState", m: Message) -> Iterable[Finding]:
     known = state.children.get(m.session_id) if isinstance(m.session_id, str) else None
     if known is None:
@@ -429,7 +416,7 @@ def _child_request(state: "ProtocolState", m: Message) -> Iterable[Finding]:
         yield finding("SUBAGENT-41", A, said, m.index)
 
 
-@transition("request", A, "session/request_permission")
+@transition("request", A, "session/request_permission", feature=FEATURE)
 def _child_asks(state: "ProtocolState", m: Message) -> None:
     known = state.children.get(m.session_id) if isinstance(m.session_id, str) else None
     if known is not None:
@@ -441,38 +428,38 @@ def _child_asks(state: "ProtocolState", m: Message) -> None:
 # -- Reconnection ---------------------------------------------------------------------------------
 
 
-@transition("request", C, "session/load", "session/resume")
+@transition("request", C, "session/load", "session/resume", feature=FEATURE)
 def _children_stale(state: "ProtocolState", m: Message) -> None:
     # spec SUBAGENT-35: what was known of the children is no longer current; a load replays
     # them (announcement first), a resume announces them again after its response.
     stale = "replay" if m.method == "session/load" else "resuming"
-    for child in descendants(state, m.params.get("sessionId")):
+    for child in state.descendants(m.params.get("sessionId")):
         state.children[child].stale = stale
 
 
-@transition("response", A, "session/load", "session/resume")
+@transition("response", A, "session/load", "session/resume", feature=FEATURE)
 def _children_reconnected(state: "ProtocolState", m: Message) -> None:
     assert m.request is not None
     # After the response each continuing child is announced again (SUBAGENT-38); an error: no.
     stale = None if m.is_error else "reconnect"
-    for child in descendants(state, m.request.params.get("sessionId")):
+    for child in state.descendants(m.request.params.get("sessionId")):
         state.children[child].stale = stale
 
 
 # -- Cancelling a child's work --------------------------------------------------------------------
 
 
-@transition("notification", C, "session/cancel")
+@transition("notification", C, "session/cancel", feature=FEATURE)
 def _child_cancelled(state: "ProtocolState", m: Message) -> None:
     if isinstance(m.session_id, str) and m.session_id in state.children:
         # spec SUBAGENT-20: the cancel reaches the child and its active descendants.
-        _cancel_permissions(state, [m.session_id, *descendants(state, m.session_id)])
+        _cancel_permissions(state, [m.session_id, *state.descendants(m.session_id)])
 
 
-@transition("request", C, "session/close")
+@transition("request", C, "session/close", feature=FEATURE)
 def _root_closed(state: "ProtocolState", m: Message) -> None:
     # Closing the parent cancels its work, its children's included (SUBAGENT-44).
-    _cancel_permissions(state, descendants(state, m.params.get("sessionId")))
+    _cancel_permissions(state, state.descendants(m.params.get("sessionId")))
 
 
 def _cancel_permissions(state: "ProtocolState", children: List[Any]) -> None:
@@ -486,7 +473,7 @@ def _cancel_permissions(state: "ProtocolState", children: List[Any]) -> None:
         known.crossed_elicitations |= state.unread_requests(C, known.elicitations)
 
 
-@check("response", C, "session/request_permission")
+@check("response", C, "session/request_permission", feature=FEATURE)
 def _child_permission_answer(state: "ProtocolState", m: Message) -> Iterable[Finding]:
     assert m.request is not None
     known = state.children.get(m.request.params.get("sessionId"))
@@ -525,7 +512,7 @@ def _answered_after_cancel(
         yield finding(clause, C, f"child {what} {m.id!r} answered {said} after the cancel", m.index)
 
 
-@transition("response", C, "session/request_permission")
+@transition("response", C, "session/request_permission", feature=FEATURE)
 def _child_permission_answered(state: "ProtocolState", m: Message) -> None:
     assert m.request is not None
     known = state.children.get(m.request.params.get("sessionId"))
@@ -536,14 +523,14 @@ def _child_permission_answered(state: "ProtocolState", m: Message) -> None:
         known.blocked_reported.discard(m.id)
 
 
-@transition("request", A, "elicitation/create")
+@transition("request", A, "elicitation/create", feature=FEATURE)
 def _child_elicits(state: "ProtocolState", m: Message) -> None:
     known = state.children.get(m.session_id) if isinstance(m.session_id, str) else None
     if known is not None:
         known.elicitations.add(m.id)
 
 
-@check("response", C, "elicitation/create")
+@check("response", C, "elicitation/create", feature=FEATURE)
 def _child_elicitation_answer(state: "ProtocolState", m: Message) -> Iterable[Finding]:
     assert m.request is not None
     known = state.children.get(m.request.params.get("sessionId"))
@@ -557,7 +544,7 @@ def _child_elicitation_answer(state: "ProtocolState", m: Message) -> Iterable[Fi
     yield from _answered_after_cancel(clause, m, "elicitation", "action", action, "cancel")
 
 
-@transition("response", C, "elicitation/create")
+@transition("response", C, "elicitation/create", feature=FEATURE)
 def _child_elicitation_answered(state: "ProtocolState", m: Message) -> None:
     assert m.request is not None
     known = state.children.get(m.request.params.get("sessionId"))
