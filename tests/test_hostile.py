@@ -948,7 +948,7 @@ def test_ids_a_peer_chose_cost_a_bounded_memory_once_answered(clean: Watch, tmp_
     import gc
     import tracemalloc
 
-    from acpref._core.compact import AnsweredIds
+    from acpref._core.bounded import AnsweredIds
 
     side = RawSide("agent", tmp_path)
     try:

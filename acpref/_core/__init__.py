@@ -18,15 +18,27 @@ message breaks. The live sides and the oracle use the very same object, so they 
 4. The pages, in protocol order (``pages``): ``initialization``, ``authentication``,
    ``session_setup``, ``session_list``, ``session_modes``, ``prompt_turn``, ``tool_calls``,
    ``file_system``, ``elicitation``, ``cancellation``, ``session_notices``,
-   ``session_compaction``, ``results``; then the provisional features, ``plan_operations``,
-   ``subagents``, ``system_prompt``. Each opens with the spec page it implements and holds its
-   rules in both directions; the line that enforces a rule cites its clause id in a comment.
+   ``session_compaction``, ``results``. Each opens with the spec page it implements and holds
+   its rules in both directions; the line that enforces a rule cites its clause id in a comment.
    ``book`` is how they are keyed; ``capabilities`` and ``values`` are the small readers they
-   share; ``compact`` holds the memory-bounded containers behind ``SessionState``.
+   share; ``effects`` is what a message makes the live sides do (a turn starts, a turn stops).
    Cancelling, by the pages: the ``session/cancel`` notification's rules are prompt-turn.mdx's
    (``prompt_turn``: the turn ends ``cancelled``, permissions answered ``cancelled``);
    ``cancellation`` is cancellation.mdx, ``$/cancel_request`` of any request, and the one
    table of which message stops a running turn (session/cancel, close, delete, end of input).
+
+**After the reading order**, each in a module of its own, named as what it is:
+
+* The provisional features (shapes from the unstable schema), ``pages.PROVISIONAL``:
+  ``plan_operations``, ``subagents``, ``system_prompt``. They hook into the stable rules, not
+  the other way round: a provisional page's rules on a stable method run only once its feature
+  is in play on the connection (``book``, ``ConnectionFacts.in_play``: ``subagents`` from the
+  first child announced), and the stable pages ask only small facts of what it keeps
+  (``ConnectionFacts.announced``, ``descendants``).
+* Hardening: ``bounded``, the memory-bounded containers behind ``ConnectionFacts`` and
+  ``SessionState`` (``AnsweredIds``, ``remember``, the shared empty ``NO_IDS`` and
+  ``NOTHING``). The rules use them as the sets and mappings they are, and a reader need not
+  open it; how each stays within its bound is told there.
 
 **Why the shell around it looks the way it does.** ACP runs over blocking pipes, and acpref is
 synchronous and threaded, not asyncio. ``acpref/_shell/framing.py`` cuts the stream into lines;

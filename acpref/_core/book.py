@@ -46,7 +46,7 @@ __all__ = ["Message", "Outstanding", "RuleBook", "Rules", "check", "transition"]
 #: The method whose messages are also keyed by their update's kind.
 UPDATE = "session/update"
 #: The update kinds whose ``content`` items are also keyed by their type (``content_check``).
-TOOL_CALLS = ("tool_call", "tool_call_update")
+TOOL_CALLS = frozenset({"tool_call", "tool_call_update"})
 #: The method of the keys ``content_check`` marks: "session/update#content:<type>".
 _CONTENT = f"{UPDATE}#content:"
 
@@ -156,8 +156,11 @@ class RuleBook:
         kind = m.update.get("sessionUpdate") if m.update is not None else None
         if not isinstance(kind, str):
             kind = None  # no update kind (or none a rule could name)
-        content = _content_types(m.update, self._content) if kind in TOOL_CALLS else ()
-        key = (m.kind, m.sender, m.method, kind, content, in_play)
+        key: Tuple[Any, ...] = (m.kind, m.sender, m.method, kind, in_play)
+        content: Tuple[str, ...] = ()
+        if kind in TOOL_CALLS and self._content:
+            content = _content_types(m.update, self._content)
+            key += content
         found = self._joined.get(key)
         if found is not None:
             return found
@@ -194,16 +197,15 @@ def _join(
 
 
 def _content_types(update: Any, named: FrozenSet[str]) -> Tuple[str, ...]:
-    """The types of a tool call's content items that some rule names, each once, sorted."""
-    content = update.get("content") if named else None
-    if not isinstance(content, list):
-        return ()
-    found = set()
-    for item in content:
+    """The types of a tool call's content items that some rule names (``named``), each once,
+    sorted."""
+    content = update.get("content")
+    found: Tuple[str, ...] = ()
+    for item in content if isinstance(content, list) else ():
         kind = item.get("type") if isinstance(item, dict) else None
-        if isinstance(kind, str) and kind in named:  # a list there is the codec's to report
-            found.add(kind)
-    return tuple(sorted(found))
+        if isinstance(kind, str) and kind in named and kind not in found:  # a list: the codec's
+            found += (kind,)
+    return tuple(sorted(found)) if len(found) > 1 else found
 
 
 def _mark(

@@ -17,7 +17,7 @@ from typing import Any, Dict, Iterable
 
 from ..errors import ErrorCode
 from .book import Message, check, transition
-from .compact import forgot_any, remember
+from .bounded import forgot_any, remember
 from .facts import ConnectionFacts
 from .findings import Finding, Party, finding
 from .values import has_link, is_development_url, names_a_secret, url_credentials

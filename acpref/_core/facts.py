@@ -16,7 +16,7 @@ import attrs
 
 from . import capabilities
 from .book import Outstanding
-from .compact import NO_IDS, NOTHING, AnsweredIds, SharedRecords, remember
+from .bounded import NO_IDS, NOTHING, AnsweredIds, SharedRecords, remember
 from .findings import Party
 from .findings import other as other_party
 from .lifecycle import SessionPhase, TurnPhase
@@ -31,7 +31,7 @@ DEFAULT_MAX_REMEMBERED = 8 << 20
 
 @attrs.define(weakref_slot=False)
 class SessionState:
-    """What the rules know of one session on this connection (sets start shared: ``compact``)."""
+    """What the rules know of one session on this connection (sets start shared: ``bounded``)."""
 
     id: str
     cwd: Optional[str] = None
@@ -53,7 +53,7 @@ class SessionState:
     #: read that many (``ConnectionFacts.read``), it has read the cancel.
     cancel_seq: int = 0
     #: Tool calls: id -> the name reported, or None (TOOL-02, TOOL-05, TOOL-17, TOOL-18). Like
-    #: the two tables below, a ``compact.Remembered`` once used: bounded, least recent forgotten.
+    #: the two tables below, a ``bounded.Remembered`` once used: bounded, least recent forgotten.
     tool_calls: Mapping[str, Optional[str]] = NOTHING
     #: Message ids used by finished messages, and the one being streamed (SETUP-06, PROMPT-07).
     old_message_ids: Mapping[str, None] = NOTHING
@@ -80,10 +80,10 @@ class SessionState:
     #: Permission requests in flight for this session: request id -> offered option ids.
     permissions: Mapping[Any, Set[Any]] = NOTHING
     #: Tool calls the client allowed to run and that reported no status since (PROMPT-14), a
-    #: ``compact.Remembered`` once used.
+    #: ``bounded.Remembered`` once used.
     permitted: Mapping[str, None] = NOTHING
     #: Tool calls of the running turn whose last status is not final (pending, in_progress):
-    #: id -> None (PROMPT-16), a ``compact.Remembered`` once used.
+    #: id -> None (PROMPT-16), a ``bounded.Remembered`` once used.
     unfinished: Mapping[str, None] = NOTHING
     #: Permission requests that were in flight when the client cancelled (PROMPT-21), and those
     #: of them the client had not provably read when it cancelled: they may have crossed its

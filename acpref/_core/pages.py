@@ -3,7 +3,9 @@
 Read them in this order to follow a connection from its first message to its last. Each module
 opens with the page it implements and what a reader learns there; each holds the rules of that
 page in both directions (what the client sends, what the agent sends). The provisional features
-(shapes from the unstable schema) come last, one module each.
+(shapes from the unstable schema) come last, one module each, after the reading order: they
+hook into the stable pages (their rules on a stable method are marked with their feature and
+run only once it is in play on the connection, ``book``), and no stable page imports one.
 """
 
 from __future__ import annotations
@@ -47,7 +49,7 @@ PAGES = (
     results,
 )
 
-#: Provisional features, each in a module of its own.
+#: Provisional features, each in a module of its own, hooked into the stable pages.
 PROVISIONAL = (plan_operations, subagents, system_prompt)
 
 #: The rule book every ``ProtocolState`` consults.

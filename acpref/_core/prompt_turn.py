@@ -18,7 +18,7 @@ from typing import Any, Iterable, Optional
 from ..errors import ErrorCode
 from .book import Message, check, transition, update_check, update_of, update_transition
 from .capabilities import prompt_block_gate
-from .compact import NO_IDS
+from .bounded import NO_IDS
 from .facts import ConnectionFacts, SessionState
 from .lifecycle import TURN, SessionPhase, TurnEvent, TurnPhase
 from .findings import Finding, Party, finding

@@ -13,7 +13,7 @@ from __future__ import annotations
 from typing import Iterable
 
 from .book import Message, update_check, update_of, update_transition
-from .compact import remember
+from .bounded import remember
 from .facts import ConnectionFacts
 from .findings import Finding, Party, finding
 

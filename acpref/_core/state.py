@@ -37,7 +37,7 @@ import attrs
 from ..methods import CANCEL_REQUEST, METHODS, is_extension
 from . import envelope
 from .book import UPDATE, CheckFn, Message, Outstanding, TransitionFn, params_of
-from .compact import AnsweredIds
+from .bounded import AnsweredIds
 from .effects import Effect, TurnStops, client_effects_of, effects_of, stops_at_end_of_input
 from .lifecycle import TurnEvent
 from .prompt_turn import stop_turn

@@ -16,7 +16,7 @@ from typing import Any, Dict, Iterable, List
 
 from ..errors import ErrorCode
 from .book import Message, check, transition, update_check, update_of, update_transition
-from .compact import NOTHING, Remembered, forgot_any, remember
+from .bounded import NOTHING, Remembered, forgot_any, remember
 from .facts import ConnectionFacts, SessionState
 from .lifecycle import SessionPhase, TurnPhase
 from .findings import Finding, Party, finding

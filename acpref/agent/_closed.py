@@ -8,8 +8,8 @@ forever, and most closed sessions hold nothing but their settings, set up alike.
 ``ClosedRecords.record`` turns such a session into one ``int``: the index of its *shape* (cwd,
 additional roots, title, and the index of its *settings*: MCP servers, modes, config options,
 system prompt), its ``updated_at`` in milliseconds and its ``touched`` counter, packed with
-``acpref._core.compact.pack``. Shapes and settings are kept once each (``Interned``), for as
-long as a record holds them. ``ClosedRecords.session`` rebuilds the ``Session`` as it was.
+``pack`` (below). Shapes and settings are kept once each (``Interned``), for as long as a record
+holds them. ``ClosedRecords.session`` rebuilds the ``Session`` as it was.
 
 The registry (``_sessions.SessionRegistry``) decides when a session is closed and holds the
 records; this module only makes and reads them. The caller holds the registry's lock.
@@ -20,9 +20,8 @@ from __future__ import annotations
 import calendar
 import functools
 import time
-from typing import Any, Optional, Tuple
+from typing import Any, Dict, Hashable, List, Optional, Sequence, Tuple
 
-from .._core.compact import Interned, pack, unpack
 from ._session import Session
 
 __all__ = ["ClosedRecords"]
@@ -132,3 +131,94 @@ def _stamp_text(stamp: int) -> str:
 def _second_text(seconds: int) -> str:
     # Sessions close in bursts: listing many closed ones formats few distinct seconds.
     return time.strftime("%Y-%m-%dT%H:%M:%S", time.gmtime(seconds))
+
+
+# -- The containers the records are made of ---------------------------------------------------
+
+
+class Interned:
+    """Equal values kept once, each under a small integer, for as long as something holds it.
+
+    ``take(key, value)`` counts one more holder of ``value`` and returns its index: the index of
+    an equal value taken before under the same key, else a new one. ``release(index)`` counts
+    one fewer, and forgets the value when none is left (its index is reused). Values are
+    compared with ``==``; ``key`` only finds candidates, so it may be a hash that collides.
+    Values are shared by their holders, so they must not be changed in place.
+    """
+
+    def __init__(self) -> None:
+        self._values: List[Any] = []
+        self._holders: List[int] = []  # per index; 0 for a free index
+        self._free: List[int] = []
+        self._by_key: Dict[Hashable, List[int]] = {}
+        self._keys: List[Hashable] = []  # per index, to forget it
+
+    def take(self, key: Hashable, value: Any) -> int:
+        candidates = self._by_key.setdefault(key, [])
+        for index in candidates:
+            if self._values[index] == value:
+                self._holders[index] += 1
+                return index
+        if self._free:
+            index = self._free.pop()
+            self._values[index], self._holders[index], self._keys[index] = value, 1, key
+        else:
+            index = len(self._values)
+            self._values.append(value)
+            self._holders.append(1)
+            self._keys.append(key)
+        candidates.append(index)
+        return index
+
+    def __getitem__(self, index: int) -> Any:
+        return self._values[index]
+
+    def holders(self, index: int) -> int:
+        """How many hold the value ``index`` (0 once it is forgotten)."""
+        return self._holders[index]
+
+    def release(self, index: int) -> bool:
+        """One holder fewer; True if that was the last one (the value is forgotten)."""
+        self._holders[index] -= 1
+        if self._holders[index]:
+            return False
+        key = self._keys[index]
+        candidates = self._by_key[key]
+        candidates.remove(index)
+        if not candidates:
+            del self._by_key[key]
+        self._values[index] = self._keys[index] = None
+        self._free.append(index)
+        return True
+
+    def __len__(self) -> int:
+        """How many distinct values are held."""
+        return len(self._values) - len(self._free)
+
+
+def pack(fields: Sequence[int], widths: Sequence[int]) -> Optional[int]:
+    """Non-negative integers as one ``int``, or None if one does not fit its width.
+
+    ``fields[i]`` takes ``widths[i]`` bits, from the lowest; the last field, which has no width,
+    takes the bits above. An ``int`` below 2**90 costs 36 bytes; a tuple of three small ints,
+    64 bytes and theirs.
+    """
+    assert len(fields) == len(widths) + 1
+    packed = fields[-1]
+    if packed < 0:
+        return None
+    for value, width in zip(reversed(fields[:-1]), reversed(widths)):
+        if not 0 <= value < 1 << width:
+            return None
+        packed = packed << width | value
+    return packed
+
+
+def unpack(packed: int, widths: Sequence[int]) -> Tuple[int, ...]:
+    """The fields ``pack(fields, widths)`` packed into ``packed``."""
+    fields = []
+    for width in widths:
+        fields.append(packed & ((1 << width) - 1))
+        packed >>= width
+    fields.append(packed)
+    return tuple(fields)

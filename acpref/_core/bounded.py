@@ -1,4 +1,9 @@
-"""Small containers for what the core remembers per session and per connection.
+"""Hardening, not on the reading path: what the core remembers per session and per connection,
+as containers with a memory bound.
+
+A reader of the rules needs only what each one is: ``AnsweredIds`` a set of answered request
+ids, ``Remembered`` (``remember``) a mapping of ids a peer chose, ``NO_IDS`` and ``NOTHING``
+an empty set and mapping; how they stay within their bound is told here.
 
 A connection may hold many sessions for a long time (an editor keeps its sessions open; an agent
 serves thousands over one pipe), and the bounds acpref promises hold in decoded memory. So the
@@ -14,9 +19,6 @@ per-session records start from shared empty values and get their own only when t
 * ``Remembered`` keeps ids a peer chose (a session's tool call ids, message ids, compaction
   ids), each with a small value, up to a bound in what they cost; past it, the least recently
   put are forgotten, and it counts how many (``remember`` gives a session its own on first use).
-* ``Interned`` keeps one copy of equal values for as long as something holds it, each named by
-  a small integer, and ``pack``/``unpack`` keep a few such integers as one ``int``: a record of
-  many things that are alike (the agent registry's closed sessions) costs one small ``int``.
 
 Nothing here knows a protocol rule: these are sets and mappings with a memory bound. The figures
 behind the choices are in benchmarks/README.md ("Memory per session").
@@ -28,34 +30,18 @@ import sys
 import types
 from bisect import bisect_right
 from collections import OrderedDict
-from typing import (
-    AbstractSet,
-    Any,
-    Dict,
-    FrozenSet,
-    Hashable,
-    Iterator,
-    List,
-    Mapping,
-    Optional,
-    Sequence,
-    Set,
-    Tuple,
-)
+from typing import AbstractSet, Any, Dict, FrozenSet, Iterator, List, Mapping, Set
 
 __all__ = [
     "NO_IDS",
     "NOTHING",
     "AnsweredIds",
     "Remembered",
-    "Interned",
     "SharedRecords",
     "forgot_any",
     "grow",
-    "pack",
     "put",
     "remember",
-    "unpack",
 ]
 
 #: The empty set every session starts with (see ``grow``).
@@ -239,91 +225,3 @@ class AnsweredIds:
             return request_id in self._others
         i = bisect_right(self._firsts, request_id)
         return bool(i) and self._lasts[i - 1] >= request_id
-
-
-class Interned:
-    """Equal values kept once, each under a small integer, for as long as something holds it.
-
-    ``take(key, value)`` counts one more holder of ``value`` and returns its index: the index of
-    an equal value taken before under the same key, else a new one. ``release(index)`` counts
-    one fewer, and forgets the value when none is left (its index is reused). Values are
-    compared with ``==``; ``key`` only finds candidates, so it may be a hash that collides.
-    Values are shared by their holders, so they must not be changed in place.
-    """
-
-    def __init__(self) -> None:
-        self._values: List[Any] = []
-        self._holders: List[int] = []  # per index; 0 for a free index
-        self._free: List[int] = []
-        self._by_key: Dict[Hashable, List[int]] = {}
-        self._keys: List[Hashable] = []  # per index, to forget it
-
-    def take(self, key: Hashable, value: Any) -> int:
-        candidates = self._by_key.setdefault(key, [])
-        for index in candidates:
-            if self._values[index] == value:
-                self._holders[index] += 1
-                return index
-        if self._free:
-            index = self._free.pop()
-            self._values[index], self._holders[index], self._keys[index] = value, 1, key
-        else:
-            index = len(self._values)
-            self._values.append(value)
-            self._holders.append(1)
-            self._keys.append(key)
-        candidates.append(index)
-        return index
-
-    def __getitem__(self, index: int) -> Any:
-        return self._values[index]
-
-    def holders(self, index: int) -> int:
-        """How many hold the value ``index`` (0 once it is forgotten)."""
-        return self._holders[index]
-
-    def release(self, index: int) -> bool:
-        """One holder fewer; True if that was the last one (the value is forgotten)."""
-        self._holders[index] -= 1
-        if self._holders[index]:
-            return False
-        key = self._keys[index]
-        candidates = self._by_key[key]
-        candidates.remove(index)
-        if not candidates:
-            del self._by_key[key]
-        self._values[index] = self._keys[index] = None
-        self._free.append(index)
-        return True
-
-    def __len__(self) -> int:
-        """How many distinct values are held."""
-        return len(self._values) - len(self._free)
-
-
-def pack(fields: Sequence[int], widths: Sequence[int]) -> Optional[int]:
-    """Non-negative integers as one ``int``, or None if one does not fit its width.
-
-    ``fields[i]`` takes ``widths[i]`` bits, from the lowest; the last field, which has no width,
-    takes the bits above. An ``int`` below 2**90 costs 36 bytes; a tuple of three small ints,
-    64 bytes and theirs.
-    """
-    assert len(fields) == len(widths) + 1
-    packed = fields[-1]
-    if packed < 0:
-        return None
-    for value, width in zip(reversed(fields[:-1]), reversed(widths)):
-        if not 0 <= value < 1 << width:
-            return None
-        packed = packed << width | value
-    return packed
-
-
-def unpack(packed: int, widths: Sequence[int]) -> Tuple[int, ...]:
-    """The fields ``pack(fields, widths)`` packed into ``packed``."""
-    fields = []
-    for width in widths:
-        fields.append(packed & ((1 << width) - 1))
-        packed >>= width
-    fields.append(packed)
-    return tuple(fields)
