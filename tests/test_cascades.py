@@ -1,0 +1,103 @@
+"""No cascade: after one peer breaks a rule, what the core recorded of its message never makes a
+later, compliant message of the *other* peer fail at MUST (a false blame).
+
+The core records every message, the ones breaking a rule too (``state``, Rule 2), because the
+oracle and a receiving side must follow a broken peer's connection. Each test here lets one peer
+break a MUST rule (a ``lax`` side: it records what it sends but stops nothing, as a third-party
+peer does) and checks that the compliant peer's next, ordinary message is judged clean, on both
+sides and by the oracle's one state that sees the whole transcript.
+
+Spec: the clauses each test is named after; the pair: tests/pair.py.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Dict, List, Optional
+
+import pytest
+from pair import A, C, Pair, Step, note, ok, req
+
+from acpref._core import Finding, Party, ProtocolState
+
+CLIENT_CAPS: Dict[str, Any] = {
+    "fs": {"readTextFile": True, "writeTextFile": True},
+    "terminal": True,
+    "subagents": {},
+}
+
+
+def lax(pair: Pair, party: Party) -> None:
+    """``party`` stops nothing it sends: a peer that breaks rules (its state still records)."""
+    state = pair.states[party]
+    observe = state.observe
+
+    def records_all(sender: Party, raw: Dict[str, Any], index: Any = None, **_: Any) -> Any:
+        return observe(sender, raw, index)
+
+    state.observe = records_all  # type: ignore[method-assign]
+
+
+class Watched(Pair):
+    """A pair with the oracle's view beside it: one state that sees every message."""
+
+    def __init__(self, lax_party: Optional[Party] = None, **kw: Any) -> None:
+        super().__init__(**kw)
+        self.oracle = ProtocolState()
+        self.oracle_findings: List[Finding] = []
+        if lax_party is not None:
+            lax(self, lax_party)
+
+    def send(self, sender: Party, message: Dict[str, Any]) -> Step:
+        step = super().send(sender, message)
+        if step.sent:
+            # The refusal a receiver answers with is sent (and seen) inside super().send.
+            self.oracle_findings.extend(self.oracle.observe(sender, message))
+        return step
+
+
+def blamed(findings: List[Finding], party: Party) -> List[str]:
+    return [f.clause for f in findings if f.binding and f.blame is party]
+
+
+def setup(pair: Pair, caps: Optional[Dict[str, Any]] = None, agent_caps: Any = None) -> str:
+    """initialize and one session/new, cleanly; returns the session id."""
+    pair.client_sends(req(0, "initialize", {
+        "protocolVersion": 1, "clientCapabilities": caps if caps is not None else CLIENT_CAPS,
+        "clientInfo": {"name": "c", "version": "1"}}))
+    pair.agent_sends(ok(0, {"protocolVersion": 1, "agentCapabilities": agent_caps or {},
+                            "authMethods": [], "agentInfo": {"name": "a", "version": "1"}}))
+    pair.client_sends(req(1, "session/new", {"cwd": "/p", "mcpServers": []}))
+    pair.agent_sends(ok(1, {"sessionId": "s1"}))
+    assert not any(s.findings for s in pair.steps), [s.findings for s in pair.steps]
+    return "s1"
+
+
+def assert_clean(pair: Watched, step: Step, party: Party) -> None:
+    """``step``, a message of ``party``, was sent and blamed on ``party`` by no one."""
+    assert step.sent, step.stopped
+    assert blamed(step.findings, party) == []
+    assert step.refusal is None
+    assert blamed(pair.oracle_findings, party) == []
+
+
+# -- subagents.md -------------------------------------------------------------------------------
+
+
+@pytest.mark.xfail(
+    strict=True,
+    reason="subagents._register_child registers a child whose id SUBAGENT-09 found to be an "
+    "ordinary session's; the client's own session/prompt is then judged SUBAGENT-18",
+)
+def test_SUBAGENT_09_a_reused_session_id_does_not_make_the_clients_prompt_a_child_mutation() -> None:
+    pair = Watched(lax_party=A)
+    sid = setup(pair)
+    pair.client_sends(req(2, "session/new", {"cwd": "/p", "mcpServers": []}))
+    pair.agent_sends(ok(2, {"sessionId": "s2"}))
+    # The agent announces s2, the client's second ordinary session, as a child of s1.
+    bad = pair.agent_sends(note("session/update", {"sessionId": sid, "update": {
+        "sessionUpdate": "subagent_update", "sessionId": "s2", "title": "helper",
+        "capabilities": {}}}))
+    assert "SUBAGENT-09" in blamed(bad.findings, A)
+    step = pair.client_sends(req(3, "session/prompt", {
+        "sessionId": "s2", "prompt": [{"type": "text", "text": "hi"}]}))
+    assert_clean(pair, step, C)
