@@ -3,7 +3,7 @@ later, compliant message of the *other* peer fail at MUST (a false blame).
 
 The core records every message, the ones breaking a rule too (``state``, Rule 2), because the
 oracle and a receiving side must follow a broken peer's connection. Each test here lets one peer
-break a MUST rule (a ``lax`` side: it records what it sends but stops nothing, as a third-party
+break a MUST rule (the ``lax`` side: it records what it sends but stops nothing, as a third-party
 peer does) and checks that the compliant peer's next, ordinary message is judged clean, on both
 sides and by the oracle's one state that sees the whole transcript.
 
@@ -26,17 +26,6 @@ CLIENT_CAPS: Dict[str, Any] = {
 }
 
 
-def lax(pair: Pair, party: Party) -> None:
-    """``party`` stops nothing it sends: a peer that breaks rules (its state still records)."""
-    state = pair.states[party]
-    observe = state.observe
-
-    def records_all(sender: Party, raw: Dict[str, Any], index: Any = None, **_: Any) -> Any:
-        return observe(sender, raw, index)
-
-    state.observe = records_all  # type: ignore[method-assign]
-
-
 class Watched(Pair):
     """A pair with the oracle's view beside it: one state that sees every message."""
 
@@ -44,15 +33,17 @@ class Watched(Pair):
         super().__init__(**kw)
         self.oracle = ProtocolState()
         self.oracle_findings: List[Finding] = []
-        if lax_party is not None:
-            lax(self, lax_party)
+        #: The peer that stops nothing it sends (its state still records it all).
+        self.lax = lax_party
 
-    def send(self, sender: Party, message: Dict[str, Any]) -> Step:
-        step = super().send(sender, message)
-        if step.sent:
-            # The refusal a receiver answers with is sent (and seen) inside super().send.
-            self.oracle_findings.extend(self.oracle.observe(sender, message))
-        return step
+    def _on_send(self, me: Party, message: Dict[str, Any]) -> Any:
+        if me is self.lax:
+            findings, stopped = list(self.states[me].observe(me, message)), None
+        else:
+            findings, stopped = super()._on_send(me, message)
+        if stopped is None:  # sent: the oracle sees it, before the receiver's answer to it
+            self.oracle_findings.extend(self.oracle.observe(me, message))
+        return findings, stopped
 
 
 def blamed(findings: List[Finding], party: Party) -> List[str]:
@@ -100,4 +91,53 @@ def test_SUBAGENT_09_a_reused_session_id_does_not_make_the_clients_prompt_a_chil
     assert "SUBAGENT-09" in blamed(bad.findings, A)
     step = pair.client_sends(req(3, "session/prompt", {
         "sessionId": "s2", "prompt": [{"type": "text", "text": "hi"}]}))
+    assert_clean(pair, step, C)
+
+
+# -- session-setup.mdx ----------------------------------------------------------------------------
+
+PROMPT = [{"type": "text", "text": "hi"}]
+
+
+def test_SETUP_16_a_refused_close_cancels_no_turn() -> None:
+    # The agent did not advertise sessionCapabilities.close: the close breaks SETUP-14 and is
+    # refused, so it cancels nothing, and the turn may end as it will.
+    pair = Watched(lax_party=C)
+    sid = setup(pair)
+    pair.client_sends(req(2, "session/prompt", {"sessionId": sid, "prompt": PROMPT}))
+    bad = pair.client_sends(req(3, "session/close", {"sessionId": sid}))
+    assert bad.refusal is not None and "SETUP-14" in blamed(bad.findings, C)
+    step = pair.agent_sends(ok(2, {"stopReason": "end_turn"}))
+    assert_clean(pair, step, A)
+
+
+# -- session-config-options.mdx -------------------------------------------------------------------
+
+MODEL = {"id": "model", "name": "Model", "category": "model", "type": "select",
+         "currentValue": "a", "options": [{"value": "a", "name": "A"}, {"value": "b", "name": "B"}]}
+EFFORT = {"id": "effort", "name": "Effort", "category": "thought_level", "type": "select",
+          "currentValue": "lo", "options": [{"value": "lo", "name": "Lo"}, {"value": "hi", "name": "Hi"}]}
+
+
+def config_session(pair: Pair) -> str:
+    pair.client_sends(req(0, "initialize", {
+        "protocolVersion": 1, "clientCapabilities": {},
+        "clientInfo": {"name": "c", "version": "1"}}))
+    pair.agent_sends(ok(0, {"protocolVersion": 1, "agentCapabilities": {},
+                            "authMethods": [], "agentInfo": {"name": "a", "version": "1"}}))
+    pair.client_sends(req(1, "session/new", {"cwd": "/p", "mcpServers": []}))
+    pair.agent_sends(ok(1, {"sessionId": "s1", "configOptions": [MODEL, EFFORT]}))
+    assert not any(s.findings for s in pair.steps), [s.findings for s in pair.steps]
+    return "s1"
+
+
+def test_CONFIG_19_a_result_without_the_option_set_does_not_make_it_unknown() -> None:
+    pair = Watched(lax_party=A)
+    sid = config_session(pair)
+    pair.client_sends(req(2, "session/set_config_option", {
+        "sessionId": sid, "configId": "model", "value": "b"}))
+    bad = pair.agent_sends(ok(2, {"configOptions": [EFFORT]}))
+    assert "CONFIG-19" in blamed(bad.findings, A)
+    step = pair.client_sends(req(3, "session/set_config_option", {
+        "sessionId": sid, "configId": "model", "value": "a"}))
     assert_clean(pair, step, C)

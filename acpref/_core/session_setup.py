@@ -254,7 +254,8 @@ def _close(state: ConnectionFacts, m: Message) -> Iterable[Finding]:
 @transition("request", C, "session/close")
 def _closing(state: ConnectionFacts, m: Message) -> None:
     s = state.session(m.session_id)
-    if s is not None:
+    # spec SETUP-14: a close the agent did not offer is refused, and cancels nothing.
+    if s is not None and state.gate_open("sessionCapabilities.close", A):
         # spec SETUP-16: close cancels a running turn as if session/cancel arrived.
         stop_turn(state, s, TurnEvent.CLOSE_SENT)
 
