@@ -141,3 +141,24 @@ def test_CONFIG_19_a_result_without_the_option_set_does_not_make_it_unknown() ->
     step = pair.client_sends(req(3, "session/set_config_option", {
         "sessionId": sid, "configId": "model", "value": "a"}))
     assert_clean(pair, step, C)
+
+
+
+# -- tool-calls.mdx, prompt-turn.mdx --------------------------------------------------------------
+
+
+def test_PROMPT_21_a_refused_permission_request_is_not_pending_at_the_cancel() -> None:
+    # The agent repeats an optionId (spec-gap unique-option-ids): the client refuses the request
+    # -32602 (Rule 3). A cancel written before that refusal does not make the refusal a pending
+    # permission request answered with an error.
+    pair = Watched(lax_party=A, answer_refusals=False)
+    sid = setup(pair)
+    pair.client_sends(req(2, "session/prompt", {"sessionId": sid, "prompt": PROMPT}))
+    option = {"optionId": "o", "name": "Allow", "kind": "allow_once"}
+    bad = pair.agent_sends(req(0, "session/request_permission", {
+        "sessionId": sid, "toolCall": {"toolCallId": "t"}, "options": [option, option]}))
+    assert bad.refusal is not None and bad.refusal.code == -32602
+    pair.client_sends(note("session/cancel", {"sessionId": sid}))
+    step = pair.client_sends({"jsonrpc": "2.0", "id": 0, "error": {
+        "code": -32602, "message": bad.refusal.message}})
+    assert_clean(pair, step, C)
