@@ -162,3 +162,44 @@ def test_PROMPT_21_a_refused_permission_request_is_not_pending_at_the_cancel() -
     step = pair.client_sends({"jsonrpc": "2.0", "id": 0, "error": {
         "code": -32602, "message": bad.refusal.message}})
     assert_clean(pair, step, C)
+
+
+def _closed_after_logout() -> "tuple[Watched, Step]":
+    """The agent requires authentication (its own policy): after a logout mid-turn, the client's
+    close is refused -32000 (RPC-16, AUTH-17); then the turn ends end_turn."""
+    pair = Watched()
+    pair.agent.requires_auth = lambda: True
+    auth = {"auth": {"logout": {}}, "sessionCapabilities": {"close": {}}}
+    pair.client_sends(req(0, "initialize", {
+        "protocolVersion": 1, "clientCapabilities": {},
+        "clientInfo": {"name": "c", "version": "1"}}))
+    pair.agent_sends(ok(0, {"protocolVersion": 1, "agentCapabilities": auth, "authMethods": [
+        {"id": "key", "name": "Key"}], "agentInfo": {"name": "a", "version": "1"}}))
+    pair.client_sends(req(1, "authenticate", {"methodId": "key"}))
+    pair.agent_sends(ok(1, {}))
+    pair.client_sends(req(2, "session/new", {"cwd": "/p", "mcpServers": []}))
+    pair.agent_sends(ok(2, {"sessionId": "s1"}))
+    pair.client_sends(req(3, "session/prompt", {"sessionId": "s1", "prompt": PROMPT}))
+    pair.client_sends(req(4, "logout", {}))
+    pair.agent_sends(ok(4, {}))
+    assert not any(s.findings for s in pair.steps), [s.findings for s in pair.steps]
+    bad = pair.client_sends(req(5, "session/close", {"sessionId": "s1"}))
+    assert bad.refusal is not None and bad.refusal.code == -32000
+    return pair, pair.agent_sends(ok(3, {"stopReason": "end_turn"}))
+
+
+def test_SETUP_16_a_close_refused_for_authentication_cancels_no_turn() -> None:
+    # The live agent, which knows its policy, refused the close: it sends its turn's answer.
+    _, step = _closed_after_logout()
+    assert step.sent, step.stopped
+    assert blamed(step.sent_findings, A) == []
+
+
+@pytest.mark.xfail(
+    strict=True,
+    reason="an observer that does not know the agent's authentication policy (the client's "
+    "rules, the oracle) reads the close answered -32000 as one that cancelled the turn",
+)
+def test_SETUP_16_a_close_answered_with_an_error_makes_no_cancelled_answer_due() -> None:
+    pair, step = _closed_after_logout()
+    assert blamed(step.received_findings, A) == [] and blamed(pair.oracle_findings, A) == []
