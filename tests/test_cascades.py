@@ -203,3 +203,19 @@ def test_SETUP_16_a_close_refused_for_authentication_cancels_no_turn() -> None:
 def test_SETUP_16_a_close_answered_with_an_error_makes_no_cancelled_answer_due() -> None:
     pair, step = _closed_after_logout()
     assert blamed(step.received_findings, A) == [] and blamed(pair.oracle_findings, A) == []
+
+
+# -- session-list.mdx -----------------------------------------------------------------------------
+
+
+def test_LIST_05_a_listed_relative_cwd_is_not_the_one_a_load_must_name() -> None:
+    # The agent lists a session with a relative cwd (LIST-05). A client can load it only with
+    # an absolute cwd (SETUP-25): that is not SETUP-22's "not the session's cwd".
+    pair = Watched(lax_party=A)
+    setup(pair, agent_caps={"loadSession": True, "sessionCapabilities": {"list": {}}})
+    pair.client_sends(req(2, "session/list", {}))
+    bad = pair.agent_sends(ok(2, {"sessions": [{"sessionId": "old", "cwd": "work/old"}]}))
+    assert "LIST-05" in blamed(bad.findings, A)
+    step = pair.client_sends(req(3, "session/load", {
+        "sessionId": "old", "cwd": "/home/u/work/old", "mcpServers": []}))
+    assert_clean(pair, step, C)
