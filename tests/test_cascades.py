@@ -143,7 +143,6 @@ def test_CONFIG_19_a_result_without_the_option_set_does_not_make_it_unknown() ->
     assert_clean(pair, step, C)
 
 
-
 # -- tool-calls.mdx, prompt-turn.mdx --------------------------------------------------------------
 
 
@@ -158,6 +157,10 @@ def test_PROMPT_21_a_refused_permission_request_is_not_pending_at_the_cancel() -
     bad = pair.agent_sends(req(0, "session/request_permission", {
         "sessionId": sid, "toolCall": {"toolCallId": "t"}, "options": [option, option]}))
     assert bad.refusal is not None and bad.refusal.code == -32602
+    # The client answers a later request of the agent first: it had read the permission request
+    # (else the cancel may have crossed it: spec-gap permission-crossing, not PROMPT-21).
+    pair.agent_sends(req(1, "fs/read_text_file", {"sessionId": sid, "path": "/p/a"}))
+    pair.client_sends(ok(1, {"content": ""}))
     pair.client_sends(note("session/cancel", {"sessionId": sid}))
     step = pair.client_sends({"jsonrpc": "2.0", "id": 0, "error": {
         "code": -32602, "message": bad.refusal.message}})
@@ -218,4 +221,67 @@ def test_LIST_05_a_listed_relative_cwd_is_not_the_one_a_load_must_name() -> None
     assert "LIST-05" in blamed(bad.findings, A)
     step = pair.client_sends(req(3, "session/load", {
         "sessionId": "old", "cwd": "/home/u/work/old", "mcpServers": []}))
+    assert_clean(pair, step, C)
+
+
+# -- subagents.md, beyond the seed case (subagents.py is being restructured: strict xfails) -------
+
+
+def announce(pair: Pair, parent: str, child: str) -> Step:
+    return pair.agent_sends(note("session/update", {"sessionId": parent, "update": {
+        "sessionUpdate": "subagent_update", "sessionId": child, "title": "helper",
+        "capabilities": {"cancel": {}}}}))
+
+
+@pytest.mark.xfail(
+    strict=True,
+    reason="subagents._child_asks records a child's permission request refused for repeated "
+    "optionIds as pending; a cancel before the refusal makes the refusal SUBAGENT-44",
+)
+def test_SUBAGENT_44_a_refused_permission_request_of_a_child_is_not_pending_at_the_cancel() -> None:
+    pair = Watched(lax_party=A, answer_refusals=False)
+    sid = setup(pair)
+    assert announce(pair, sid, "k1").findings == []
+    option = {"optionId": "o", "name": "Allow", "kind": "allow_once"}
+    bad = pair.agent_sends(req(0, "session/request_permission", {
+        "sessionId": "k1", "toolCall": {"toolCallId": "t"}, "options": [option, option]}))
+    assert bad.refusal is not None and bad.refusal.code == -32602
+    pair.client_sends(note("session/cancel", {"sessionId": "k1"}))
+    step = pair.client_sends({"jsonrpc": "2.0", "id": 0, "error": {
+        "code": -32602, "message": bad.refusal.message}})
+    assert_clean(pair, step, C)
+
+
+@pytest.mark.xfail(
+    strict=True,
+    reason="a session/new answered with an announced child's id is found by no rule (SUBAGENT-09 "
+    "is judged on announcements only), and the client's prompt on its new session is SUBAGENT-18",
+)
+def test_SUBAGENT_09_a_new_session_with_a_childs_id_does_not_make_its_prompt_a_child_mutation() -> None:
+    pair = Watched(lax_party=A)
+    sid = setup(pair)
+    assert announce(pair, sid, "k1").findings == []
+    pair.client_sends(req(2, "session/new", {"cwd": "/p", "mcpServers": []}))
+    bad = pair.agent_sends(ok(2, {"sessionId": "k1"}))
+    assert blamed(bad.findings, A) != []  # the reuse is the agent's fault
+    step = pair.client_sends(req(3, "session/prompt", {"sessionId": "k1", "prompt": PROMPT}))
+    assert_clean(pair, step, C)
+
+
+@pytest.mark.xfail(
+    strict=True,
+    reason="subagents._child_elicits records a child's elicitation refused -32602 (ELICIT-06, as "
+    "ELICIT-29 wants) as pending; a cancel before the refusal makes the refusal SUBAGENT-45",
+)
+def test_SUBAGENT_45_a_refused_elicitation_of_a_child_is_not_pending_at_the_cancel() -> None:
+    pair = Watched(lax_party=A, answer_refusals=False)
+    sid = setup(pair)
+    assert announce(pair, sid, "k1").findings == []
+    bad = pair.agent_sends(req(0, "elicitation/create", {
+        "sessionId": "k1", "mode": "form", "message": "Name?",
+        "requestedSchema": {"type": "object", "properties": {"n": {"type": "string"}}}}))
+    assert bad.refusal is not None and bad.refusal.code == -32602
+    pair.client_sends(note("session/cancel", {"sessionId": "k1"}))
+    step = pair.client_sends({"jsonrpc": "2.0", "id": 0, "error": {
+        "code": -32602, "message": bad.refusal.message}})
     assert_clean(pair, step, C)
