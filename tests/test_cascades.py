@@ -79,7 +79,7 @@ def assert_clean(pair: Watched, step: Step, party: Party) -> None:
     reason="subagents._register_child registers a child whose id SUBAGENT-09 found to be an "
     "ordinary session's; the client's own session/prompt is then judged SUBAGENT-18",
 )
-def test_SUBAGENT_09_a_reused_session_id_does_not_make_the_clients_prompt_a_child_mutation() -> None:
+def test_SUBAGENT_09_a_reused_session_id_does_not_make_the_prompt_a_child_mutation() -> None:
     pair = Watched(lax_party=A)
     sid = setup(pair)
     pair.client_sends(req(2, "session/new", {"cwd": "/p", "mcpServers": []}))
@@ -116,7 +116,8 @@ def test_SETUP_16_a_refused_close_cancels_no_turn() -> None:
 MODEL = {"id": "model", "name": "Model", "category": "model", "type": "select",
          "currentValue": "a", "options": [{"value": "a", "name": "A"}, {"value": "b", "name": "B"}]}
 EFFORT = {"id": "effort", "name": "Effort", "category": "thought_level", "type": "select",
-          "currentValue": "lo", "options": [{"value": "lo", "name": "Lo"}, {"value": "hi", "name": "Hi"}]}
+          "currentValue": "lo",
+          "options": [{"value": "lo", "name": "Lo"}, {"value": "hi", "name": "Hi"}]}
 
 
 def config_session(pair: Pair) -> str:
@@ -172,7 +173,7 @@ def _closed_after_logout() -> "tuple[Watched, Step]":
     close is refused -32000 (RPC-16, AUTH-17); then the turn ends end_turn."""
     pair = Watched()
     pair.agent.requires_auth = lambda: True
-    auth = {"auth": {"logout": {}}, "sessionCapabilities": {"close": {}}}
+    auth: Dict[str, Any] = {"auth": {"logout": {}}, "sessionCapabilities": {"close": {}}}
     pair.client_sends(req(0, "initialize", {
         "protocolVersion": 1, "clientCapabilities": {},
         "clientInfo": {"name": "c", "version": "1"}}))
@@ -257,7 +258,7 @@ def test_SUBAGENT_44_a_refused_permission_request_of_a_child_is_not_pending_at_t
     reason="a session/new answered with an announced child's id is found by no rule (SUBAGENT-09 "
     "is judged on announcements only), and the client's prompt on its new session is SUBAGENT-18",
 )
-def test_SUBAGENT_09_a_new_session_with_a_childs_id_does_not_make_its_prompt_a_child_mutation() -> None:
+def test_SUBAGENT_09_a_new_session_with_a_childs_id_is_not_judged_a_child() -> None:
     pair = Watched(lax_party=A)
     sid = setup(pair)
     assert announce(pair, sid, "k1").findings == []
