@@ -3,9 +3,9 @@ later, compliant message of the *other* peer fail at MUST (a false blame).
 
 The core records every message, the ones breaking a rule too (``state``, Rule 2), because the
 oracle and a receiving side must follow a broken peer's connection. Each test here lets one peer
-break a MUST rule (the ``lax`` side: it records what it sends but stops nothing, as a third-party
-peer does) and checks that the compliant peer's next, ordinary message is judged clean, on both
-sides and by the oracle's one state that sees the whole transcript.
+break a MUST rule (a ``lax`` side of the pair: it records what it sends but stops nothing, as a
+peer that is not acpref may) and checks that the compliant peer's next, ordinary message is
+judged clean, on both sides and by the oracle's one state that sees the whole transcript.
 
 Spec: the clauses each test is named after; the pair: tests/pair.py.
 """
@@ -27,23 +27,18 @@ CLIENT_CAPS: Dict[str, Any] = {
 
 
 class Watched(Pair):
-    """A pair with the oracle's view beside it: one state that sees every message."""
+    """A pair with the oracle's view beside it: one state that sees every message on the wire."""
 
-    def __init__(self, lax_party: Optional[Party] = None, **kw: Any) -> None:
+    def __init__(self, **kw: Any) -> None:
         super().__init__(**kw)
         self.oracle = ProtocolState()
         self.oracle_findings: List[Finding] = []
-        #: The peer that stops nothing it sends (its state still records it all).
-        self.lax = lax_party
 
     def _on_send(self, me: Party, message: Dict[str, Any]) -> Any:
-        if me is self.lax:
-            findings, stopped = list(self.states[me].observe(me, message)), None
-        else:
-            findings, stopped = super()._on_send(me, message)
-        if stopped is None:  # sent: the oracle sees it, before the receiver's answer to it
-            self.oracle_findings.extend(self.oracle.observe(me, message))
-        return findings, stopped
+        sent = super()._on_send(me, message)
+        if sent[-1] is None:  # not stopped: the oracle sees it, before the receiver's answer
+            self.oracle_findings.extend(self.oracle.observe(me, message, len(self.wire)))
+        return sent
 
 
 def blamed(findings: List[Finding], party: Party) -> List[str]:
@@ -80,7 +75,7 @@ def assert_clean(pair: Watched, step: Step, party: Party) -> None:
     "ordinary session's; the client's own session/prompt is then judged SUBAGENT-18",
 )
 def test_SUBAGENT_09_a_reused_session_id_does_not_make_the_prompt_a_child_mutation() -> None:
-    pair = Watched(lax_party=A)
+    pair = Watched(lax=[A])
     sid = setup(pair)
     pair.client_sends(req(2, "session/new", {"cwd": "/p", "mcpServers": []}))
     pair.agent_sends(ok(2, {"sessionId": "s2"}))
@@ -102,7 +97,7 @@ PROMPT = [{"type": "text", "text": "hi"}]
 def test_SETUP_16_a_refused_close_cancels_no_turn() -> None:
     # The agent did not advertise sessionCapabilities.close: the close breaks SETUP-14 and is
     # refused, so it cancels nothing, and the turn may end as it will.
-    pair = Watched(lax_party=C)
+    pair = Watched(lax=[C])
     sid = setup(pair)
     pair.client_sends(req(2, "session/prompt", {"sessionId": sid, "prompt": PROMPT}))
     bad = pair.client_sends(req(3, "session/close", {"sessionId": sid}))
@@ -133,7 +128,7 @@ def config_session(pair: Pair) -> str:
 
 
 def test_CONFIG_19_a_result_without_the_option_set_does_not_make_it_unknown() -> None:
-    pair = Watched(lax_party=A)
+    pair = Watched(lax=[A])
     sid = config_session(pair)
     pair.client_sends(req(2, "session/set_config_option", {
         "sessionId": sid, "configId": "model", "value": "b"}))
@@ -151,7 +146,7 @@ def test_PROMPT_21_a_refused_permission_request_is_not_pending_at_the_cancel() -
     # The agent repeats an optionId (spec-gap unique-option-ids): the client refuses the request
     # -32602 (Rule 3). A cancel written before that refusal does not make the refusal a pending
     # permission request answered with an error.
-    pair = Watched(lax_party=A, answer_refusals=False)
+    pair = Watched(lax=[A], answer_refusals=False)
     sid = setup(pair)
     pair.client_sends(req(2, "session/prompt", {"sessionId": sid, "prompt": PROMPT}))
     option = {"optionId": "o", "name": "Allow", "kind": "allow_once"}
@@ -215,7 +210,7 @@ def test_SETUP_16_a_close_answered_with_an_error_makes_no_cancelled_answer_due()
 def test_LIST_05_a_listed_relative_cwd_is_not_the_one_a_load_must_name() -> None:
     # The agent lists a session with a relative cwd (LIST-05). A client can load it only with
     # an absolute cwd (SETUP-25): that is not SETUP-22's "not the session's cwd".
-    pair = Watched(lax_party=A)
+    pair = Watched(lax=[A])
     setup(pair, agent_caps={"loadSession": True, "sessionCapabilities": {"list": {}}})
     pair.client_sends(req(2, "session/list", {}))
     bad = pair.agent_sends(ok(2, {"sessions": [{"sessionId": "old", "cwd": "work/old"}]}))
@@ -240,7 +235,7 @@ def announce(pair: Pair, parent: str, child: str) -> Step:
     "optionIds as pending; a cancel before the refusal makes the refusal SUBAGENT-44",
 )
 def test_SUBAGENT_44_a_refused_permission_request_of_a_child_is_not_pending_at_the_cancel() -> None:
-    pair = Watched(lax_party=A, answer_refusals=False)
+    pair = Watched(lax=[A], answer_refusals=False)
     sid = setup(pair)
     assert announce(pair, sid, "k1").findings == []
     option = {"optionId": "o", "name": "Allow", "kind": "allow_once"}
@@ -259,7 +254,7 @@ def test_SUBAGENT_44_a_refused_permission_request_of_a_child_is_not_pending_at_t
     "is judged on announcements only), and the client's prompt on its new session is SUBAGENT-18",
 )
 def test_SUBAGENT_09_a_new_session_with_a_childs_id_is_not_judged_a_child() -> None:
-    pair = Watched(lax_party=A)
+    pair = Watched(lax=[A])
     sid = setup(pair)
     assert announce(pair, sid, "k1").findings == []
     pair.client_sends(req(2, "session/new", {"cwd": "/p", "mcpServers": []}))
@@ -275,7 +270,7 @@ def test_SUBAGENT_09_a_new_session_with_a_childs_id_is_not_judged_a_child() -> N
     "ELICIT-29 wants) as pending; a cancel before the refusal makes the refusal SUBAGENT-45",
 )
 def test_SUBAGENT_45_a_refused_elicitation_of_a_child_is_not_pending_at_the_cancel() -> None:
-    pair = Watched(lax_party=A, answer_refusals=False)
+    pair = Watched(lax=[A], answer_refusals=False)
     sid = setup(pair)
     assert announce(pair, sid, "k1").findings == []
     bad = pair.agent_sends(req(0, "elicitation/create", {
