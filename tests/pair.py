@@ -163,7 +163,7 @@ class Pair:
         )
         self.findings[receiver].extend(step.received_findings)
         if step.refusal is not None and self._answer_refusals:
-            self.send(receiver, err(message["id"], step.refusal.code, step.refusal.message))
+            self.send(receiver, err(message["id"], int(step.refusal.code), step.refusal.message))
         return step
 
     def exchange(self, *messages: Msg) -> List[Step]:

@@ -87,7 +87,10 @@ def _listed_apply(state: ConnectionFacts, m: Message) -> None:
         state.cursors.add(cursor)
     for info in m.result.get("sessions") or []:
         if isinstance(info, dict) and isinstance(info.get("sessionId"), str):
-            state.listed[info["sessionId"]] = info.get("cwd")
+            cwd = info.get("cwd")
+            # spec LIST-05: a cwd that is not absolute is no cwd a load or resume can name
+            # (SETUP-25): SETUP-22 holds them to none.
+            state.listed[info["sessionId"]] = cwd if is_absolute_path(cwd) else None
 
 
 @update_check("session_info_update")

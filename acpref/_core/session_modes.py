@@ -358,7 +358,15 @@ def _config_set_apply(state: ConnectionFacts, m: Message) -> None:
     assert m.request is not None
     s = state.session(m.request.params.get("sessionId"))
     if s is not None and not m.is_error and isinstance(m.result, dict):
-        remember_options(state, s, m.result)
+        result, options = m.result, m.result.get("configOptions")
+        set_id = m.request.params.get("configId")
+        kept = s.config.get(set_id) if s.config and isinstance(set_id, str) else None
+        if kept is not None and isinstance(options, list):
+            if all(not isinstance(o, dict) or o.get("id") != set_id for o in options):
+                # spec CONFIG-19: the result is the complete list: an option it leaves out
+                # while setting it is still the session's, as the agent stated it last.
+                result = {**result, "configOptions": [*options, kept]}
+        remember_options(state, s, result)
 
 
 @update_check("current_mode_update")
