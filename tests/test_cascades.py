@@ -69,11 +69,6 @@ def assert_clean(pair: Watched, step: Step, party: Party) -> None:
 # -- subagents.md -------------------------------------------------------------------------------
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="subagents._register_child registers a child whose id SUBAGENT-09 found to be an "
-    "ordinary session's; the client's own session/prompt is then judged SUBAGENT-18",
-)
 def test_SUBAGENT_09_a_reused_session_id_does_not_make_the_prompt_a_child_mutation() -> None:
     pair = Watched(lax=[A])
     sid = setup(pair)
@@ -204,6 +199,26 @@ def test_SETUP_16_a_close_answered_with_an_error_makes_no_cancelled_answer_due()
     assert blamed(step.received_findings, A) == [] and blamed(pair.oracle_findings, A) == []
 
 
+# -- elicitation.mdx -----------------------------------------------------------------------------
+
+
+def test_ELICIT_27_a_refused_url_elicitation_is_still_one_the_client_received() -> None:
+    # A refused request changes nothing (decision refused-changes-nothing), but the client did
+    # receive it: completing it is no ELICIT-27 ("include the original elicitationId").
+    pair = Watched(lax=[A])
+    sid = setup(pair, {**CLIENT_CAPS, "elicitation": {"url": {}}})
+    bad = pair.agent_sends(req(0, "elicitation/create", {
+        "sessionId": sid, "mode": "url", "elicitationId": "e1", "message": "Sign in"}))
+    assert bad.refusal is not None and "ELICIT-17" in blamed(bad.findings, A)
+    step = pair.agent_sends(note("elicitation/complete", {"elicitationId": "e1"}))
+    assert "ELICIT-27" not in blamed(step.findings, A) + blamed(pair.oracle_findings, A)
+    # and it is not outstanding: the same id may be used again (no ELICIT-24)
+    again = pair.agent_sends(req(1, "elicitation/create", {
+        "sessionId": sid, "mode": "url", "elicitationId": "e1", "message": "Sign in",
+        "url": "https://example.com/login"}))
+    assert again.findings == [], again.findings
+
+
 # -- session-list.mdx -----------------------------------------------------------------------------
 
 
@@ -229,11 +244,6 @@ def announce(pair: Pair, parent: str, child: str) -> Step:
         "capabilities": {"cancel": {}}}}))
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="subagents._child_asks records a child's permission request refused for repeated "
-    "optionIds as pending; a cancel before the refusal makes the refusal SUBAGENT-44",
-)
 def test_SUBAGENT_44_a_refused_permission_request_of_a_child_is_not_pending_at_the_cancel() -> None:
     pair = Watched(lax=[A], answer_refusals=False)
     sid = setup(pair)
@@ -248,11 +258,6 @@ def test_SUBAGENT_44_a_refused_permission_request_of_a_child_is_not_pending_at_t
     assert_clean(pair, step, C)
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="a session/new answered with an announced child's id is found by no rule (SUBAGENT-09 "
-    "is judged on announcements only), and the client's prompt on its new session is SUBAGENT-18",
-)
 def test_SUBAGENT_09_a_new_session_with_a_childs_id_is_not_judged_a_child() -> None:
     pair = Watched(lax=[A])
     sid = setup(pair)
@@ -264,11 +269,6 @@ def test_SUBAGENT_09_a_new_session_with_a_childs_id_is_not_judged_a_child() -> N
     assert_clean(pair, step, C)
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="subagents._child_elicits records a child's elicitation refused -32602 (ELICIT-06, as "
-    "ELICIT-29 wants) as pending; a cancel before the refusal makes the refusal SUBAGENT-45",
-)
 def test_SUBAGENT_45_a_refused_elicitation_of_a_child_is_not_pending_at_the_cancel() -> None:
     pair = Watched(lax=[A], answer_refusals=False)
     sid = setup(pair)

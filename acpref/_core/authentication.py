@@ -53,16 +53,10 @@ AUTH_GATED = (
 )
 
 
-def authentication_due(state: ConnectionFacts) -> bool:
-    """True when the live agent refuses its gated requests (``AUTH_GATED``) now: it requires
-    authentication and none succeeded since the connection began or the last logout."""
-    requires = state.requires_auth
-    return requires is not None and not state.authenticated and requires()
-
-
 @check("request", C, *AUTH_GATED)
 def _needs_authentication(state: ConnectionFacts, m: Message) -> Iterable[Finding]:
-    if authentication_due(state):
+    requires = state.requires_auth
+    if requires is not None and not state.authenticated and requires():
         # spec RPC-16, AUTH-17: authentication first (again after logout): -32000.
         # spec AUTH-18, spec-gap logout-sessions: the sessions set up before a logout as well.
         yield finding(

@@ -144,8 +144,12 @@ def _elicit_apply(state: ConnectionFacts, m: Message) -> None:
         eid = m.params.get("elicitationId")
         if isinstance(eid, str):
             state.url_elicitations[eid] = m.index
-            ids = remember(state.url_elicitation_ids, eid, None, state.max_remembered)
-            state.url_elicitation_ids = ids
+            _received(state, eid)
+
+
+def _received(state: ConnectionFacts, eid: str) -> None:
+    """The client received a URL elicitation under ``eid`` (what ELICIT-27 asks of a completion)."""
+    state.url_elicitation_ids = remember(state.url_elicitation_ids, eid, None, state.max_remembered)
 
 
 @check("response", C, "elicitation/create")
@@ -221,9 +225,14 @@ def _in_choices(prop: Dict[str, Any], value: Any) -> bool:
 @transition("response", C, "elicitation/create")
 def _elicitation_answered(state: ConnectionFacts, m: Message) -> None:
     assert m.request is not None
+    eid = m.request.params.get("elicitationId")
+    if m.request.params.get("mode") == "url" and isinstance(eid, str):
+        # spec ELICIT-27, spec-gap refused-changes-nothing: a request the client refused was
+        # received all the same, and its answer shows it; its completion names a received id.
+        _received(state, eid)
     action = m.result.get("action") if isinstance(m.result, dict) else None
     if m.is_error or action != "accept":
-        state.url_elicitations.pop(m.request.params.get("elicitationId"), None)
+        state.url_elicitations.pop(eid, None)
 
 
 @check("notification", A, "elicitation/complete")

@@ -19,7 +19,6 @@ import sys
 from typing import Any, Dict, Iterable, List, Optional, Sequence, Tuple
 
 from ..errors import ErrorCode
-from .authentication import authentication_due
 from .book import Message, check, transition, update_check, update_of
 from .facts import ConnectionFacts, SessionState
 from .lifecycle import SESSION, TURN, SessionEvent, SessionPhase, TurnEvent, TurnPhase
@@ -254,10 +253,7 @@ def _close(state: ConnectionFacts, m: Message) -> Iterable[Finding]:
 @transition("request", C, "session/close")
 def _closing(state: ConnectionFacts, m: Message) -> None:
     s = state.session(m.session_id)
-    # spec SETUP-14, RPC-16: a close the agent did not offer, or sent before the authentication
-    # it requires, is refused, and cancels nothing.
-    offered = state.gate_open("sessionCapabilities.close", A) and not authentication_due(state)
-    if s is not None and offered:
+    if s is not None:
         # spec SETUP-16: close cancels a running turn as if session/cancel arrived.
         stop_turn(state, s, TurnEvent.CLOSE_SENT)
 

@@ -15,8 +15,9 @@ The contract, in the manner of h11:
 * **Rule 3.** The same object serves three masters: the agent side and the client side (each
   refuses to *send* a message that breaks a MUST rule, raising ``LocalProtocolError``, and answers
   a *received* request that breaks one with the error the finding names, ``Step.refused_by``:
-  decided here once), and the oracle (which only collects findings over a transcript). So the
-  live code and the oracle cannot disagree.
+  decided here once; such a request is only owed its answer, no page records it: decision
+  refused-changes-nothing), and the oracle (which only collects findings over a transcript). So
+  the live code and the oracle cannot disagree.
 
 Shape (a string where an integer is due, unknown keys) is the codec's business, not this one's;
 the rules read raw wire dicts defensively. Each rule runs on its own: one that raises does not
@@ -134,9 +135,12 @@ class ProtocolState(ConnectionFacts):
         findings = list(self._check(m, rules.checks))
         if findings and refuse is not None and refuse(findings):
             return Step(findings)
-        self._apply(m, rules.transitions)
         refused_by = _refused_by(m, findings) if findings else None
         refused = refused_by is not None
+        # spec-gap refused-changes-nothing: a request refused under Rule 3 is owed its error
+        # answer and changes nothing else: no page records it (so no later message is judged
+        # against a close, a permission ask or an elicitation that never happened).
+        self._apply(m, [] if refused else rules.transitions)
         effects = [*effects_of(self, m, refused), *client_effects_of(self, m, refused)]
         return Step(findings, tuple(effects), refused_by)
 

@@ -327,6 +327,8 @@ def _register_child(state: "ProtocolState", m: Message) -> None:
     child = update.get("sessionId")
     if not isinstance(child, str) or child == m.session_id:
         return
+    if child not in state.children and child in state.sessions:
+        return  # spec SUBAGENT-09: an ordinary session's id, reported, not made a child
     if state.session(m.session_id) is None and m.session_id not in state.children:
         return  # on no session the client knows: reported (SUBAGENT-05), not registered
     if _untracked(state, m, child):
@@ -360,6 +362,28 @@ def _register_child(state: "ProtocolState", m: Message) -> None:
 
 
 # -- What the client sends ------------------------------------------------------------------------
+
+
+def _new_id(m: Message) -> Any:
+    return m.result.get("sessionId") if isinstance(m.result, dict) and not m.is_error else None
+
+
+@check("response", A, "session/new", feature=FEATURE)
+def _new_session_reuses_child(state: "ProtocolState", m: Message) -> Iterable[Finding]:
+    new = _new_id(m)
+    if isinstance(new, str) and new in state.children:
+        # spec SUBAGENT-09: a child's id is never reused for an unrelated session.
+        yield finding("SUBAGENT-09", A, f"session/new answered with child {new!r}'s id", m.index)
+
+
+@transition("response", A, "session/new", feature=FEATURE)
+def _child_id_given_away(state: "ProtocolState", m: Message) -> None:
+    new = _new_id(m)
+    if isinstance(new, str) and new in state.children:
+        # spec SUBAGENT-09: the client asked for a session of its own and was given this id:
+        # from here it names that session (the reuse is the agent's fault, reported above).
+        del state.children[new]
+        state.children_cost -= CHILD_COST + sys.getsizeof(new)
 
 
 @check("request", C, "session/load", "session/resume", feature=FEATURE)

@@ -215,13 +215,12 @@ def _permission_apply(state: ConnectionFacts, m: Message) -> None:
     if s is None:
         return
     options = m.params.get("options")
-    listed = options if isinstance(options, list) else []
-    ids = [o.get("optionId") for o in listed if isinstance(o, dict)]
-    if len(ids) != len(set(ids)):
-        # spec-gap unique-option-ids: the request is refused (-32602), so it is never pending
-        # for a session/cancel (PROMPT-21): its refusal is the answer it gets.
-        return
-    s.permissions = {**s.permissions, m.id: set(ids)}
+    offered = (
+        {o.get("optionId") for o in options if isinstance(o, dict)}
+        if isinstance(options, list)
+        else set()
+    )
+    s.permissions = {**s.permissions, m.id: offered}
     tool_call = m.params.get("toolCall")
     tool_call_id = tool_call.get("toolCallId") if isinstance(tool_call, dict) else None
     if isinstance(tool_call_id, str):
