@@ -163,7 +163,8 @@ class Pair:
         )
         self.findings[receiver].extend(step.received_findings)
         if step.refusal is not None and self._answer_refusals:
-            self.send(receiver, err(message["id"], int(step.refusal.code), step.refusal.message))
+            answer = {"jsonrpc": "2.0", "id": message["id"], "error": step.refusal.to_wire()}
+            self.send(receiver, answer)  # as the live side writes it, data and all
         return step
 
     def exchange(self, *messages: Msg) -> List[Step]:
