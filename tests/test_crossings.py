@@ -1,0 +1,95 @@
+"""No false blame across a crossing: a peer may write a message before it has read what the
+other peer wrote just before it, since ACP runs over one stdio pipe each way.
+
+Each direction of the pipe is ordered, but where the two are observed (the other side, a proxy,
+the oracle's transcript) a message recorded after the other peer's may have been written before
+that peer's message was read. The core knows what each side has provably read
+(``ConnectionFacts.read``: answering a request proves everything sent before it was read). A rule
+that blames a peer at MUST on what the other peer's message changed holds only where that peer
+had provably read it; otherwise it is acpref's reading, a ``spec-gap``. Each test here writes the
+messages in the crossing order, then with the read proven, where the MUST holds.
+
+Spec: the clauses each test is named after; the pair: tests/pair.py; the oracle's view beside
+it: ``Watched`` (tests/test_cascades.py).
+"""
+
+from __future__ import annotations
+
+from typing import Any, Dict, List
+
+from pair import A, C, err, note, ok, req
+from test_cascades import CLIENT_CAPS, PROMPT, Watched, setup
+
+from acpref._core import Finding, Party
+
+
+def clauses(pair: Watched, party: Party) -> List[str]:
+    """What the last message was blamed for, at any level: by the receiver and by the oracle
+    (they must agree)."""
+    step = pair.steps[-1]
+    received = [f.clause for f in step.received_findings if f.blame is party]
+    seen = [f.clause for f in pair.oracle_findings[pair.mark :] if f.blame is party]
+    assert received == seen, (received, seen)
+    return received
+
+
+def failed(findings: List[Finding], party: Party) -> List[str]:
+    """The clauses of ``findings`` that fail ``party`` (MUST, MUST NOT)."""
+    return [f.clause for f in findings if f.is_violation and f.blame is party]
+
+
+def mark(pair: Watched) -> None:
+    pair.mark = len(pair.oracle_findings)  # type: ignore[attr-defined]
+
+
+def read_by_client(pair: Watched, request_id: int = 90) -> None:
+    """The agent asks the client something and the client answers: the client has read all the
+    agent sent before (stdio is ordered)."""
+    pair.agent_sends(req(request_id, "fs/read_text_file", {"sessionId": "s1", "path": "/p/a"}))
+    pair.client_sends(ok(request_id, {"content": ""}))
+
+
+def read_by_agent(pair: Watched, request_id: int = 90) -> None:
+    """The client asks the agent something and the agent answers: the agent has read all the
+    client sent before."""
+    pair.client_sends(req(request_id, "_x/ping", {}))
+    pair.agent_sends(err(request_id, -32601, "no"))
+
+
+CHUNK: Dict[str, Any] = {"sessionUpdate": "agent_message_chunk",
+                         "content": {"type": "text", "text": "late"}}  # fmt: skip
+
+
+# -- prompt-turn.mdx: PROMPT-26 -----------------------------------------------------------------
+
+
+def _answered_after_cancel(read_first: bool) -> Watched:
+    """A turn cancelled by the client and answered end_turn by the agent, which had read the
+    cancel (``read_first``) or not; then a late update of the turn."""
+    pair = Watched(lax=[A])
+    sid = setup(pair)
+    pair.client_sends(req(2, "session/prompt", {"sessionId": sid, "prompt": PROMPT}))
+    pair.client_sends(note("session/cancel", {"sessionId": sid}))
+    if read_first:
+        read_by_agent(pair)
+    pair.agent_sends(ok(2, {"stopReason": "end_turn"}))
+    mark(pair)
+    pair.agent_sends(note("session/update", {"sessionId": sid, "update": CHUNK}))
+    return pair
+
+
+def test_PROMPT_26_a_turn_that_ended_before_the_agent_read_the_cancel_was_not_cancelled() -> None:
+    # The agent answered end_turn before it read the cancel (spec-gap cancel-race): it sent
+    # nothing "after receiving the session/cancel notification". Its late update is an ordinary
+    # turn's (spec-gap content-after-turn), not PROMPT-26's.
+    pair = _answered_after_cancel(read_first=False)
+    assert clauses(pair, A) == ["spec-gap:content-after-turn"]
+    assert failed(pair.oracle_findings, A) == []
+
+
+def test_PROMPT_26_an_update_after_the_answer_to_a_cancel_the_agent_had_read() -> None:
+    # It had read the cancel (it answered a request sent after it): the turn was cancelled, its
+    # end_turn fails PROMPT-23, and its late update PROMPT-26.
+    pair = _answered_after_cancel(read_first=True)
+    assert clauses(pair, A) == ["PROMPT-26"]
+    assert failed(pair.oracle_findings, A) == ["PROMPT-23", "PROMPT-26"]
