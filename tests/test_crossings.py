@@ -24,9 +24,9 @@ from acpref._core import Finding, Party
 
 
 def clauses(pair: Watched, party: Party) -> List[str]:
-    """What the last message was blamed for, at any level: by the receiver and by the oracle
-    (they must agree)."""
-    step = pair.steps[-1]
+    """What the message sent after ``mark`` was blamed for, at any level: by the receiver and by
+    the oracle (they must agree)."""
+    step = pair.steps[pair.mark_step]  # type: ignore[attr-defined]
     received = [f.clause for f in step.received_findings if f.blame is party]
     seen = [f.clause for f in pair.oracle_findings[pair.mark :] if f.blame is party]
     assert received == seen, (received, seen)
@@ -39,7 +39,9 @@ def failed(findings: List[Finding], party: Party) -> List[str]:
 
 
 def mark(pair: Watched) -> None:
+    """The next message is the one ``clauses`` asks about."""
     pair.mark = len(pair.oracle_findings)  # type: ignore[attr-defined]
+    pair.mark_step = len(pair.steps)  # type: ignore[attr-defined]
 
 
 def read_by_client(pair: Watched, request_id: int = 90) -> None:
@@ -93,3 +95,44 @@ def test_PROMPT_26_an_update_after_the_answer_to_a_cancel_the_agent_had_read() -
     pair = _answered_after_cancel(read_first=True)
     assert clauses(pair, A) == ["PROMPT-26"]
     assert failed(pair.oracle_findings, A) == ["PROMPT-23", "PROMPT-26"]
+
+
+# -- session-modes.mdx: MODES-04 -----------------------------------------------------------------
+
+
+def _modes(*ids: str) -> Dict[str, Any]:
+    return {"availableModes": [{"id": i, "name": i.upper()} for i in ids], "currentModeId": ids[0]}
+
+
+def _set_mode_after_load(read_first: bool) -> Watched:
+    """A session created with mode "a", loaded again with only "b" (the load's answer states the
+    modes anew); then the client sets "a", having read that answer (``read_first``) or not."""
+    pair = Watched(lax=[C])
+    pair.client_sends(req(0, "initialize", {"protocolVersion": 1, "clientCapabilities": CLIENT_CAPS,
+                                            "clientInfo": {"name": "c", "version": "1"}}))
+    pair.agent_sends(ok(0, {"protocolVersion": 1, "agentCapabilities": {"loadSession": True},
+                            "authMethods": [], "agentInfo": {"name": "a", "version": "1"}}))
+    pair.client_sends(req(1, "session/new", {"cwd": "/p", "mcpServers": []}))
+    pair.agent_sends(ok(1, {"sessionId": "s1", "modes": _modes("a")}))
+    pair.client_sends(req(2, "session/load", {"sessionId": "s1", "cwd": "/p", "mcpServers": []}))
+    pair.agent_sends(ok(2, {"modes": _modes("b")}))
+    if read_first:
+        read_by_client(pair)
+    assert not any(s.findings for s in pair.steps), [s.findings for s in pair.steps]
+    mark(pair)
+    pair.client_sends(req(3, "session/set_mode", {"sessionId": "s1", "modeId": "a"}))
+    return pair
+
+
+def test_MODES_04_a_mode_of_the_modes_the_client_may_still_go_by_is_no_MUST() -> None:
+    # The set_mode was written against the modes of session/new, before the client read the
+    # load's answer (it answered no request of the agent since): the two crossed on the wire.
+    pair = _set_mode_after_load(read_first=False)
+    assert clauses(pair, C) == ["spec-gap:config-crossing"]
+    assert failed(pair.oracle_findings, C) == []
+
+
+def test_MODES_04_a_mode_the_agent_withdrew_before_the_client_read_it() -> None:
+    pair = _set_mode_after_load(read_first=True)
+    assert clauses(pair, C) == ["MODES-04"]
+    assert failed(pair.oracle_findings, C) == ["MODES-04"]

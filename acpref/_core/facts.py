@@ -61,6 +61,12 @@ class SessionState:
     #: Mode, config option and permission option ids are kept as the wire gave them (a missing
     #: one is None): these rules only compare them.
     mode_ids: Optional[AbstractSet[Any]] = None
+    #: The agent's message count when it stated ``mode_ids``, and the mode id sets it stated
+    #: before that the client may still have been going by (as ``config_before``, below: spec-gap
+    #: config-crossing); ``modes_forgot``: more were stated than are kept.
+    mode_seq: int = 0
+    modes_before: Tuple[Tuple[int, AbstractSet[Any]], ...] = ()
+    modes_forgot: bool = False
     #: Config options by id, as wire dicts (CONFIG-17), and the agent's message count
     #: (``ConnectionFacts.sent``) when it stated them.
     config: Mapping[Any, Dict[str, Any]] = NOTHING
