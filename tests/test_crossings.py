@@ -136,3 +136,44 @@ def test_MODES_04_a_mode_the_agent_withdrew_before_the_client_read_it() -> None:
     pair = _set_mode_after_load(read_first=True)
     assert clauses(pair, C) == ["MODES-04"]
     assert failed(pair.oracle_findings, C) == ["MODES-04"]
+
+
+# -- session-setup.mdx, prompt-turn.mdx: a failed load (PROMPT-01, SETUP-15) ----------------------
+
+
+def _after_failed_load(read_first: bool, method: str, params: Dict[str, Any]) -> Watched:
+    """The client loads a session of an earlier connection and, while the load is in flight
+    (spec-gap reopen-in-flight), sends a request of it; the agent answers the load -32002. The
+    request is recorded after that answer: read by the client first (``read_first``) or not."""
+    pair = Watched(lax=[C])
+    setup(pair, agent_caps={"loadSession": True, "sessionCapabilities": {"close": {}}})
+    pair.client_sends(req(2, "session/load", {"sessionId": "old", "cwd": "/p", "mcpServers": []}))
+    pair.agent_sends(err(2, -32002, "no such session"))
+    if read_first:
+        read_by_client(pair)
+    assert not any(s.findings for s in pair.steps), [s.findings for s in pair.steps]
+    mark(pair)
+    pair.client_sends(req(3, method, {"sessionId": "old", **params}))
+    return pair
+
+
+CROSSING_FAILURE = [("session/prompt", {"prompt": PROMPT}, "PROMPT-01"),
+                    ("session/close", {}, "SETUP-15")]  # fmt: skip
+
+
+def test_PROMPT_01_SETUP_15_a_request_that_crossed_its_sessions_failed_load_is_no_MUST() -> None:
+    # Written while the load was in flight, before the client read that it failed: the session
+    # was being set up (reopen-in-flight), and the agent answers -32002 all the same.
+    for method, params, _ in CROSSING_FAILURE:
+        pair = _after_failed_load(False, method, params)
+        assert clauses(pair, C) == ["spec-gap:reopen-failed-crossing"], method
+        assert failed(pair.oracle_findings, C) == []
+        refusal = pair.steps[pair.mark_step].refusal  # type: ignore[attr-defined]
+        assert refusal is not None and refusal.code == -32002
+
+
+def test_PROMPT_01_SETUP_15_a_request_of_a_session_whose_load_failed_and_was_read() -> None:
+    for method, params, clause in CROSSING_FAILURE:
+        pair = _after_failed_load(True, method, params)
+        assert clauses(pair, C) == [clause], method
+        assert failed(pair.oracle_findings, C) == [clause]

@@ -45,7 +45,10 @@ TURN_CONTENT = CHUNKS | {
 @check("request", C, "session/prompt")
 def _prompt(state: ConnectionFacts, m: Message) -> Iterable[Finding]:
     s = m.session
-    if s is None and not state.announced(m.session_id):
+    unknown = s is None and not state.announced(m.session_id)
+    if unknown and state.reopen_failure_unread(m.session_id):
+        yield reopen_failed_crossing(m)
+    elif unknown:
         # spec PROMPT-01: a prompt goes to a session set up on this connection (a prompt to an
         # announced child is SUBAGENT-18's, subagents.py: the client knows that session).
         yield finding(
@@ -84,6 +87,16 @@ def _prompt(state: ConnectionFacts, m: Message) -> Iterable[Finding]:
                 m.index,
                 INVALID,
             )
+
+
+def reopen_failed_crossing(m: Message) -> Finding:
+    """A request of a session whose failed load or resume the client may not have read."""
+    # spec-gap reopen-failed-crossing: PROMPT-01 and SETUP-15 bind a request of a session set
+    # up, or active; one written while its load or resume was in flight (reopen-in-flight),
+    # before the client read that it failed, crossed the failure on the wire.
+    said = f"{m.method} for session {m.session_id!r}, whose session/load or session/resume "
+    said += "failed in an answer the client may not have read yet (the two crossed on the wire)"
+    return finding("spec-gap:reopen-failed-crossing", C, said, m.index, NOT_FOUND)
 
 
 @transition("request", C, "session/prompt")
