@@ -433,7 +433,9 @@ def test_SUBAGENT_31_37_41_child_traffic_that_may_have_crossed_the_reopen_is_no_
 NEW_CHILD = upd("p", {"sessionUpdate": "subagent_update", "sessionId": "k"})
 
 
-@pytest.mark.parametrize("child,announce", [("c", ANNOUNCE), ("k", NEW_CHILD)], ids=["again", "new"])
+@pytest.mark.parametrize(
+    "child,announce", [("c", ANNOUNCE), ("k", NEW_CHILD)], ids=["again", "new"]
+)
 def test_SUBAGENT_37_a_request_of_a_child_announced_live_across_the_unread_load_is_no_MUST(
     child: str, announce: Any
 ) -> None:
