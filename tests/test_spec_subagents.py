@@ -430,6 +430,25 @@ def test_SUBAGENT_31_37_41_child_traffic_that_may_have_crossed_the_reopen_is_no_
     assert clauses_of(pair, Party.AGENT, GRANDCHILD) == gap
 
 
+NEW_CHILD = upd("p", {"sessionUpdate": "subagent_update", "sessionId": "k"})
+
+
+@pytest.mark.parametrize(
+    "child,announce", [("c", ANNOUNCE), ("k", NEW_CHILD)], ids=["again", "new"]
+)
+def test_SUBAGENT_37_a_request_of_a_child_announced_live_across_the_unread_load_is_no_MUST(
+    child: str, announce: Any
+) -> None:
+    # The child's live announcement (again, or a new child's) and then its request, both written
+    # before the agent read the load: the announcement is no witness that it had (it crossed
+    # the load too), so the request is no replay's (SUBAGENT-37).
+    pair = state_after(("agent", ANNOUNCE), ENDED, reopen("session/load"), ("agent", announce))
+    assert clauses_of(pair, Party.AGENT, asks(child)) == ["spec-gap:child-crossing-reopen"]
+    # Once the agent had read the load, the same request fails (SUBAGENT-37).
+    pair.quietly([(Party(who), m) for who, m in READ_IT])
+    assert clauses_of(pair, Party.AGENT, asks(child)) == ["SUBAGENT-37"]
+
+
 @pytest.mark.parametrize("witness", [READ_IT, [("agent", USER)]], ids=["answer", "user-replay"])
 def test_SUBAGENT_31_37_a_load_replays_the_announcement_first_and_reissues_no_request(
     witness: Any,

@@ -16,7 +16,7 @@ import attrs
 
 from . import capabilities
 from .book import Outstanding
-from .bounded import NO_IDS, NOTHING, AnsweredIds, SharedRecords, remember
+from .bounded import NO_IDS, NOTHING, AnsweredIds, SharedRecords, forgot_any, remember
 from .findings import Party
 from .findings import other as other_party
 from .lifecycle import SessionPhase, TurnPhase
@@ -61,6 +61,12 @@ class SessionState:
     #: Mode, config option and permission option ids are kept as the wire gave them (a missing
     #: one is None): these rules only compare them.
     mode_ids: Optional[AbstractSet[Any]] = None
+    #: The agent's message count when it stated ``mode_ids``, and the mode id sets it stated
+    #: before that the client may still have been going by (as ``config_before``, below: spec-gap
+    #: config-crossing); ``modes_forgot``: more were stated than are kept.
+    mode_seq: int = 0
+    modes_before: Tuple[Tuple[int, AbstractSet[Any]], ...] = ()
+    modes_forgot: bool = False
     #: Config options by id, as wire dicts (CONFIG-17), and the agent's message count
     #: (``ConnectionFacts.sent``) when it stated them.
     config: Mapping[Any, Dict[str, Any]] = NOTHING
@@ -166,6 +172,10 @@ class ConnectionFacts:
         self.duplicates: Dict[Party, Dict[Any, int]] = {Party.AGENT: {}, Party.CLIENT: {}}
         # Sessions, listing, terminals, elicitations
         self.sessions: Dict[Any, SessionState] = {}
+        #: Sessions whose only record a failed session/load or session/resume dropped: id -> the
+        #: agent's message count (``sent``) at that answer (``reopen_failure_unread``); past
+        #: max_remembered the oldest are forgotten (spec-gap remembered-bound).
+        self.failed_reopens: Mapping[Any, int] = {}
         self.deleted: Set[Any] = set()
         self.cursors: Set[str] = set()
         #: cwd of sessions seen in session/list results, for SETUP-22.
@@ -244,6 +254,19 @@ class ConnectionFacts:
         ``reader`` wrote it."""
         asked, read = self.outstanding[other_party(reader)], self.read[reader][0]
         return {i for i in request_ids if i not in asked or asked[i].seq > read}
+
+    def reopen_failure_unread(self, session_id: Any) -> bool:
+        """True when a failed session/load or session/resume of ``session_id`` dropped it in an
+        answer the client has not provably read: it answered no request the agent sent at or
+        after that answer. A request of the session recorded after the answer may have been
+        written before it, while the reopening was in flight (spec-gap reopen-failed-crossing).
+        Once an entry was forgotten, any unknown session may be one (spec-gap remembered-bound)."""
+        if not isinstance(session_id, str):
+            return False
+        seq = self.failed_reopens.get(session_id)
+        if seq is None:
+            return forgot_any(self.failed_reopens)
+        return seq > self.read[Party.CLIENT][0]
 
     def reopen_seq(self, session_id: Any) -> Optional[int]:
         """The client's message count (``sent``) at the first session/load or session/resume

@@ -45,7 +45,10 @@ TURN_CONTENT = CHUNKS | {
 @check("request", C, "session/prompt")
 def _prompt(state: ConnectionFacts, m: Message) -> Iterable[Finding]:
     s = m.session
-    if s is None and not state.announced(m.session_id):
+    unknown = s is None and not state.announced(m.session_id)
+    if unknown and state.reopen_failure_unread(m.session_id):
+        yield reopen_failed_crossing(m)
+    elif unknown:
         # spec PROMPT-01: a prompt goes to a session set up on this connection (a prompt to an
         # announced child is SUBAGENT-18's, subagents.py: the client knows that session).
         yield finding(
@@ -84,6 +87,16 @@ def _prompt(state: ConnectionFacts, m: Message) -> Iterable[Finding]:
                 m.index,
                 INVALID,
             )
+
+
+def reopen_failed_crossing(m: Message) -> Finding:
+    """A request of a session whose failed load or resume the client may not have read."""
+    # spec-gap reopen-failed-crossing: PROMPT-01 and SETUP-15 bind a request of a session set
+    # up, or active; one written while its load or resume was in flight (reopen-in-flight),
+    # before the client read that it failed, crossed the failure on the wire.
+    said = f"{m.method} for session {m.session_id!r}, whose session/load or session/resume "
+    said += "failed in an answer the client may not have read yet (the two crossed on the wire)"
+    return finding("spec-gap:reopen-failed-crossing", C, said, m.index, NOT_FOUND)
 
 
 @transition("request", C, "session/prompt")
@@ -291,6 +304,21 @@ def _turn_ends(state: ConnectionFacts, m: Message) -> Iterable[Finding]:
         )
 
 
+def _answered_from(state: ConnectionFacts, s: SessionState, m: Message) -> TurnPhase:
+    """The phase the turn's answer ``m`` steps from. A turn answered otherwise than "cancelled"
+    by an agent that had not provably read the cancel (``_turn_ends``'s witness) may have ended
+    before the cancel reached it: to the agent it was an ordinary turn."""
+    stop = m.result.get("stopReason") if isinstance(m.result, dict) else None
+    cancelled = not m.is_error and stop == "cancelled"
+    if s.turn_phase is TurnPhase.CANCEL_REQUESTED and not cancelled:
+        if state.read[A][0] < s.cancel_seq:
+            # spec-gap cancel-race: PROMPT-26 binds the updates an agent sends "after receiving
+            # the session/cancel notification"; one that answered before it read the cancel
+            # sent none such, and a late update of its turn is content-after-turn's.
+            return TurnPhase.RUNNING
+    return s.turn_phase
+
+
 def prompt_answer(cancelled: bool, stop_reason: Optional[str]) -> Optional[str]:
     """The ``stopReason`` a live agent answers its turn's session/prompt with.
 
@@ -314,7 +342,7 @@ def _turn_over(state: ConnectionFacts, m: Message) -> None:
     assert m.request is not None
     s = state.sessions.get(m.request.params.get("sessionId"))
     if s is not None and s.turn_phase.running and s.turn == m.id:
-        s.turn_phase = TURN.step(s.turn_phase, TurnEvent.ANSWERED)
+        s.turn_phase = TURN.step(_answered_from(state, s, m), TurnEvent.ANSWERED)
         s.turn = None
         s.cancel_clause = None
         if s.phase is SessionPhase.LOADING:

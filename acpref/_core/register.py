@@ -163,6 +163,7 @@ GAP_LEVELS: Dict[str, str] = {
     "spec-gap:resume-crossing": MUST,
     "spec-gap:child-crossing-reopen": MUST,
     "spec-gap:child-cancel-crossing": MUST,
+    "spec-gap:reopen-failed-crossing": MUST,
 }
 
 

@@ -12,7 +12,7 @@ session remembers of both is in ``facts.SessionState``.
 
 from __future__ import annotations
 
-from typing import Any, Dict, Iterable, Optional, Set, Tuple
+from typing import AbstractSet, Any, Dict, Iterable, Optional, Set, Tuple
 
 from ..errors import ErrorCode
 from .book import Message, check, transition, update_check, update_of, update_transition
@@ -110,7 +110,7 @@ def remember_options(state: ConnectionFacts, s: SessionState, result: Dict[str, 
     """Keep the modes and config options a setup or config result gave the session."""
     modes = result.get("modes")
     if isinstance(modes, dict):
-        s.mode_ids = state.shared_mode_ids(modes.get("availableModes") or [])
+        _state_modes(state, s, state.shared_mode_ids(modes.get("availableModes") or []))
         _stated(state, s, "mode", modes.get("currentModeId"))
     options = result.get("configOptions")
     if isinstance(options, list):
@@ -135,6 +135,19 @@ def _state_config(state: ConnectionFacts, s: SessionState, options: Any) -> None
             s.config_forgot = True
     s.config = state.shared_config(options)
     s.config_seq = state.sent[A]
+
+
+def _state_modes(state: ConnectionFacts, s: SessionState, ids: AbstractSet[Any]) -> None:
+    """The agent states the session's available modes anew (a setup or config result); the sets
+    before it are kept while the client may not have read past them (as ``_state_config``)."""
+    if s.mode_ids is not None and ids != s.mode_ids:
+        kept = [*s.modes_before, (s.mode_seq, s.mode_ids)]
+        s.modes_before = tuple(kept[_floor(state, kept) :])
+        if len(s.modes_before) > _KEPT_CONFIGS:
+            s.modes_before = s.modes_before[-_KEPT_CONFIGS:]
+            s.modes_forgot = True
+    if ids != s.mode_ids:
+        s.mode_ids, s.mode_seq = ids, state.sent[A]
 
 
 def _floor(state: ConnectionFacts, tables: Any) -> int:
@@ -252,6 +265,17 @@ def _set_mode(state: ConnectionFacts, m: Message) -> Iterable[Finding]:
     s = state.session(m.session_id)
     mode = m.params.get("modeId")
     if s is not None and s.mode_ids is not None and mode not in s.mode_ids:
+        sets = [*s.modes_before, (s.mode_seq, s.mode_ids)]
+        older = [ids for _, ids in sets[_floor(state, sets) : -1]]
+        forgot = s.modes_forgot and sets[0][0] > state.read[C][0]
+        if forgot or any(mode in ids for ids in older):
+            # spec-gap config-crossing: the mode is one the agent advertised before its latest
+            # statement of the modes (a load's, a resume's or a config result's), which the
+            # client may not have read when it wrote the request: the two crossed on the wire.
+            said = f"mode {mode!r} is not one of the modes the agent stated last; it is one it "
+            said += "stated before, which may be the client's latest (the two crossed on the wire)"
+            yield finding("spec-gap:config-crossing", C, said, m.index, INVALID)
+            return
         # spec MODES-04: modeId is one of availableModes.
         yield finding(
             "MODES-04",

@@ -20,9 +20,10 @@ from typing import Any, Dict, Iterable, List, Optional, Sequence, Tuple
 
 from ..errors import ErrorCode
 from .book import Message, check, transition, update_check, update_of
+from .bounded import remember
 from .facts import ConnectionFacts, SessionState
 from .lifecycle import SESSION, TURN, SessionEvent, SessionPhase, TurnEvent, TurnPhase
-from .prompt_turn import stop_turn
+from .prompt_turn import reopen_failed_crossing, stop_turn
 from .findings import Finding, Party, finding
 from .session_modes import (
     config_findings,
@@ -244,6 +245,9 @@ def _reopening(state: ConnectionFacts, m: Message) -> None:
 @check("request", C, "session/close")
 def _close(state: ConnectionFacts, m: Message) -> Iterable[Finding]:
     if not SESSION.allows(state.session_phase(m.session_id), SessionEvent.CLOSE_SENT):
+        if state.reopen_failure_unread(m.session_id):
+            yield reopen_failed_crossing(m)
+            return
         # spec SETUP-15, SETUP-18: close names an active session; the agent answers -32002.
         yield finding(
             "SETUP-15", C, f"session/close of unknown session {m.session_id!r}", m.index, NOT_FOUND
@@ -311,6 +315,11 @@ def _session_reopened(state: ConnectionFacts, m: Message) -> None:
             s.phase = SESSION.step(s.phase, failed)
             if s.phase is SessionPhase.UNKNOWN:
                 del state.sessions[s.id]  # the record was the failed reopen's own
+                # spec-gap reopen-failed-crossing: the client's requests of the session written
+                # while the reopening was in flight may be recorded after this answer.
+                state.failed_reopens = remember(
+                    state.failed_reopens, s.id, state.sent[A], state.max_remembered
+                )
         return
     if not still:
         s.phase = SESSION.step(s.phase, SessionEvent.REOPENED)

@@ -427,9 +427,13 @@ def _child_request(state: "ProtocolState", m: Message) -> Iterable[Finding]:
     known = state.children.get(m.session_id) if isinstance(m.session_id, str) else None
     if known is None:
         return
-    if known.stale in ("replay", "resuming") and not _reopen_read(state, m.session_id):
+    loading = _root_loading(state, m.session_id)
+    # spec-gap child-crossing-reopen: also a child announced live (anew, or for the first time)
+    # while its root's load is unread: the announcement crossed the load as well.
+    stale = known.stale in ("replay", "resuming") or loading
+    if stale and not _reopen_read(state, m.session_id):
         yield _crossing(m, f"{m.method} for child {m.session_id!r}")
-    elif _root_loading(state, m.session_id):
+    elif loading:
         # spec SUBAGENT-37: a replay reissues no request of a child's history.
         yield finding(
             "SUBAGENT-37", A, f"{m.method} for child {m.session_id!r} during a load", m.index
