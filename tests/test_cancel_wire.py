@@ -186,7 +186,7 @@ def test_PROMPT_23_a_cancel_read_after_the_turn_chose_its_answer_waits_for_that_
     # request can be answered first (which would show the cancel read, owing "cancelled").
     import threading
 
-    from acpref.agent._slots import TurnFlags
+    from acpref.agent._requests import TurnFlags
 
     slots = TurnFlags()
     slots.start(2)
@@ -210,7 +210,7 @@ def test_PROMPT_23_a_cancel_waiting_for_a_sealed_answer_ends_when_the_connection
     # thread that waits for it must not wait out its bound.
     import threading
 
-    from acpref.agent._slots import TurnFlags
+    from acpref.agent._requests import TurnFlags
 
     slots = TurnFlags()
     slots.start(2)

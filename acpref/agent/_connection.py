@@ -18,7 +18,7 @@ What ``AgentSideConnection`` does around the implementer's ``Agent`` methods:
 * **authentication**: the agent declares its policy (``Agent.auth_required``) to the protocol
   core, which answers session methods -32000 until ``authenticate`` succeeds, and again after
   ``logout`` (RPC-16, AUTH-10, AUTH-17).
-* **turns** (``_slots.TurnFlags``): one turn per session, its flag made as the prompt is read; the
+* **turns** (``_requests.TurnFlags``): one turn per session, its flag made as the prompt is read; the
   core answers a second concurrent prompt -32600 (spec-gap concurrent-prompt). Which turn starts
   and which a message stops is the core's decision, returned as effects as the message is
   recorded (``_core.effects``: ``TurnStarts``, ``TurnStops`` for ``session/cancel``,
@@ -64,8 +64,7 @@ from ..methods import AGENT_METHODS, PROTOCOL_VERSION
 from ._client import ClientHandle
 from ._interface import Agent
 from .._core.prompt_turn import prompt_answer
-from ._requests import _AfterResponse, _AgentObserver, _SessionRequests
-from ._slots import TurnFlags
+from ._requests import TurnFlags, _AfterResponse, _AgentObserver, _SessionRequests
 from ._turn import PromptTurn
 
 __all__ = ["AgentSideConnection", "serve_stdio"]

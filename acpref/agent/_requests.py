@@ -8,8 +8,15 @@ SLASH-01; spec-gap close-in-flight, reopen-in-flight, concurrent-prompt, cancel-
   (``acpref._shell.observer.RulesObserver``) and says what follows from it (its effects,
   ``acpref._core.effects``: which turn starts or stops, whom a request waits for, which are
   refused, what the client advertised); then, on the reading thread and so in wire order (or on
-  the writing thread, for the answer to a failed reopen), the turn flags (``_slots.TurnFlags``)
-  and the session's requests in flight carry the effects out. Nothing here reads the core.
+  the writing thread, for the answer to a failed reopen), the turn flags and the session's
+  requests in flight carry the effects out. Nothing here reads the core.
+* ``TurnFlags``: the ``cancelled`` flag of each running prompt turn, by its request id. A flag
+  is made when the core's ``TurnStarts`` is executed, by the thread reading the stream, so in
+  wire order, and dropped when the prompt's response is *written*. Made in wire order is what
+  makes the rules hold under races: a ``session/cancel`` that follows a prompt on the wire
+  always finds the prompt's flag, even when the prompt's handler has not started yet (cancel
+  before the first update). ``PromptTurn`` reads the flag (a waitable copy of the core's
+  decision, for the handler's threads). Nothing here knows sessions: the effects name the request.
 * ``_SessionRequests``: the requests naming a session that are read and not yet answered, which
   session/close and session/delete wait for, and which wait for a load or resume of theirs (the
   order is the protocol core's, handed over as effects: ``Waits``, ``Refuses``).
@@ -27,10 +34,128 @@ import attrs
 
 from .._core.effects import ClientCaps, Effect, Refuses, TurnStarts, TurnStops, Waits
 from .._shell.observer import RulesObserver
+from .._shell.threads import Flag
 from ..errors import ConnectionClosed, LocalProtocolError, RpcError
-from ._slots import TurnFlags
+from ._turn import PromptTurn
 
 log = logging.getLogger("acpref.agent")
+
+#: The longest a cancel read waits for a sealed turn's answer to be written. The answer is on its
+#: way (no handler code runs any more), so only a write blocked on a full pipe makes this long; a
+#: short bound would let a busy machine answer a later request first and show the cancel read
+#: before an end_turn (a false PROMPT-23 against this agent). A closed connection ends the wait.
+_SEALED_WAIT = 60.0
+
+
+@attrs.define(eq=False)
+class _Running:
+    cancelled: Flag = attrs.Factory(Flag)  # an Event that costs a bool until waited on
+    turn: Optional[PromptTurn] = None
+    #: The turn has chosen its answer (``seal``), which is being written.
+    sealed: bool = False
+    #: Cancelled because its session is being closed or deleted (``TurnStops.session_ends``).
+    session_ends: bool = False
+
+
+class TurnFlags:
+    """The running turns of one connection, by prompt request id, made in wire order.
+
+    ``start``, ``cancel`` run on the reading thread as the core's effects are executed;
+    ``release`` runs as the prompt's response is written. One lock, never held across I/O: the
+    ``$/cancel_request`` cascade of a cancelled turn is sent after it is let go.
+    """
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._changed = threading.Condition(self._lock)
+        self._running: Dict[Any, _Running] = {}
+        self._closed = False
+
+    def start(self, request_id: Any) -> None:
+        """The core's ``TurnStarts``: the prompt ``request_id`` runs a turn now."""
+        with self._lock:
+            self._running[request_id] = _Running()
+
+    def attach(self, request_id: Any, make_turn: Any) -> Optional[PromptTurn]:
+        """Build the prompt's turn with ``make_turn(cancelled_event)`` and attach it to its flag."""
+        with self._lock:
+            running = self._running.get(request_id)
+        if running is None:
+            return None
+        turn = make_turn(running.cancelled)
+        with self._lock:
+            running.turn = turn
+        return turn
+
+    def is_cancelled(self, request_id: Any) -> bool:
+        """True when the turn of this prompt request has been flagged cancelled."""
+        with self._lock:
+            running = self._running.get(request_id)
+        return running is not None and running.cancelled.is_set()
+
+    def cancel(self, request_id: Any, *, ending: bool = False, session_ends: bool = False) -> bool:
+        """The core's ``TurnStops``: cancel the turn of ``request_id``; False if none runs.
+
+        ``ending``: the session is being closed or deleted (see ``PromptTurn._cascade_cancel``).
+        A turn that has chosen its answer already (``seal``) is not cancelled: this (the reading
+        thread) waits until that answer is written, so that nothing read after the cancel is
+        answered before it. Stdio is ordered: an answer to a later request would show the cancel
+        read before the turn's end, and the turn would owe "cancelled" (PROMPT-23).
+        """
+        with self._lock:
+            running = self._running.get(request_id)
+            if running is None:
+                return False
+            if running.sealed:
+                self._changed.wait_for(
+                    lambda: self._closed or self._running.get(request_id) is not running,
+                    _SEALED_WAIT,
+                )
+                return True
+            running.cancelled.set()
+            running.session_ends = running.session_ends or session_ends
+            turn = running.turn
+        if turn is not None:
+            turn._cascade_cancel(ending=ending)
+        return True
+
+    def session_ends(self, request_id: Any) -> bool:
+        """True when the turn was cancelled because its session is being closed or deleted."""
+        with self._lock:
+            running = self._running.get(request_id)
+        return running is not None and running.session_ends
+
+    def seal(self, request_id: Any) -> bool:
+        """The prompt's handler is done and its answer is chosen now: True when the turn was
+        cancelled first (it answers "cancelled"); a cancel read later waits for the answer."""
+        with self._lock:
+            running = self._running.get(request_id)
+            if running is None:
+                return False
+            running.sealed = True
+            return running.cancelled.is_set()
+
+    def cancel_all(self) -> None:
+        """The connection is closed: no answer can be written any more, so every turn is
+        cancelled, as by a close, for its threads to end. (At the end of input the core decides
+        which turns stop: ``cancel`` each.)"""
+        turns: List[PromptTurn] = []
+        with self._lock:
+            self._closed = True  # no sealed answer will be written: a cancel waiting for one ends
+            self._changed.notify_all()
+            for running in self._running.values():
+                running.cancelled.set()
+                if running.turn is not None:
+                    turns.append(running.turn)
+        for turn in turns:
+            turn._cascade_cancel(ending=True)
+
+    def release(self, request_id: Any) -> None:
+        """The prompt's response is being written: its flag goes."""
+        with self._lock:
+            if self._running.pop(request_id, None) is not None:
+                self._changed.notify_all()
+
 
 class _AfterResponse:
     """Jobs to run once a response is on the wire, on one thread of their own, in order.

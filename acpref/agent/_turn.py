@@ -7,7 +7,7 @@ CANCEL-08 (spec_notes/agent.md).
 ``PromptTurn`` is what an agent's ``session_prompt`` gets. It streams updates (recorded in the
 session's history for ``session/load``), calls the client on the turn's session, and carries
 ``cancelled``, the turn's cancellation flag (``is_set()``, ``wait(timeout)``, like a
-``threading.Event``), which ``_slots.TurnSlots`` sets as the cancellation is read.
+``threading.Event``), which ``_requests.TurnFlags`` sets as the cancellation is read.
 
 Cancellation is cooperative: nothing is interrupted. Client calls made through a cancelled turn
 raise ``TurnCancelled`` without sending anything; calls in flight when the turn is cancelled are
