@@ -12,10 +12,8 @@ agent side appends to the history as a turn streams (``PromptTurn.update``) and 
 load; any agent may use the registry on its own.
 
 With a ``state_dir`` the registry survives agent restarts, so that ``session/load`` works across
-them as the spec intends. Each session is two files: ``<id>.json`` (settings, rewritten
-atomically when they change) and ``<id>.history.jsonl`` (one line appended per history entry, so
-that a long turn costs one small write per update, not one rewrite of everything). A damaged
-last line (a crash mid-write) is skipped when reading back.
+them as the spec intends: its files are ``_session_files.SessionFiles``. The cursors of ``list``
+are ``_session_cursors.ListCursors``.
 
 A closed session stays listable and loadable, but keeps little: ``close`` replaces a session
 that holds nothing but its settings (no history, no terminal output, no extra or live state) by
@@ -29,14 +27,10 @@ What must not live here: wire I/O and the protocol rules.
 
 from __future__ import annotations
 
-import base64
 import itertools
-import json
-import logging
 import os
 import sys
 import threading
-import time
 from typing import (
     Any,
     Dict,
@@ -51,23 +45,18 @@ from typing import (
 
 import attrs
 
-from .. import codec
 from .. import schema as s
 from ..schema import UNSET
 
 from ._closed import ClosedRecords
 from ._session import _REPLAYED, _SESSION_LOCKS, Session, _now
+from ._session_cursors import InvalidCursor, ListCursors
+from ._session_files import SessionFiles
 
 __all__ = ["Session", "SessionRegistry", "DEFAULT_PAGE_SIZE", "InvalidCursor"]
 
-log = logging.getLogger("acpref.sessions")
-
 #: spec LIST-13: the page size session/list enforces.
 DEFAULT_PAGE_SIZE = 50
-
-class InvalidCursor(ValueError):
-    """A ``session/list`` cursor this registry did not issue (spec LIST-12)."""
-
 
 class SessionRegistry:
     """All sessions an agent knows, by id. Thread-safe; optionally persisted to ``state_dir``.
@@ -85,19 +74,21 @@ class SessionRegistry:
         self._closed = ClosedRecords()  # what the compact records share
         self._deleted: Set[str] = set()
         self._lock = threading.Lock()
-        self._state_dir = state_dir
         self._page_size = max(1, page_size)
         self._clock = itertools.count(1)  # next() is atomic: no lock needed
-        #: Signs list cursors, so that they stay opaque and unforgeable (LIST-11, LIST-12).
-        self._cursor_key = os.urandom(16)
+        self._cursors = ListCursors()
+        #: The sessions' files, with a ``state_dir``; None keeps them in memory only.
+        self._files: Optional[SessionFiles] = None
         if state_dir is not None:
-            os.makedirs(state_dir, exist_ok=True)
-            self._load_all()
+            self._files = SessionFiles(state_dir)
+            for session in self._files.load_all():
+                session.touched = next(self._clock)
+                self._sessions[session.id] = session
 
     @property
     def state_dir(self) -> Optional[str]:
         """The directory sessions persist in, or None for memory only."""
-        return self._state_dir
+        return None if self._files is None else self._files.state_dir
 
     # -- creating and finding --------------------------------------------------------------------
 
@@ -250,13 +241,8 @@ class SessionRegistry:
         """Keep a released terminal's last output, for the replay (see ``Session.replay``)."""
         with session._lock:
             session.terminal_output[terminal_id] = output
-            if self._state_dir is not None and self._is_live(session):
-                line = json.dumps(
-                    {"at": session.updated_at, "terminal": terminal_id, "output": output},
-                    ensure_ascii=False,
-                )
-                with open(self._history_path(session.id), "a", encoding="utf-8") as f:
-                    f.write(line + "\n")
+            if self._files is not None and self._is_live(session):
+                self._files.append_terminal_output(session, terminal_id, output)
 
     def record_prompt(self, session: Session, prompt: Sequence[Any], message_id: str) -> None:
         """Record a prompt as user message chunks sharing one message id (SETUP-05, SETUP-06)."""
@@ -307,7 +293,7 @@ class SessionRegistry:
         The cursor names the last session of the page (keyset pagination), so sessions created or
         deleted between two pages do not shift the next page.
         """
-        after = self._decode_cursor(cursor) if cursor is not None else None
+        after = self._cursors.decode(cursor) if cursor is not None else None
         # spec LIST-17: listing only reads: no session is loaded, touched or changed (a closed
         # session stays compact: only the page's are rebuilt, as copies).
         keyed: List[Tuple[Tuple[str, int], str]] = []
@@ -321,7 +307,7 @@ class SessionRegistry:
         if after is not None:
             keyed = [(k, x) for k, x in keyed if k < after]
         page = keyed[: self._page_size]
-        next_cursor = self._encode_cursor(page[-1][0]) if len(keyed) > len(page) else None
+        next_cursor = self._cursors.encode(page[-1][0]) if len(keyed) > len(page) else None
         infos = []
         with self._lock:
             for _, session_id in page:
@@ -346,51 +332,12 @@ class SessionRegistry:
                 kept = self._closed.session(session_id, kept, release=True)
             session = kept
             self._deleted.add(session_id)
-        if session is not None and self._state_dir is not None:
+        if session is not None and self._files is not None:
             with session._lock:
-                for path in (self._settings_path(session_id), self._history_path(session_id)):
-                    try:
-                        os.unlink(path)
-                    except FileNotFoundError:
-                        pass
+                self._files.delete(session_id)
         return session is not None
 
-    def _mac(self, payload: bytes) -> bytes:
-        # Imported here: hashlib loads OpenSSL, about 4 MiB of memory an agent that never lists
-        # sessions need not carry.
-        import hashlib
-        import hmac
-
-        return hmac.new(self._cursor_key, payload, hashlib.sha256).digest()[:12]
-
-    def _encode_cursor(self, key: Tuple[str, int]) -> str:
-        payload = json.dumps(list(key), separators=(",", ":")).encode()
-        mac = self._mac(payload)
-        return base64.urlsafe_b64encode(payload + mac).decode().rstrip("=")
-
-    def _decode_cursor(self, cursor: str) -> Tuple[str, int]:
-        import hmac  # see _mac
-
-        try:
-            raw = base64.urlsafe_b64decode(cursor + "=" * (-len(cursor) % 4))
-            payload, mac = raw[:-12], raw[-12:]
-            if not hmac.compare_digest(mac, self._mac(payload)):
-                raise ValueError("bad signature")
-            updated_at, touched = json.loads(payload)
-            return (str(updated_at), int(touched))
-        except Exception:  # noqa: BLE001 - any malformed or foreign cursor is simply invalid
-            # spec-gap invalid-cursor: not signed by this registry (or damaged): invalid.
-            raise InvalidCursor(f"invalid cursor {cursor!r}") from None
-
     # -- persistence -----------------------------------------------------------------------------
-
-    def _settings_path(self, session_id: str) -> str:
-        assert self._state_dir is not None
-        return os.path.join(self._state_dir, f"{session_id}.json")
-
-    def _history_path(self, session_id: str) -> str:
-        assert self._state_dir is not None
-        return os.path.join(self._state_dir, f"{session_id}.history.jsonl")
 
     def _is_live(self, session: Session) -> bool:
         with self._lock:
@@ -398,74 +345,16 @@ class SessionRegistry:
 
     def save(self, session: Session) -> None:
         """Write the session's settings file atomically (no-op without a state_dir)."""
-        if self._state_dir is None:
+        if self._files is None:
             return
         with session._lock:
-            if not self._is_live(session):
-                return  # deleted meanwhile: writing would bring it back
-            data = json.dumps(session.settings_json(), ensure_ascii=False)
-            import tempfile  # with a state_dir only
-
-            fd, tmp = tempfile.mkstemp(dir=self._state_dir, prefix=".tmp-", suffix=".json")
-            try:
-                with os.fdopen(fd, "w", encoding="utf-8") as f:
-                    f.write(data)
-                os.replace(tmp, self._settings_path(session.id))
-            except BaseException:
-                try:
-                    os.unlink(tmp)
-                except FileNotFoundError:
-                    pass
-                raise
+            if self._is_live(session):  # else deleted meanwhile: writing would bring it back
+                self._files.save(session)
 
     def _append_history(self, session: Session, updates: Sequence[Any]) -> None:
         """Append history lines (caller holds the session lock)."""
-        if self._state_dir is None or not self._is_live(session):
-            return
-        lines = "".join(
-            json.dumps(
-                {"at": session.updated_at, "update": codec.encode(u, s.SessionUpdate)},
-                ensure_ascii=False,
-            )
-            + "\n"
-            for u in updates
-        )
-        with open(self._history_path(session.id), "a", encoding="utf-8") as f:
-            f.write(lines)
-
-    def _load_all(self) -> None:
-        assert self._state_dir is not None
-        for name in sorted(os.listdir(self._state_dir)):
-            if not name.endswith(".json") or name.startswith("."):
-                continue
-            try:
-                with open(os.path.join(self._state_dir, name), encoding="utf-8") as f:
-                    session = Session.from_settings_json(json.load(f))
-            except Exception as exc:  # noqa: BLE001 - a damaged file loses one session, not all
-                log.warning("skipped session file %s: %s", name, exc)
-                continue
-            self._read_history(session)
-            session.touched = next(self._clock)
-            self._sessions[session.id] = session
-
-    def _read_history(self, session: Session) -> None:
-        try:
-            f = open(self._history_path(session.id), encoding="utf-8")
-        except FileNotFoundError:
-            return
-        with f:
-            for number, line in enumerate(f, 1):
-                try:
-                    entry = json.loads(line)
-                    if "terminal" in entry:
-                        session.terminal_output[str(entry["terminal"])] = str(entry["output"])
-                    else:
-                        session.history.append(codec.decode(entry["update"], s.SessionUpdate))
-                except Exception as exc:  # noqa: BLE001 - a torn line (crash mid-write) is skipped
-                    log.warning("session %s: skipped history line %d: %s", session.id, number, exc)
-                    continue
-                if isinstance(entry.get("at"), str) and entry["at"] > session.updated_at:
-                    session.updated_at = entry["at"]
+        if self._files is not None and self._is_live(session):
+            self._files.append_history(session, updates)
 
 
 def _same_dir(a: str, b: str) -> bool:
