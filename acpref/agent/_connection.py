@@ -18,8 +18,8 @@ What ``AgentSideConnection`` does around the implementer's ``Agent`` methods:
 * **authentication**: the agent declares its policy (``Agent.auth_required``) to the protocol
   core, which answers session methods -32000 until ``authenticate`` succeeds, and again after
   ``logout`` (RPC-16, AUTH-10, AUTH-17).
-* **turns** (``_requests.TurnFlags``): one turn per session, its flag made as the prompt is read; the
-  core answers a second concurrent prompt -32600 (spec-gap concurrent-prompt). Which turn starts
+* **turns** (``_requests.TurnFlags``): one turn per session, its flag made as the prompt is read;
+  the core answers a second concurrent prompt -32600 (spec-gap concurrent-prompt). Which turn starts
   and which a message stops is the core's decision, returned as effects as the message is
   recorded (``_core.effects``: ``TurnStarts``, ``TurnStops`` for ``session/cancel``,
   ``$/cancel_request`` on the prompt, ``session/close``, ``session/delete``; at the end of input

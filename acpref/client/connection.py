@@ -295,7 +295,7 @@ class ClientSideConnection(Conveniences):
         """
         turn = self.session_prompt_async(params)
         if not turn.wait(timeout):
-            self.cancel(params.session_id)
+            self.session_cancel(s.CancelNotification(session_id=params.session_id))
             raise RequestTimeout(
                 f"the prompt turn of {params.session_id} did not end within {timeout}s; "
                 "it was cancelled"
@@ -307,7 +307,9 @@ class ClientSideConnection(Conveniences):
         timeout: wait for it as long as you like, cancel it with ``PromptTurn.cancel``)."""
         self.client.on_prompt(params)
         pending = self.connection.request_async("session/prompt", params)
-        return PromptTurn(params.session_id, pending, cancel=self.cancel, explain=self._explain)
+        return PromptTurn(
+            params.session_id, pending, cancel=self.session_cancel, explain=self._explain
+        )
 
     def session_cancel(self, params: s.CancelNotification) -> None:
         """Cancel the session's turn; pending permission requests are answered ``cancelled``.

@@ -55,7 +55,7 @@ class PromptTurn:
         session_id: str,
         pending: PendingRequest,
         *,
-        cancel: Callable[[str], None],
+        cancel: Callable[[s.CancelNotification], None],
         explain: Callable[[BaseException, str], BaseException],
     ) -> None:
         self.session_id = session_id
@@ -84,5 +84,6 @@ class PromptTurn:
             raise self._explain(exc, "session/prompt") from None
 
     def cancel(self) -> None:
-        """Cancel the turn (``session/cancel``); it then ends, normally with ``cancelled``."""
-        self._cancel(self.session_id)
+        """Cancel the turn (``session/cancel``, see ``ClientSideConnection.session_cancel``); it
+        then ends, normally with ``cancelled``."""
+        self._cancel(s.CancelNotification(session_id=self.session_id))
