@@ -10,6 +10,22 @@ spec_notes/client.md; what an agent may make the reference client do: spec_notes
 * ``ReferenceClient``: a complete ``Client`` with real files confined to the session's roots, real
   terminals, permission policies, elicitation callbacks and a ``SessionView`` per session.
 
+**Where to start reading**, in the order a prompt turn and its cancellation travel:
+
+1. ``connection`` — ``ClientSideConnection``: the typed calls (``session_prompt_async``,
+   ``session_cancel``...) and the agent's messages as they come in; ``_conveniences`` adds
+   keyword forms on top (``prompt(session_id, "text")``, ``cancel(session_id)``).
+2. ``turns`` — ``PromptTurn``, a ``session/prompt`` in flight, to wait for or cancel.
+3. ``_desk`` — the observer that puts the rules on every message, and the permission desk
+   (PROMPT-21: pending permission requests answered ``cancelled``).
+4. ``reference`` — ``ReferenceClient``, serving the agent's requests; ``interface`` — ``Client``.
+5. ``views`` — ``SessionView``, the updates folded into what a UI shows; ``_view_records`` — the
+   records it is made of (messages, tool calls, notices, compactions); ``_kept`` — the bound on
+   what a view keeps.
+
+Beside them, for the requests a plain text turn does not make: ``roots`` and ``files``,
+``terminals``, ``permissions``, ``plans``, ``subagents``.
+
 The terminal UI of ``acpref client`` and the demo (``Renderer``) is not part of this library: it
 is ``acpref._tools.terminal``, which this package never imports.
 
