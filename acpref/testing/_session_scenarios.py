@@ -158,7 +158,24 @@ def _text(update: Any) -> str:
 
 
 #: What a replay of the history is made of, as the wire shows it (SETUP-12).
-_HISTORY = (s.UserMessageChunk, s.AgentMessageChunk)
+_HISTORY = ("user_message_chunk", "agent_message_chunk")
+
+
+def _around_answers(messages: List[Any], session_id: str) -> List[List[str]]:
+    """The ``sessionUpdate`` kinds of ``session_id``'s updates among the agent's ``messages``
+    (in wire order), cut at each response: before the first, between it and the second..."""
+    parts: List[List[str]] = [[]]
+    for _, m in messages:
+        if not isinstance(m, dict):
+            continue
+        if "method" not in m and "id" in m:
+            parts.append([])
+        elif m.get("method") == "session/update" and isinstance(m.get("params"), dict):
+            params = m["params"]
+            update = params.get("update")
+            if params.get("sessionId") == session_id and isinstance(update, dict):
+                parts[-1].append(str(update.get("sessionUpdate")))
+    return parts
 
 
 def resume(ctx: ScenarioContext) -> None:
@@ -166,17 +183,18 @@ def resume(ctx: ScenarioContext) -> None:
     session_id = ctx.new_session()
     ctx.prompt(session_id, ctx.options.prompt)
     ctx.at("SETUP-13")
-    before = ctx.driver.update_count(session_id)
+    since = ctx.driver.sink.received_count
     ctx.driver.request(
         "session/resume", {"sessionId": session_id, "cwd": ctx.cwd, "mcpServers": []}
     )
-    answered = ctx.driver.update_count(session_id)  # updates are read in wire order
     ctx.passed("SETUP-13")
     round_trip(ctx)  # a replay sent just after the answer arrives before this one's
-    updates = ctx.driver.updates(session_id, since=before)
-    first, later = updates[: answered - before], updates[answered - before :]
-    replayed = [u for u in first if isinstance(u, s.UserMessageChunk)]
-    late = [u for u in first if isinstance(u, _HISTORY) and u not in replayed]
+    # Cut where the wire puts the answers (the resume's, then the ping's), not where this thread
+    # happens to look: the driver may have read the updates after the answer by then.
+    parts = _around_answers(ctx.driver.sink.received(since), session_id) + [[], []]
+    first, later = parts[0], parts[1]
+    replayed = [k for k in first if k == "user_message_chunk"]
+    late = [k for k in first if k == "agent_message_chunk"]
     if replayed:
         # spec SETUP-12: "MUST NOT replay the conversation history via `session/update`
         # notifications before responding": the user's messages are no turn's own output.
@@ -197,7 +215,7 @@ def resume(ctx: ScenarioContext) -> None:
         )
     else:
         ctx.passed("SETUP-12")
-    after = [u for u in later if isinstance(u, _HISTORY)]
+    after = [k for k in later if k in _HISTORY]
     # spec-gap replay-after-resume: the MUST NOT sentence says "before responding"; a replay
     # right after the answer breaks only the page's description ("without replaying").
     ctx.check(
