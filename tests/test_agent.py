@@ -282,9 +282,9 @@ def test_cancel_read_before_the_handler_starts_still_cancels_the_turn(
     assert busy.wait(WAIT)
     prompt = client.prompt_async(sid, "late")
     client.cancel(sid)
-    # Wait until the agent has *read* the cancel (its turn slot is flagged), not just until we
+    # Wait until the agent has *read* the cancel (its turn flag is set), not just until we
     # wrote it: only then is "read before the handler starts" what this test exercises.
-    client.wait_for(lambda: client.side._slots.is_cancelled(prompt.id))
+    client.wait_for(lambda: client.side._flags.is_cancelled(prompt.id))
     free.set()
     blocker.result(WAIT)
     assert prompt.result(WAIT).stop_reason == s.StopReason.CANCELLED  # spec PROMPT-23

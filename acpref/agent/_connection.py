@@ -110,7 +110,7 @@ class AgentSideConnection:
         max_held_bytes: Optional[int] = None,
         drain_timeout: float = DRAIN_TIMEOUT,
     ) -> None:
-        self._slots = TurnFlags()
+        self._flags = TurnFlags()
         self._after = _AfterResponse(name)
         self._requests = _SessionRequests()
         rules = ProtocolState()
@@ -119,7 +119,7 @@ class AgentSideConnection:
         rules.requires_auth = self._auth_required
         self.observer = _AgentObserver(
             RulesObserver(Party.AGENT, rules, on_finding=on_finding),
-            self._slots,
+            self._flags,
             self._after,
             self._requests,
         )
@@ -191,7 +191,7 @@ class AgentSideConnection:
 
     def _on_close(self) -> None:
         # Nothing can be written any more: every turn's threads are let go.
-        self._slots.cancel_all()
+        self._flags.cancel_all()
         self._after.stop()
         self._requests.forget_all()
         try:
@@ -319,7 +319,7 @@ class AgentSideConnection:
         # ctx.answer_on_cancel is False since the prompt was read (answers_own_cancel above):
         # spec-gap cancel-request-prompt: $/cancel_request on a prompt acts as session/cancel.
         registry = self.agent.sessions
-        turn = self._slots.attach(
+        turn = self._flags.attach(
             ctx.id,
             lambda cancelled: PromptTurn(
                 connection=self.connection,
@@ -333,7 +333,7 @@ class AgentSideConnection:
         )
         if turn is None:  # pragma: no cover - the slot is claimed before any handler runs
             raise RpcError(ErrorCode.INTERNAL_ERROR, "the prompt has no turn slot")
-        if self._slots.session_ends(ctx.id):
+        if self._flags.session_ends(ctx.id):
             # spec-gap close-in-flight: a prompt read while its session is being closed is
             # cancelled as it starts; the agent never runs it, so nothing of it can follow the
             # close's answer.
@@ -351,13 +351,13 @@ class AgentSideConnection:
             try:
                 response = _as_response(self.agent.session_prompt(params, turn))
             except Exception as exc:  # noqa: BLE001
-                stop = prompt_answer(self._slots.seal(ctx.id) or turn.cancelled.is_set(), None)
+                stop = prompt_answer(self._flags.seal(ctx.id) or turn.cancelled.is_set(), None)
                 if stop is None:
                     raise
                 log.info("turn %r raised after cancel (%s): answered %s", ctx.id, exc, stop)
                 return s.PromptResponse(stop_reason=s.StopReason(stop))
             chosen = getattr(response.stop_reason, "value", response.stop_reason)
-            stop = prompt_answer(self._slots.seal(ctx.id) or turn.cancelled.is_set(), chosen)
+            stop = prompt_answer(self._flags.seal(ctx.id) or turn.cancelled.is_set(), chosen)
             if stop != chosen:
                 response = attrs.evolve(response, stop_reason=s.StopReason(stop))
             return response

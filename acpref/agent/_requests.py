@@ -304,12 +304,12 @@ class _AgentObserver:
     def __init__(
         self,
         rules: RulesObserver,
-        slots: TurnFlags,
+        flags: TurnFlags,
         after: _AfterResponse,
         requests: _SessionRequests,
     ) -> None:
         self.rules = rules
-        self._slots = slots
+        self._flags = flags
         self._after = after
         self._requests = requests
         #: Told what the client advertised in ``initialize`` (``ClientHandle``, once it exists).
@@ -322,9 +322,9 @@ class _AgentObserver:
         # what the client advertised (INIT-02). A refused message has none.
         for effect in effects:
             if isinstance(effect, TurnStarts):
-                self._slots.start(effect.request_id)
+                self._flags.start(effect.request_id)
             elif isinstance(effect, TurnStops):
-                self._slots.cancel(
+                self._flags.cancel(
                     effect.request_id, ending=effect.ending, session_ends=effect.session_ends
                 )
             elif isinstance(effect, ClientCaps):
@@ -356,10 +356,10 @@ class _AgentObserver:
             self._execute(self.rules.send(message))
         except LocalProtocolError:
             if is_response:  # the handler is done either way; the answer is replaced, not sent
-                self._slots.release(message["id"])
+                self._flags.release(message["id"])
                 self._requests.end(message["id"])
             raise
         if is_response:
-            self._slots.release(message["id"])
+            self._flags.release(message["id"])
             self._requests.end(message["id"])
             self._after.fire(message["id"], "result" in message)
