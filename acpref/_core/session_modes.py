@@ -12,7 +12,7 @@ session remembers of both is in ``facts.SessionState``.
 
 from __future__ import annotations
 
-from typing import AbstractSet, Any, Dict, Iterable, Optional, Set, Tuple
+from typing import AbstractSet, Any, Dict, Iterable, List, Optional, Set, Tuple
 
 from ..errors import ErrorCode
 from .book import Message, check, transition, update_check, update_of, update_transition
@@ -128,11 +128,8 @@ def _state_config(state: ConnectionFacts, s: SessionState, options: Any) -> None
     ``config_option_update``); the tables before it are kept while the client may not have read
     past them."""
     if s.config:
-        kept = [*s.config_before, (s.config_seq, s.config)]
-        s.config_before = tuple(kept[_floor(state, kept) :])
-        if len(s.config_before) > _KEPT_CONFIGS:
-            s.config_before = s.config_before[-_KEPT_CONFIGS:]
-            s.config_forgot = True
+        s.config_before, let_go = _superseded(state, s.config_before, s.config_seq, s.config)
+        s.config_forgot |= let_go
     s.config = state.shared_config(options)
     s.config_seq = state.sent[A]
 
@@ -141,13 +138,31 @@ def _state_modes(state: ConnectionFacts, s: SessionState, ids: AbstractSet[Any])
     """The agent states the session's available modes anew (a setup or config result); the sets
     before it are kept while the client may not have read past them (as ``_state_config``)."""
     if s.mode_ids is not None and ids != s.mode_ids:
-        kept = [*s.modes_before, (s.mode_seq, s.mode_ids)]
-        s.modes_before = tuple(kept[_floor(state, kept) :])
-        if len(s.modes_before) > _KEPT_CONFIGS:
-            s.modes_before = s.modes_before[-_KEPT_CONFIGS:]
-            s.modes_forgot = True
+        s.modes_before, let_go = _superseded(state, s.modes_before, s.mode_seq, s.mode_ids)
+        s.modes_forgot |= let_go
     if ids != s.mode_ids:
         s.mode_ids, s.mode_seq = ids, state.sent[A]
+
+
+def _superseded(
+    state: ConnectionFacts, before: Tuple[Any, ...], seq: int, last: Any
+) -> Tuple[Tuple[Any, ...], bool]:
+    """The statements to keep once ``last`` (stated at the agent's count ``seq``) is superseded:
+    those the client may not have read past, at most ``_KEPT_CONFIGS``; and whether one was let
+    go for that bound."""
+    kept = [*before, (seq, last)]
+    kept = kept[_floor(state, kept) :]
+    return tuple(kept[-_KEPT_CONFIGS:]), len(kept) > _KEPT_CONFIGS
+
+
+def _may_go_by(
+    state: ConnectionFacts, before: Tuple[Any, ...], seq: int, last: Any, forgot: bool
+) -> Tuple[List[Any], bool]:
+    """The statements before ``last`` that the client may still be going by, and whether it may
+    be going by one no longer kept (it read none of those that are)."""
+    tables = [*before, (seq, last)]
+    older = [t for _, t in tables[_floor(state, tables) : -1]]
+    return older, forgot and tables[0][0] > state.read[C][0]
 
 
 def _floor(state: ConnectionFacts, tables: Any) -> int:
@@ -265,9 +280,7 @@ def _set_mode(state: ConnectionFacts, m: Message) -> Iterable[Finding]:
     s = state.session(m.session_id)
     mode = m.params.get("modeId")
     if s is not None and s.mode_ids is not None and mode not in s.mode_ids:
-        sets = [*s.modes_before, (s.mode_seq, s.mode_ids)]
-        older = [ids for _, ids in sets[_floor(state, sets) : -1]]
-        forgot = s.modes_forgot and sets[0][0] > state.read[C][0]
+        older, forgot = _may_go_by(state, s.modes_before, s.mode_seq, s.mode_ids, s.modes_forgot)
         if forgot or any(mode in ids for ids in older):
             # spec-gap config-crossing: the mode is one the agent advertised before its latest
             # statement of the modes (a load's, a resume's or a config result's), which the
@@ -302,10 +315,7 @@ def _set_config(state: ConnectionFacts, m: Message) -> Iterable[Finding]:
     if fault is None:
         return
     clause, why = fault
-    tables = [*s.config_before, (s.config_seq, s.config)]
-    older = [t for _, t in tables[_floor(state, tables) : -1]]
-    # The client may have gone by a table no longer kept: it read none of those that are.
-    forgot = s.config_forgot and tables[0][0] > state.read[C][0]
+    older, forgot = _may_go_by(state, s.config_before, s.config_seq, s.config, s.config_forgot)
     if forgot or any(_config_fault(t, config_id, value, is_boolean) is None for t in older):
         # spec-gap config-crossing: the request fits options the agent stated before its latest
         # statement, which the client may not have read when it wrote the request (the two
